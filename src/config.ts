@@ -1,0 +1,83 @@
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { join } from 'node:path';
+
+/** Typed service configuration; the only place that reads process.env. */
+export interface Config {
+  port: number;
+  host: string;
+  databaseUrl: string | undefined;
+  dataDir: string;
+  publicUrl: string;
+  adminToken: string | undefined;
+  secretKey: string;
+  allowPrivateWebhookTargets: boolean;
+  logLevel: string;
+  seedDemo: boolean;
+}
+
+export class ConfigError extends Error {}
+
+type Env = Record<string, string | undefined>;
+
+function bool(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (/^(1|true|yes|on)$/i.test(raw)) return true;
+  if (/^(0|false|no|off)$/i.test(raw)) return false;
+  throw new ConfigError(`${name} must be true or false, got "${raw}"`);
+}
+
+function port(env: Env): number {
+  const raw = env.PORT ?? '3000';
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < 0 || value > 65535) throw new ConfigError(`PORT must be a port number, got "${raw}"`);
+  return value;
+}
+
+/**
+ * The secret that signs cursors and media URLs. On the embedded engine it is generated once and kept
+ * in DATA_DIR so signed addresses survive restarts; with PostgreSQL several processes must share it,
+ * so it has to be given.
+ */
+function secretKey(env: Env, dataDir: string, databaseUrl: string | undefined): string {
+  if (env.SECRET_KEY) {
+    if (env.SECRET_KEY.length < 32) throw new ConfigError('SECRET_KEY must be at least 32 characters');
+    return env.SECRET_KEY;
+  }
+  if (databaseUrl) throw new ConfigError('SECRET_KEY is required when DATABASE_URL is set');
+  if (dataDir === 'memory://') return randomBytes(32).toString('base64url');
+  const file = join(dataDir, 'secret.key');
+  if (existsSync(file)) return readFileSync(file, 'utf8').trim();
+  mkdirSync(dataDir, { recursive: true });
+  const generated = randomBytes(32).toString('base64url');
+  writeFileSync(file, generated + '\n', { mode: 0o600 });
+  return generated;
+}
+
+export function loadConfig(env: Env = process.env): Config {
+  const host = env.HOST || '127.0.0.1';
+  const listenPort = port(env);
+  const databaseUrl = env.DATABASE_URL || undefined;
+  const dataDir = env.DATA_DIR || './data';
+  const adminToken = env.ADMIN_TOKEN || undefined;
+  if (adminToken !== undefined && adminToken.length < 16) throw new ConfigError('ADMIN_TOKEN must be at least 16 characters');
+  const publicUrl = (env.PUBLIC_URL || `http://${host.includes(':') ? `[${host}]` : host}:${listenPort}`).replace(/\/+$/, '');
+  try {
+    new URL(publicUrl);
+  } catch {
+    throw new ConfigError(`PUBLIC_URL must be an absolute URL, got "${publicUrl}"`);
+  }
+  return {
+    port: listenPort,
+    host,
+    databaseUrl,
+    dataDir,
+    publicUrl,
+    adminToken,
+    secretKey: secretKey(env, dataDir, databaseUrl),
+    allowPrivateWebhookTargets: bool(env, 'ALLOW_PRIVATE_WEBHOOK_TARGETS', false),
+    logLevel: env.LOG_LEVEL || 'info',
+    seedDemo: bool(env, 'SEED_DEMO', true),
+  };
+}

@@ -1,0 +1,66 @@
+import { mkdirSync } from 'node:fs';
+import { PGlite } from '@electric-sql/pglite';
+import { Kysely, PostgresDialect } from 'kysely';
+import pg from 'pg';
+import { PGliteDialect } from './pglite-dialect.ts';
+import { INT8_OID, parseInt8, pgTimestampToIso, TIMESTAMPTZ_OID } from './timestamps.ts';
+import type { Database } from './types.ts';
+
+export type Engine = 'pglite' | 'postgres';
+export type Db = Kysely<Database>;
+
+/** An open database: the Kysely handle, which engine is behind it, and how to close it. */
+export interface DatabaseHandle {
+  db: Db;
+  engine: Engine;
+  close(): Promise<void>;
+}
+
+export interface DatabaseOptions {
+  /** PostgreSQL connection string; when absent the embedded PGlite engine is used. */
+  databaseUrl?: string;
+  /** PGlite data directory, or `memory://`. */
+  dataDir?: string;
+  /** Schema to work in (tests give each file its own); default `public`. */
+  schema?: string;
+  poolSize?: number;
+}
+
+const parsers = { [TIMESTAMPTZ_OID]: pgTimestampToIso, [INT8_OID]: parseInt8 };
+
+export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHandle> {
+  if (options.databaseUrl) {
+    const settings = ['-c TimeZone=UTC'];
+    if (options.schema) settings.push(`-c search_path=${options.schema}`);
+    const pool = new pg.Pool({
+      connectionString: options.databaseUrl,
+      max: options.poolSize ?? 20,
+      options: settings.join(' '),
+      types: { getTypeParser: ((oid: number, format?: 'text' | 'binary') => (parsers as Record<number, (v: string) => unknown>)[oid] ?? pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser },
+    });
+    if (options.schema) {
+      const client = await pool.connect();
+      try {
+        await client.query(`CREATE SCHEMA IF NOT EXISTS "${options.schema}"`);
+      } finally {
+        client.release();
+      }
+    }
+    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    return { db, engine: 'postgres', close: () => db.destroy() };
+  }
+
+  const dataDir = options.dataDir ?? './data';
+  if (dataDir !== 'memory://') mkdirSync(dataDir, { recursive: true });
+  const pglite = await PGlite.create(dataDir === 'memory://' ? undefined : `${dataDir}/pglite`, { parsers });
+  await pglite.exec(`SET TIME ZONE 'UTC'`);
+  const db = new Kysely<Database>({ dialect: new PGliteDialect(pglite) });
+  return {
+    db,
+    engine: 'pglite',
+    close: async () => {
+      await db.destroy();
+      await pglite.close();
+    },
+  };
+}

@@ -1,0 +1,76 @@
+import type { FastifyError, FastifyInstance } from 'fastify';
+
+export type ErrorCode =
+  | 'validation_error'
+  | 'unauthorized'
+  | 'forbidden'
+  | 'not_found'
+  | 'conflict'
+  | 'idempotency_key_reused'
+  | 'payload_too_large'
+  | 'unsupported_media_type'
+  | 'rate_limited'
+  | 'internal_error'
+  | (string & {});
+
+/** The one error type of the service: the error handler turns it into the error body. */
+export class AppError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: ErrorCode,
+    message: string,
+    readonly details?: unknown[],
+  ) {
+    super(message);
+  }
+}
+
+export const notFound = (what: string) => new AppError(404, 'not_found', `${what} not found`);
+export const badRequest = (message: string, details?: unknown[]) => new AppError(400, 'validation_error', message, details);
+export const conflict = (message: string, details?: unknown[]) => new AppError(409, 'conflict', message, details);
+
+const codeByStatus: Record<number, ErrorCode> = {
+  400: 'validation_error',
+  401: 'unauthorized',
+  403: 'forbidden',
+  404: 'not_found',
+  405: 'not_found',
+  409: 'conflict',
+  413: 'payload_too_large',
+  415: 'unsupported_media_type',
+  422: 'idempotency_key_reused',
+  429: 'rate_limited',
+};
+
+export function errorBody(code: ErrorCode, message: string, details?: unknown[]) {
+  return { error: details && details.length > 0 ? { code, message, details } : { code, message } };
+}
+
+/** Maps every failure to the error body; a 500 is logged and never shows its internals. */
+export function registerErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((err: FastifyError | AppError, request, reply) => {
+    if (err instanceof AppError) {
+      return reply.status(err.status).send(errorBody(err.code, err.message, err.details));
+    }
+    if (err.validation) {
+      const details = err.validation.map((v) => ({
+        location: err.validationContext,
+        path: v.instancePath || '/',
+        message: v.keyword === 'additionalProperties'
+          ? `unknown field "${(v.params as { additionalProperty?: string }).additionalProperty}"`
+          : v.message,
+      }));
+      return reply.status(400).send(errorBody('validation_error', `invalid ${err.validationContext ?? 'request'}`, details));
+    }
+    const status = err.statusCode ?? 500;
+    if (status >= 400 && status < 500) {
+      return reply.status(status).send(errorBody(codeByStatus[status] ?? 'validation_error', err.message));
+    }
+    request.log.error({ err }, 'request failed');
+    return reply.status(500).send(errorBody('internal_error', 'internal error'));
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    reply.status(404).send(errorBody('not_found', `no route for ${request.method} ${request.url.split('?')[0]}`));
+  });
+}

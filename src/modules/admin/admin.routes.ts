@@ -1,0 +1,55 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { responses } from '../../http/common.schemas.ts';
+import { ApiKey, Business, BusinessItemParams, BusinessParams, CreateApiKeyBody, CreateBusinessBody } from './admin.schemas.ts';
+
+const tags = ['operator'];
+const security = [{ adminToken: [] }];
+
+/** Operator API: provisioning of businesses and their keys (and, through other modules, the rest). */
+export const adminRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const { businesses, apiKeys } = app.services;
+
+  app.post(
+    '/businesses',
+    { schema: { tags, security, summary: 'Create a business', body: CreateBusinessBody, response: responses({ 201: Type.Object({ business: Business }) }, 400, 401) } },
+    async (request, reply) => reply.status(201).send({ business: await businesses.create(request.body.name) }),
+  );
+
+  app.get(
+    '/businesses/:bid',
+    { schema: { tags, security, summary: 'Read a business', params: BusinessParams, response: responses({ 200: Type.Object({ business: Business }) }, 400, 401, 404) } },
+    async (request) => ({ business: await businesses.get(request.params.bid) }),
+  );
+
+  app.post(
+    '/businesses/:bid/api-keys',
+    {
+      schema: {
+        tags, security, summary: 'Create an API key (the key is shown only in this answer)',
+        params: BusinessParams, body: Type.Optional(CreateApiKeyBody),
+        response: responses({ 201: Type.Object({ api_key: ApiKey, key: Type.String() }) }, 400, 401, 404),
+      },
+    },
+    async (request, reply) => {
+      await businesses.get(request.params.bid);
+      const { apiKey, key } = await apiKeys.create(request.params.bid, request.body?.name);
+      return reply.status(201).send({ api_key: apiKey, key });
+    },
+  );
+
+  app.get(
+    '/businesses/:bid/api-keys',
+    { schema: { tags, security, summary: 'List API keys (never the keys themselves)', params: BusinessParams, response: responses({ 200: Type.Object({ api_keys: Type.Array(ApiKey) }) }, 400, 401) } },
+    async (request) => ({ api_keys: await apiKeys.list(request.params.bid) }),
+  );
+
+  app.delete(
+    '/businesses/:bid/api-keys/:id',
+    { schema: { tags, security, summary: 'Revoke an API key; it stops working at once', params: BusinessItemParams, response: responses({ 200: Type.Object({ success: Type.Boolean() }) }, 400, 401, 404) } },
+    async (request) => {
+      await apiKeys.revoke(request.params.bid, request.params.id);
+      return { success: true };
+    },
+  );
+};

@@ -1,0 +1,17 @@
+import { Type } from 'typebox';
+import { Timestamp, Uuid } from '../../http/common.schemas.ts';
+
+export const BusinessParams = Type.Object({ bid: Uuid }, { additionalProperties: false });
+export const BusinessItemParams = Type.Object({ bid: Uuid, id: Uuid }, { additionalProperties: false });
+
+export const CreateBusinessBody = Type.Object({ name: Type.String({ minLength: 1, maxLength: 200 }) }, { additionalProperties: false });
+export const Business = Type.Object({ id: Uuid, name: Type.String(), created_at: Timestamp });
+
+export const CreateApiKeyBody = Type.Object({ name: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })) }, { additionalProperties: false });
+export const ApiKey = Type.Object({
+  id: Uuid,
+  name: Type.String(),
+  prefix: Type.String({ description: 'first characters of the key, to recognise it' }),
+  created_at: Timestamp,
+  revoked_at: Type.Optional(Type.Union([Timestamp, Type.Null()])),
+});

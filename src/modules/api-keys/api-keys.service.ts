@@ -1,0 +1,57 @@
+import { createHash, randomBytes } from 'node:crypto';
+import type { Db } from '../../db/database.ts';
+import { notFound } from '../../http/errors.ts';
+import { newId } from '../../lib/ids.ts';
+import { apiKeysRepository } from './api-keys.repository.ts';
+
+const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+/** 43 base62 characters carry 256 bits. */
+const KEY_LENGTH = 43;
+export const API_KEY_PATTERN = /^mk_live_[0-9A-Za-z]{43}$/;
+
+/** Uniform base62 by rejection sampling (bytes >= 248 are dropped so no character is favoured). */
+function randomBase62(length: number): string {
+  let out = '';
+  while (out.length < length) {
+    for (const byte of randomBytes(length * 2)) {
+      if (byte < 248 && out.length < length) out += BASE62[byte % 62];
+    }
+  }
+  return out;
+}
+
+/**
+ * Only the SHA-256 of a key is stored. A key has 256 bits of entropy, so a fast hash is enough and
+ * a lookup by hash is one index probe; nothing secret is compared byte by byte in JS.
+ */
+const hashKey = (key: string) => createHash('sha256').update(key).digest('hex');
+
+export class ApiKeysService {
+  constructor(private readonly db: Db) {}
+
+  async create(businessId: string, name: string | undefined) {
+    const key = `mk_live_${randomBase62(KEY_LENGTH)}`;
+    const apiKey = await apiKeysRepository.insert(this.db, {
+      business_id: businessId,
+      id: newId(),
+      name: name ?? 'API key',
+      prefix: key.slice(0, 12),
+      key_hash: hashKey(key),
+    });
+    return { apiKey, key };
+  }
+
+  /** The business of a valid, unrevoked key; malformed keys are refused without a query. */
+  async resolve(key: string): Promise<string | undefined> {
+    if (!API_KEY_PATTERN.test(key)) return undefined;
+    return apiKeysRepository.businessOfHash(this.db, hashKey(key));
+  }
+
+  list(businessId: string) {
+    return apiKeysRepository.list(this.db, businessId);
+  }
+
+  async revoke(businessId: string, id: string): Promise<void> {
+    if (!(await apiKeysRepository.revoke(this.db, businessId, id))) throw notFound('API key');
+  }
+}

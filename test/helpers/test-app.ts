@@ -1,0 +1,56 @@
+import type { FastifyInstance } from 'fastify';
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { buildApp } from '../../src/app.ts';
+import { loadConfig, type Config } from '../../src/config.ts';
+import { openDatabase, type DatabaseHandle, type Engine } from '../../src/db/database.ts';
+import { migrateToLatest } from '../../src/db/migrate.ts';
+
+export const ADMIN_TOKEN = 'test-admin-token-0123456789';
+export const PUBLIC_URL = 'http://dashboard.test';
+
+/** The engine this test project runs on (vitest.config.ts sets TEST_ENGINE per project). */
+export const engine: Engine = process.env.TEST_ENGINE === 'postgres' ? 'postgres' : 'pglite';
+
+export interface TestApp {
+  app: FastifyInstance;
+  database: DatabaseHandle;
+  config: Config;
+  close(): Promise<void>;
+}
+
+/**
+ * The real app over a real, empty database of the current engine: a fresh in-memory PGlite, or a
+ * fresh schema of TEST_DATABASE_URL that is dropped afterwards.
+ */
+export async function buildTestApp(env: Record<string, string> = {}): Promise<TestApp> {
+  const databaseUrl = engine === 'postgres' ? process.env.TEST_DATABASE_URL : undefined;
+  if (engine === 'postgres' && !databaseUrl) throw new Error('TEST_DATABASE_URL is required for the postgres project');
+  const schema = databaseUrl ? `test_${randomBytes(6).toString('hex')}` : undefined;
+  const config = loadConfig({
+    DATA_DIR: 'memory://',
+    ADMIN_TOKEN,
+    PUBLIC_URL,
+    SECRET_KEY: 'test-secret-key-0123456789-0123456789',
+    ...env,
+  });
+  const database = await openDatabase({ databaseUrl, dataDir: 'memory://', schema, poolSize: 5 });
+  await migrateToLatest(database.db, schema);
+  const app = await buildApp(config, { database, logger: false });
+  await app.ready();
+  return {
+    app,
+    database,
+    config,
+    async close() {
+      await app.close();
+      await database.close();
+      if (schema && databaseUrl) {
+        const client = new pg.Client({ connectionString: databaseUrl });
+        await client.connect();
+        await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+        await client.end();
+      }
+    },
+  };
+}

@@ -1,0 +1,117 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { adminHeaders, createTenant, type Tenant } from '../helpers/tenants.ts';
+import { buildTestApp, type TestApp } from '../helpers/test-app.ts';
+
+let t: TestApp;
+let tenant: Tenant;
+
+beforeAll(async () => {
+  t = await buildTestApp();
+  tenant = await createTenant(t.app);
+});
+afterAll(() => t.close());
+
+const anyPublicRoute = '/external/v2/contacts?email=a@b.co';
+
+describe('API key authentication', () => {
+  it('issues keys in the mk_live_ format, shown once and stored hashed', async () => {
+    expect(tenant.key).toMatch(/^mk_live_[0-9A-Za-z]{43}$/);
+    const stored = await t.database.db.selectFrom('api_keys').selectAll().execute();
+    expect(stored).toHaveLength(1);
+    expect(stored[0].key_hash).toMatch(/^[0-9a-f]{64}$/);
+    expect(JSON.stringify(stored)).not.toContain(tenant.key);
+    const listed = await t.app.inject({ method: 'GET', url: `/admin/v1/businesses/${tenant.businessId}/api-keys`, headers: adminHeaders });
+    expect(listed.body).not.toContain(tenant.key);
+    expect(listed.json().api_keys[0].prefix).toBe(tenant.key.slice(0, 12));
+  });
+
+  it.each([
+    ['missing', {}],
+    ['empty', { 'x-api-key': '' }],
+    ['malformed', { 'x-api-key': 'not-a-key' }],
+    ['unknown', { 'x-api-key': `mk_live_${'A'.repeat(43)}` }],
+  ])('answers 401 unauthorized for a %s key', async (_name, headers) => {
+    const res = await t.app.inject({ method: 'GET', url: anyPublicRoute, headers });
+    expect(res.statusCode).toBe(401);
+    expect(res.json().error.code).toBe('unauthorized');
+    expect(typeof res.json().error.message).toBe('string');
+  });
+
+  it('stops accepting a revoked key at once', async () => {
+    const other = await createTenant(t.app, 'Revoking');
+    const before = await t.app.inject({ method: 'GET', url: anyPublicRoute, headers: other.headers });
+    expect(before.statusCode).not.toBe(401);
+    const keys = await t.app.inject({ method: 'GET', url: `/admin/v1/businesses/${other.businessId}/api-keys`, headers: adminHeaders });
+    const keyId = keys.json().api_keys[0].id;
+    const revoked = await t.app.inject({ method: 'DELETE', url: `/admin/v1/businesses/${other.businessId}/api-keys/${keyId}`, headers: adminHeaders });
+    expect(revoked.json()).toEqual({ success: true });
+    const after = await t.app.inject({ method: 'GET', url: anyPublicRoute, headers: other.headers });
+    expect(after.statusCode).toBe(401);
+    const again = await t.app.inject({ method: 'DELETE', url: `/admin/v1/businesses/${other.businessId}/api-keys/${keyId}`, headers: adminHeaders });
+    expect(again.statusCode).toBe(404);
+  });
+
+  it('does not let one business revoke the key of another', async () => {
+    const other = await createTenant(t.app, 'Other');
+    const keys = await t.app.inject({ method: 'GET', url: `/admin/v1/businesses/${tenant.businessId}/api-keys`, headers: adminHeaders });
+    const keyId = keys.json().api_keys[0].id;
+    const res = await t.app.inject({ method: 'DELETE', url: `/admin/v1/businesses/${other.businessId}/api-keys/${keyId}`, headers: adminHeaders });
+    expect(res.statusCode).toBe(404);
+  });
+});
+
+describe('operator API', () => {
+  it('refuses a missing or wrong operator token', async () => {
+    for (const headers of [{}, { authorization: 'Bearer wrong-token-wrong-token' }, { authorization: 'Basic abc' }]) {
+      const res = await t.app.inject({ method: 'POST', url: '/admin/v1/businesses', headers, payload: { name: 'x' } });
+      expect(res.statusCode).toBe(401);
+      expect(res.json().error.code).toBe('unauthorized');
+    }
+  });
+
+  it('validates bodies strictly: unknown fields, wrong types, malformed JSON', async () => {
+    const cases = [
+      { payload: { name: 'x', extra: 1 } },
+      { payload: { name: 42 } },
+      { payload: {} },
+      { payload: '{"name": ', headers: { 'content-type': 'application/json' } },
+    ];
+    for (const c of cases) {
+      const res = await t.app.inject({ method: 'POST', url: '/admin/v1/businesses', headers: { ...adminHeaders, ...c.headers }, payload: c.payload });
+      expect(res.statusCode, JSON.stringify(c)).toBe(400);
+      expect(res.json().error.code).toBe('validation_error');
+    }
+  });
+
+  it('is not there without ADMIN_TOKEN', async () => {
+    const bare = await buildTestApp({ ADMIN_TOKEN: '' });
+    try {
+      const res = await bare.app.inject({ method: 'POST', url: '/admin/v1/businesses', headers: adminHeaders, payload: { name: 'x' } });
+      expect(res.statusCode).toBe(404);
+      expect(res.json().error.code).toBe('not_found');
+    } finally {
+      await bare.close();
+    }
+  });
+});
+
+describe('health and documentation', () => {
+  it('answers /healthz and /readyz', async () => {
+    expect((await t.app.inject({ url: '/healthz' })).json()).toEqual({ status: 'ok' });
+    expect((await t.app.inject({ url: '/readyz' })).json()).toEqual({ status: 'ready' });
+  });
+
+  it('serves an OpenAPI 3.1 document and a reference page', async () => {
+    const doc = (await t.app.inject({ url: '/openapi.json' })).json();
+    expect(doc.openapi).toBe('3.1.0');
+    expect(Object.keys(doc.paths)).toContain('/admin/v1/businesses');
+    const page = await t.app.inject({ url: '/docs' });
+    expect([200, 302]).toContain(page.statusCode);
+  });
+
+  it('answers unknown routes with the error body', async () => {
+    const res = await t.app.inject({ url: '/nope' });
+    expect(res.statusCode).toBe(404);
+    expect(res.json().error.code).toBe('not_found');
+  });
+});
