@@ -45,6 +45,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   await app.register(
     async (scope) => {
       requireApiKey(scope, (key) => services.apiKeys.resolve(key));
+      // Public modules register here, each under /external/v2.
     },
     { prefix: PUBLIC_PREFIX },
   );

@@ -69,9 +69,9 @@ const statements = [
     updated_at timestamptz NOT NULL DEFAULT now(),
     PRIMARY KEY (business_id, id)
   )`,
-  `CREATE INDEX contacts_email ON contacts (business_id, lower(email)) WHERE email IS NOT NULL`,
-  `CREATE INDEX contacts_phone_key ON contacts (business_id, phone_key) WHERE phone_key IS NOT NULL`,
-  `CREATE UNIQUE INDEX contacts_external_id ON contacts (business_id, external_id) WHERE external_id IS NOT NULL`,
+  `CREATE INDEX contacts_email ON contacts (business_id, lower(email))`,
+  `CREATE INDEX contacts_phone_key ON contacts (business_id, phone_key)`,
+  `CREATE UNIQUE INDEX contacts_external_id ON contacts (business_id, external_id)`,
   // Exception: a GIN index cannot lead with a b-tree column without an extension; the business_id
   // condition of every custom-field lookup filters the few rows the containment test returns.
   `CREATE INDEX contacts_custom_fields ON contacts USING gin (custom_fields jsonb_path_ops)`,
