@@ -30,7 +30,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   const app = Fastify({
     logger: deps.logger ?? { level: config.logLevel, redact: ['req.headers["x-api-key"]', 'req.headers.authorization'] },
     bodyLimit: 1024 * 1024,
-    maxParamLength: 200,
+    routerOptions: { maxParamLength: 200 },
     ajv: { customOptions: { removeAdditional: false } },
   });
   registerValidation(app);
