@@ -1,9 +1,11 @@
 import { Migrator, type Kysely, type Migration, type MigrationProvider } from 'kysely';
 import * as foundation from './migrations/0001-foundation.ts';
+import * as messaging from './migrations/0002-messaging.ts';
 
 /** Migrations are imported statically so they run the same under tsx, Vitest and a bundle. */
 const migrations: Record<string, Migration> = {
   '0001-foundation': foundation,
+  '0002-messaging': messaging,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -113,6 +113,10 @@ export interface MessagesTable {
   metadata: Json;
   sender_address: string | null;
   recipient_address: string | null;
+  channel_id?: string | null;
+  provider_message_id?: string | null;
+  template_id?: string | null;
+  status_at?: Timestamp | null;
   created_at: Timestamp;
 }
 
@@ -130,7 +134,80 @@ export interface EventsTable {
   created_at: Timestamp;
 }
 
+export interface ChannelsTable {
+  business_id: string;
+  id: string;
+  type: string;
+  name: string;
+  identifier: string;
+  provider_kind: string | null;
+  /** The provider's id of the account (WhatsApp: phone_number_id); how notifications find the channel. */
+  provider_account: string | null;
+  provider_config: Json;
+  pace_per_second: Generated<number>;
+  created_at: Timestamp;
+}
+
+export interface TemplatesTable {
+  business_id: string;
+  id: string;
+  channel_id: string | null;
+  name: string;
+  language: string;
+  category: string | null;
+  body: string;
+  header: string | null;
+  footer: string | null;
+  buttons: Json<unknown[]>;
+  variables: Json<string[]>;
+  created_at: Timestamp;
+}
+
+export interface OutboxTable {
+  business_id: string;
+  id: string;
+  /** What the work is: 'send', 'media_fetch', ... */
+  kind: string;
+  /** The record the work is about (a message id). */
+  ref_id: string;
+  state: Generated<'pending' | 'running' | 'done' | 'failed'>;
+  attempts: Generated<number>;
+  run_at: Timestamp;
+  locked_until: Timestamp | null;
+  last_error: string | null;
+  created_at: Timestamp;
+}
+
+export interface IdempotencyKeysTable {
+  business_id: string;
+  route: string;
+  key: string;
+  request_hash: string;
+  status_code: number | null;
+  response: Json<unknown> | null;
+  created_at: Timestamp;
+}
+
+export interface MediaTable {
+  business_id: string;
+  id: Generated<number>;
+  message_id: string;
+  provider_media_id: string | null;
+  content_type: string | null;
+  filename: string | null;
+  sha256: string | null;
+  size_bytes: number | null;
+  storage_key: string | null;
+  source_url: string | null;
+  created_at: Timestamp;
+}
+
 export interface Database {
+  channels: ChannelsTable;
+  templates: TemplatesTable;
+  outbox: OutboxTable;
+  idempotency_keys: IdempotencyKeysTable;
+  media: MediaTable;
   businesses: BusinessesTable;
   api_keys: ApiKeysTable;
   users: UsersTable;

@@ -1,0 +1,149 @@
+import type { Db } from '../db/database.ts';
+import { newId } from '../lib/ids.ts';
+import { outboxRepository, type OutboxJob } from './outbox.repository.ts';
+
+/** What a handler decided about one job. */
+export type JobOutcome = { done: true } | { retryInSeconds: number; error: string } | { failed: string };
+
+/** The code behind one kind of durable work (provider sends, media fetches, webhook deliveries). */
+export interface JobHandler {
+  kind: string;
+  /** Jobs of this kind run at once in one process. */
+  concurrency: number;
+  /** Seconds a claimed job stays with its worker; past that it counts as abandoned. */
+  leaseSeconds: number;
+  handle(job: OutboxJob): Promise<JobOutcome>;
+  /**
+   * A job whose worker stopped while holding it. Idempotent work is run again ('retry'); work that
+   * must never happen twice (a provider send whose outcome is unknown) is given up by the handler.
+   */
+  onAbandoned(job: OutboxJob): Promise<'retry' | 'give_up'>;
+}
+
+export interface WorkerOptions {
+  /** How often an idle worker looks for due jobs (wake() makes fresh work start at once). */
+  pollMs?: number;
+  /** How often abandoned jobs are looked for. */
+  sweepMs?: number;
+}
+
+/** Adds a job to the outbox inside the caller's transaction, so it exists exactly when its cause does. */
+export function enqueueJob(trx: Db, job: { businessId: string; kind: string; refId: string; runAt?: string }): Promise<void> {
+  return outboxRepository.insert(trx, { business_id: job.businessId, id: newId(), kind: job.kind, ref_id: job.refId, run_at: job.runAt });
+}
+
+/**
+ * Runs the outbox: claims due jobs with FOR UPDATE SKIP LOCKED (so several server processes share
+ * the work), hands them to their handler, and records the outcome. Nothing lives only in memory:
+ * a crash leaves every job in the table, to be claimed again or given up by its handler's rule.
+ */
+export class OutboxWorker {
+  private running = false;
+  private readonly inFlight = new Map<string, Set<Promise<void>>>();
+  private readonly wakers = new Map<string, () => void>();
+  /** Kinds woken while their loop was busy: the next idle() returns at once instead of waiting. */
+  private readonly woken = new Set<string>();
+  private readonly loops: Promise<void>[] = [];
+  private sweepTimer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly db: Db,
+    private readonly handlers: JobHandler[],
+    private readonly log: { error(obj: object, msg: string): void },
+    private readonly options: WorkerOptions = {},
+  ) {}
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    for (const handler of this.handlers) {
+      this.inFlight.set(handler.kind, new Set());
+      this.loops.push(this.loop(handler));
+    }
+    const sweep = () => {
+      void this.sweep().finally(() => {
+        if (this.running) this.sweepTimer = setTimeout(sweep, this.options.sweepMs ?? 5_000);
+      });
+    };
+    sweep();
+  }
+
+  /** Stops claiming and waits for the jobs in hand to finish. */
+  async stop(): Promise<void> {
+    if (!this.running) return;
+    this.running = false;
+    clearTimeout(this.sweepTimer);
+    for (const wake of this.wakers.values()) wake();
+    await Promise.all(this.loops);
+    await Promise.all([...this.inFlight.values()].flatMap((set) => [...set]));
+    this.loops.length = 0;
+  }
+
+  /** Tells the worker new work of a kind is committed, so it need not wait for the next poll. */
+  wake(kind: string): void {
+    this.woken.add(kind);
+    this.wakers.get(kind)?.();
+  }
+
+  private async loop(handler: JobHandler): Promise<void> {
+    const inFlight = this.inFlight.get(handler.kind)!;
+    while (this.running) {
+      let claimed: OutboxJob[] = [];
+      const free = handler.concurrency - inFlight.size;
+      if (free > 0) {
+        try {
+          claimed = await outboxRepository.claim(this.db, handler.kind, free, handler.leaseSeconds);
+        } catch (err) {
+          this.log.error({ err, kind: handler.kind }, 'outbox claim failed');
+        }
+      }
+      for (const job of claimed) {
+        const run = this.run(handler, job).finally(() => {
+          inFlight.delete(run);
+          this.wake(handler.kind);
+        });
+        inFlight.add(run);
+      }
+      if (claimed.length === 0 || inFlight.size >= handler.concurrency) await this.idle(handler.kind);
+    }
+  }
+
+  private idle(kind: string): Promise<void> {
+    if (this.woken.delete(kind)) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.woken.delete(kind);
+        resolve();
+      };
+      const timer = setTimeout(done, this.options.pollMs ?? 250);
+      this.wakers.set(kind, done);
+    });
+  }
+
+  private async run(handler: JobHandler, job: OutboxJob): Promise<void> {
+    try {
+      const outcome = await handler.handle(job);
+      if ('done' in outcome) await outboxRepository.complete(this.db, job);
+      else if ('failed' in outcome) await outboxRepository.fail(this.db, job, outcome.failed);
+      else await outboxRepository.retryAt(this.db, job, outcome.retryInSeconds, outcome.error);
+    } catch (err) {
+      // A handler bug must not lose the job: it goes back to the queue after a pause.
+      this.log.error({ err, kind: handler.kind, jobId: job.id }, 'outbox job failed unexpectedly');
+      await outboxRepository.retryAt(this.db, job, 30, (err as Error).message).catch(() => undefined);
+    }
+  }
+
+  private async sweep(): Promise<void> {
+    for (const handler of this.handlers) {
+      try {
+        for (const job of await outboxRepository.abandoned(this.db, handler.kind, 100)) {
+          if ((await handler.onAbandoned(job)) === 'retry') await outboxRepository.release(this.db, job);
+          else await outboxRepository.fail(this.db, job, 'abandoned by a stopped worker');
+        }
+      } catch (err) {
+        this.log.error({ err, kind: handler.kind }, 'outbox sweep failed');
+      }
+    }
+  }
+}

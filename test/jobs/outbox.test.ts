@@ -1,0 +1,100 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sql } from 'kysely';
+import { enqueueJob, OutboxWorker, type JobHandler, type JobOutcome } from '../../src/jobs/outbox.worker.ts';
+import type { OutboxJob } from '../../src/jobs/outbox.repository.ts';
+import { createTenant, type Tenant } from '../helpers/tenants.ts';
+import { buildTestApp, type TestApp } from '../helpers/test-app.ts';
+import { newId } from '../../src/lib/ids.ts';
+
+let t: TestApp;
+let tenant: Tenant;
+const silent = { error: () => undefined };
+
+beforeAll(async () => {
+  t = await buildTestApp();
+  tenant = await createTenant(t.app);
+});
+afterAll(() => t.close());
+
+function handler(kind: string, decide: (job: OutboxJob) => Promise<JobOutcome> | JobOutcome, extra: Partial<JobHandler> = {}): JobHandler {
+  return { kind, concurrency: 4, leaseSeconds: 30, handle: async (job) => decide(job), onAbandoned: async () => 'retry', ...extra };
+}
+
+async function until(check: () => Promise<boolean>, ms = 10_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+const states = (kind: string) =>
+  t.database.db.selectFrom('outbox').select(['ref_id', 'state', 'attempts', 'last_error']).where('kind', '=', kind).execute();
+
+describe('outbox worker', () => {
+  it('runs every committed job once across two workers and records the outcome', async () => {
+    const seen: string[] = [];
+    const h = handler('count', (job) => {
+      seen.push(job.ref_id);
+      return { done: true };
+    });
+    const refs = Array.from({ length: 40 }, () => newId());
+    for (const ref of refs) await enqueueJob(t.database.db, { businessId: tenant.businessId, kind: 'count', refId: ref });
+    const a = new OutboxWorker(t.database.db, [h], silent, { pollMs: 20 });
+    const b = new OutboxWorker(t.database.db, [h], silent, { pollMs: 20 });
+    a.start();
+    b.start();
+    await until(async () => (await states('count')).every((s) => s.state === 'done'));
+    await Promise.all([a.stop(), b.stop()]);
+    expect(seen.sort()).toEqual([...refs].sort());
+  });
+
+  it('retries a job after the delay its handler asks for, and gives up on a final failure', async () => {
+    const attempts = new Map<string, number>();
+    const h = handler('flaky', (job) => {
+      const n = (attempts.get(job.ref_id) ?? 0) + 1;
+      attempts.set(job.ref_id, n);
+      if (job.ref_id.endsWith('0')) return { failed: 'final' };
+      return n < 3 ? { retryInSeconds: 0, error: `try ${n}` } : { done: true };
+    });
+    const ok = newId().slice(0, -1) + '1';
+    const bad = newId().slice(0, -1) + '0';
+    for (const ref of [ok, bad]) await enqueueJob(t.database.db, { businessId: tenant.businessId, kind: 'flaky', refId: ref });
+    const w = new OutboxWorker(t.database.db, [h], silent, { pollMs: 20 });
+    w.start();
+    await until(async () => (await states('flaky')).every((s) => s.state === 'done' || s.state === 'failed'));
+    await w.stop();
+    const rows = await states('flaky');
+    expect(rows.find((r) => r.ref_id === ok)).toMatchObject({ state: 'done', attempts: 3 });
+    expect(rows.find((r) => r.ref_id === bad)).toMatchObject({ state: 'failed', attempts: 1, last_error: 'final' });
+  });
+
+  it('hands a job abandoned by a stopped worker to its handler rule', async () => {
+    const retried = newId();
+    const givenUp = newId();
+    for (const ref of [retried, givenUp]) await enqueueJob(t.database.db, { businessId: tenant.businessId, kind: 'crash', refId: ref });
+    // A worker that claimed both and died: running, lease expired.
+    await t.database.db.updateTable('outbox').set({ state: 'running', attempts: 1, locked_until: sql`now() - interval '1 second'` }).where('kind', '=', 'crash').execute();
+    const ran: string[] = [];
+    const h = handler('crash', (job) => {
+      ran.push(job.ref_id);
+      return { done: true };
+    }, { onAbandoned: async (job) => (job.ref_id === retried ? 'retry' : 'give_up') });
+    const w = new OutboxWorker(t.database.db, [h], silent, { pollMs: 20, sweepMs: 50 });
+    w.start();
+    await until(async () => (await states('crash')).every((s) => s.state === 'done' || s.state === 'failed'));
+    await w.stop();
+    expect(ran).toEqual([retried]);
+    const rows = await states('crash');
+    expect(rows.find((r) => r.ref_id === givenUp)?.state).toBe('failed');
+  });
+
+  it('keeps a job whose handler throws, for a later try', async () => {
+    await enqueueJob(t.database.db, { businessId: tenant.businessId, kind: 'boom', refId: newId() });
+    const w = new OutboxWorker(t.database.db, [handler('boom', () => { throw new Error('bug'); })], silent, { pollMs: 20 });
+    w.start();
+    await until(async () => (await states('boom'))[0].attempts >= 1 && (await states('boom'))[0].state === 'pending');
+    await w.stop();
+    expect((await states('boom'))[0]).toMatchObject({ state: 'pending', last_error: 'bug' });
+  });
+});
