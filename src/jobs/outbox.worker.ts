@@ -46,12 +46,19 @@ export class OutboxWorker {
   private readonly loops: Promise<void>[] = [];
   private sweepTimer: NodeJS.Timeout | undefined;
 
+  private readonly handlers: JobHandler[] = [];
+
   constructor(
     private readonly db: Db,
-    private readonly handlers: JobHandler[],
     private readonly log: { error(obj: object, msg: string): void },
     private readonly options: WorkerOptions = {},
   ) {}
+
+  /** Adds the handler of one kind of work; call before start(). */
+  register(handler: JobHandler): this {
+    this.handlers.push(handler);
+    return this;
+  }
 
   start(): void {
     if (this.running) return;

@@ -40,8 +40,8 @@ describe('outbox worker', () => {
     });
     const refs = Array.from({ length: 40 }, () => newId());
     for (const ref of refs) await enqueueJob(t.database.db, { businessId: tenant.businessId, kind: 'count', refId: ref });
-    const a = new OutboxWorker(t.database.db, [h], silent, { pollMs: 20 });
-    const b = new OutboxWorker(t.database.db, [h], silent, { pollMs: 20 });
+    const a = new OutboxWorker(t.database.db, silent, { pollMs: 20 }).register(h);
+    const b = new OutboxWorker(t.database.db, silent, { pollMs: 20 }).register(h);
     a.start();
     b.start();
     await until(async () => (await states('count')).every((s) => s.state === 'done'));
@@ -60,7 +60,7 @@ describe('outbox worker', () => {
     const ok = newId().slice(0, -1) + '1';
     const bad = newId().slice(0, -1) + '0';
     for (const ref of [ok, bad]) await enqueueJob(t.database.db, { businessId: tenant.businessId, kind: 'flaky', refId: ref });
-    const w = new OutboxWorker(t.database.db, [h], silent, { pollMs: 20 });
+    const w = new OutboxWorker(t.database.db, silent, { pollMs: 20 }).register(h);
     w.start();
     await until(async () => (await states('flaky')).every((s) => s.state === 'done' || s.state === 'failed'));
     await w.stop();
@@ -80,7 +80,7 @@ describe('outbox worker', () => {
       ran.push(job.ref_id);
       return { done: true };
     }, { onAbandoned: async (job) => (job.ref_id === retried ? 'retry' : 'give_up') });
-    const w = new OutboxWorker(t.database.db, [h], silent, { pollMs: 20, sweepMs: 50 });
+    const w = new OutboxWorker(t.database.db, silent, { pollMs: 20, sweepMs: 50 }).register(h);
     w.start();
     await until(async () => (await states('crash')).every((s) => s.state === 'done' || s.state === 'failed'));
     await w.stop();
@@ -91,7 +91,7 @@ describe('outbox worker', () => {
 
   it('keeps a job whose handler throws, for a later try', async () => {
     await enqueueJob(t.database.db, { businessId: tenant.businessId, kind: 'boom', refId: newId() });
-    const w = new OutboxWorker(t.database.db, [handler('boom', () => { throw new Error('bug'); })], silent, { pollMs: 20 });
+    const w = new OutboxWorker(t.database.db, silent, { pollMs: 20 }).register(handler('boom', () => { throw new Error('bug'); }));
     w.start();
     await until(async () => (await states('boom'))[0].attempts >= 1 && (await states('boom'))[0].state === 'pending');
     await w.stop();
