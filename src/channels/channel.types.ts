@@ -1,0 +1,208 @@
+// Provider-neutral shapes shared by every channel adapter. Nothing here knows a vendor's wire
+// format: adapters translate to and from these types.
+
+/** Media kinds a provider can send by URL and receive as attachments. */
+export type MediaKind = 'image' | 'audio' | 'video' | 'document' | 'sticker';
+
+/** One body variable of a template: positional when `name` is absent, named otherwise. */
+export interface TemplateParameter {
+  /** The placeholder name of a named template (`{{first_name}}` -> `first_name`). */
+  name?: string;
+  text: string;
+}
+
+/** The value of a dynamic URL button; `index` is the button's position as a string ("0"). */
+export interface TemplateUrlButtonParameter {
+  index: string;
+  text: string;
+}
+
+/** A template header with a variable: text, or media by URL. */
+export type TemplateHeader =
+  | { kind: 'text'; parameters: TemplateParameter[] }
+  | { kind: 'image' | 'video' | 'document'; url: string; filename?: string };
+
+/** What to send; one variant per kind of outbound content. */
+export type OutboundContent =
+  | { kind: 'text'; text: string; previewUrl?: boolean }
+  | { kind: 'media'; mediaKind: MediaKind; url: string; caption?: string; filename?: string }
+  | {
+      kind: 'template';
+      name: string;
+      languageCode: string;
+      header?: TemplateHeader;
+      bodyParameters?: TemplateParameter[];
+      urlButtons?: TemplateUrlButtonParameter[];
+    };
+
+/** One outbound message to one recipient. */
+export interface SendRequest {
+  /** Recipient address as the provider expects it (WhatsApp: digits with country code). */
+  to: string;
+  content: OutboundContent;
+  /** Provider message id this message replies to (quoted in the recipient's app). */
+  replyToProviderMessageId?: string;
+}
+
+/** What a provider answers when it accepts a message. */
+export interface SendResult {
+  providerMessageId: string;
+  /** The provider's canonical id of the recipient (WhatsApp `wa_id`), when it says. */
+  recipientId?: string;
+  /** The provider's own acceptance state (WhatsApp `message_status`, e.g. `accepted`), when given. */
+  providerStatus?: string;
+}
+
+/** An error a provider reports about a message (in a status receipt or an unsupported message). */
+export interface ProviderErrorDetail {
+  code: string;
+  title: string | null;
+  message: string | null;
+  details: string | null;
+}
+
+/** Inbound message kinds; anything a provider sends that we cannot read is `unsupported`. */
+export type InboundMessageType =
+  | 'text'
+  | MediaKind
+  | 'location'
+  | 'contacts'
+  | 'interactive'
+  | 'button'
+  | 'reaction'
+  | 'unsupported';
+
+/** Media carried by an inbound message; the bytes are fetched later with `fetchMedia`. */
+export interface InboundMedia {
+  providerMediaId: string;
+  mimeType: string | null;
+  sha256: string | null;
+  filename: string | null;
+  caption: string | null;
+  /** Audio recorded as a voice note. */
+  voice?: boolean;
+  /** Animated sticker. */
+  animated?: boolean;
+}
+
+/** A shared location. */
+export interface InboundLocation {
+  latitude: number;
+  longitude: number;
+  name: string | null;
+  address: string | null;
+  url: string | null;
+}
+
+/** A contact card shared by the sender. */
+export interface ContactCard {
+  formattedName: string | null;
+  firstName: string | null;
+  lastName: string | null;
+  organization: string | null;
+  phones: { phone: string; waId: string | null; type: string | null }[];
+  emails: { email: string; type: string | null }[];
+  urls: string[];
+}
+
+/** The choice a user made on an interactive message. */
+export interface InteractiveReply {
+  kind: 'button_reply' | 'list_reply';
+  id: string;
+  title: string;
+  description: string | null;
+}
+
+/** A template quick-reply button press. */
+export interface ButtonReply {
+  text: string;
+  payload: string | null;
+}
+
+/** A reaction to an earlier message; `emoji` is null when the reaction was removed. */
+export interface Reaction {
+  providerMessageId: string;
+  emoji: string | null;
+}
+
+/** Reply and forwarding context of an inbound message. */
+export interface InboundContext {
+  replyToProviderMessageId: string | null;
+  replyToFrom: string | null;
+  forwarded: boolean;
+  frequentlyForwarded: boolean;
+}
+
+/** One inbound message, normalised. */
+export interface InboundMessage {
+  providerMessageId: string;
+  /** Sender address (WhatsApp: the user's wa_id). */
+  from: string;
+  /** Sender's profile name, when the notification carried one. */
+  profileName: string | null;
+  /** The business endpoint it was sent to (WhatsApp: phone_number_id). */
+  to: string;
+  /** ISO 8601, UTC, microseconds. */
+  timestamp: string;
+  type: InboundMessageType;
+  /** The vendor's type name, kept for messages we map to `unsupported`. */
+  providerType: string;
+  /** Readable text: the body of a text, a media caption, the title of a reply, or null. */
+  text: string | null;
+  media: InboundMedia | null;
+  location: InboundLocation | null;
+  contacts: ContactCard[];
+  interactive: InteractiveReply | null;
+  button: ButtonReply | null;
+  reaction: Reaction | null;
+  context: InboundContext | null;
+  errors: ProviderErrorDetail[];
+}
+
+/** Delivery states a provider reports for an outbound message. */
+export type ProviderDeliveryStatus = 'sent' | 'delivered' | 'read' | 'failed';
+
+/** A delivery receipt for an outbound message. */
+export interface StatusUpdate {
+  providerMessageId: string;
+  status: ProviderDeliveryStatus;
+  /** ISO 8601, UTC, microseconds. */
+  timestamp: string;
+  recipient: string;
+  /** The business endpoint the message was sent from (WhatsApp: phone_number_id). */
+  from: string;
+  errors: ProviderErrorDetail[];
+}
+
+/** A sender's profile as the notification names it. */
+export interface ContactProfile {
+  address: string;
+  name: string;
+}
+
+/** Everything one inbound notification carries. */
+export interface ParsedNotification {
+  messages: InboundMessage[];
+  statuses: StatusUpdate[];
+  contacts: ContactProfile[];
+}
+
+/** Whether a failed provider call may be tried again, and why it failed. */
+export interface ErrorClassification {
+  retryable: boolean;
+  /** Provider error code (e.g. "131047"), `http_<status>`, `timeout` or `network_error`. */
+  code: string;
+  /** Human-readable detail worth storing with the message. */
+  detail: string;
+}
+
+/** Bytes of an inbound attachment. */
+export interface FetchedMedia {
+  bytes: Buffer;
+  mimeType: string;
+  sha256?: string;
+  fileSize?: number;
+}
+
+/** Request headers as Node and Fastify expose them (lower-case names). */
+export type IncomingHeaders = Record<string, string | string[] | undefined>;

@@ -1,0 +1,52 @@
+import type {
+  ErrorClassification,
+  FetchedMedia,
+  IncomingHeaders,
+  ParsedNotification,
+  SendRequest,
+  SendResult,
+} from './channel.types.ts';
+
+export type * from './channel.types.ts';
+export { ProviderError } from './provider-error.ts';
+export { canMoveStatus, messageStatusOf, type MessageStatus } from './message-status.ts';
+
+/**
+ * One channel provider (WhatsApp Cloud API, later Instagram, SMS, ...). The messaging module talks
+ * only to this interface; an adapter translates it to its vendor's wire format.
+ */
+export interface ChannelProvider {
+  /** The provider kind this adapter implements, e.g. `whatsapp_cloud`. */
+  readonly kind: string;
+
+  /**
+   * Send one message. Resolves with the provider's message id once the provider accepted it;
+   * rejects with a {@link ProviderError} (or a network error) otherwise: pass it to `classifyError`.
+   */
+  send(request: SendRequest): Promise<SendResult>;
+
+  /**
+   * Turn an inbound notification (the parsed JSON body) into provider-neutral messages, delivery
+   * receipts and sender profiles. Malformed items are skipped; a body that is not a notification of
+   * this provider at all throws a {@link ProviderError} with code `invalid_notification`.
+   */
+  parseNotification(body: unknown): ParsedNotification;
+
+  /**
+   * Whether the notification's signature header matches the raw request bytes (constant time).
+   * Must run on the bytes as received, before any JSON parsing or re-serialisation.
+   */
+  verifySignature(rawBody: Buffer, headers: IncomingHeaders): boolean;
+
+  /**
+   * Answer the provider's subscription handshake (Meta's `hub.challenge`): the text to echo back,
+   * or null to refuse. Providers without a handshake leave it out.
+   */
+  verifySubscription?(query: Record<string, unknown>): string | null;
+
+  /** Decide whether a failed `send` or `fetchMedia` may be retried, with the detail to store. */
+  classifyError(err: unknown): ErrorClassification;
+
+  /** Download an inbound attachment by the provider's media id. */
+  fetchMedia(mediaId: string): Promise<FetchedMedia>;
+}

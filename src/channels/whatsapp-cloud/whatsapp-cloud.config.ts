@@ -1,0 +1,26 @@
+import { Type, type Static } from 'typebox';
+
+/** Graph API version the adapter speaks unless a channel says otherwise. */
+export const DEFAULT_GRAPH_API_BASE_URL = 'https://graph.facebook.com/v21.0';
+
+/** A channel's `provider` object for Meta's WhatsApp Cloud API (DESIGN.md). */
+export const WhatsAppCloudConfigSchema = Type.Object(
+  {
+    kind: Type.Literal('whatsapp_cloud'),
+    phone_number_id: Type.String({ pattern: '^[0-9]{1,32}$', description: "Meta's id of the business number" }),
+    access_token: Type.String({ minLength: 1, maxLength: 2048, description: 'System user access token (Bearer)' }),
+    app_secret: Type.String({ minLength: 1, maxLength: 256, description: 'App secret that signs notifications' }),
+    verify_token: Type.String({ minLength: 1, maxLength: 256, description: 'Token of the hub.challenge verification' }),
+    api_base_url: Type.Optional(
+      Type.String({
+        pattern: '^https?://[^\\s]+$',
+        maxLength: 512,
+        description: `Graph API base including the version; default ${DEFAULT_GRAPH_API_BASE_URL}`,
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+/** Configuration of one WhatsApp Cloud API channel. */
+export type WhatsAppCloudConfig = Static<typeof WhatsAppCloudConfigSchema>;
