@@ -7,12 +7,34 @@ import { registerErrorHandling } from './http/errors.ts';
 import { registerOpenApi } from './http/openapi.ts';
 import { registerValidation } from './http/validation.ts';
 import { adminRoutes } from './modules/admin/admin.routes.ts';
+import { contactsRoutes } from './modules/contacts/contacts.routes.ts';
+import { contactMergeRoutes } from './modules/contact-merge/contact-merge.routes.ts';
+import { conversationsRoutes } from './modules/conversations/conversations.routes.ts';
 import { healthRoutes } from './modules/health/health.routes.ts';
+import { importRoutes } from './modules/import/import.routes.ts';
+import { channelsAdminRoutes } from './modules/channels/channels.routes.ts';
+import { inboundRoutes } from './modules/inbound/inbound.routes.ts';
+import { messagesRoutes } from './modules/messages/messages.routes.ts';
+import { sendingRoutes } from './modules/sending/sending.routes.ts';
+import { agentsAdminRoutes } from './modules/agents/agents.admin-routes.ts';
+import { OutboxWorker } from './jobs/outbox.worker.ts';
+import { registerIdempotency } from './http/idempotency.ts';
+import { fileRoutes, mediaRoutes } from './modules/media/media.routes.ts';
+import { templatesAdminRoutes } from './modules/templates/templates.routes.ts';
 import { createServices, type Services } from './services.ts';
+import type { Clock } from './modules/webhooks/webhook-clock.ts';
+import type { WebhookWorkerOptions } from './modules/webhooks/webhook-worker.ts';
+import { webhooksAdminRoutes } from './modules/webhooks/webhooks.routes.ts';
+import { registerRateLimits } from './http/rate-limit.ts';
+import { exportsRoutes } from './modules/exports/exports.routes.ts';
+import { timelineRoutes } from './modules/timeline/timeline.routes.ts';
+import { conversationOpsRoutes } from './modules/events/conversation-ops.routes.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
     services: Services;
+    /** Runs the durable background work (provider sends, media fetches, ...). */
+    worker: OutboxWorker;
   }
 }
 
@@ -23,6 +45,12 @@ export interface AppDeps {
   database: DatabaseHandle;
   /** pino options, or false for none; tests pass false. */
   logger?: boolean | object;
+  /** Start the outbox worker with the app (default true); an API-only process may leave it off. */
+  workers?: boolean;
+  /** Where time is read (webhook schedules, log expiry); tests pass a clock they move. */
+  clock?: Clock;
+  /** Webhook delivery worker tuning (concurrency, poll, lease, jitter source). */
+  webhookWorker?: WebhookWorkerOptions;
 }
 
 /** Builds the whole HTTP app over an open database: infrastructure, then auth, then modules. */
@@ -37,15 +65,40 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   registerErrorHandling(app);
   await registerOpenApi(app, config.publicUrl);
 
-  const services = createServices(deps.database.db, config);
+  const worker = new OutboxWorker(deps.database.db, app.log);
+  const services = createServices(deps.database.db, config, worker, { clock: deps.clock, webhookWorker: deps.webhookWorker });
   app.decorate('services', services);
+  app.decorate('worker', worker);
+  // Durable work handlers register here: worker.register(services.<area>.<kind>JobHandler()).
+  worker.register(services.media.fetchJobHandler());
+  worker.register(services.sending.sendJobHandler());
+  if (deps.workers !== false) app.addHook('onReady', async () => worker.start());
+  app.addHook('onClose', async () => worker.stop());
+  if (deps.workers !== false) app.addHook('onReady', async () => services.webhooks.start(app.log));
+  app.addHook('onClose', async () => services.webhooks.stop());
+  app.addHook('onReady', async () => services.idempotency.startCleanup((err) => app.log.error({ err }, 'idempotency key cleanup failed')));
+  app.addHook('onClose', async () => services.idempotency.stopCleanup());
 
   await app.register(healthRoutes, { db: deps.database.db });
+  // Provider webhooks: called by the providers, authenticated by their signatures, not by API keys.
+  await app.register(inboundRoutes);
+  // Signed file addresses carry their own permission, so they live outside the API-key scope.
+  await app.register(fileRoutes);
 
   await app.register(
     async (scope) => {
       requireApiKey(scope, (key) => services.apiKeys.resolve(key));
+      registerIdempotency(scope, services.idempotency);
+      await registerRateLimits(scope, config, deps.database.db);
       // Public modules register here, each under /external/v2.
+      await scope.register(exportsRoutes);
+      await scope.register(timelineRoutes);
+      await scope.register(mediaRoutes);
+      await scope.register(contactsRoutes);
+      await scope.register(conversationsRoutes);
+      await scope.register(messagesRoutes);
+      await scope.register(contactMergeRoutes);
+      await scope.register(sendingRoutes);
     },
     { prefix: PUBLIC_PREFIX },
   );
@@ -56,6 +109,12 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       async (scope) => {
         requireAdminToken(scope, token);
         await scope.register(adminRoutes);
+        await scope.register(templatesAdminRoutes);
+        await scope.register(importRoutes);
+        await scope.register(channelsAdminRoutes);
+        await scope.register(agentsAdminRoutes);
+        await scope.register(webhooksAdminRoutes);
+        await scope.register(conversationOpsRoutes);
       },
       { prefix: ADMIN_PREFIX },
     );

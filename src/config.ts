@@ -14,6 +14,14 @@ export interface Config {
   allowPrivateWebhookTargets: boolean;
   logLevel: string;
   seedDemo: boolean;
+  /** Redis for counters shared by every server process (rate limits); unset = counters in the database. */
+  redisUrl: string | undefined;
+  /** Requests per window per business on GET /events. */
+  rateLimitEventsPerWindow: number;
+  /** Requests per window per business shared by GET /messages and GET /contacts/:uuid/timeline. */
+  rateLimitExportsPerWindow: number;
+  /** Length of the fixed rate-limit window, seconds (the contract's limits are per minute). */
+  rateLimitWindowSeconds: number;
 }
 
 export class ConfigError extends Error {}
@@ -26,6 +34,14 @@ function bool(env: Env, name: string, fallback: boolean): boolean {
   if (/^(1|true|yes|on)$/i.test(raw)) return true;
   if (/^(0|false|no|off)$/i.test(raw)) return false;
   throw new ConfigError(`${name} must be true or false, got "${raw}"`);
+}
+
+function positiveInt(env: Env, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < 1) throw new ConfigError(`${name} must be a positive integer, got "${raw}"`);
+  return value;
 }
 
 function port(env: Env): number {
@@ -79,5 +95,9 @@ export function loadConfig(env: Env = process.env): Config {
     allowPrivateWebhookTargets: bool(env, 'ALLOW_PRIVATE_WEBHOOK_TARGETS', false),
     logLevel: env.LOG_LEVEL || 'info',
     seedDemo: bool(env, 'SEED_DEMO', true),
+    redisUrl: env.REDIS_URL || undefined,
+    rateLimitEventsPerWindow: positiveInt(env, 'RATE_LIMIT_EVENTS_PER_MINUTE', 120),
+    rateLimitExportsPerWindow: positiveInt(env, 'RATE_LIMIT_EXPORTS_PER_MINUTE', 120),
+    rateLimitWindowSeconds: positiveInt(env, 'RATE_LIMIT_WINDOW_SECONDS', 60),
   };
 }

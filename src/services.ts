@@ -1,16 +1,64 @@
 import type { Config } from './config.ts';
 import type { Db } from './db/database.ts';
+import type { OutboxWorker } from './jobs/outbox.worker.ts';
 import { dashboardLinks } from './lib/links.ts';
 import { ApiKeysService } from './modules/api-keys/api-keys.service.ts';
 import { BusinessesService } from './modules/businesses/businesses.service.ts';
+import { ContactFieldsService } from './modules/contact-fields/contact-fields.service.ts';
+import { ContactsService } from './modules/contacts/contacts.service.ts';
+import { TeamsService } from './modules/teams/teams.service.ts';
+import { UsersService } from './modules/users/users.service.ts';
+import { ImportService } from './modules/import/import.service.ts';
+import { ContactMergeService } from './modules/contact-merge/contact-merge.service.ts';
+import { ConversationsService } from './modules/conversations/conversations.service.ts';
+import { MessagesService } from './modules/messages/messages.service.ts';
+import { ChannelsService } from './modules/channels/channels.service.ts';
+import { InboundService } from './modules/inbound/inbound.service.ts';
+import { TemplatesService } from './modules/templates/templates.service.ts';
+import { IdempotencyService } from './modules/idempotency/idempotency.service.ts';
+import { MediaService } from './modules/media/media.service.ts';
+import { SendingService } from './modules/sending/sending.service.ts';
+import { AgentsService } from './modules/agents/agents.service.ts';
+import { createFileStorage } from './storage/create-file-storage.ts';
+import type { Clock } from './modules/webhooks/webhook-clock.ts';
+import type { WebhookWorkerOptions } from './modules/webhooks/webhook-worker.ts';
+import { createWebhooks } from './modules/webhooks/webhooks.module.ts';
+import { ExportsService } from './modules/exports/exports.service.ts';
+import { TimelineService } from './modules/timeline/timeline.service.ts';
+import { ConversationOpsService } from './modules/events/conversation-ops.service.ts';
 
 /** Every service of the app, built once over one database; routes, CLI and seeding share them. */
-export function createServices(db: Db, config: Config) {
+export function createServices(db: Db, config: Config, worker: OutboxWorker, options: { clock?: Clock; webhookWorker?: WebhookWorkerOptions } = {}) {
+  void worker; // services that enqueue durable work call worker.wake(kind) after their commit
   const links = dashboardLinks(config.publicUrl);
-  void links;
+  const channels = new ChannelsService(db);
   return {
+    channels,
+    inbound: new InboundService(db, channels, worker),
     businesses: new BusinessesService(db),
     apiKeys: new ApiKeysService(db),
+    contacts: new ContactsService(db, links),
+    users: new UsersService(db),
+    teams: new TeamsService(db),
+    contactFields: new ContactFieldsService(db),
+    imports: new ImportService(db),
+    conversations: new ConversationsService(db),
+    messages: new MessagesService(db),
+    contactMerge: new ContactMergeService(db),
+    templates: new TemplatesService(db),
+    idempotency: new IdempotencyService(db),
+    // Templates and contacts services hold no state, so sending may have its own instances.
+    sending: new SendingService(db, worker, channels, new TemplatesService(db), new ContactsService(db, links)),
+    agents: new AgentsService(db),
+    // Webhook registrations (.service), the message hook (.events) and the delivery worker.
+    webhooks: createWebhooks(db, config, options.clock, options.webhookWorker),
+    exports: new ExportsService(db, config.secretKey),
+    timeline: new TimelineService(db, config.secretKey),
+    conversationOps: new ConversationOpsService(db),
+    media: new MediaService(db, createFileStorage(config.dataDir), config, async (businessId, channelId) => {
+      const channel = await channels.find(businessId, channelId);
+      return channel?.provider_kind ? channels.providerFor(channel) : undefined;
+    }),
   };
 }
 

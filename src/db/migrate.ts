@@ -1,11 +1,17 @@
 import { Migrator, type Kysely, type Migration, type MigrationProvider } from 'kysely';
 import * as foundation from './migrations/0001-foundation.ts';
 import * as messaging from './migrations/0002-messaging.ts';
+import * as sending from './migrations/0003-sending.ts';
+import * as webhooks from './migrations/0004-webhooks.ts';
+import * as exportsMigration from './migrations/0005-exports.ts';
 
 /** Migrations are imported statically so they run the same under tsx, Vitest and a bundle. */
 const migrations: Record<string, Migration> = {
   '0001-foundation': foundation,
   '0002-messaging': messaging,
+  '0003-sending': sending,
+  '0004-webhooks': webhooks,
+  '0005-exports': exportsMigration,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -87,6 +87,8 @@ export interface ConversationsTable {
   closed_at: Timestamp | null;
   /** True while people, not the AI agent, answer the conversation. */
   manual_control: Generated<boolean>;
+  /** Manual control pinned: the AI does not return on its own (migration 0005). */
+  manual_control_locked: Generated<boolean>;
   assigned_user_id: string | null;
   team_id: string | null;
   agent_id: string | null;
@@ -117,6 +119,15 @@ export interface MessagesTable {
   provider_message_id?: string | null;
   template_id?: string | null;
   status_at?: Timestamp | null;
+  /** The provider-neutral content the send worker delivers (outbound API sends). */
+  outbound_content?: Json<unknown> | null;
+  /** Set while a provider call may be in flight; an abandoned send with it set is never resent. */
+  provider_call_at?: Timestamp | null;
+  send_attempts: Generated<number>;
+  /** Rule 4 of the export (test contact, internal chat, group); kept by a trigger (migration 0005). */
+  excluded: Generated<boolean>;
+  /** Rule 5: a web-client copy of a Cloud API message of the same number; kept by a trigger. */
+  duplicate: Generated<boolean>;
   created_at: Timestamp;
 }
 
@@ -131,7 +142,16 @@ export interface EventsTable {
   agent_id: string | null;
   user_id: string | null;
   data: Json;
+  /** Left out of GET /events (rule 4, internal platform types); kept by a trigger (migration 0005). */
+  excluded: Generated<boolean>;
   created_at: Timestamp;
+}
+
+export interface RateLimitCountersTable {
+  business_id: string;
+  bucket: string;
+  window_start: Timestamp;
+  hits: number;
 }
 
 export interface ChannelsTable {
@@ -202,7 +222,75 @@ export interface MediaTable {
   created_at: Timestamp;
 }
 
+export interface AgentsTable {
+  business_id: string;
+  id: string;
+  name: string;
+  type: Generated<string>;
+  config: Json;
+  created_at: Timestamp;
+}
+
+export interface WebhooksTable {
+  business_id: string;
+  id: string;
+  event: string;
+  url: string;
+  method: 'POST' | 'PUT';
+  headers: Json<Record<string, string>>;
+  /** `whsec_<base64>`; shown once at creation or rotation. */
+  secret: string;
+  previous_secret: string | null;
+  previous_secret_expires_at: Timestamp | null;
+  enabled: Generated<boolean>;
+  disabled_reason: string | null;
+  disabled_at: Timestamp | null;
+  first_failure_at: Timestamp | null;
+  last_success_at: Timestamp | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface WebhookDeliveriesTable {
+  business_id: string;
+  /** Also the webhook-id header. */
+  id: string;
+  webhook_id: string;
+  seq: Generated<number>;
+  event: string;
+  message_id: string | null;
+  conversation_id: string | null;
+  payload: Json;
+  state: Generated<'pending' | 'running' | 'delivered' | 'failed'>;
+  attempts: Generated<number>;
+  schedule_base: Generated<number>;
+  next_attempt_at: Timestamp;
+  locked_until: Timestamp | null;
+  last_error: string | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface WebhookAttemptsTable {
+  business_id: string;
+  id: string;
+  webhook_id: string;
+  delivery_id: string;
+  message_id: string | null;
+  attempt: number;
+  status_code: number | null;
+  ok: boolean;
+  error: string | null;
+  duration_ms: number;
+  response_body: string | null;
+  created_at: Timestamp;
+}
+
 export interface Database {
+  webhooks: WebhooksTable;
+  webhook_deliveries: WebhookDeliveriesTable;
+  webhook_attempts: WebhookAttemptsTable;
+  agents: AgentsTable;
   channels: ChannelsTable;
   templates: TemplatesTable;
   outbox: OutboxTable;
@@ -218,4 +306,5 @@ export interface Database {
   conversations: ConversationsTable;
   messages: MessagesTable;
   events: EventsTable;
+  rate_limit_counters: RateLimitCountersTable;
 }

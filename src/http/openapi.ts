@@ -1,6 +1,7 @@
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
+import { openApiWebhooks } from '../modules/webhooks/webhook-payload.schemas.ts';
 import { ErrorBody } from './common.schemas.ts';
 
 /** The OpenAPI 3.1 document is generated from the same TypeBox schemas that validate requests. */
@@ -17,6 +18,7 @@ export async function registerOpenApi(app: FastifyInstance, publicUrl: string): 
           'Errors answer {"error": {"code", "message", "details"?}}. Timestamps are ISO 8601 in UTC with microseconds.',
       },
       servers: [{ url: publicUrl }],
+      webhooks: openApiWebhooks,
       components: {
         securitySchemes: {
           apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' },

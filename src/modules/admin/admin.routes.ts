@@ -1,6 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { responses } from '../../http/common.schemas.ts';
+import { contactFieldsAdminRoutes } from '../contact-fields/contact-fields.routes.ts';
+import { contactsAdminRoutes } from '../contacts/contacts.admin-routes.ts';
+import { teamsAdminRoutes } from '../teams/teams.routes.ts';
+import { usersAdminRoutes } from '../users/users.routes.ts';
 import { ApiKey, Business, BusinessItemParams, BusinessParams, CreateApiKeyBody, CreateBusinessBody } from './admin.schemas.ts';
 
 const tags = ['operator'];
@@ -52,4 +56,15 @@ export const adminRoutes: FastifyPluginAsyncTypebox = async (app) => {
       return { success: true };
     },
   );
+
+  // Provisioning of a business's records; an unknown business answers 404 before any handler runs.
+  await app.register(async (scope) => {
+    scope.addHook('preHandler', async (request) => {
+      await businesses.get((request.params as { bid: string }).bid);
+    });
+    await scope.register(usersAdminRoutes);
+    await scope.register(teamsAdminRoutes);
+    await scope.register(contactFieldsAdminRoutes);
+    await scope.register(contactsAdminRoutes);
+  });
 };

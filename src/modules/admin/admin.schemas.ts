@@ -15,3 +15,9 @@ export const ApiKey = Type.Object({
   created_at: Timestamp,
   revoked_at: Type.Optional(Type.Union([Timestamp, Type.Null()])),
 });
+
+/** Operator lists are bounded: `limit` records, oldest first. */
+export const ListQuery = Type.Object(
+  { limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 100, description: 'records to return; default 100, max 500' })) },
+  { additionalProperties: false },
+);

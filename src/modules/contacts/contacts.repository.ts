@@ -1,8 +1,14 @@
-import { sql, type Selectable } from 'kysely';
+import { sql, type Insertable, type Selectable, type Updateable } from 'kysely';
 import type { Db } from '../../db/database.ts';
 import type { ContactsTable } from '../../db/types.ts';
 
 export type ContactRow = Selectable<ContactsTable>;
+
+/** The contact's most recent conversation, and when it was closed if none is open. */
+export interface ConversationSummary {
+  latestConversationId: string | null;
+  closedAt: string | null;
+}
 
 /** Identifiers a contact can be found by; email is compared lower-cased, phone by its key. */
 export interface ContactIdentifiers {
@@ -18,36 +24,123 @@ export const contactsRepository = {
 
   /**
    * Contacts matching any identifier (OR), their own or kept as an alias after a merge, oldest first.
-   * Each branch is an equality on an index that leads with business_id.
+   * The ids come from a UNION ALL of equality lookups, each on an index that leads with business_id:
+   * written as one OR, the planner would scan the whole table for the alias branch.
    */
   findByIdentifiers(db: Db, businessId: string, ids: ContactIdentifiers, limit: number): Promise<ContactRow[]> {
+    const email = ids.email?.toLowerCase();
+    const branches = [];
+    if (email !== undefined) {
+      branches.push(db.selectFrom('contacts').select('id').where('business_id', '=', businessId).where(sql<string>`lower(email)`, '=', email));
+    }
+    if (ids.phoneKey !== undefined) {
+      branches.push(db.selectFrom('contacts').select('id').where('business_id', '=', businessId).where('phone_key', '=', ids.phoneKey));
+    }
+    if (ids.externalId !== undefined) {
+      branches.push(db.selectFrom('contacts').select('id').where('business_id', '=', businessId).where('external_id', '=', ids.externalId));
+    }
+    for (const [kind, value] of [['email', email], ['phone', ids.phoneKey]] as const) {
+      if (value === undefined) continue;
+      branches.push(
+        db.selectFrom('contact_aliases').select('contact_id as id')
+          .where('business_id', '=', businessId).where('kind', '=', kind).where('value', '=', value),
+      );
+    }
+    const [first, ...rest] = branches;
+    if (!first) return Promise.resolve([]);
+    const matching = rest.reduce((union, branch) => union.unionAll(branch), first);
     return db
       .selectFrom('contacts')
       .selectAll()
       .where('business_id', '=', businessId)
-      .where((eb) => {
-        const branches = [];
-        if (ids.email !== undefined) branches.push(eb(sql<string>`lower(email)`, '=', ids.email.toLowerCase()));
-        if (ids.phoneKey !== undefined) branches.push(eb('phone_key', '=', ids.phoneKey));
-        if (ids.externalId !== undefined) branches.push(eb('external_id', '=', ids.externalId));
-        const aliases = [];
-        if (ids.email !== undefined) aliases.push({ kind: 'email' as const, value: ids.email.toLowerCase() });
-        if (ids.phoneKey !== undefined) aliases.push({ kind: 'phone' as const, value: ids.phoneKey });
-        for (const alias of aliases) {
-          branches.push(
-            eb('id', 'in', eb
-              .selectFrom('contact_aliases')
-              .select('contact_id')
-              .where('business_id', '=', businessId)
-              .where('kind', '=', alias.kind)
-              .where('value', '=', alias.value)),
-          );
-        }
-        return eb.or(branches);
-      })
+      .where('id', 'in', matching)
       .orderBy('created_at')
       .orderBy('id')
       .limit(limit)
       .execute();
+  },
+
+  /** The contact, row-locked until the transaction ends, so concurrent updates merge in turn. */
+  findForUpdate(db: Db, businessId: string, id: string): Promise<ContactRow | undefined> {
+    return db.selectFrom('contacts').selectAll().where('business_id', '=', businessId).where('id', '=', id).forUpdate().executeTakeFirst();
+  },
+
+  /**
+   * Serialises creations that claim the same identifiers (email and phone have no unique index, since
+   * imports and merges may hold duplicates): a transaction-scoped advisory lock per identifier.
+   */
+  async lockIdentifiers(db: Db, businessId: string, identifiers: string[]): Promise<void> {
+    for (const identifier of [...identifiers].sort()) {
+      await sql`select pg_advisory_xact_lock(hashtextextended(${`${businessId}:${identifier}`}, 0))`.execute(db);
+    }
+  },
+
+  insert(db: Db, row: Insertable<ContactsTable>): Promise<ContactRow> {
+    return db
+      .insertInto('contacts')
+      .values({ ...row, custom_fields: JSON.stringify(row.custom_fields ?? {}) })
+      .returningAll()
+      .executeTakeFirstOrThrow();
+  },
+
+  update(db: Db, businessId: string, id: string, changes: Updateable<ContactsTable>): Promise<ContactRow> {
+    const values = changes.custom_fields === undefined ? changes : { ...changes, custom_fields: JSON.stringify(changes.custom_fields) };
+    return db
+      .updateTable('contacts')
+      .set({ ...values, updated_at: sql<string>`now()` })
+      .where('business_id', '=', businessId)
+      .where('id', '=', id)
+      .returningAll()
+      .executeTakeFirstOrThrow();
+  },
+
+  /** Deletes the contact; its aliases, conversations, messages and events go with it (FK cascades). */
+  async remove(db: Db, businessId: string, id: string): Promise<boolean> {
+    const row = await db.deleteFrom('contacts').where('business_id', '=', businessId).where('id', '=', id).returning('id').executeTakeFirst();
+    return row !== undefined;
+  },
+
+  /** What the camelCase form needs from the contact's conversations, in one query. */
+  async conversationSummary(db: Db, businessId: string, contactId: string): Promise<ConversationSummary> {
+    const row = await db
+      .selectFrom('conversations')
+      .where('business_id', '=', businessId)
+      .where('contact_id', '=', contactId)
+      .select((eb) => [
+        eb.fn.count<number>('id').as('total'),
+        eb.fn.countAll<number>().filterWhere('closed_at', 'is', null).as('open'),
+        eb.fn.max<string | null>('closed_at').as('last_closed_at'),
+        eb
+          .selectFrom('conversations as latest')
+          .select('latest.id')
+          .where('latest.business_id', '=', businessId)
+          .where('latest.contact_id', '=', contactId)
+          .orderBy('latest.created_at', 'desc')
+          .orderBy('latest.id', 'desc')
+          .limit(1)
+          .as('latest_id'),
+      ])
+      .executeTakeFirstOrThrow();
+    return {
+      latestConversationId: row.latest_id ?? null,
+      closedAt: Number(row.total) > 0 && Number(row.open) === 0 ? row.last_closed_at : null,
+    };
+  },
+
+  /** Closes every open conversation of the contact at the transaction's time. */
+  closeOpenConversations(db: Db, businessId: string, contactId: string) {
+    return db
+      .updateTable('conversations')
+      .set({ closed_at: sql<string>`now()` })
+      .where('business_id', '=', businessId)
+      .where('contact_id', '=', contactId)
+      .where('closed_at', 'is', null)
+      .returning(['id', 'channel', 'closed_at'])
+      .execute();
+  },
+
+  /** Copies the contact's tag list onto all its conversations. */
+  async setConversationTags(db: Db, businessId: string, contactId: string, tags: string[]): Promise<void> {
+    await db.updateTable('conversations').set({ tags }).where('business_id', '=', businessId).where('contact_id', '=', contactId).execute();
   },
 };

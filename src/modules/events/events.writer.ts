@@ -57,3 +57,98 @@ export function contactFieldChanged(
     },
   ]);
 }
+
+/** The conversation an event is about (its contact and channel are copied onto the event). */
+export interface EventConversation {
+  id: string;
+  contact_id: string;
+  channel: string;
+}
+
+/** Who caused an event: `human` with a user from the dashboard (user null from the channel's own app). */
+export interface EventActor {
+  actorType: NewEvent['actor_type'];
+  userId?: string | null;
+  /** The AI agent that acted or is concerned, when known. */
+  agentId?: string | null;
+}
+
+type ConversationEventType = Exclude<EventType, 'contact_field_changed'>;
+
+function conversationEvent(trx: Db, businessId: string, type: ConversationEventType, conversation: EventConversation, actor: EventActor, data: Record<string, unknown>) {
+  return writeEvents(trx, businessId, [
+    {
+      type,
+      contact_id: conversation.contact_id,
+      conversation_id: conversation.id,
+      channel: conversation.channel,
+      actor_type: actor.actorType,
+      user_id: actor.userId ?? null,
+      agent_id: actor.agentId ?? null,
+      data,
+    },
+  ]);
+}
+
+type Writer<D> = (trx: Db, businessId: string, conversation: EventConversation, actor: EventActor, data: D) => Promise<void>;
+const writer = <D extends Record<string, unknown>>(type: ConversationEventType): Writer<D> => (trx, businessId, conversation, actor, data) =>
+  conversationEvent(trx, businessId, type, conversation, actor, data);
+
+/** A person took over and the AI stopped replying. */
+export const manualControlActivated = writer<{ reason: string | null }>('manual_control_activated');
+/** The conversation returned to the AI, by hand or on a timer. */
+export const manualControlReleased = writer<{ reason: string }>('manual_control_released');
+/** Manual control pinned: the AI does not return on its own. */
+export const manualControlLocked = writer<{ reason: string }>('manual_control_locked');
+/** The pin was removed. */
+export const manualControlUnlocked = writer<{ reason: string }>('manual_control_unlocked');
+/** The conversation was escalated to the team with an alert. */
+export const alertTriggered = writer<{ reason: string }>('alert_triggered');
+
+/** What the three transfer events carry. */
+export interface TransferData extends Record<string, unknown> {
+  reason: string;
+  /** The person or number the AI tried to transfer to (null when none was available). */
+  target_user: string | null;
+  attempt_number: number;
+}
+/** The AI transferred the conversation to a person or another number. */
+export const transferAccepted = writer<TransferData>('transfer_accepted');
+/** A transfer could not be made. */
+export const transferRejected = writer<TransferData>('transfer_rejected');
+/** No transfer target was available. */
+export const transferFallbackRequired = writer<TransferData>('transfer_fallback_required');
+
+export const SENTIMENTS = ['POSITIVE', 'NEUTRAL', 'NEGATIVE'] as const;
+/** The conversation's sentiment was analyzed. */
+export const sentimentAnalyzed: Writer<{ sentiment: (typeof SENTIMENTS)[number] }> = (trx, businessId, conversation, actor, data) => {
+  // A runtime guard as well: the value comes from a model's output.
+  if (!SENTIMENTS.includes(data.sentiment)) return Promise.reject(new Error(`sentiment must be one of ${SENTIMENTS.join(', ')}`));
+  return conversationEvent(trx, businessId, 'sentiment_analyzed', conversation, actor, data);
+};
+
+/** The conversation was archived (closed); `origin` says through what (api, dashboard, timer, ...). */
+export const conversationArchived = writer<{ origin: string }>('conversation_archived');
+/** The conversation was unarchived (reopened). */
+export const conversationUnarchived = writer<{ origin: string }>('conversation_unarchived');
+/** A person marked the case resolved. */
+export const conversationResolved = writer<{ reason: string | null }>('conversation_resolved');
+
+/** What the three agent events carry: the AI agent before and after. */
+export interface AgentChange extends Record<string, unknown> {
+  from_agent: string | null;
+  to_agent: string | null;
+}
+/** An AI agent was assigned to a conversation that had none. */
+export const agentAssigned = writer<AgentChange>('agent_assigned');
+/** The conversation's AI agent changed. */
+export const agentSwitched = writer<AgentChange>('agent_switched');
+/** The AI agent was removed. */
+export const agentRemoved = writer<AgentChange>('agent_removed');
+
+/** The right one of agent_assigned / agent_switched / agent_removed for a change, or nothing when there is none. */
+export function agentChanged(trx: Db, businessId: string, conversation: EventConversation, actor: EventActor, change: AgentChange): Promise<void> {
+  if (change.from_agent === change.to_agent) return Promise.resolve();
+  const write = change.from_agent === null ? agentAssigned : change.to_agent === null ? agentRemoved : agentSwitched;
+  return write(trx, businessId, conversation, { ...actor, agentId: actor.agentId ?? change.to_agent ?? change.from_agent }, change);
+}

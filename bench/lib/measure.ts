@@ -1,0 +1,170 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import autocannon from 'autocannon';
+import { Pool } from 'undici';
+
+/** Resident memory of a process, sampled from /proc/<pid>/status every `everyMs`. */
+export class RssSampler {
+  peakMb = 0;
+  readonly samples: { atMs: number; mb: number }[] = [];
+  private timer: NodeJS.Timeout | undefined;
+  private readonly started = Date.now();
+
+  constructor(private readonly pid: number, private readonly everyMs = 200) {}
+
+  /** Current VmRSS in MB, or undefined when the process is gone. */
+  read(): number | undefined {
+    try {
+      const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${this.pid}/status`, 'utf8'));
+      return match ? Number(match[1]) / 1024 : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  start(): this {
+    const sample = () => {
+      const mb = this.read();
+      if (mb === undefined) return;
+      this.samples.push({ atMs: Date.now() - this.started, mb });
+      if (mb > this.peakMb) this.peakMb = mb;
+    };
+    sample();
+    this.timer = setInterval(sample, this.everyMs);
+    return this;
+  }
+
+  stop(): this {
+    clearInterval(this.timer);
+    return this;
+  }
+}
+
+/** What one autocannon run gives: throughput, latency percentiles, and anything that went wrong. */
+export interface LoadResult {
+  requestsPerSec: number;
+  p50Ms: number;
+  p99Ms: number;
+  maxMs: number;
+  requests: number;
+  non2xx: number;
+  errors: number;
+  timeouts: number;
+}
+
+export interface LoadOptions {
+  url: string;
+  /** Returns the path (with query) of each request. */
+  path: () => string;
+  headers?: Record<string, string>;
+  connections?: number;
+  durationSec: number;
+  /** Fixed total rate (requests/s over all connections); unset = as fast as possible. */
+  overallRate?: number;
+}
+
+/** One autocannon run whose every request asks for a new path (a random existing phone). */
+export async function load(options: LoadOptions): Promise<LoadResult> {
+  const result = await autocannon({
+    url: options.url,
+    connections: options.connections ?? 10,
+    duration: options.durationSec,
+    overallRate: options.overallRate,
+    headers: options.headers,
+    timeout: 10,
+    requests: [{ method: 'GET', setupRequest: (req) => ({ ...req, path: options.path() }) }],
+  });
+  return {
+    requestsPerSec: result.requests.average,
+    p50Ms: result.latency.p50,
+    p99Ms: result.latency.p99,
+    maxMs: result.latency.max,
+    requests: result.requests.total,
+    non2xx: result.non2xx,
+    errors: result.errors,
+    timeouts: result.timeouts,
+  };
+}
+
+/** Latency of `count` requests sent one at a time, measured with a sub-millisecond clock. */
+export interface SequentialResult {
+  medianMs: number;
+  p90Ms: number;
+  p99Ms: number;
+  count: number;
+  failures: number;
+}
+
+const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))];
+
+/**
+ * Requests one after the other on one keep-alive connection: a single request's cost, without
+ * queueing, which is what size independence is about (autocannon's histogram rounds to whole ms).
+ */
+export async function sequential(url: string, path: () => string, headers: Record<string, string>, count: number, maxMs: number): Promise<SequentialResult> {
+  const pool = new Pool(url, { connections: 1 });
+  const times: number[] = [];
+  let failures = 0;
+  const deadline = Date.now() + maxMs;
+  try {
+    for (let i = 0; i < count && Date.now() < deadline; i++) {
+      const started = performance.now();
+      const res = await pool.request({ method: 'GET', path: path(), headers });
+      await res.body.dump();
+      times.push(performance.now() - started);
+      if (res.statusCode !== 200) failures++;
+    }
+  } finally {
+    await pool.close();
+  }
+  times.sort((a, b) => a - b);
+  return { medianMs: percentile(times, 50), p90Ms: percentile(times, 90), p99Ms: percentile(times, 99), count: times.length, failures };
+}
+
+const TICKS_PER_SEC = 100;
+
+function cpuTicks(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return Number(fields[11]) + Number(fields[12]); // utime + stime
+  } catch {
+    return 0;
+  }
+}
+
+/** pids of the PostgreSQL backends serving `database` (their title is "postgres: 15/main: user db host ..."). */
+export function postgresBackends(database: string): number[] {
+  const out: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
+      if (/^postgres: [^:]*: postgres \S+ /.test(cmdline) && cmdline.includes(` postgres ${database} `)) out.push(Number(entry));
+    } catch {
+      // gone
+    }
+  }
+  return out;
+}
+
+/**
+ * CPU seconds used by a set of processes between start() and stop(): the cost of the work itself,
+ * which other load on the machine changes much less than it changes wall-clock throughput.
+ */
+export class CpuMeter {
+  private startTicks = new Map<number, number>();
+
+  constructor(private readonly pids: () => number[]) {}
+
+  start(): this {
+    this.startTicks = new Map(this.pids().map((p) => [p, cpuTicks(p)]));
+    return this;
+  }
+
+  /** CPU seconds since start (processes that started since count from zero). */
+  seconds(): number {
+    let ticks = 0;
+    for (const p of new Set([...this.startTicks.keys(), ...this.pids()])) ticks += cpuTicks(p) - (this.startTicks.get(p) ?? 0);
+    return ticks / TICKS_PER_SEC;
+  }
+}

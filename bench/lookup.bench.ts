@@ -1,0 +1,113 @@
+/**
+ * Lookup benchmark: GET /external/v2/contacts?phone= and GET /external/v2/conversations?phone= with a
+ * random existing phone per request (30% in the other mobile-digit form), against a bare Fastify
+ * process answering the same bytes, in the same run; then a fixed 200 requests/s run for the p99.
+ */
+import { request } from 'undici';
+import { startBare } from './lib/bare.ts';
+import { queryPhoneOf, randomQueryPhone, rng } from './lib/generate.ts';
+import { CpuMeter, load, postgresBackends, type LoadResult } from './lib/measure.ts';
+import type { RunningProcess, Tenant } from './lib/service.ts';
+
+export const LOOKUP_ROUTES = {
+  contacts: '/external/v2/contacts',
+  conversations: '/external/v2/conversations',
+} as const;
+export type LookupRoute = keyof typeof LOOKUP_ROUTES;
+
+/** CPU milliseconds per request: server process, PostgreSQL backends (postgres engine), bare process. */
+export interface CpuPerRequest {
+  serviceMs: number;
+  postgresMs: number;
+  bareMs: number;
+}
+
+export interface LookupResult {
+  route: LookupRoute;
+  bodyBytes: number;
+  service: LoadResult;
+  bare: LoadResult;
+  ratio: number;
+  cpu: CpuPerRequest;
+  fixedRate?: LoadResult;
+}
+
+export interface LookupOptions {
+  contacts: number;
+  durationSec: number;
+  warmupSec: number;
+  connections: number;
+  /** Database whose PostgreSQL backends count in the CPU figures (postgres engine only). */
+  database?: string;
+  /** Run the fixed-rate (200/s, 20 s) latency check too. */
+  fixedRate?: { rate: number; durationSec: number };
+  barePort: number;
+}
+
+/**
+ * Checks that lookups in both phone forms find the contact and its one conversation, so the
+ * throughput figures are of real answers (200 with data), not of fast 404s.
+ */
+export async function checkAnswers(service: RunningProcess, tenant: Tenant, contacts: number, samples = 40): Promise<string[]> {
+  const problems: string[] = [];
+  const random = rng(7);
+  for (let s = 0; s < samples; s++) {
+    const i = Math.floor(random() * contacts);
+    const phone = queryPhoneOf(i, s % 2 === 1);
+    for (const route of Object.values(LOOKUP_ROUTES)) {
+      const res = await request(`${service.url}${route}?phone=${phone}`, { headers: { 'x-api-key': tenant.apiKey } });
+      const body = (await res.body.json()) as { results?: unknown[] };
+      const ok = res.statusCode === 200 && (route !== LOOKUP_ROUTES.contacts || body.results?.length === 1);
+      if (!ok) problems.push(`${route}?phone=${phone} (contact ${i}): ${res.statusCode} ${JSON.stringify(body).slice(0, 200)}`);
+    }
+  }
+  return problems;
+}
+
+export async function runLookups(service: RunningProcess, tenant: Tenant, options: LookupOptions): Promise<LookupResult[]> {
+  const random = rng(42);
+  const sample = queryPhoneOf(0, false);
+  const bare = await startBare(
+    service.url,
+    tenant.apiKey,
+    { [LOOKUP_ROUTES.contacts]: `${LOOKUP_ROUTES.contacts}?phone=${sample}`, [LOOKUP_ROUTES.conversations]: `${LOOKUP_ROUTES.conversations}?phone=${sample}` },
+    options.barePort,
+  );
+  const headers = { 'x-api-key': tenant.apiKey };
+  const results: LookupResult[] = [];
+  try {
+    for (const route of Object.keys(LOOKUP_ROUTES) as LookupRoute[]) {
+      const path = () => `${LOOKUP_ROUTES[route]}?phone=${randomQueryPhone(options.contacts, random)}`;
+      const run = (url: string, durationSec: number) => load({ url, path, headers, connections: options.connections, durationSec });
+      process.stderr.write(`  lookup ${route}: warm-up, then ${options.durationSec} s service / ${options.durationSec} s bare\n`);
+      await run(service.url, options.warmupSec);
+      await run(bare.url, options.warmupSec);
+      const serviceCpu = new CpuMeter(() => [service.pid]).start();
+      const pgCpu = new CpuMeter(() => (options.database ? postgresBackends(options.database) : [])).start();
+      const serviceResult = await run(service.url, options.durationSec);
+      const [serviceSec, pgSec] = [serviceCpu.seconds(), pgCpu.seconds()];
+      const bareCpu = new CpuMeter(() => [bare.pid]).start();
+      const bareResult = await run(bare.url, options.durationSec);
+      const bareSec = bareCpu.seconds();
+      const perRequest = (sec: number, r: LoadResult) => (sec * 1000) / Math.max(1, r.requests);
+      const cpu = { serviceMs: perRequest(serviceSec, serviceResult), postgresMs: perRequest(pgSec, serviceResult), bareMs: perRequest(bareSec, bareResult) };
+      let fixedRate: LoadResult | undefined;
+      if (options.fixedRate) {
+        process.stderr.write(`  lookup ${route}: ${options.fixedRate.rate} requests/s for ${options.fixedRate.durationSec} s\n`);
+        fixedRate = await load({ url: service.url, path, headers, connections: options.connections, durationSec: options.fixedRate.durationSec, overallRate: options.fixedRate.rate });
+      }
+      results.push({
+        route,
+        bodyBytes: bare.bodyBytes[LOOKUP_ROUTES[route]],
+        service: serviceResult,
+        bare: bareResult,
+        ratio: serviceResult.requestsPerSec / bareResult.requestsPerSec,
+        cpu,
+        fixedRate,
+      });
+    }
+  } finally {
+    await bare.stop();
+  }
+  return results;
+}

@@ -1,0 +1,62 @@
+import { sql, type Insertable, type Selectable, type Updateable } from 'kysely';
+import type { Db } from '../../db/database.ts';
+import type { ChannelsTable } from '../../db/types.ts';
+
+export type ChannelRow = Selectable<ChannelsTable>;
+
+export const channelsRepository = {
+  insert(db: Db, row: Insertable<ChannelsTable>): Promise<ChannelRow> {
+    return db
+      .insertInto('channels')
+      .values({ ...row, provider_config: JSON.stringify(row.provider_config ?? {}) })
+      .returningAll()
+      .executeTakeFirstOrThrow();
+  },
+
+  find(db: Db, businessId: string, id: string): Promise<ChannelRow | undefined> {
+    return db.selectFrom('channels').selectAll().where('business_id', '=', businessId).where('id', '=', id).executeTakeFirst();
+  },
+
+  findByIdentifier(db: Db, businessId: string, type: string, identifier: string): Promise<ChannelRow | undefined> {
+    return db
+      .selectFrom('channels')
+      .selectAll()
+      .where('business_id', '=', businessId)
+      .where('type', '=', type)
+      .where('identifier', '=', identifier)
+      .executeTakeFirst();
+  },
+
+  /** Across businesses (index channels_provider_account): a notification names only the provider's account. */
+  findByProviderAccount(db: Db, kind: string, account: string): Promise<ChannelRow | undefined> {
+    return db.selectFrom('channels').selectAll().where('provider_kind', '=', kind).where('provider_account', '=', account).executeTakeFirst();
+  },
+
+  /**
+   * A channel of the kind whose provider config holds this value under `key` (e.g. the verify token
+   * of Meta's handshake, which names no account). Scans the kind's channels: the handshake is rare.
+   */
+  findByProviderSetting(db: Db, kind: string, key: string, value: string): Promise<ChannelRow | undefined> {
+    return db
+      .selectFrom('channels')
+      .selectAll()
+      .where('provider_kind', '=', kind)
+      .where(sql<string>`provider_config ->> ${key}`, '=', value)
+      .orderBy('created_at')
+      .limit(1)
+      .executeTakeFirst();
+  },
+
+  list(db: Db, businessId: string, limit: number): Promise<ChannelRow[]> {
+    return db.selectFrom('channels').selectAll().where('business_id', '=', businessId).orderBy('created_at').orderBy('id').limit(limit).execute();
+  },
+
+  update(db: Db, businessId: string, id: string, changes: Updateable<ChannelsTable>): Promise<ChannelRow | undefined> {
+    const values = changes.provider_config === undefined ? changes : { ...changes, provider_config: JSON.stringify(changes.provider_config) };
+    return db.updateTable('channels').set(values).where('business_id', '=', businessId).where('id', '=', id).returningAll().executeTakeFirst();
+  },
+
+  async remove(db: Db, businessId: string, id: string): Promise<ChannelRow | undefined> {
+    return db.deleteFrom('channels').where('business_id', '=', businessId).where('id', '=', id).returningAll().executeTakeFirst();
+  },
+};

@@ -1,0 +1,57 @@
+import { Type, type Static } from 'typebox';
+import { ProviderConfigSchema } from '../../channels/registry.ts';
+import { WhatsAppCloudConfigSchema } from '../../channels/whatsapp-cloud/whatsapp-cloud.config.ts';
+import { Timestamp, Uuid } from '../../http/common.schemas.ts';
+import { CHANNELS } from '../import/import.schemas.ts';
+
+/** Channel values of the contract. */
+export const ChannelType = Type.Union(CHANNELS.map((c) => Type.Literal(c)), { description: 'one of the channel values of the contract' });
+
+const PacePerSecond = Type.Integer({
+  minimum: 1,
+  maximum: 1000,
+  description: 'most messages sent per second from this channel (default 80; WhatsApp numbers go up to 1000)',
+});
+
+export const CreateChannelBody = Type.Object(
+  {
+    type: ChannelType,
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    identifier: Type.String({ minLength: 1, maxLength: 200, description: 'the business address on the channel; WhatsApp: the number, digits with country code' }),
+    provider: Type.Optional(ProviderConfigSchema),
+    pace_per_second: Type.Optional(PacePerSecond),
+  },
+  { additionalProperties: false },
+);
+export type CreateChannelBody = Static<typeof CreateChannelBody>;
+
+/** Secrets that can be rotated (and the API base moved); the account itself never changes. */
+const ProviderRotation = Type.Object(Type.Partial(Type.Omit(WhatsAppCloudConfigSchema, ['kind', 'phone_number_id'])).properties, {
+  additionalProperties: false,
+  description: 'provider fields to replace (secrets rotation); the others are kept',
+});
+
+export const UpdateChannelBody = Type.Object(
+  {
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    pace_per_second: Type.Optional(PacePerSecond),
+    provider: Type.Optional(ProviderRotation),
+  },
+  { additionalProperties: false },
+);
+export type UpdateChannelBody = Static<typeof UpdateChannelBody>;
+
+/** A channel as the operator API shows it: never its secrets. */
+export const Channel = Type.Object({
+  id: Uuid,
+  type: Type.String(),
+  name: Type.String(),
+  identifier: Type.String(),
+  pace_per_second: Type.Integer(),
+  provider: Type.Union([
+    Type.Object({ kind: Type.String(), account: Type.Union([Type.String(), Type.Null()], { description: 'WhatsApp: phone_number_id' }), api_base_url: Type.Optional(Type.String()) }),
+    Type.Null(),
+  ]),
+  created_at: Timestamp,
+});
+export type ChannelForm = Static<typeof Channel>;

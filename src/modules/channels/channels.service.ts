@@ -1,0 +1,176 @@
+import type { ProviderHttpOptions } from '../../channels/http-deps.ts';
+import type { ChannelProvider } from '../../channels/provider.ts';
+import { createChannelProvider, type ProviderConfig } from '../../channels/registry.ts';
+import type { Db } from '../../db/database.ts';
+import { isUniqueViolation } from '../../db/errors.ts';
+import { badRequest, conflict, notFound } from '../../http/errors.ts';
+import { newId } from '../../lib/ids.ts';
+import { channelsRepository, type ChannelRow } from './channels.repository.ts';
+import type { ChannelForm, CreateChannelBody, UpdateChannelBody } from './channels.schemas.ts';
+
+export type { ChannelRow } from './channels.repository.ts';
+
+/** The channel type each provider kind serves, and the config field naming the provider's account. */
+const providerKinds: Record<ProviderConfig['kind'], { channelType: string; account: (config: ProviderConfig) => string }> = {
+  whatsapp_cloud: { channelType: 'whatsapp', account: (config) => config.phone_number_id },
+};
+
+/** How long a channel found by its provider account is trusted before it is read again (other processes may rotate secrets). */
+const ACCOUNT_CACHE_MS = 30_000;
+
+const duplicate = (field: string) => conflict(`a channel with this ${field} already exists`, [{ field }]);
+
+/** Channels of a business (operator API) and their provider adapters (for sends and inbound). */
+export class ChannelsService {
+  private readonly providers = new Map<string, { configKey: string; provider: ChannelProvider }>();
+  private readonly byAccount = new Map<string, { row: ChannelRow; expiresAt: number }>();
+
+  constructor(
+    private readonly db: Db,
+    private readonly http?: ProviderHttpOptions,
+  ) {}
+
+  async create(businessId: string, body: CreateChannelBody): Promise<ChannelForm> {
+    const identifier = this.identifierOf(body.type, body.identifier);
+    const provider = body.provider;
+    if (body.type === 'whatsapp' && !provider) throw badRequest('a whatsapp channel needs its provider', [{ path: '/provider' }]);
+    if (provider && providerKinds[provider.kind].channelType !== body.type) {
+      throw badRequest(`provider ${provider.kind} does not serve ${body.type} channels`, [{ path: '/provider/kind' }]);
+    }
+    const account = provider ? providerKinds[provider.kind].account(provider) : null;
+    if (await channelsRepository.findByIdentifier(this.db, businessId, body.type, identifier)) throw duplicate('identifier');
+    if (provider && account && (await channelsRepository.findByProviderAccount(this.db, provider.kind, account))) {
+      throw duplicate('provider account');
+    }
+    try {
+      const row = await channelsRepository.insert(this.db, {
+        business_id: businessId,
+        id: newId(),
+        type: body.type,
+        name: body.name ?? `${body.type} ${identifier}`,
+        identifier,
+        provider_kind: provider?.kind ?? null,
+        provider_account: account,
+        provider_config: provider ?? {},
+        pace_per_second: body.pace_per_second,
+      });
+      return toChannelForm(row);
+    } catch (err) {
+      if (isUniqueViolation(err)) throw conflict('a channel with this identifier or provider account already exists');
+      throw err;
+    }
+  }
+
+  async list(businessId: string, limit: number): Promise<ChannelForm[]> {
+    return (await channelsRepository.list(this.db, businessId, limit)).map(toChannelForm);
+  }
+
+  async read(businessId: string, id: string): Promise<ChannelForm> {
+    return toChannelForm(await this.get(businessId, id));
+  }
+
+  /** Renames, re-paces or rotates the provider's secrets; the adapter is rebuilt on next use. */
+  async update(businessId: string, id: string, body: UpdateChannelBody): Promise<ChannelForm> {
+    const row = await this.get(businessId, id);
+    let providerConfig: ProviderConfig | undefined;
+    if (body.provider !== undefined) {
+      if (!row.provider_kind) throw badRequest('the channel has no provider to update', [{ path: '/provider' }]);
+      providerConfig = { ...(row.provider_config as ProviderConfig), ...body.provider };
+    }
+    const updated = await channelsRepository.update(this.db, businessId, id, {
+      ...(body.name !== undefined ? { name: body.name } : {}),
+      ...(body.pace_per_second !== undefined ? { pace_per_second: body.pace_per_second } : {}),
+      ...(providerConfig ? { provider_config: providerConfig } : {}),
+    });
+    if (!updated) throw notFound('channel');
+    this.forget(updated);
+    return toChannelForm(updated);
+  }
+
+  async remove(businessId: string, id: string) {
+    const removed = await channelsRepository.remove(this.db, businessId, id);
+    if (!removed) throw notFound('channel');
+    this.forget(removed);
+    return { success: true };
+  }
+
+  /** The channel row (with its provider config), or 404. */
+  async get(businessId: string, id: string): Promise<ChannelRow> {
+    const row = await channelsRepository.find(this.db, businessId, id);
+    if (!row) throw notFound('channel');
+    return row;
+  }
+
+  /** The channel row, or undefined (for callers with their own answer, e.g. 403 on send-template). */
+  find(businessId: string, id: string): Promise<ChannelRow | undefined> {
+    return channelsRepository.find(this.db, businessId, id);
+  }
+
+  findByIdentifier(businessId: string, type: string, identifier: string): Promise<ChannelRow | undefined> {
+    return channelsRepository.findByIdentifier(this.db, businessId, type, identifier);
+  }
+
+  /** The channel a provider's notification names by its account id (any business); cached briefly. */
+  async findByProviderAccount(kind: string, account: string): Promise<ChannelRow | undefined> {
+    const key = `${kind}:${account}`;
+    const cached = this.byAccount.get(key);
+    if (cached && cached.expiresAt > Date.now()) return cached.row;
+    const row = await channelsRepository.findByProviderAccount(this.db, kind, account);
+    if (row) this.byAccount.set(key, { row, expiresAt: Date.now() + ACCOUNT_CACHE_MS });
+    else this.byAccount.delete(key);
+    return row;
+  }
+
+  /** A channel of the kind whose provider setting `key` equals `value` (e.g. Meta's verify_token). */
+  findByProviderSetting(kind: string, key: string, value: string): Promise<ChannelRow | undefined> {
+    return channelsRepository.findByProviderSetting(this.db, kind, key, value);
+  }
+
+  /**
+   * The provider adapter of a channel, built once per channel and configuration: a row read after a
+   * rotation (here or in another process) has another config, so it gets a new adapter.
+   */
+  providerFor(channel: ChannelRow): ChannelProvider {
+    if (!channel.provider_kind) throw new Error(`channel ${channel.id} has no provider`);
+    const configKey = JSON.stringify(channel.provider_config);
+    const cached = this.providers.get(channel.id);
+    if (cached && cached.configKey === configKey) return cached.provider;
+    const provider = createChannelProvider(channel.provider_config as ProviderConfig, this.http);
+    this.providers.set(channel.id, { configKey, provider });
+    return provider;
+  }
+
+  private forget(row: ChannelRow): void {
+    this.providers.delete(row.id);
+    if (row.provider_kind && row.provider_account) this.byAccount.delete(`${row.provider_kind}:${row.provider_account}`);
+  }
+
+  /** WhatsApp numbers are stored as digits with country code (a leading + is accepted). */
+  private identifierOf(type: string, identifier: string): string {
+    const trimmed = identifier.trim();
+    if (type !== 'whatsapp') {
+      if (trimmed === '') throw badRequest('identifier must not be blank', [{ path: '/identifier' }]);
+      return trimmed;
+    }
+    if (!/^\+?[0-9]{8,15}$/.test(trimmed)) {
+      throw badRequest('a whatsapp identifier is the number in digits with country code', [{ path: '/identifier' }]);
+    }
+    return trimmed.replace(/^\+/, '');
+  }
+}
+
+/** The operator form of a channel: never the provider's secrets. */
+export function toChannelForm(row: ChannelRow): ChannelForm {
+  const baseUrl = (row.provider_config as { api_base_url?: unknown }).api_base_url;
+  return {
+    id: row.id,
+    type: row.type,
+    name: row.name,
+    identifier: row.identifier,
+    pace_per_second: row.pace_per_second,
+    provider: row.provider_kind
+      ? { kind: row.provider_kind, account: row.provider_account, ...(typeof baseUrl === 'string' ? { api_base_url: baseUrl } : {}) }
+      : null,
+    created_at: row.created_at,
+  };
+}

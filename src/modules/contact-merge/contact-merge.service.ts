@@ -1,0 +1,44 @@
+import type { Db } from '../../db/database.ts';
+import { badRequest, notFound } from '../../http/errors.ts';
+import { contactFieldChanged } from '../events/events.writer.ts';
+import { planMerge } from './contact-merge.rules.ts';
+import { contactMergeRepository as repo } from './contact-merge.repository.ts';
+import type { MergeBody } from './contact-merge.schemas.ts';
+
+export class ContactMergeService {
+  constructor(private readonly db: Db) {}
+
+  /**
+   * Merges the loser into the survivor in one transaction: history and aliases move, the survivor
+   * takes the loser's values where the rules say, the loser's email and phone become aliases, one
+   * contact_field_changed event records what changed, and the loser is deleted.
+   */
+  async merge(businessId: string, body: MergeBody): Promise<{ success: true; survivor_id: string }> {
+    const { survivor_id: survivorId, loser_id: loserId } = body;
+    if (survivorId.toLowerCase() === loserId.toLowerCase()) throw badRequest('survivor_id and loser_id must be two different contacts');
+
+    await this.db.transaction().execute(async (trx) => {
+      const rows = await repo.lockPair(trx, businessId, [survivorId, loserId]);
+      const survivor = rows.find((r) => r.id === survivorId.toLowerCase());
+      const loser = rows.find((r) => r.id === loserId.toLowerCase());
+      if (!survivor) throw notFound('survivor contact');
+      if (!loser) throw notFound('loser contact');
+      if (survivor.is_test !== loser.is_test) throw badRequest('a test contact cannot be merged with a real one');
+
+      const loserAssignee = survivor.assigned_user_id === null && loser.assigned_user_id !== null
+        ? await repo.userEmail(trx, businessId, loser.assigned_user_id)
+        : null;
+      const plan = planMerge(survivor, loser, body.field_choices ?? {}, loserAssignee);
+      // external_id is unique per business: the loser lets go of it before the survivor takes it.
+      if (plan.patch.external_id !== undefined) await repo.updateContact(trx, businessId, loser.id, { external_id: null });
+      await repo.updateContact(trx, businessId, survivor.id, plan.patch);
+      await repo.moveHistory(trx, businessId, loser.id, survivor.id);
+      await repo.syncConversationTags(trx, businessId, survivor.id, plan.patch.tags ?? survivor.tags);
+      await repo.copyAliases(trx, businessId, loser.id, survivor.id);
+      await repo.addAliases(trx, businessId, survivor.id, plan.aliases);
+      await contactFieldChanged(trx, businessId, { contactId: survivor.id, actorType: 'api', source: 'merge', changes: plan.changes });
+      await repo.deleteContact(trx, businessId, loser.id);
+    });
+    return { success: true, survivor_id: survivorId.toLowerCase() };
+  }
+}

@@ -1,0 +1,149 @@
+import type { Db } from '../../db/database.ts';
+import { isUniqueViolation } from '../../db/errors.ts';
+import { badRequest, conflict, notFound } from '../../http/errors.ts';
+import { newId } from '../../lib/ids.ts';
+import type { DashboardLinks } from '../../lib/links.ts';
+import { normalisePhone } from '../../lib/phone.ts';
+import { contactFieldChanged, writeEvents } from '../events/events.writer.ts';
+import { usersRepository } from '../users/users.repository.ts';
+import { planUpdate, uniqueTags } from './contacts.changes.ts';
+import { toContactCamel, toContactSnake } from './contacts.mappers.ts';
+import { contactsRepository, type ContactIdentifiers, type ContactRow } from './contacts.repository.ts';
+import { SEARCH_LIMIT, type ContactCamelForm, type CreateContactInput, type SearchQuery, type UpdateContactBody } from './contacts.schemas.ts';
+
+function parsePhone(input: string, field: string) {
+  const phone = normalisePhone(input);
+  if (!phone) throw badRequest(`${field} is not a valid phone number with country code`, [{ path: `/${field}` }]);
+  return phone;
+}
+
+/** Contacts of a business: search, create, read, update, delete, close their conversations. */
+export class ContactsService {
+  constructor(
+    private readonly db: Db,
+    private readonly links: DashboardLinks,
+  ) {}
+
+  /** Contacts matching any identifier sent (aliases resolve to the survivor), oldest first, at most 50. */
+  async search(businessId: string, query: SearchQuery) {
+    if (query.email === undefined && query.phone === undefined && query.external_id === undefined) {
+      throw badRequest('send at least one of email, phone, external_id');
+    }
+    const ids: ContactIdentifiers = { email: query.email, externalId: query.external_id };
+    if (query.phone !== undefined) ids.phoneKey = parsePhone(query.phone, 'phone').key;
+    const rows = await contactsRepository.findByIdentifiers(this.db, businessId, ids, SEARCH_LIMIT);
+    return { results: rows.map(toContactSnake) };
+  }
+
+  async get(businessId: string, id: string) {
+    return toContactSnake(await this.require(this.db, businessId, id));
+  }
+
+  /**
+   * Creates a contact. An email, phone or external_id that already identifies a contact (its own or
+   * an alias) is a conflict naming that contact; the identifiers are locked first so two concurrent
+   * creations cannot both pass the check.
+   */
+  async create(businessId: string, input: CreateContactInput) {
+    const phone = input.phone_number === undefined ? undefined : parsePhone(input.phone_number, 'phone_number');
+    const email = input.email?.trim();
+    if (email === undefined && phone === undefined && input.external_id === undefined) {
+      throw badRequest('send at least one of email, phone_number, external_id');
+    }
+    const claims: { field: string; value: string; ids: ContactIdentifiers }[] = [];
+    if (email !== undefined) claims.push({ field: 'email', value: email.toLowerCase(), ids: { email } });
+    if (phone !== undefined) claims.push({ field: 'phone_number', value: phone.key, ids: { phoneKey: phone.key } });
+    if (input.external_id !== undefined) claims.push({ field: 'external_id', value: input.external_id, ids: { externalId: input.external_id } });
+    const customFields = Object.fromEntries(Object.entries(input.custom_fields ?? {}).filter(([, value]) => value !== null));
+    try {
+      const row = await this.db.transaction().execute(async (trx) => {
+        await contactsRepository.lockIdentifiers(trx, businessId, claims.map((c) => `${c.field}:${c.value}`));
+        const taken = [];
+        for (const { field, ids } of claims) {
+          const [owner] = await contactsRepository.findByIdentifiers(trx, businessId, ids, 1);
+          if (owner) taken.push({ field, contact_id: owner.id });
+        }
+        if (taken.length > 0) throw conflict('an identifier already belongs to a contact', taken);
+        return contactsRepository.insert(trx, {
+          business_id: businessId,
+          id: newId(),
+          first_name: input.first_name ?? '',
+          last_name: input.last_name ?? '',
+          email: email ?? null,
+          phone_number: phone?.digits ?? null,
+          phone_key: phone?.key ?? null,
+          external_id: input.external_id ?? null,
+          tags: uniqueTags(input.tags ?? []),
+          custom_fields: customFields,
+          source: 'api',
+          is_test: input.is_test ?? false,
+        });
+      });
+      return toContactSnake(row);
+    } catch (err) {
+      if (isUniqueViolation(err)) throw conflict('an identifier already belongs to a contact', [{ field: 'external_id' }]);
+      throw err;
+    }
+  }
+
+  /** Applies the changed fields and records them as one `contact_field_changed` event, in one transaction. */
+  async update(businessId: string, id: string, body: UpdateContactBody): Promise<ContactCamelForm> {
+    if (body.assigned_user !== undefined && body.unassign_user === true) {
+      throw badRequest('send either assigned_user or unassign_user, not both');
+    }
+    return this.db.transaction().execute(async (trx) => {
+      const row = await this.require(trx, businessId, id, true);
+      let assignee: { id: string; email: string } | undefined;
+      if (body.assigned_user !== undefined) {
+        assignee = await usersRepository.findByEmail(trx, businessId, body.assigned_user);
+        if (!assignee) throw badRequest('assigned_user is not a user of the business', [{ path: '/assigned_user' }]);
+      }
+      const current = row.assigned_user_id ? ((await usersRepository.find(trx, businessId, row.assigned_user_id)) ?? null) : null;
+      const { values, changes } = planUpdate(row, body, assignee, current);
+      const updated = changes.length > 0 ? await contactsRepository.update(trx, businessId, id, values) : row;
+      if (body.tags !== undefined) await contactsRepository.setConversationTags(trx, businessId, id, updated.tags);
+      await contactFieldChanged(trx, businessId, { contactId: id, actorType: 'api', source: 'api', changes });
+      return this.camelForm(updated, trx);
+    });
+  }
+
+  /** Deletes the contact with its conversations, messages and events. */
+  async remove(businessId: string, id: string) {
+    if (!(await contactsRepository.remove(this.db, businessId, id))) throw notFound('contact');
+    return { success: true, contact_id: id };
+  }
+
+  /** Closes every open conversation of the contact, one `conversation_archived` event each. */
+  async closeConversations(businessId: string, id: string): Promise<ContactCamelForm> {
+    return this.db.transaction().execute(async (trx) => {
+      const row = await this.require(trx, businessId, id, true);
+      const closed = await contactsRepository.closeOpenConversations(trx, businessId, id);
+      await writeEvents(
+        trx,
+        businessId,
+        closed.map((conversation) => ({
+          type: 'conversation_archived' as const,
+          contact_id: id,
+          conversation_id: conversation.id,
+          channel: conversation.channel,
+          actor_type: 'api' as const,
+          data: { origin: 'api' },
+        })),
+      );
+      return this.camelForm(row, trx);
+    });
+  }
+
+  /** camelCase form of a contact row (also for other modules, e.g. webhook payloads); pass `db` inside a transaction. */
+  async camelForm(row: ContactRow, db: Db = this.db): Promise<ContactCamelForm> {
+    const summary = await contactsRepository.conversationSummary(db, row.business_id, row.id);
+    const assigned = row.assigned_user_id ? await usersRepository.find(db, row.business_id, row.assigned_user_id) : undefined;
+    return toContactCamel(row, { summary, assignedUserEmail: assigned?.email ?? null, links: this.links });
+  }
+
+  private async require(db: Db, businessId: string, id: string, forUpdate = false): Promise<ContactRow> {
+    const row = forUpdate ? await contactsRepository.findForUpdate(db, businessId, id) : await contactsRepository.find(db, businessId, id);
+    if (!row) throw notFound('contact');
+    return row;
+  }
+}

@@ -1,0 +1,57 @@
+import { badRequest } from '../../http/errors.ts';
+
+const DATE_TIME = /^(\d{4}-\d{2}-\d{2})(?:[T ](\d{2}:\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|[+-]\d{2}:?\d{2})?)?$/i;
+const MAX_WINDOW_MICROS = 31n * 24n * 3600n * 1_000_000n;
+
+/** A parsed timestamp: exact epoch microseconds and its canonical ISO text (UTC, six fraction digits). */
+export interface Instant {
+  micros: bigint;
+  iso: string;
+}
+
+/**
+ * Parses an ISO 8601 query timestamp keeping microseconds (a JS Date keeps milliseconds only). A date
+ * alone means midnight UTC; a time without an offset is read as UTC.
+ */
+export function parseInstant(raw: string, field: string): Instant {
+  const m = DATE_TIME.exec(raw.trim());
+  const bad = () => badRequest(`${field} must be an ISO 8601 date-time`, [{ location: 'querystring', path: `/${field}` }]);
+  if (!m) throw bad();
+  const [, date, hm = '00:00', sec = '00', fraction = '', zone = 'Z'] = m;
+  const offset = zone.toUpperCase() === 'Z' ? 'Z' : `${zone.slice(0, 3)}:${zone.slice(-2)}`;
+  const ms = Date.parse(`${date}T${hm}:${sec}${offset}`);
+  if (Number.isNaN(ms)) throw bad();
+  const micros = BigInt(ms) * 1000n + BigInt(fraction.padEnd(6, '0').slice(0, 6));
+  return { micros, iso: isoFromMicros(micros) };
+}
+
+export function isoFromMicros(micros: bigint): string {
+  const ms = micros / 1000n;
+  const rest = (micros % 1000n).toString().padStart(3, '0');
+  return new Date(Number(ms)).toISOString().replace('Z', `${rest}Z`);
+}
+
+export function nowInstant(): Instant {
+  const micros = BigInt(Date.now()) * 1000n;
+  return { micros, iso: isoFromMicros(micros) };
+}
+
+/** The contract's window: `until` after `since`, at most 31 days apart. */
+export function checkWindow(since: Instant, until: Instant): void {
+  if (until.micros <= since.micros) throw badRequest('until must be after since', [{ location: 'querystring', path: '/until' }]);
+  if (until.micros - since.micros > MAX_WINDOW_MICROS) {
+    throw badRequest('since and until must be at most 31 days apart; request longer periods in pieces', [{ location: 'querystring', path: '/until' }]);
+  }
+}
+
+/** Splits a comma list and checks every value against the allowed ones (400 naming the unknown). */
+export function parseList<T extends string>(raw: string | undefined, allowed: readonly T[], field: string): T[] | undefined {
+  if (raw === undefined) return undefined;
+  const values = [...new Set(raw.split(',').map((v) => v.trim()).filter((v) => v !== ''))];
+  if (values.length === 0) throw badRequest(`${field} must name at least one value`, [{ location: 'querystring', path: `/${field}` }]);
+  const unknown = values.filter((v) => !(allowed as readonly string[]).includes(v));
+  if (unknown.length > 0) {
+    throw badRequest(`unknown ${field}: ${unknown.join(', ')}`, [{ location: 'querystring', path: `/${field}`, message: `allowed: ${allowed.join(', ')}` }]);
+  }
+  return values as T[];
+}

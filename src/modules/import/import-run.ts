@@ -1,0 +1,136 @@
+import type { Db } from '../../db/database.ts';
+import type { Line } from './line-reader.ts';
+import { parseLine } from './import.records.ts';
+import {
+  importRepository as repo,
+  type ContactImportRow,
+  type ConversationImportRow,
+  type EventImportRow,
+  type ImportTable,
+  type MessageImportRow,
+} from './import.repository.ts';
+import type { ImportResult } from './import.schemas.ts';
+
+/** Rows per table and statement: large enough to amortise a round trip, small enough to stay flat. */
+export const BATCH_ROWS = 1000;
+/** Only the first errors are kept (a bad file must not fill memory); error_count counts them all. */
+export const MAX_ERRORS_KEPT = 1000;
+
+interface Rows {
+  contacts: ContactImportRow;
+  conversations: ConversationImportRow;
+  messages: MessageImportRow;
+  events: EventImportRow;
+}
+type Pending<T extends ImportTable> = { line: number; row: Rows[T] };
+
+// Parents first: a record may refer to any record on an earlier line.
+const TABLES: ImportTable[] = ['contacts', 'conversations', 'messages', 'events'];
+
+const inserters: { [T in ImportTable]: (db: Db, businessId: string, rows: Rows[T][]) => Promise<string[]> } = {
+  contacts: repo.insertContacts,
+  conversations: repo.insertConversations,
+  messages: repo.insertMessages,
+  events: repo.insertEvents,
+};
+
+/** The errors a row itself can cause (SQLSTATE classes 22 data exception, 23 integrity violation). */
+function rowErrorMessage(err: unknown, row: Rows[ImportTable]): string | undefined {
+  const { code, constraint, message } = err as { code?: string; constraint?: string; message?: string };
+  if (typeof code !== 'string' || !/^2[23]/.test(code)) return undefined;
+  if (code === '23505' && (constraint === 'contacts_external_id' || message?.includes('contacts_external_id'))) {
+    return `external_id ${JSON.stringify((row as ContactImportRow).external_id)} already belongs to another contact`;
+  }
+  return `record could not be stored: ${message ?? code}`;
+}
+
+/** The state of one import: rows waiting per table, counts, and errors. */
+export class ImportRun {
+  private pending: { [T in ImportTable]: Pending<T>[] } = { contacts: [], conversations: [], messages: [], events: [] };
+  private readonly imported = { contacts: 0, conversations: 0, messages: 0, events: 0 };
+  private readonly errors: { line: number; message: string }[] = [];
+  private errorCount = 0;
+
+  constructor(
+    private readonly db: Db,
+    private readonly businessId: string,
+    private readonly maxLineBytes: number,
+  ) {}
+
+  /** Takes one line; true when a batch is full and the caller must flush before reading on. */
+  add(line: Line): boolean {
+    if (line.text === undefined) {
+      this.error(line.number, `line longer than ${this.maxLineBytes} bytes`);
+      return false;
+    }
+    if (line.text.trim() === '') return false;
+    const parsed = parseLine(line.text);
+    if ('error' in parsed) {
+      this.error(line.number, parsed.error);
+      return false;
+    }
+    const queue = this.pending[parsed.table] as Pending<typeof parsed.table>[];
+    queue.push({ line: line.number, row: parsed.row });
+    return queue.length >= BATCH_ROWS;
+  }
+
+  /**
+   * Stores every row waiting now, parents before children. The batches are taken at once, so lines
+   * read while they are stored wait for the next flush, after the parents they may refer to.
+   */
+  async flush(): Promise<void> {
+    const batches = this.pending;
+    this.pending = { contacts: [], conversations: [], messages: [], events: [] };
+    for (const table of TABLES) {
+      if (batches[table].length > 0) await this.store(table, batches[table]);
+    }
+  }
+
+  result(): ImportResult {
+    return { imported: { ...this.imported }, errors: [...this.errors].sort((a, b) => a.line - b.line), error_count: this.errorCount };
+  }
+
+  private error(line: number, message: string): void {
+    this.errorCount++;
+    if (this.errors.length < MAX_ERRORS_KEPT) this.errors.push({ line, message });
+  }
+
+  private async store<T extends ImportTable>(table: T, batch: Pending<T>[]): Promise<void> {
+    let inserted: Set<string>;
+    try {
+      inserted = new Set(await inserters[table](this.db, this.businessId, batch.map((p) => p.row)));
+    } catch (err) {
+      if (batch.length === 1) {
+        const message = rowErrorMessage(err, batch[0].row);
+        if (!message) throw err; // not the row's fault (connection lost, ...): the import stops
+        this.error(batch[0].line, message);
+        return;
+      }
+      // One bad row fails its statement; row by row, the good rows of the batch still go in.
+      for (const p of batch) await this.store(table, [p]);
+      return;
+    }
+    this.imported[table] += inserted.size;
+    if (inserted.size < batch.length) await this.explainLeftOut(table, batch.filter((p) => !inserted.has(p.row.id)));
+  }
+
+  /** Rows a batch left out: their id exists (skipped, not an error) or their parent does not. */
+  private async explainLeftOut<T extends ImportTable>(table: T, leftOut: Pending<T>[]): Promise<void> {
+    const existing = await repo.existing(this.db, this.businessId, table, leftOut.map((p) => p.row.id));
+    const missing = leftOut.filter((p) => !existing.has(p.row.id));
+    if (missing.length === 0) return;
+    if (table === 'conversations') {
+      for (const p of missing as Pending<'conversations'>[]) this.error(p.line, `contact ${p.row.contact_id} not found in this business`);
+    } else if (table === 'messages') {
+      for (const p of missing as Pending<'messages'>[]) this.error(p.line, `conversation ${p.row.conversation_id} not found in this business`);
+    } else if (table === 'events') {
+      const events = missing as Pending<'events'>[];
+      const contacts = await repo.existing(this.db, this.businessId, 'contacts', events.map((p) => p.row.contact_id));
+      for (const p of events) {
+        this.error(p.line, contacts.has(p.row.contact_id)
+          ? `conversation ${p.row.conversation_id} not found in this business`
+          : `contact ${p.row.contact_id} not found in this business`);
+      }
+    }
+  }
+}

@@ -1,0 +1,49 @@
+import type { InboundMessage, ProviderErrorDetail } from '../../channels/provider.ts';
+
+/**
+ * The structured parts of an inbound message, kept in `messages.metadata` (snake_case) so later
+ * readers (webhooks: messageLocation, ...) need not parse the provider's notification again.
+ * Only the parts the message has are written.
+ */
+export function inboundMetadata(message: InboundMessage, reactionTargetId: string | null): Record<string, unknown> {
+  const meta: Record<string, unknown> = {};
+  if (message.type === 'unsupported') meta.provider_type = message.providerType;
+  if (message.location) meta.location = message.location;
+  if (message.contacts.length > 0) {
+    meta.contacts = message.contacts.map((card) => ({
+      formatted_name: card.formattedName,
+      first_name: card.firstName,
+      last_name: card.lastName,
+      organization: card.organization,
+      phones: card.phones.map((p) => ({ phone: p.phone, wa_id: p.waId, type: p.type })),
+      emails: card.emails,
+      urls: card.urls,
+    }));
+  }
+  if (message.interactive) {
+    const { kind, id, title, description } = message.interactive;
+    meta.interactive = { type: kind, id, title, description };
+  }
+  if (message.button) meta.button = message.button;
+  if (message.reaction) {
+    meta.reaction = { message_id: reactionTargetId, provider_message_id: message.reaction.providerMessageId, emoji: message.reaction.emoji };
+  }
+  if (message.media?.voice !== undefined) meta.voice = message.media.voice;
+  if (message.media?.animated !== undefined) meta.animated = message.media.animated;
+  if (message.context?.replyToProviderMessageId) meta.reply_to_provider_message_id = message.context.replyToProviderMessageId;
+  if (message.context?.forwarded) meta.forwarded = true;
+  if (message.context?.frequentlyForwarded) meta.frequently_forwarded = true;
+  if (message.errors.length > 0) meta.errors = message.errors;
+  return meta;
+}
+
+/** A provider's errors as the one line stored in `messages.error`: "code: title - details; ...". */
+export function errorText(errors: ProviderErrorDetail[]): string {
+  if (errors.length === 0) return 'failed: the provider reported a failure without detail';
+  return errors
+    .map((e) => {
+      const parts = [...new Set([e.title, e.message, e.details].filter((p): p is string => p !== null && p !== ''))];
+      return parts.length > 0 ? `${e.code}: ${parts.join(' - ')}` : e.code;
+    })
+    .join('; ');
+}

@@ -1,0 +1,185 @@
+import parseJson from 'secure-json-parse';
+import type { IncomingHeaders, InboundMessage, ParsedNotification, StatusUpdate } from '../../channels/provider.ts';
+import { messageStatusOf, ProviderError } from '../../channels/provider.ts';
+import { notificationPhoneNumberIds } from '../../channels/whatsapp-cloud/whatsapp-cloud.notifications.ts';
+import type { Db } from '../../db/database.ts';
+import { AppError, badRequest } from '../../http/errors.ts';
+import { newId } from '../../lib/ids.ts';
+import { enqueueJob, type OutboxWorker } from '../../jobs/outbox.worker.ts';
+import type { ChannelRow, ChannelsService } from '../channels/channels.service.ts';
+import { contactsRepository } from '../contacts/contacts.repository.ts';
+import { openConversation } from '../messaging/messaging.conversations.ts';
+import { messagingRepository } from '../messaging/messaging.repository.ts';
+import { errorText, inboundMetadata } from './inbound.content.ts';
+import { phoneLockName, resolveSender, senderPhone } from './inbound.contacts.ts';
+
+/** Outbox kind of the job that downloads an inbound attachment; `ref_id` is the message id. */
+export const MEDIA_FETCH_JOB = 'media_fetch';
+
+const WHATSAPP = 'whatsapp_cloud';
+
+/** What one notification did, for the request log. */
+export interface InboundSummary {
+  stored: number;
+  duplicates: number;
+  statuses: number;
+  /** Receipts for provider message ids we do not know (logged at debug). */
+  unknownStatusIds: string[];
+}
+
+const refused = (message: string) => new AppError(401, 'unauthorized', message);
+
+/**
+ * Provider notifications: Meta's subscription handshake, and inbound messages and delivery receipts,
+ * authenticated by the channel's signature before anything is stored and written in one transaction.
+ */
+export class InboundService {
+  constructor(
+    private readonly db: Db,
+    private readonly channels: ChannelsService,
+    private readonly worker: OutboxWorker,
+  ) {}
+
+  /** Meta's `hub.challenge` when the verify token is a WhatsApp channel's; 403 otherwise. */
+  async verifyWhatsAppSubscription(query: Record<string, unknown>): Promise<string> {
+    const token = query['hub.verify_token'];
+    const channel = typeof token === 'string' && token !== '' ? await this.channels.findByProviderSetting(WHATSAPP, 'verify_token', token) : undefined;
+    const challenge = channel ? (this.channels.providerFor(channel).verifySubscription?.(query) ?? null) : null;
+    if (challenge === null) throw new AppError(403, 'forbidden', 'verification refused');
+    return challenge;
+  }
+
+  /**
+   * A WhatsApp notification as received. Every phone_number_id it names must be a channel's, and the
+   * X-Hub-Signature-256 of the raw bytes must match each of those channels' app secret (401 otherwise,
+   * nothing stored). Then its messages and receipts are written in one transaction.
+   */
+  async receiveWhatsApp(raw: Buffer, headers: IncomingHeaders): Promise<InboundSummary> {
+    const body = parseBody(raw);
+    let accountIds: string[];
+    try {
+      accountIds = notificationPhoneNumberIds(body);
+    } catch (err) {
+      if (err instanceof ProviderError) throw badRequest(err.message);
+      throw err;
+    }
+    const channels = new Map<string, ChannelRow>();
+    for (const account of accountIds) {
+      const channel = await this.channels.findByProviderAccount(WHATSAPP, account);
+      if (!channel) throw refused('unknown phone_number_id');
+      if (!this.channels.providerFor(channel).verifySignature(raw, headers)) throw refused('invalid X-Hub-Signature-256');
+      channels.set(account, channel);
+    }
+    const summary: InboundSummary = { stored: 0, duplicates: 0, statuses: 0, unknownStatusIds: [] };
+    if (channels.size === 0) return summary; // nothing addressed to a number: nothing to store
+    const parsed = this.channels.providerFor([...channels.values()][0]!).parseNotification(body);
+    const mediaQueued = await this.db.transaction().execute((trx) => this.store(trx, parsed, channels, summary));
+    if (mediaQueued) this.worker.wake(MEDIA_FETCH_JOB);
+    return summary;
+  }
+
+  private async store(trx: Db, parsed: ParsedNotification, channels: Map<string, ChannelRow>, summary: InboundSummary): Promise<boolean> {
+    // Every sender's phone is locked up front, in one sorted order, so two notifications naming the
+    // same senders in another order cannot deadlock.
+    const locks = new Map<string, Set<string>>();
+    for (const message of parsed.messages) {
+      const channel = channels.get(message.to);
+      if (!channel) continue;
+      const set = locks.get(channel.business_id) ?? new Set<string>();
+      set.add(phoneLockName(senderPhone(message.from).key));
+      locks.set(channel.business_id, set);
+    }
+    for (const [businessId, names] of [...locks].sort(([a], [b]) => a.localeCompare(b))) {
+      await contactsRepository.lockIdentifiers(trx, businessId, [...names]);
+    }
+    let mediaQueued = false;
+    for (const message of parsed.messages) {
+      const channel = channels.get(message.to);
+      if (!channel) continue;
+      const outcome = await this.storeMessage(trx, channel, message);
+      if (outcome === 'duplicate') summary.duplicates++;
+      else summary.stored++;
+      if (outcome === 'stored_with_media') mediaQueued = true;
+    }
+    for (const status of parsed.statuses) {
+      const channel = channels.get(status.from);
+      if (!channel) continue;
+      if (await this.applyStatus(trx, channel, status)) summary.statuses++;
+      else if (!(await messagingRepository.findByProviderMessageId(trx, channel.business_id, channel.id, status.providerMessageId))) {
+        summary.unknownStatusIds.push(status.providerMessageId);
+      }
+    }
+    return mediaQueued;
+  }
+
+  private async storeMessage(trx: Db, channel: ChannelRow, message: InboundMessage): Promise<'duplicate' | 'stored' | 'stored_with_media'> {
+    const businessId = channel.business_id;
+    const known = (providerId: string | null | undefined) =>
+      providerId ? messagingRepository.findByProviderMessageId(trx, businessId, channel.id, providerId) : Promise.resolve(undefined);
+    // A redelivery must not touch anything (reopen a conversation closed since, rename the contact).
+    if (await known(message.providerMessageId)) return 'duplicate';
+    const contact = await resolveSender(trx, businessId, message.from, message.profileName);
+    const { conversation } = await openConversation(
+      trx,
+      businessId,
+      { contactId: contact.id, channel: channel.type, channelId: channel.id, tags: contact.tags },
+      { actorType: 'system', origin: 'inbound_message' },
+    );
+    const replyTo = await known(message.context?.replyToProviderMessageId);
+    const reactionTarget = await known(message.reaction?.providerMessageId);
+    const row = await messagingRepository.insertMessage(trx, {
+      business_id: businessId,
+      id: newId(),
+      conversation_id: conversation.id,
+      contact_id: contact.id,
+      channel: channel.type,
+      channel_id: channel.id,
+      provider_message_id: message.providerMessageId,
+      direction: 'inbound',
+      sender_type: 'contact',
+      type: message.type,
+      text: message.text ?? '',
+      status: 'RECEIVED',
+      status_at: message.timestamp,
+      reply_to_id: replyTo?.id ?? null,
+      metadata: inboundMetadata(message, reactionTarget?.id ?? null),
+      sender_address: message.from,
+      recipient_address: channel.identifier,
+      created_at: message.timestamp,
+    });
+    if (!row) return 'duplicate';
+    if (!message.media) return 'stored';
+    await messagingRepository.insertMedia(trx, {
+      business_id: businessId,
+      message_id: row.id,
+      provider_media_id: message.media.providerMediaId,
+      content_type: message.media.mimeType,
+      filename: message.media.filename,
+      sha256: message.media.sha256,
+    });
+    await enqueueJob(trx, { businessId, kind: MEDIA_FETCH_JOB, refId: row.id });
+    return 'stored_with_media';
+  }
+
+  /** Moves the outbound message forward (never backwards: see canMoveStatus); false when not moved. */
+  private async applyStatus(trx: Db, channel: ChannelRow, status: StatusUpdate): Promise<boolean> {
+    const to = messageStatusOf(status.status);
+    const moved = await messagingRepository.moveStatus(
+      trx,
+      channel.business_id,
+      { channelId: channel.id, providerMessageId: status.providerMessageId },
+      to,
+      { statusAt: status.timestamp, ...(to === 'ERROR' ? { error: errorText(status.errors) } : {}) },
+    );
+    return moved !== undefined;
+  }
+}
+
+function parseBody(raw: Buffer): unknown {
+  if (raw.length === 0) throw badRequest('empty notification body');
+  try {
+    return parseJson(raw.toString('utf8'), { protoAction: 'remove', constructorAction: 'remove' });
+  } catch {
+    throw badRequest('malformed JSON body');
+  }
+}

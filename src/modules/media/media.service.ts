@@ -1,0 +1,88 @@
+import { create as contentDisposition } from 'content-disposition';
+import type { Db } from '../../db/database.ts';
+import { AppError, notFound } from '../../http/errors.ts';
+import type { JobHandler } from '../../jobs/outbox.worker.ts';
+import type { FileStorage, StoredFile } from '../../storage/file-storage.ts';
+import { mediaFetchJobHandler, type ProviderLookup } from './media.fetch-job.ts';
+import { mediaRepository, type MediaRow } from './media.repository.ts';
+import { signedMediaUrl, verifyMediaSignature, type MediaSigningKey } from './media.signing.ts';
+
+/** A file of a message as the per-contact list, the webhook and GET /media/:id show it. */
+export interface MediaLink {
+  id: number;
+  url: string;
+  filename: string | null;
+  contentType: string | null;
+  /** Null for a file the business sent by its own URL: that link is not ours to expire. */
+  expiresAt: string | null;
+}
+
+/** A stored file ready to serve. */
+export interface ServedFile extends StoredFile {
+  contentType: string;
+  contentDisposition: string;
+}
+
+// Types a browser may show inline from our origin; anything else (HTML, SVG, scripts) downloads.
+const INLINE = /^(image\/(png|jpeg|gif|webp)|audio\/[\w.+-]+|video\/[\w.+-]+|application\/pdf|text\/plain)$/;
+
+/** Files of messages: download from providers, storage, and signed download addresses. */
+export class MediaService {
+  constructor(
+    private readonly db: Db,
+    private readonly storage: FileStorage,
+    private readonly signingKey: MediaSigningKey,
+    private readonly providerFor: ProviderLookup,
+  ) {}
+
+  /** The outbox handler of 'media_fetch' jobs. */
+  fetchJobHandler(): JobHandler {
+    return mediaFetchJobHandler(this.db, this.storage, this.providerFor);
+  }
+
+  private link(row: MediaRow, now: number): MediaLink {
+    const base = { id: row.id, filename: row.filename, contentType: row.content_type };
+    if (row.storage_key === null && row.source_url !== null) return { ...base, url: row.source_url, expiresAt: null };
+    return { ...base, ...signedMediaUrl(this.signingKey, row.business_id, row.id, now) };
+  }
+
+  /** GET /media/:id: a fresh signed address of a file of the business. */
+  async get(businessId: string, id: number, now: number = Date.now()): Promise<MediaLink> {
+    const row = await mediaRepository.find(this.db, businessId, id);
+    if (!row) throw notFound('media');
+    return this.link(row, now);
+  }
+
+  /**
+   * The files of several messages with addresses signed at `now` (valid 120 minutes), by message
+   * id: what `attachments` and `media` of message lists and webhook payloads carry.
+   */
+  async forMessages(businessId: string, messageIds: readonly string[], now: number = Date.now()): Promise<Map<string, MediaLink[]>> {
+    const byMessage = new Map<string, MediaLink[]>();
+    for (const row of await mediaRepository.forMessages(this.db, businessId, messageIds)) {
+      const list = byMessage.get(row.message_id) ?? [];
+      list.push(this.link(row, now));
+      byMessage.set(row.message_id, list);
+    }
+    return byMessage;
+  }
+
+  /** GET /files/:id: the file behind a signed address; 403 for a bad or expired signature. */
+  async open(query: { id: string; b?: string; exp?: string; sig?: string }, now: number = Date.now()): Promise<ServedFile> {
+    if (!verifyMediaSignature(this.signingKey.secretKey, { mediaId: query.id, businessId: query.b, exp: query.exp, sig: query.sig }, now)) {
+      throw new AppError(403, 'forbidden', 'invalid or expired signature');
+    }
+    const row = await mediaRepository.find(this.db, query.b!, Number(query.id));
+    const file = row?.storage_key ? await this.storage.get(row.storage_key) : undefined;
+    if (!row || !file) throw notFound('file');
+    const contentType = row.content_type ?? 'application/octet-stream';
+    const baseType = contentType.split(';')[0].trim().toLowerCase();
+    const filename = row.filename ?? `media-${row.id}${extensionOf(baseType)}`;
+    return { ...file, contentType, contentDisposition: contentDisposition(filename, { type: INLINE.test(baseType) ? 'inline' : 'attachment' }) };
+  }
+}
+
+function extensionOf(contentType: string): string {
+  const sub = /^[a-z]+\/([a-z0-9]+)$/.exec(contentType)?.[1];
+  return sub ? `.${sub === 'jpeg' ? 'jpg' : sub}` : '';
+}

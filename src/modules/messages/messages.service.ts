@@ -1,0 +1,48 @@
+import type { Db } from '../../db/database.ts';
+import { notFound } from '../../http/errors.ts';
+import { contactsRepository, type ContactRow } from '../contacts/contacts.repository.ts';
+import { messagesRepository, type ContactMessageRow } from './messages.repository.ts';
+import type { ContactMessage } from './messages.schemas.ts';
+
+/** How the contact is addressed on a channel when the message did not record its own address. */
+function contactAddress(contact: ContactRow, channel: string): string {
+  if (channel === 'email') return contact.email ?? '';
+  if (contact.phone_number) return `+${contact.phone_number}`;
+  return contact.email ?? '';
+}
+
+/**
+ * Files of a message. Media storage arrives with a later issue; until then a message has none, and
+ * this is the one place that will sign their URLs.
+ */
+function filesOf(_row: ContactMessageRow): Pick<ContactMessage, 'attachments' | 'media'> {
+  return { attachments: [], media: [] };
+}
+
+function toContactMessage(row: ContactMessageRow, contact: ContactRow): ContactMessage {
+  const contactSide = contactAddress(contact, row.channel);
+  const inbound = row.direction === 'inbound';
+  return {
+    uuid: row.id,
+    status: row.status === 'ERROR' ? 'failed' : inbound ? 'received' : 'sent',
+    channel: row.channel,
+    createdAt: row.created_at,
+    from: row.sender_address ?? (inbound ? contactSide : row.channel),
+    to: row.recipient_address ?? (inbound ? row.channel : contactSide),
+    text: row.text,
+    ...filesOf(row),
+    metadata: row.metadata,
+  };
+}
+
+export class MessagesService {
+  constructor(private readonly db: Db) {}
+
+  /** The contact's latest messages across all its conversations, newest first. */
+  async listForContact(businessId: string, contactId: string, limit: number): Promise<ContactMessage[]> {
+    const contact = await contactsRepository.find(this.db, businessId, contactId);
+    if (!contact) throw notFound('contact');
+    const rows = await messagesRepository.latestOfContact(this.db, businessId, contactId, limit);
+    return rows.map((row) => toContactMessage(row, contact));
+  }
+}

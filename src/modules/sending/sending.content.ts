@@ -1,0 +1,52 @@
+import type { MediaKind, OutboundContent } from '../../channels/provider.ts';
+import { AppError, badRequest } from '../../http/errors.ts';
+import type { SendBody } from './sending.schemas.ts';
+
+/** What a free-form send delivers, and the text stored with the message. */
+export interface FreeFormContent {
+  content: OutboundContent;
+  text: string;
+}
+
+const captionKinds = new Set<MediaKind>(['image', 'video', 'document']);
+const field = (name: string) => [{ path: `/content/${name}` }];
+
+/** Outbound content of a text or media send; refuses fields that do not belong to the type. */
+export function freeFormContent(type: Exclude<SendBody['type'], 'template'>, content: SendBody['content']): FreeFormContent {
+  if (type === 'text') {
+    if (content.text === undefined) throw badRequest('a text message needs content.text', field('text'));
+    for (const name of ['url', 'caption', 'filename'] as const) {
+      if (content[name] !== undefined) throw badRequest(`content.${name} does not belong to a text message`, field(name));
+    }
+    return { content: { kind: 'text', text: content.text }, text: content.text };
+  }
+  if (content.url === undefined) throw badRequest(`a ${type} message needs content.url`, field('url'));
+  if (content.text !== undefined) throw badRequest(`content.text does not belong to a ${type} message; use content.caption`, field('text'));
+  if (content.caption !== undefined && !captionKinds.has(type)) throw badRequest(`a ${type} message takes no caption`, field('caption'));
+  if (content.filename !== undefined && type !== 'document') throw badRequest('only a document takes a filename', field('filename'));
+  return {
+    content: {
+      kind: 'media',
+      mediaKind: type,
+      url: content.url,
+      ...(content.caption !== undefined ? { caption: content.caption } : {}),
+      ...(content.filename !== undefined ? { filename: content.filename } : {}),
+    },
+    text: content.caption ?? '',
+  };
+}
+
+/** Metadata keys may be at most 50 characters (values are bounded by the schema). */
+export function checkMetadata(metadata: Record<string, string> | undefined): void {
+  for (const key of Object.keys(metadata ?? {})) {
+    if (key.length === 0 || key.length > 50) throw badRequest('metadata keys are 1 to 50 characters', [{ path: `/metadata/${key.slice(0, 60)}` }]);
+  }
+}
+
+/** The contact refused messages (collected_data.opted_out) and the send does not record a new opt-in. */
+export const blocked = () =>
+  new AppError(400, 'blocked', 'the contact opted out of messages; send optin_contact: true once they opted in again');
+
+/** Outside the 24-hour service window only templates may be sent. */
+export const templateRequired = () =>
+  new AppError(400, 'template_required', 'the contact has not written on this channel in the last 24 hours; send a template');

@@ -1,0 +1,73 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { responses, UuidParams } from '../../http/common.schemas.ts';
+import { MessageStatusResponse, SendBody, SendResponse, SendTemplateBody, SendTemplateQuery, SendTemplateResponse } from './sending.schemas.ts';
+
+const tags = ['messages'];
+const security = [{ apiKey: [] }];
+
+/** Public sending: free-form and template sends, and the status of a sent message. */
+export const sendingRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  app.post(
+    '/messages/send',
+    {
+      config: { idempotency: 'messages.send' },
+      schema: {
+        tags, security, summary: 'Send a message to a contact through a channel',
+        description:
+          'Accepted sends are stored (message status PENDING) and queued in one transaction, then delivered by a worker at ' +
+          "the channel's pace (pace_per_second, default 80/s, kept per server process) retrying throughput, pair-rate and service " +
+          'errors with exponential backoff (up to 10 attempts); final provider errors mark the message failed with the detail. ' +
+          'The answer is 200 with status `enqueued`. ' +
+          'The recipient contact is found by phone (country variants included) or created. Types: text (`content.text`), ' +
+          'image, audio, video, document, sticker (`content.url`; `caption` for image, video, document; `filename` for document) ' +
+          'and template (`template_uuid`, `template_values` filling its variables in order, `content: {}`). ' +
+          'Free-form messages need an inbound message of the contact on this channel within 24 hours (else 400 `template_required`). ' +
+          'A contact who opted out (collected_data.opted_out) is refused with 400 `blocked` unless `optin_contact: true`, which records ' +
+          'the opt-in on the contact (collected_data.<channel>_opt_in and _opt_in_at). `assigned_user` (a user email) and `team_uuid` ' +
+          'assign the conversation; unknown ones answer 400. `bot_status: bot_end` sets manual control (event manual_control_activated), ' +
+          '`bot_start` releases it (manual_control_released); nothing is written when it does not change. `fields=contact,conversation` ' +
+          'adds the contact (camelCase form) and the conversation to the answer. A channel_uuid or template_uuid of another business: 404. ' +
+          'Honours Idempotency-Key.',
+        body: SendBody,
+        response: responses({ 200: SendResponse }, 400, 401, 404, 409, 422),
+      },
+    },
+    async (request) => app.services.sending.send(request.businessId, request.body),
+  );
+
+  app.get(
+    '/messages/status/:uuid',
+    {
+      schema: {
+        tags, security, summary: 'Delivery status of a message sent through the API',
+        description:
+          'status: `enqueued` while queued, then `sent` (accepted by the provider), `delivered`, `read`, or `failed` (with `error`). ' +
+          "payload.type is `template` for template messages, else `session`; whatsappMessageId is the provider's id (null until sent). " +
+          '404 for an unknown message, an inbound one, or one of another business.',
+        params: UuidParams,
+        response: responses({ 200: MessageStatusResponse }, 400, 401, 404),
+      },
+    },
+    async (request) => app.services.sending.status(request.businessId, request.params.uuid),
+  );
+
+  app.post(
+    '/send-template',
+    {
+      config: { idempotency: 'send-template' },
+      schema: {
+        tags, security, summary: 'Send a template message',
+        description:
+          "Body fields fill the template's variables (numeric keys positional, named keys named; other fields are ignored); " +
+          '`buttons` give the values of URL buttons with a `{{1}}`. A template, number or agent that is unknown or of another ' +
+          'business answers 403 `forbidden`. A missing variable or button value (400 `template_variable_missing`), or a contact who ' +
+          'opted out (400 `blocked`), refuses the send. `agent_id` assigns the agent to the conversation (events agent_assigned or ' +
+          'agent_switched). No 24-hour window applies. Delivered like POST /messages/send; honours Idempotency-Key.',
+        querystring: SendTemplateQuery,
+        body: SendTemplateBody,
+        response: responses({ 200: SendTemplateResponse }, 400, 401, 403, 409, 422),
+      },
+    },
+    async (request) => app.services.sending.sendTemplate(request.businessId, request.query, request.body),
+  );
+};

@@ -1,0 +1,144 @@
+import type { Db } from '../../db/database.ts';
+import { AppError, badRequest, notFound } from '../../http/errors.ts';
+import type { OutboxWorker } from '../../jobs/outbox.worker.ts';
+import { normalisePhone } from '../../lib/phone.ts';
+import { agentsRepository } from '../agents/agents.repository.ts';
+import type { ChannelRow, ChannelsService } from '../channels/channels.service.ts';
+import type { ContactsService } from '../contacts/contacts.service.ts';
+import type { TemplatesService } from '../templates/templates.service.ts';
+import { usersRepository } from '../users/users.repository.ts';
+import { ChannelPacer } from './channel-pacer.ts';
+import { SendJobHandler, type SendJobOptions } from './send.job.ts';
+import { acceptSend, type SendPlan } from './sending.accept.ts';
+import { checkMetadata, freeFormContent } from './sending.content.ts';
+import { toSendConversation, toStatusRecord } from './sending.mappers.ts';
+import { sendingRepository } from './sending.repository.ts';
+import type { SendBody, SendTemplateBody, SendTemplateQuery } from './sending.schemas.ts';
+
+const forbidden = (what: string) => new AppError(403, 'forbidden', `${what} does not belong to the business`);
+
+/** Outbound messages: accepted here in one transaction, delivered by the send job (send.job.ts). */
+export class SendingService {
+  constructor(
+    private readonly db: Db,
+    private readonly worker: OutboxWorker,
+    private readonly channels: ChannelsService,
+    private readonly templates: TemplatesService,
+    private readonly contacts: ContactsService,
+  ) {}
+
+  /** The worker side: delivers queued sends to the providers (register it on the outbox worker). */
+  sendJobHandler(options?: SendJobOptions): SendJobHandler {
+    return new SendJobHandler(this.db, this.channels, new ChannelPacer(), options);
+  }
+
+  /** POST /messages/send. */
+  async send(businessId: string, body: SendBody) {
+    checkMetadata(body.metadata);
+    const channel = await this.channels.get(businessId, body.channel_uuid);
+    if (body.from !== channel.type) throw badRequest(`from must be the type of channel_uuid (${channel.type})`, [{ path: '/from' }]);
+    const recipient = this.recipientOf(channel, body.to, 'to');
+    const plan: SendPlan = {
+      channel,
+      recipient,
+      type: body.type,
+      templateId: null,
+      metadata: body.metadata ?? {},
+      freeForm: body.type !== 'template',
+      optIn: body.optin_contact === true,
+      botStatus: body.bot_status,
+      ...(await this.contentOf(businessId, channel, body)),
+    };
+    const fields = new Set(body.fields?.split(',') ?? []);
+    const result = await this.db.transaction().execute(async (trx) => {
+      if (body.assigned_user !== undefined) {
+        const user = await usersRepository.findByEmail(trx, businessId, body.assigned_user);
+        if (!user) throw badRequest('assigned_user is not a user of the business', [{ path: '/assigned_user' }]);
+        plan.assignedUserId = user.id;
+      }
+      if (body.team_uuid !== undefined) {
+        if (!(await sendingRepository.team(trx, businessId, body.team_uuid))) throw badRequest('team_uuid is not a team of the business', [{ path: '/team_uuid' }]);
+        plan.teamId = body.team_uuid;
+      }
+      const accepted = await acceptSend(trx, businessId, plan);
+      return {
+        message: { uuid: accepted.messageId, status: 'enqueued' as const },
+        ...(fields.has('contact') ? { contact: await this.contacts.camelForm(accepted.contact, trx) } : {}),
+        ...(fields.has('conversation') ? { conversation: await toSendConversation(trx, accepted.conversation) } : {}),
+      };
+    });
+    this.worker.wake('send');
+    return result;
+  }
+
+  /** POST /send-template: every resource named must belong to the business (403 otherwise, as the contract says). */
+  async sendTemplate(businessId: string, query: SendTemplateQuery, body: SendTemplateBody) {
+    const template = await this.templates.get(businessId, query.template_id);
+    if (!template) throw forbidden('template_id');
+    const channel = await this.channels.findByIdentifier(businessId, 'whatsapp', query.from_phone_number);
+    if (!channel) throw forbidden('from_phone_number');
+    if (query.agent_id !== undefined && !(await agentsRepository.find(this.db, businessId, query.agent_id))) throw forbidden('agent_id');
+    if (template.channel_id !== null && template.channel_id !== channel.id) {
+      throw badRequest('the template belongs to another number of the business', [{ path: '/from_phone_number' }]);
+    }
+    const recipient = this.recipientOf(channel, body.phone, 'phone');
+    const byKey: Record<string, string> = {};
+    for (const [key, value] of Object.entries(body)) {
+      if (key === 'phone' || key === 'buttons' || value === null || typeof value === 'object') continue;
+      byKey[key] = String(value);
+    }
+    const rendered = this.templates.render(template, { byKey, ...(body.buttons ? { buttons: body.buttons } : {}) });
+    const accepted = await this.db.transaction().execute((trx) =>
+      acceptSend(trx, businessId, {
+        channel,
+        recipient,
+        type: 'template',
+        content: rendered.content,
+        text: rendered.text,
+        templateId: template.id,
+        metadata: {},
+        freeForm: false,
+        optIn: false,
+        ...(query.agent_id !== undefined ? { agentId: query.agent_id } : {}),
+      }),
+    );
+    this.worker.wake('send');
+    return { success: true, message_id: accepted.messageId, recipient: recipient.digits, template_name: template.name };
+  }
+
+  /** GET /messages/status/:uuid: outbound messages of the business only. */
+  async status(businessId: string, id: string) {
+    const message = await sendingRepository.outboundMessage(this.db, businessId, id);
+    if (!message) throw notFound('message');
+    return { message: toStatusRecord(message) };
+  }
+
+  private recipientOf(channel: ChannelRow, to: string, field: string) {
+    if (!channel.provider_kind) throw badRequest(`channel ${channel.id} has no provider to send with`, [{ path: '/channel_uuid' }]);
+    const phone = normalisePhone(to);
+    if (!phone) throw badRequest(`${field} is not a phone number with country code`, [{ path: `/${field}` }]);
+    return phone;
+  }
+
+  /** The content of a send: free-form from `content`, or the rendered template. */
+  private async contentOf(businessId: string, channel: ChannelRow, body: SendBody) {
+    if (body.type !== 'template') {
+      if (body.template_uuid !== undefined) throw badRequest('template_uuid needs type template', [{ path: '/template_uuid' }]);
+      if (body.template_values !== undefined) throw badRequest('template_values needs type template', [{ path: '/template_values' }]);
+      return freeFormContent(body.type, body.content);
+    }
+    if (body.template_uuid === undefined) throw badRequest('a template message needs template_uuid', [{ path: '/template_uuid' }]);
+    if (Object.keys(body.content).length > 0) throw badRequest('a template message takes its content from the template; send content {}', [{ path: '/content' }]);
+    const template = await this.templates.get(businessId, body.template_uuid);
+    if (!template) throw notFound('template');
+    if (template.channel_id !== null && template.channel_id !== channel.id) {
+      throw badRequest('the template belongs to another channel of the business', [{ path: '/template_uuid' }]);
+    }
+    // template_values fill the template's variables in the order they appear.
+    const values = body.template_values ?? [];
+    if (values.length > template.variables.length) throw badRequest(`the template has ${template.variables.length} variables`, [{ path: '/template_values' }]);
+    const byKey = Object.fromEntries(values.map((value, i) => [template.variables[i] as string, value]));
+    const rendered = this.templates.render(template, { byKey });
+    return { content: rendered.content, text: rendered.text, templateId: template.id };
+  }
+}

@@ -1,0 +1,57 @@
+import type { OutboundContent, TemplateParameter, TemplateUrlButtonParameter } from '../../channels/channel.types.ts';
+import { AppError } from '../../http/errors.ts';
+import { fillBody } from './templates.placeholders.ts';
+import type { Template } from './templates.schemas.ts';
+
+/** Values of one send: body variables by key, and dynamic URL button values. */
+export interface TemplateValues {
+  /** Numeric keys fill positional variables, named keys named ones; other keys are ignored. */
+  byKey: Record<string, string>;
+  buttons?: { index: number; sub_type: 'url'; text: string }[];
+}
+
+/** A template ready to send: the provider content and the text to store with the message. */
+export interface RenderedTemplate {
+  content: Extract<OutboundContent, { kind: 'template' }>;
+  text: string;
+}
+
+const missing = (what: string) => new AppError(400, 'template_variable_missing', `template variable ${what} has no value`, [{ variable: what }]);
+const badButton = (message: string, index: number) => new AppError(400, 'template_button_invalid', message, [{ index }]);
+
+/** Fills a template for one send; refuses a send that would reach the provider incomplete. */
+export function renderTemplate(template: Template, values: TemplateValues): RenderedTemplate {
+  const named = template.variables.some((v) => !/^[0-9]+$/.test(v));
+  const filled: Record<string, string> = {};
+  const bodyParameters: TemplateParameter[] = template.variables.map((variable) => {
+    const value = values.byKey[variable];
+    // WhatsApp refuses empty parameters, so an empty value is as missing as an absent one.
+    if (value === undefined || value.trim() === '') throw missing(variable);
+    filled[variable] = value;
+    return named ? { name: variable, text: value } : { text: value };
+  });
+
+  const dynamic = new Set(template.buttons.flatMap((b, i) => (b.type === 'url' && b.url.includes('{{1}}') ? [i] : [])));
+  const urlButtons: TemplateUrlButtonParameter[] = [];
+  for (const button of values.buttons ?? []) {
+    if (!dynamic.has(button.index)) throw badButton(`button ${button.index} is not a URL button with a placeholder`, button.index);
+    if (urlButtons.some((b) => b.index === String(button.index))) throw badButton(`button ${button.index} is given twice`, button.index);
+    if (button.text.trim() === '') throw missing(`button ${button.index}`);
+    urlButtons.push({ index: String(button.index), text: button.text });
+  }
+  for (const index of dynamic) {
+    if (!urlButtons.some((b) => b.index === String(index))) throw missing(`button ${index}`);
+  }
+  urlButtons.sort((a, b) => Number(a.index) - Number(b.index));
+
+  return {
+    content: {
+      kind: 'template',
+      name: template.name,
+      languageCode: template.language,
+      ...(bodyParameters.length > 0 ? { bodyParameters } : {}),
+      ...(urlButtons.length > 0 ? { urlButtons } : {}),
+    },
+    text: fillBody(template.body, filled),
+  };
+}

@@ -1,0 +1,128 @@
+import { sql, type Insertable, type Selectable } from 'kysely';
+import type { Db } from '../../db/database.ts';
+import type { WebhookAttemptsTable, WebhookDeliveriesTable } from '../../db/types.ts';
+
+export type DeliveryRow = Selectable<WebhookDeliveriesTable>;
+export type AttemptRow = Selectable<WebhookAttemptsTable>;
+
+/** A claimed delivery with what sending it needs from its webhook. */
+export interface ClaimedDelivery {
+  business_id: string;
+  id: string;
+  webhook_id: string;
+  message_id: string | null;
+  event: string;
+  payload: Record<string, unknown>;
+  /** Counting this claim. */
+  attempts: number;
+  schedule_base: number;
+  url: string;
+  method: 'POST' | 'PUT';
+  headers: Record<string, string>;
+  secret: string;
+  previous_secret: string | null;
+  previous_secret_expires_at: string | null;
+}
+
+/** How a claimed delivery ends; `attempts` guards against a worker whose lease ran out meanwhile. */
+export type DeliveryEnd =
+  | { state: 'delivered' }
+  | { state: 'failed'; error: string }
+  | { state: 'pending'; error: string; nextAttemptAt: string; scheduleBase?: number };
+
+/** All SQL of deliveries (the webhook outbox) and their attempt log. */
+export const webhookDeliveriesRepository = {
+  async insertMany(db: Db, rows: Insertable<WebhookDeliveriesTable>[]): Promise<void> {
+    if (rows.length === 0) return;
+    await db.insertInto('webhook_deliveries').values(rows.map((r) => ({ ...r, payload: JSON.stringify(r.payload) }))).execute();
+  },
+
+  /**
+   * Claims up to `limit` due deliveries of enabled webhooks (and those whose worker's lease ran out:
+   * a crash), SKIP LOCKED so processes share the work. A delivery is held back while an earlier one
+   * (by seq) of the same webhook and conversation is still pending or running: per-conversation order.
+   */
+  async claim(db: Db, now: string, leaseUntil: string, limit: number): Promise<ClaimedDelivery[]> {
+    const { rows } = await sql<ClaimedDelivery>`
+      UPDATE webhook_deliveries AS d
+      SET state = 'running', attempts = d.attempts + 1, locked_until = ${leaseUntil}, updated_at = ${now}
+      FROM webhooks AS w
+      WHERE w.business_id = d.business_id AND w.id = d.webhook_id
+        AND (d.business_id, d.id) IN (
+          SELECT c.business_id, c.id
+          FROM webhook_deliveries AS c
+          JOIN webhooks AS cw ON cw.business_id = c.business_id AND cw.id = c.webhook_id AND cw.enabled
+          WHERE ((c.state = 'pending' AND c.next_attempt_at <= ${now}) OR (c.state = 'running' AND c.locked_until < ${now}))
+            AND NOT EXISTS (
+              SELECT 1 FROM webhook_deliveries AS e
+              WHERE e.business_id = c.business_id AND e.webhook_id = c.webhook_id
+                AND e.conversation_id = c.conversation_id AND e.seq < c.seq
+                AND e.state IN ('pending', 'running'))
+          ORDER BY c.next_attempt_at
+          LIMIT ${limit}
+          FOR UPDATE OF c SKIP LOCKED)
+      RETURNING d.business_id, d.id, d.webhook_id, d.message_id, d.event, d.payload, d.attempts, d.schedule_base,
+        w.url, w.method, w.headers, w.secret, w.previous_secret, w.previous_secret_expires_at`.execute(db);
+    return rows;
+  },
+
+  /** Ends a claim; false when the claim was no longer this worker's (its lease ran out and another took it). */
+  async finish(db: Db, delivery: ClaimedDelivery, end: DeliveryEnd, now: string): Promise<boolean> {
+    const base = { locked_until: null, updated_at: now };
+    const set =
+      end.state === 'delivered' ? { ...base, state: 'delivered' as const, last_error: null }
+      : end.state === 'failed' ? { ...base, state: 'failed' as const, last_error: end.error }
+      : { ...base, state: 'pending' as const, last_error: end.error, next_attempt_at: end.nextAttemptAt, ...(end.scheduleBase === undefined ? {} : { schedule_base: end.scheduleBase }) };
+    const result = await db.updateTable('webhook_deliveries').set(set)
+      .where('business_id', '=', delivery.business_id).where('id', '=', delivery.id)
+      .where('state', '=', 'running').where('attempts', '=', delivery.attempts)
+      .executeTakeFirst();
+    return result.numUpdatedRows > 0n;
+  },
+
+  async insertAttempts(db: Db, rows: Insertable<WebhookAttemptsTable>[]): Promise<void> {
+    if (rows.length > 0) await db.insertInto('webhook_attempts').values(rows).execute();
+  },
+
+  /** Ends many claims as delivered in one statement (claims no longer held are left alone). */
+  async markDelivered(db: Db, claims: ClaimedDelivery[], now: string): Promise<void> {
+    if (claims.length === 0) return;
+    const rows = sql.join(claims.map((c) => sql`(${c.business_id}::uuid, ${c.id}::uuid, ${c.attempts}::int)`));
+    await sql`
+      UPDATE webhook_deliveries AS d SET state = 'delivered', locked_until = NULL, last_error = NULL, updated_at = ${now}
+      FROM (VALUES ${rows}) AS v (business_id, id, attempts)
+      WHERE d.business_id = v.business_id AND d.id = v.id AND d.state = 'running' AND d.attempts = v.attempts`.execute(db);
+  },
+
+  find(db: Db, businessId: string, webhookId: string, id: string): Promise<DeliveryRow | undefined> {
+    return db.selectFrom('webhook_deliveries').selectAll()
+      .where('business_id', '=', businessId).where('webhook_id', '=', webhookId).where('id', '=', id).executeTakeFirst();
+  },
+
+  /** Queues a delivery again now, as a new retry schedule; its id (the webhook-id) stays. */
+  redeliver(db: Db, businessId: string, id: string, now: string): Promise<DeliveryRow | undefined> {
+    return db.updateTable('webhook_deliveries')
+      .set((eb) => ({ state: 'pending', next_attempt_at: now, schedule_base: eb.ref('attempts'), locked_until: null, updated_at: now }))
+      .where('business_id', '=', businessId).where('id', '=', id).where('state', '!=', 'running')
+      .returningAll().executeTakeFirst();
+  },
+
+  /** The attempt log of a webhook, newest first, after the (created_at, id) cursor. */
+  attempts(db: Db, businessId: string, webhookId: string, limit: number, after?: { createdAt: string; id: string }): Promise<AttemptRow[]> {
+    let query = db.selectFrom('webhook_attempts').selectAll()
+      .where('business_id', '=', businessId).where('webhook_id', '=', webhookId);
+    if (after) {
+      query = query.where(({ eb, refTuple, tuple }) => eb(refTuple('created_at', 'id'), '<', tuple(sql<string>`${after.createdAt}::timestamptz`, sql<string>`${after.id}::uuid`)));
+    }
+    return query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).execute();
+  },
+
+  /** Deletes up to `batch` log rows and finished deliveries created before `cutoff`; returns how many. */
+  async deleteOlderThan(db: Db, cutoff: string, batch: number): Promise<number> {
+    const attempts = await sql`DELETE FROM webhook_attempts WHERE (business_id, id) IN (
+      SELECT business_id, id FROM webhook_attempts WHERE created_at < ${cutoff} LIMIT ${batch})`.execute(db);
+    const deliveries = await sql`DELETE FROM webhook_deliveries WHERE (business_id, id) IN (
+      SELECT business_id, id FROM webhook_deliveries WHERE created_at < ${cutoff} AND state <> 'running' LIMIT ${batch})`.execute(db);
+    return Number(attempts.numAffectedRows ?? 0n) + Number(deliveries.numAffectedRows ?? 0n);
+  },
+};

@@ -1,0 +1,135 @@
+import type { Dispatcher } from 'undici';
+import type { Db } from '../../db/database.ts';
+import type { TargetPolicy } from '../../net/ssrf-guard.ts';
+import { isoAt, type Clock } from './webhook-clock.ts';
+import { webhookDeliveriesRepository as deliveries, type ClaimedDelivery } from './webhook-deliveries.repository.ts';
+import { AttemptRecorder } from './webhook-recorder.ts';
+import { sendAttempt, type AttemptResult } from './webhook-sender.ts';
+
+export interface WebhookWorkerOptions {
+  /** Calls in flight at once in this process. */
+  concurrency?: number;
+  /** How often an idle worker looks for due deliveries (wake() starts fresh ones at once). */
+  pollMs?: number;
+  /** How long a claim is this worker's; past it (a crash) another worker sends the delivery again. */
+  leaseMs?: number;
+  /** Whole-call limit of one attempt (default 15 s). */
+  attemptTimeoutMs?: number;
+  /** Source of the retry jitter. */
+  random?: () => number;
+}
+
+interface Deps {
+  db: Db;
+  clock: Clock;
+  dispatcher: Dispatcher;
+  policy: TargetPolicy;
+  log: { error(obj: object, msg: string): void };
+}
+
+/**
+ * Sends webhook deliveries: claims due ones (SKIP LOCKED, per-conversation order: see the
+ * repository), makes one signed call each, and has the AttemptRecorder write the attempt and what
+ * follows (delivered, retry on the schedule, given up, webhook disabled). At least once: a delivery
+ * whose worker died is claimed again when its lease runs out, under the same webhook-id.
+ */
+export class WebhookDeliveryWorker {
+  private running = false;
+  private loopDone: Promise<void> = Promise.resolve();
+  private readonly inFlight = new Map<Promise<void>, AbortController>();
+  private wakeUp: (() => void) | undefined;
+  private woken = false;
+  private readonly concurrency: number;
+  private readonly recorder: AttemptRecorder;
+
+  constructor(
+    private readonly deps: Deps,
+    private readonly options: WebhookWorkerOptions = {},
+  ) {
+    this.concurrency = options.concurrency ?? 64;
+    this.recorder = new AttemptRecorder(deps.db, deps.clock, options.random);
+  }
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.loopDone = this.loop();
+  }
+
+  /** Stops claiming, interrupts the calls in flight and puts their deliveries back in the queue. */
+  async stop(): Promise<void> {
+    if (!this.running) return;
+    this.running = false;
+    this.wakeUp?.();
+    await this.loopDone;
+    for (const controller of this.inFlight.values()) controller.abort(new Error('server stopping'));
+    await Promise.all([...this.inFlight.keys()]);
+  }
+
+  /** New deliveries were committed (or the clock moved): look for due work now. */
+  wake(): void {
+    this.woken = true;
+    this.wakeUp?.();
+  }
+
+  private async loop(): Promise<void> {
+    while (this.running) {
+      const free = this.concurrency - this.inFlight.size;
+      let claimed: ClaimedDelivery[] = [];
+      if (free > 0) {
+        const now = this.deps.clock.now();
+        try {
+          claimed = await deliveries.claim(this.deps.db, isoAt(now), isoAt(now + (this.options.leaseMs ?? 60_000)), free);
+        } catch (err) {
+          this.deps.log.error({ err }, 'webhook delivery claim failed');
+        }
+      }
+      for (const delivery of claimed) {
+        const controller = new AbortController();
+        const run = this.run(delivery, controller.signal)
+          .catch((err) => this.deps.log.error({ err, deliveryId: delivery.id }, 'webhook delivery failed unexpectedly'))
+          .finally(() => {
+            this.inFlight.delete(run);
+            this.wake();
+          });
+        this.inFlight.set(run, controller);
+      }
+      if (claimed.length < free || this.inFlight.size >= this.concurrency) await this.idle();
+    }
+  }
+
+  private idle(): Promise<void> {
+    if (this.woken) {
+      this.woken = false;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.wakeUp = undefined;
+        resolve();
+      };
+      const timer = setTimeout(done, this.options.pollMs ?? 250);
+      this.wakeUp = () => {
+        this.woken = false;
+        done();
+      };
+    });
+  }
+
+  private async run(delivery: ClaimedDelivery, signal: AbortSignal): Promise<void> {
+    const nowMs = this.deps.clock.now();
+    let result: AttemptResult;
+    try {
+      result = await sendAttempt(delivery, { dispatcher: this.deps.dispatcher, policy: this.deps.policy, nowMs, signal, elapsed: () => performance.now(), timeoutMs: this.options.attemptTimeoutMs });
+    } catch (err) {
+      if (!signal.aborted) throw err;
+      // Interrupted by a shutdown: the receiver may have it already; it comes again, same webhook-id,
+      // without using up a retry.
+      const interrupted: AttemptResult = { verdict: 'retry', statusCode: null, error: 'interrupted: the server stopped during the call', durationMs: 0, responseBody: null, retryAfterMs: null };
+      await this.recorder.record(delivery, interrupted, { state: 'pending', error: interrupted.error!, nextAttemptAt: isoAt(this.deps.clock.now()), scheduleBase: delivery.schedule_base + 1 });
+      return;
+    }
+    await this.recorder.record(delivery, result);
+  }
+}

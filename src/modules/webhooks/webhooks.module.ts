@@ -1,0 +1,53 @@
+import type { Config } from '../../config.ts';
+import type { Db } from '../../db/database.ts';
+import { dashboardLinks } from '../../lib/links.ts';
+import { guardedAgent } from '../../net/ssrf-guard.ts';
+import { systemClock, type Clock } from './webhook-clock.ts';
+import { WebhookEvents } from './webhook-events.ts';
+import { WebhookDeliveryWorker, type WebhookWorkerOptions } from './webhook-worker.ts';
+import { WebhooksService } from './webhooks.service.ts';
+
+type Log = { error(obj: object, msg: string): void };
+
+/** How often old log rows are deleted. */
+const CLEANUP_EVERY_MS = 3600 * 1000;
+
+/** The webhook area, built once per app: registrations (service), the message hook (events) and the delivery worker. */
+export interface Webhooks {
+  service: WebhooksService;
+  /** Called by the code that stores messages, inside its transaction. */
+  events: WebhookEvents;
+  worker: WebhookDeliveryWorker;
+  /** Starts delivering and the periodic log cleanup. */
+  start(log: Log): void;
+  /** Stops both and closes the outbound connection pool. */
+  stop(): Promise<void>;
+}
+
+export function createWebhooks(db: Db, config: Config, clock: Clock = systemClock, options: WebhookWorkerOptions = {}): Webhooks {
+  const policy = { allowPrivate: config.allowPrivateWebhookTargets };
+  const dispatcher = guardedAgent(policy);
+  let log: Log | undefined;
+  const worker = new WebhookDeliveryWorker({ db, clock, dispatcher, policy, log: { error: (obj, msg) => log?.error(obj, msg) } }, options);
+  const wake = () => worker.wake();
+  const service = new WebhooksService(db, policy, clock, wake);
+  const events = new WebhookEvents(dashboardLinks(config.publicUrl), { secretKey: config.secretKey, publicUrl: config.publicUrl }, clock, wake);
+  let timer: NodeJS.Timeout | undefined;
+  return {
+    service,
+    events,
+    worker,
+    start(logger) {
+      log = logger;
+      worker.start();
+      const cleanup = () => void service.cleanup().catch((err) => log?.error({ err }, 'webhook log cleanup failed'));
+      timer = setInterval(cleanup, CLEANUP_EVERY_MS);
+      timer.unref();
+    },
+    async stop() {
+      clearInterval(timer);
+      await worker.stop();
+      await dispatcher.close();
+    },
+  };
+}

@@ -1,0 +1,66 @@
+import type { Insertable, Selectable, Updateable } from 'kysely';
+import type { Db } from '../../db/database.ts';
+import type { WebhooksTable } from '../../db/types.ts';
+
+export type WebhookRow = Selectable<WebhooksTable>;
+
+/** All SQL of webhook registrations. */
+export const webhooksRepository = {
+  insert(db: Db, row: Insertable<WebhooksTable>): Promise<WebhookRow> {
+    return db.insertInto('webhooks').values({ ...row, headers: JSON.stringify(row.headers ?? {}) }).returningAll().executeTakeFirstOrThrow();
+  },
+
+  find(db: Db, businessId: string, id: string): Promise<WebhookRow | undefined> {
+    return db.selectFrom('webhooks').selectAll().where('business_id', '=', businessId).where('id', '=', id).executeTakeFirst();
+  },
+
+  list(db: Db, businessId: string, limit: number): Promise<WebhookRow[]> {
+    return db.selectFrom('webhooks').selectAll().where('business_id', '=', businessId).orderBy('created_at').orderBy('id').limit(limit).execute();
+  },
+
+  async count(db: Db, businessId: string): Promise<number> {
+    const row = await db.selectFrom('webhooks').select((eb) => eb.fn.countAll<number>().as('n')).where('business_id', '=', businessId).executeTakeFirstOrThrow();
+    return Number(row.n);
+  },
+
+  /** Ids of the enabled webhooks of an event: who gets a delivery. */
+  async enabledFor(db: Db, businessId: string, event: string): Promise<string[]> {
+    const rows = await db.selectFrom('webhooks').select('id').where('business_id', '=', businessId).where('event', '=', event).where('enabled', '=', true).orderBy('id').execute();
+    return rows.map((r) => r.id);
+  },
+
+  update(db: Db, businessId: string, id: string, changes: Updateable<WebhooksTable>): Promise<WebhookRow | undefined> {
+    const set = changes.headers === undefined ? changes : { ...changes, headers: JSON.stringify(changes.headers) };
+    return db.updateTable('webhooks').set(set).where('business_id', '=', businessId).where('id', '=', id).returningAll().executeTakeFirst();
+  },
+
+  async remove(db: Db, businessId: string, id: string): Promise<boolean> {
+    const result = await db.deleteFrom('webhooks').where('business_id', '=', businessId).where('id', '=', id).executeTakeFirst();
+    return result.numDeletedRows > 0n;
+  },
+
+  /**
+   * After a success: ends the failure run. Written only when something changes or the last
+   * success is older than a minute, so a busy endpoint does not rewrite its row on every call.
+   */
+  async recordSuccess(db: Db, businessId: string, id: string, at: string, staleBefore: string): Promise<void> {
+    await db.updateTable('webhooks').set({ last_success_at: at, first_failure_at: null })
+      .where('business_id', '=', businessId).where('id', '=', id)
+      .where((eb) => eb.or([eb('first_failure_at', 'is not', null), eb('last_success_at', 'is', null), eb('last_success_at', '<', staleBefore)]))
+      .execute();
+  },
+
+  /** After a failure: starts the failure run if none is running; returns when it started. */
+  async recordFailure(db: Db, businessId: string, id: string, at: string): Promise<string | null> {
+    const row = await db.updateTable('webhooks')
+      .set((eb) => ({ first_failure_at: eb.fn.coalesce('first_failure_at', eb.val(at)) }))
+      .where('business_id', '=', businessId).where('id', '=', id)
+      .returning('first_failure_at').executeTakeFirst();
+    return row?.first_failure_at ?? null;
+  },
+
+  async disable(db: Db, businessId: string, id: string, reason: string, at: string): Promise<void> {
+    await db.updateTable('webhooks').set({ enabled: false, disabled_reason: reason, disabled_at: at, updated_at: at })
+      .where('business_id', '=', businessId).where('id', '=', id).where('enabled', '=', true).execute();
+  },
+};

@@ -1,0 +1,206 @@
+import type { Db } from '../../db/database.ts';
+import { AppError, badRequest, conflict, notFound } from '../../http/errors.ts';
+import { newId } from '../../lib/ids.ts';
+import { checkTargetUrl, SsrfError, type TargetPolicy } from '../../net/ssrf-guard.ts';
+import { isoAt, type Clock } from './webhook-clock.ts';
+import { webhookDeliveriesRepository as deliveries, type AttemptRow, type DeliveryRow } from './webhook-deliveries.repository.ts';
+import { checkCustomHeaders } from './webhook-headers.ts';
+import { newWebhookSecret } from './webhook-signing.ts';
+import { webhooksRepository, type WebhookRow } from './webhooks.repository.ts';
+import type { CreateWebhookBody, DeliveryAttemptForm, DeliveryForm, UpdateWebhookBody, WebhookForm } from './webhooks.schemas.ts';
+
+/** Most webhooks per business. */
+export const MAX_WEBHOOKS = 20;
+/** How long a rotated-out secret keeps signing. */
+export const ROTATION_OVERLAP_MS = 24 * 3600 * 1000;
+/** How long the delivery log (attempts and finished deliveries) is kept. */
+export const LOG_RETENTION_MS = 30 * 24 * 3600 * 1000;
+
+function toWebhookForm(row: WebhookRow): WebhookForm {
+  return {
+    id: row.id,
+    event: row.event,
+    url: row.url,
+    method: row.method,
+    headers: row.headers,
+    enabled: row.enabled,
+    disabled_reason: row.disabled_reason,
+    disabled_at: row.disabled_at,
+    failing_since: row.first_failure_at,
+    last_success_at: row.last_success_at,
+    previous_secret_expires_at: row.previous_secret_expires_at,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+  };
+}
+
+const toAttemptForm = (row: AttemptRow): DeliveryAttemptForm => ({
+  id: row.delivery_id,
+  message_id: row.message_id,
+  attempt: row.attempt,
+  status_code: row.status_code,
+  ok: row.ok,
+  error: row.error,
+  duration_ms: row.duration_ms,
+  response_body: row.response_body,
+  created_at: row.created_at,
+});
+
+const toDeliveryForm = (row: DeliveryRow): DeliveryForm => ({
+  id: row.id,
+  message_id: row.message_id,
+  state: row.state,
+  attempts: row.attempts,
+  next_attempt_at: row.next_attempt_at,
+  last_error: row.last_error,
+  created_at: row.created_at,
+});
+
+function encodeCursor(row: AttemptRow): string {
+  return Buffer.from(JSON.stringify([row.created_at, row.id])).toString('base64url');
+}
+
+function decodeCursor(cursor: string): { createdAt: string; id: string } {
+  try {
+    const value: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+    if (Array.isArray(value) && value.length === 2) {
+      const [createdAt, id] = value as unknown[];
+      if (typeof createdAt === 'string' && typeof id === 'string' && !Number.isNaN(Date.parse(createdAt)) && /^[0-9a-f-]{36}$/.test(id)) return { createdAt, id };
+    }
+  } catch {
+    // falls through to the 400
+  }
+  throw badRequest('invalid cursor', [{ path: '/cursor' }]);
+}
+
+/** Webhook registrations of a business (operator API and dashboard), their log and redeliveries. */
+export class WebhooksService {
+  constructor(
+    private readonly db: Db,
+    private readonly policy: TargetPolicy,
+    private readonly clock: Clock,
+    private readonly wakeWorker: () => void,
+  ) {}
+
+  private async checkUrl(url: string): Promise<string> {
+    try {
+      return (await checkTargetUrl(url, this.policy)).href;
+    } catch (err) {
+      if (err instanceof SsrfError) throw badRequest(`url refused: ${err.message}`, [{ path: '/url' }]);
+      const code = (err as { code?: unknown }).code;
+      if (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'ENODATA') throw badRequest('url refused: its host does not resolve', [{ path: '/url' }]);
+      throw err;
+    }
+  }
+
+  private async row(businessId: string, id: string): Promise<WebhookRow> {
+    const row = await webhooksRepository.find(this.db, businessId, id);
+    if (!row) throw notFound('webhook');
+    return row;
+  }
+
+  async create(businessId: string, body: CreateWebhookBody): Promise<{ webhook: WebhookForm; secret: string }> {
+    const url = await this.checkUrl(body.url);
+    const headers = checkCustomHeaders(body.headers ?? {});
+    if ((await webhooksRepository.count(this.db, businessId)) >= MAX_WEBHOOKS) throw conflict(`a business has at most ${MAX_WEBHOOKS} webhooks`);
+    const secret = newWebhookSecret();
+    const at = isoAt(this.clock.now());
+    const enabled = body.enabled ?? true;
+    const row = await webhooksRepository.insert(this.db, {
+      business_id: businessId,
+      id: newId(),
+      event: body.event,
+      url,
+      method: body.method ?? 'POST',
+      headers,
+      secret,
+      enabled,
+      disabled_reason: enabled ? null : 'disabled_by_operator',
+      disabled_at: enabled ? null : at,
+      created_at: at,
+      updated_at: at,
+    });
+    return { webhook: toWebhookForm(row), secret };
+  }
+
+  async list(businessId: string, limit: number): Promise<WebhookForm[]> {
+    return (await webhooksRepository.list(this.db, businessId, limit)).map(toWebhookForm);
+  }
+
+  async read(businessId: string, id: string): Promise<WebhookForm> {
+    return toWebhookForm(await this.row(businessId, id));
+  }
+
+  async update(businessId: string, id: string, body: UpdateWebhookBody): Promise<WebhookForm> {
+    const current = await this.row(businessId, id);
+    const at = isoAt(this.clock.now());
+    const url = body.url === undefined ? undefined : await this.checkUrl(body.url);
+    const headers = body.headers === undefined ? undefined : checkCustomHeaders(body.headers);
+    const enabling = body.enabled === true && !current.enabled;
+    const disabling = body.enabled === false && current.enabled;
+    const row = await webhooksRepository.update(this.db, businessId, id, {
+      url,
+      method: body.method,
+      headers,
+      updated_at: at,
+      ...(enabling ? { enabled: true, disabled_reason: null, disabled_at: null, first_failure_at: null } : {}),
+      ...(disabling ? { enabled: false, disabled_reason: 'disabled_by_operator', disabled_at: at } : {}),
+    });
+    if (!row) throw notFound('webhook');
+    // Deliveries held while it was disabled are due again.
+    if (enabling) this.wakeWorker();
+    return toWebhookForm(row);
+  }
+
+  async remove(businessId: string, id: string): Promise<{ success: true }> {
+    if (!(await webhooksRepository.remove(this.db, businessId, id))) throw notFound('webhook');
+    return { success: true };
+  }
+
+  /** A new secret (shown once); the old one keeps signing next to it for 24 hours. */
+  async rotateSecret(businessId: string, id: string): Promise<{ webhook: WebhookForm; secret: string }> {
+    const current = await this.row(businessId, id);
+    const nowMs = this.clock.now();
+    const secret = newWebhookSecret();
+    const row = await webhooksRepository.update(this.db, businessId, id, {
+      secret,
+      previous_secret: current.secret,
+      previous_secret_expires_at: isoAt(nowMs + ROTATION_OVERLAP_MS),
+      updated_at: isoAt(nowMs),
+    });
+    if (!row) throw notFound('webhook');
+    return { webhook: toWebhookForm(row), secret };
+  }
+
+  /** The attempt log of a webhook, newest first, paged by cursor. */
+  async attempts(businessId: string, id: string, limit: number, cursor?: string): Promise<{ deliveries: DeliveryAttemptForm[]; next_cursor: string | null }> {
+    const after = cursor === undefined ? undefined : decodeCursor(cursor);
+    await this.row(businessId, id);
+    const rows = await deliveries.attempts(this.db, businessId, id, limit + 1, after);
+    const page = rows.slice(0, limit);
+    return { deliveries: page.map(toAttemptForm), next_cursor: rows.length > limit ? encodeCursor(page[page.length - 1]!) : null };
+  }
+
+  /** Sends a delivery again now, with its original payload and webhook-id. */
+  async redeliver(businessId: string, id: string, deliveryId: string): Promise<DeliveryForm> {
+    const webhook = await this.row(businessId, id);
+    const delivery = await deliveries.find(this.db, businessId, id, deliveryId);
+    if (!delivery) throw notFound('delivery');
+    if (!webhook.enabled) throw conflict('the webhook is disabled; enable it first');
+    const row = await deliveries.redeliver(this.db, businessId, deliveryId, isoAt(this.clock.now()));
+    if (!row) throw new AppError(409, 'conflict', 'the delivery is being sent right now');
+    this.wakeWorker();
+    return toDeliveryForm(row);
+  }
+
+  /** Deletes log rows and finished deliveries older than 30 days, in batches; returns how many went. */
+  async cleanup(batch = 5_000): Promise<number> {
+    const cutoff = isoAt(this.clock.now() - LOG_RETENTION_MS);
+    let total = 0;
+    for (;;) {
+      const removed = await deliveries.deleteOlderThan(this.db, cutoff, batch);
+      total += removed;
+      if (removed < batch) return total;
+    }
+  }
+}

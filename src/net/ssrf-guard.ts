@@ -1,0 +1,92 @@
+import dns from 'node:dns';
+import type { LookupFunction } from 'node:net';
+import ipaddr from 'ipaddr.js';
+import { Agent, buildConnector } from 'undici';
+import { isPublicAddress } from './ip-policy.ts';
+
+/** A target refused because it is (or resolves to) a non-public address, or is not http(s). */
+export class SsrfError extends Error {
+  readonly code = 'ERR_SSRF_BLOCKED';
+}
+
+/** Whether loopback/private targets are allowed (ALLOW_PRIVATE_WEBHOOK_TARGETS, for development and tests). */
+export interface TargetPolicy {
+  allowPrivate: boolean;
+}
+
+const bare = (hostname: string) => (hostname.startsWith('[') ? hostname.slice(1, -1) : hostname);
+
+/**
+ * Parses an outbound URL and checks its host: http(s) only, no credentials in it, and unless
+ * private targets are allowed every address the host resolves to (or the literal address) must be
+ * global unicast. WHATWG URL parsing already turns 2130706433, 0x7f000001, 0177.0.0.1 and 127.1
+ * into 127.0.0.1. DNS failures are thrown as they come (callers decide whether they are final).
+ */
+export async function checkTargetUrl(raw: string, policy: TargetPolicy): Promise<URL> {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new SsrfError('not an absolute URL');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new SsrfError('only http and https URLs are allowed');
+  if (url.username !== '' || url.password !== '') throw new SsrfError('credentials in the URL are not allowed; use a custom header');
+  if (url.hostname === '') throw new SsrfError('the URL has no host');
+  if (policy.allowPrivate) return url;
+  const host = bare(url.hostname);
+  if (ipaddr.isValid(host)) {
+    if (!isPublicAddress(host)) throw new SsrfError(`${host} is not a public address`);
+    return url;
+  }
+  const addresses = await dns.promises.lookup(host, { all: true, verbatim: true });
+  const refused = addresses.find((a) => !isPublicAddress(a.address));
+  if (refused) throw new SsrfError(`${host} resolves to ${refused.address}, not a public address`);
+  return url;
+}
+
+/** dns.lookup that fails when any address of the name is not public: every new connection resolves again. */
+export const guardedLookup: LookupFunction = (hostname, options, callback) => {
+  dns.lookup(hostname, { ...options, all: true }, (err, addresses) => {
+    if (err) return callback(err, '', 0);
+    const refused = addresses.find((a) => !isPublicAddress(a.address));
+    if (refused) return callback(new SsrfError(`${hostname} resolves to ${refused.address}, not a public address`), '', 0);
+    if (options.all) return (callback as unknown as (e: null, a: dns.LookupAddress[]) => void)(null, addresses);
+    const [first] = addresses;
+    if (!first) return callback(Object.assign(new Error(`${hostname} has no address`), { code: 'ENOTFOUND' }), '', 0);
+    return callback(null, first.address, first.family);
+  });
+};
+
+/**
+ * The undici connector of outbound calls: resolves through guardedLookup, and after the socket is
+ * open checks the address it is actually connected to, so neither a literal address that skips DNS
+ * nor an answer that changes between check and connect (DNS rebinding) reaches a private host.
+ */
+export function guardedConnector(policy: TargetPolicy, connectTimeoutMs = 10_000): buildConnector.connector {
+  if (policy.allowPrivate) return buildConnector({ timeout: connectTimeoutMs });
+  const connect = buildConnector({ timeout: connectTimeoutMs, lookup: guardedLookup });
+  return (options, callback) => {
+    connect(options, (...args) => {
+      const [err, socket] = args;
+      if (err) return callback(err, null);
+      const remote = socket!.remoteAddress;
+      if (remote === undefined || !isPublicAddress(remote)) {
+        socket!.destroy();
+        return callback(new SsrfError(`connected address ${remote ?? 'unknown'} is not public`), null);
+      }
+      return callback(null, socket!);
+    });
+  };
+}
+
+/** A keep-alive connection pool whose every connection went through guardedConnector. */
+export function guardedAgent(policy: TargetPolicy, options: { connections?: number } = {}): Agent {
+  return new Agent({
+    connect: guardedConnector(policy),
+    connections: options.connections ?? 256,
+    keepAliveTimeout: 10_000,
+    // The whole-call limit (15 s) is an AbortSignal of the caller; these only bound idle gaps.
+    headersTimeout: 15_000,
+    bodyTimeout: 15_000,
+  });
+}

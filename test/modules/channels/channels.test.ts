@@ -1,0 +1,201 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { adminHeaders, createTenant, type Tenant } from '../../helpers/tenants.ts';
+import { buildTestApp, type TestApp } from '../../helpers/test-app.ts';
+
+let t: TestApp;
+let tenant: Tenant;
+let other: Tenant;
+let seq = 0;
+
+beforeAll(async () => {
+  t = await buildTestApp();
+  tenant = await createTenant(t.app);
+  other = await createTenant(t.app, 'Other');
+});
+afterAll(() => t.close());
+
+const url = (bid: string, id?: string) => `/admin/v1/businesses/${bid}/channels${id ? `/${id}` : ''}`;
+const provider = (overrides: Record<string, unknown> = {}) => ({
+  kind: 'whatsapp_cloud',
+  phone_number_id: String(900_000_000_000 + ++seq),
+  access_token: 'EAAG-secret-token',
+  app_secret: 'app-secret-value',
+  verify_token: 'verify-token-value',
+  ...overrides,
+});
+const whatsapp = (overrides: Record<string, unknown> = {}) => ({ type: 'whatsapp', identifier: `+1555000${String(++seq).padStart(4, '0')}`, provider: provider(), ...overrides });
+const create = (payload: unknown, bid = tenant.businessId) =>
+  t.app.inject({ method: 'POST', url: url(bid), headers: adminHeaders, payload: payload as object });
+const secretsIn = (text: string) => ['EAAG-secret-token', 'app-secret-value', 'verify-token-value', 'rotated'].filter((s) => text.includes(s));
+
+describe('POST /admin/v1/businesses/:bid/channels', () => {
+  it('creates a whatsapp channel and never echoes its secrets', async () => {
+    const body = whatsapp({ name: 'Sales line', pace_per_second: 500 });
+    const res = await create(body);
+    expect(res.statusCode).toBe(201);
+    const { channel } = res.json();
+    expect(channel).toEqual({
+      id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      type: 'whatsapp',
+      name: 'Sales line',
+      identifier: body.identifier.slice(1),
+      pace_per_second: 500,
+      provider: { kind: 'whatsapp_cloud', account: body.provider.phone_number_id },
+      created_at: expect.stringMatching(/\.\d{6}Z$/),
+    });
+    expect(secretsIn(res.body)).toEqual([]);
+    const row = await t.database.db.selectFrom('channels').selectAll().where('id', '=', channel.id).executeTakeFirstOrThrow();
+    expect(row.provider_config).toEqual(body.provider);
+    expect(row.provider_account).toBe(body.provider.phone_number_id);
+  });
+
+  it('defaults the name and the pace, and keeps api_base_url visible', async () => {
+    const body = whatsapp({ provider: provider({ api_base_url: 'http://127.0.0.1:9/v21.0' }) });
+    const { channel } = (await create(body)).json();
+    expect(channel.name).toBe(`whatsapp ${body.identifier.slice(1)}`);
+    expect(channel.pace_per_second).toBe(80);
+    expect(channel.provider.api_base_url).toBe('http://127.0.0.1:9/v21.0');
+  });
+
+  it('creates a channel without a provider for other channel types', async () => {
+    const res = await create({ type: 'web_embed', identifier: 'site-main' });
+    expect(res.statusCode).toBe(201);
+    expect(res.json().channel).toMatchObject({ type: 'web_embed', identifier: 'site-main', provider: null });
+  });
+
+  it('answers 409 for a duplicate identifier or phone_number_id (any business)', async () => {
+    const first = whatsapp();
+    expect((await create(first)).statusCode).toBe(201);
+    const sameNumber = await create(whatsapp({ identifier: first.identifier }));
+    expect(sameNumber.statusCode).toBe(409);
+    expect(sameNumber.json().error.code).toBe('conflict');
+    const sameAccount = await create(whatsapp({ provider: provider({ phone_number_id: first.provider.phone_number_id }) }), other.businessId);
+    expect(sameAccount.statusCode).toBe(409);
+    // The same number in another business is that business's own channel.
+    expect((await create(whatsapp({ identifier: first.identifier }), other.businessId)).statusCode).toBe(201);
+  });
+
+  it.each([
+    ['an unknown type', { type: 'pigeon', identifier: 'x' }],
+    ['whatsapp without provider', { type: 'whatsapp', identifier: '15550001111' }],
+    ['whatsapp identifier not digits', whatsappBody({ identifier: '555-abc' })],
+    ['a provider for another channel type', { type: 'sms', identifier: '15550001111', provider: provider() }],
+    ['an unknown provider kind', whatsappBody({ provider: { ...provider(), kind: 'twilio' } })],
+    ['a provider missing its app_secret', whatsappBody({ provider: { kind: 'whatsapp_cloud', phone_number_id: '1', access_token: 'a', verify_token: 'v' } })],
+    ['an unknown field', whatsappBody({ colour: 'red' })],
+    ['an unknown provider field', whatsappBody({ provider: { ...provider(), extra: 1 } })],
+    ['a pace over the limit', whatsappBody({ pace_per_second: 1001 })],
+    ['a pace given as text', whatsappBody({ pace_per_second: '80' })],
+    ['a name over 200 characters', whatsappBody({ name: 'n'.repeat(201) })],
+    ['an identifier over 200 characters', { type: 'email', identifier: 'i'.repeat(201) }],
+    ['a blank identifier', { type: 'email', identifier: '   ' }],
+  ])('answers 400 for %s', async (_case, body) => {
+    const res = await create(body);
+    expect(res.statusCode).toBe(400);
+    expect(res.json().error.code).toBe('validation_error');
+  });
+
+  it('answers 400 for malformed JSON and 404 for an unknown business', async () => {
+    const bad = await t.app.inject({ method: 'POST', url: url(tenant.businessId), headers: { ...adminHeaders, 'content-type': 'application/json' }, payload: '{"type":' });
+    expect(bad.statusCode).toBe(400);
+    const missing = await create(whatsapp(), '0190a000-0000-7000-8000-000000000000');
+    expect(missing.statusCode).toBe(404);
+  });
+
+  it('requires the admin token', async () => {
+    const res = await t.app.inject({ method: 'POST', url: url(tenant.businessId), payload: whatsapp() });
+    expect(res.statusCode).toBe(401);
+  });
+});
+
+function whatsappBody(overrides: Record<string, unknown>) {
+  return { type: 'whatsapp', identifier: '15550009999', provider: { kind: 'whatsapp_cloud', phone_number_id: '77', access_token: 'a', app_secret: 's', verify_token: 'v' }, ...overrides };
+}
+
+describe('GET, PATCH, DELETE /admin/v1/businesses/:bid/channels/:id', () => {
+  it('lists and reads the channels of the business only, without secrets', async () => {
+    const biz = await createTenant(t.app, 'Lister');
+    const a = (await create(whatsapp({ name: 'A' }), biz.businessId)).json().channel;
+    const b = (await create(whatsapp({ name: 'B' }), biz.businessId)).json().channel;
+    const list = await t.app.inject({ method: 'GET', url: url(biz.businessId), headers: adminHeaders });
+    expect(list.statusCode).toBe(200);
+    expect(list.json().channels.map((c: { id: string }) => c.id)).toEqual([a.id, b.id]);
+    expect(secretsIn(list.body)).toEqual([]);
+    const limited = await t.app.inject({ method: 'GET', url: `${url(biz.businessId)}?limit=1`, headers: adminHeaders });
+    expect(limited.json().channels).toHaveLength(1);
+    const one = await t.app.inject({ method: 'GET', url: url(biz.businessId, a.id), headers: adminHeaders });
+    expect(one.json()).toEqual({ channel: a });
+    const foreign = await t.app.inject({ method: 'GET', url: url(other.businessId, a.id), headers: adminHeaders });
+    expect(foreign.statusCode).toBe(404);
+    expect(foreign.json().error.code).toBe('not_found');
+  });
+
+  it('renames, re-paces and rotates secrets; the new secret is used, never shown', async () => {
+    const body = whatsapp();
+    const { channel } = (await create(body)).json();
+    const res = await t.app.inject({
+      method: 'PATCH',
+      url: url(tenant.businessId, channel.id),
+      headers: adminHeaders,
+      payload: { name: 'Renamed', pace_per_second: 1000, provider: { app_secret: 'rotated', access_token: 'rotated' } },
+    });
+    expect(res.statusCode).toBe(200);
+    expect(res.json().channel).toMatchObject({ id: channel.id, name: 'Renamed', pace_per_second: 1000 });
+    expect(secretsIn(res.body)).toEqual([]);
+    const row = await t.database.db.selectFrom('channels').selectAll().where('id', '=', channel.id).executeTakeFirstOrThrow();
+    expect(row.provider_config).toEqual({ ...body.provider, app_secret: 'rotated', access_token: 'rotated' });
+    const service = t.app.services.channels;
+    const provider = service.providerFor(await service.get(tenant.businessId, channel.id));
+    const payload = Buffer.from('{}');
+    const { createHmac } = await import('node:crypto');
+    const sign = (secret: string) => `sha256=${createHmac('sha256', secret).update(payload).digest('hex')}`;
+    expect(provider.verifySignature(payload, { 'x-hub-signature-256': sign('rotated') })).toBe(true);
+    expect(provider.verifySignature(payload, { 'x-hub-signature-256': sign('app-secret-value') })).toBe(false);
+  });
+
+  it('refuses to change the phone_number_id or unknown fields, and 404s another business', async () => {
+    const { channel } = (await create(whatsapp())).json();
+    const patch = (payload: unknown, bid = tenant.businessId) =>
+      t.app.inject({ method: 'PATCH', url: url(bid, channel.id), headers: adminHeaders, payload: payload as object });
+    expect((await patch({ provider: { phone_number_id: '1' } })).statusCode).toBe(400);
+    expect((await patch({ type: 'sms' })).statusCode).toBe(400);
+    expect((await patch({ pace_per_second: 0 })).statusCode).toBe(400);
+    expect((await patch({ name: 'x' }, other.businessId)).statusCode).toBe(404);
+    const noProvider = (await create({ type: 'email', identifier: `ops${++seq}@acme.test` })).json().channel;
+    const rotate = await t.app.inject({ method: 'PATCH', url: url(tenant.businessId, noProvider.id), headers: adminHeaders, payload: { provider: { app_secret: 'x' } } });
+    expect(rotate.statusCode).toBe(400);
+  });
+
+  it('deletes a channel of the business only', async () => {
+    const { channel } = (await create(whatsapp())).json();
+    const foreign = await t.app.inject({ method: 'DELETE', url: url(other.businessId, channel.id), headers: adminHeaders });
+    expect(foreign.statusCode).toBe(404);
+    const res = await t.app.inject({ method: 'DELETE', url: url(tenant.businessId, channel.id), headers: adminHeaders });
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toEqual({ success: true });
+    const again = await t.app.inject({ method: 'GET', url: url(tenant.businessId, channel.id), headers: adminHeaders });
+    expect(again.statusCode).toBe(404);
+    expect((await t.app.inject({ method: 'DELETE', url: url(tenant.businessId, channel.id), headers: adminHeaders })).statusCode).toBe(404);
+  });
+
+  it('answers 400 for a malformed id', async () => {
+    const res = await t.app.inject({ method: 'GET', url: url(tenant.businessId, 'nope'), headers: adminHeaders });
+    expect(res.statusCode).toBe(400);
+  });
+});
+
+describe('ChannelsService lookups', () => {
+  it('finds channels by identifier and provider account', async () => {
+    const body = whatsapp();
+    const { channel } = (await create(body)).json();
+    const service = t.app.services.channels;
+    expect((await service.findByIdentifier(tenant.businessId, 'whatsapp', body.identifier.slice(1)))?.id).toBe(channel.id);
+    expect(await service.findByIdentifier(other.businessId, 'whatsapp', body.identifier.slice(1))).toBeUndefined();
+    expect((await service.findByProviderAccount('whatsapp_cloud', body.provider.phone_number_id))?.id).toBe(channel.id);
+    expect(await service.findByProviderAccount('whatsapp_cloud', '1')).toBeUndefined();
+    const provider = service.providerFor(await service.get(tenant.businessId, channel.id));
+    expect(provider.kind).toBe('whatsapp_cloud');
+    expect(service.providerFor(await service.get(tenant.businessId, channel.id))).toBe(provider);
+    await expect(service.get(other.businessId, channel.id)).rejects.toMatchObject({ status: 404 });
+  });
+});

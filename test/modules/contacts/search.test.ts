@@ -1,0 +1,121 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { at, insertContact } from '../../helpers/factories.ts';
+import { createTenant, type Tenant } from '../../helpers/tenants.ts';
+import { buildTestApp, type TestApp } from '../../helpers/test-app.ts';
+
+let t: TestApp;
+let tenant: Tenant;
+let other: Tenant;
+
+beforeAll(async () => {
+  t = await buildTestApp();
+  tenant = await createTenant(t.app);
+  other = await createTenant(t.app, 'Other');
+});
+afterAll(() => t.close());
+
+const search = (query: string, headers: Record<string, string> = tenant.headers) =>
+  t.app.inject({ method: 'GET', url: `/external/v2/contacts?${query}`, headers });
+const ids = (res: { json(): { results: { id: string }[] } }) => res.json().results.map((c) => c.id);
+
+describe('GET /contacts', () => {
+  it('answers the snake_case form', async () => {
+    const c = await insertContact(t.database.db, tenant.businessId, {
+      first_name: 'Grace', last_name: 'Hopper', email: 'Grace@Navy.mil', phone_number: '14155550101', external_id: 'crm-1',
+    });
+    const res = await search('external_id=crm-1');
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toEqual({
+      results: [{ id: c.id, first_name: 'Grace', last_name: 'Hopper', email: 'Grace@Navy.mil', phone_number: '14155550101', external_id: 'crm-1', created_at: c.created_at }],
+    });
+    expect(c.created_at).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/);
+  });
+
+  it('matches email in any case and gives external_id null when absent', async () => {
+    const c = await insertContact(t.database.db, tenant.businessId, { email: 'MiXed@Example.com' });
+    const res = await search('email=mixed@EXAMPLE.COM');
+    expect(ids(res)).toEqual([c.id]);
+    expect(res.json().results[0].external_id).toBeNull();
+  });
+
+  it.each([
+    ['Argentina', '5491123456789', '541123456789'],
+    ['Chile', '56912345678', '5612345678'],
+    ['Mexico', '5215512345678', '525512345678'],
+  ])('matches %s numbers with and without the optional mobile digit, both ways', async (_country, withDigit, withoutDigit) => {
+    const stored = await insertContact(t.database.db, tenant.businessId, { phone_number: withDigit });
+    expect(ids(await search(`phone=${withoutDigit}`))).toEqual([stored.id]);
+    expect(ids(await search(`phone=${withDigit}`))).toEqual([stored.id]);
+    // The shorter form stored, the longer one searched (a separate business, so the first contact is not in the way).
+    const reverseTenant = await createTenant(t.app, 'Reverse');
+    const reverse = await insertContact(t.database.db, reverseTenant.businessId, { phone_number: withoutDigit });
+    expect(ids(await search(`phone=${withDigit}`, reverseTenant.headers))).toEqual([reverse.id]);
+    expect(ids(await search(`phone=${withoutDigit}`, reverseTenant.headers))).toEqual([reverse.id]);
+  });
+
+  it('accepts a leading plus on the phone', async () => {
+    const c = await insertContact(t.database.db, tenant.businessId, { phone_number: '4915112345678' });
+    expect(ids(await search('phone=%2B4915112345678'))).toEqual([c.id]);
+  });
+
+  it('returns every contact matching any identifier (OR), oldest first', async () => {
+    const byPhone = await insertContact(t.database.db, tenant.businessId, { phone_number: '447700900123', created_at: at(30) });
+    const byEmail = await insertContact(t.database.db, tenant.businessId, { email: 'or@example.com', created_at: at(10) });
+    const byExternal = await insertContact(t.database.db, tenant.businessId, { external_id: 'or-ext', created_at: at(20) });
+    const res = await search('phone=447700900123&email=or@example.com&external_id=or-ext');
+    expect(ids(res)).toEqual([byEmail.id, byExternal.id, byPhone.id]);
+  });
+
+  it('resolves email and phone aliases to the surviving contact', async () => {
+    const survivor = await insertContact(t.database.db, tenant.businessId, { email: 'survivor@example.com', phone_number: '5491199990000' });
+    await t.database.db.insertInto('contact_aliases').values([
+      { business_id: tenant.businessId, kind: 'email', value: 'old@example.com', contact_id: survivor.id },
+      { business_id: tenant.businessId, kind: 'phone', value: '541188887777', contact_id: survivor.id },
+    ]).execute();
+    expect(ids(await search('email=OLD@example.com'))).toEqual([survivor.id]);
+    expect(ids(await search('phone=5491188887777'))).toEqual([survivor.id]);
+    expect(ids(await search('phone=541188887777&email=old@example.com'))).toEqual([survivor.id]);
+  });
+
+  it('answers at most 50 contacts, the oldest', async () => {
+    const crowd = await createTenant(t.app, 'Crowd');
+    const made = [];
+    for (let i = 0; i < 55; i++) {
+      made.push(await insertContact(t.database.db, crowd.businessId, { email: 'same@example.com', created_at: at(1000 - i) }));
+    }
+    const res = await search('email=same@example.com', crowd.headers);
+    const expected = [...made].sort((a, b) => a.created_at.localeCompare(b.created_at)).slice(0, 50).map((c) => c.id);
+    expect(ids(res)).toEqual(expected);
+  });
+
+  it('answers an empty list when nothing matches', async () => {
+    expect((await search('email=nobody@example.com')).json()).toEqual({ results: [] });
+  });
+
+  it('does not see the contacts of another business', async () => {
+    await insertContact(t.database.db, tenant.businessId, { email: 'private@example.com' });
+    expect((await search('email=private@example.com', other.headers)).json()).toEqual({ results: [] });
+  });
+
+  it.each([
+    ['no identifier', ''],
+    ['empty email', 'email='],
+    ['invalid email', 'email=not-an-email'],
+    ['invalid phone', 'phone=abc'],
+    ['too short phone', 'phone=123'],
+    ['phone with an unknown country code', 'phone=99912345678'],
+    ['empty external_id', 'external_id='],
+    ['over-long external_id', `external_id=${'x'.repeat(256)}`],
+    ['over-long phone', `phone=${'1'.repeat(40)}`],
+    ['unknown parameter', 'email=a@b.co&nickname=x'],
+    ['repeated email', 'email=a@b.co&email=c@d.co'],
+  ])('answers 400 for %s', async (_name, query) => {
+    const res = await search(query);
+    expect(res.statusCode).toBe(400);
+    expect(res.json().error.code).toBe('validation_error');
+  });
+
+  it('answers 401 without a valid key', async () => {
+    expect((await search('email=a@b.co', {})).statusCode).toBe(401);
+  });
+});

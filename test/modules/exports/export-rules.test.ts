@@ -1,0 +1,147 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { newId } from '../../../src/lib/ids.ts';
+import { buildTestApp, engine, type TestApp } from '../../helpers/test-app.ts';
+import { createTenant, type Tenant } from '../../helpers/tenants.ts';
+import { insertMessage } from '../../helpers/factories.ts';
+import { aug, contactWithConversation, insertEvent, WINDOW } from './export-helpers.ts';
+import { postImport, sampleRecords } from '../import/import-helpers.ts';
+
+let t: TestApp;
+
+beforeAll(async () => {
+  t = await buildTestApp({ RATE_LIMIT_EXPORTS_PER_MINUTE: '100000', RATE_LIMIT_EVENTS_PER_MINUTE: '100000' });
+});
+afterAll(() => t.close());
+
+const ids = async (tenant: Tenant, path: 'messages' | 'events', extra = '') => {
+  const res = await t.app.inject({ method: 'GET', url: `/external/v2/${path}?${WINDOW}${extra}`, headers: tenant.headers });
+  expect(res.statusCode).toBe(200);
+  return (res.json()[path] as { id: string }[]).map((r) => r.id).sort();
+};
+
+describe('rule 4: test contacts, internal chats and groups are left out', () => {
+  it('excludes them at write time and follows later changes', async () => {
+    const tenant = await createTenant(t.app, 'Rule4');
+    const db = t.database.db;
+    const b = tenant.businessId;
+    const real = await contactWithConversation(db, b);
+    const test = await contactWithConversation(db, b, 'whatsapp', { is_test: true });
+    const internal = await contactWithConversation(db, b, 'whatsapp', {}, { is_internal: true });
+    const group = await contactWithConversation(db, b, 'whatsapp', {}, { is_group: true });
+    const msgs = [];
+    for (const x of [real, test, internal, group]) msgs.push(await insertMessage(db, b, x.conversation, { created_at: aug(50) }));
+    const evs = [];
+    for (const x of [real, test, internal, group]) evs.push(await insertEvent(db, b, { contact_id: x.contact.id, conversation_id: x.conversation.id, channel: 'whatsapp', created_at: aug(60) }));
+    const fieldTest = await insertEvent(db, b, { contact_id: test.contact.id, type: 'contact_field_changed', data: JSON.stringify({ source: 'api', changes: [] }), created_at: aug(61) });
+    const internalType = await insertEvent(db, b, { contact_id: real.contact.id, conversation_id: real.conversation.id, channel: 'whatsapp', type: 'order_created', created_at: aug(62) });
+
+    expect(await ids(tenant, 'messages')).toEqual([msgs[0]!.id]);
+    expect(await ids(tenant, 'events')).toEqual([evs[0]!.id]);
+    void fieldTest;
+    void internalType;
+
+    // The real contact becomes a test contact; the group stops being one.
+    await db.updateTable('contacts').set({ is_test: true }).where('business_id', '=', b).where('id', '=', real.contact.id).execute();
+    await db.updateTable('conversations').set({ is_group: false }).where('business_id', '=', b).where('id', '=', group.conversation.id).execute();
+    expect(await ids(tenant, 'messages')).toEqual([msgs[3]!.id]);
+    expect(await ids(tenant, 'events')).toEqual([evs[3]!.id]);
+  });
+});
+
+describe('rule 4 through the import', () => {
+  it('leaves imported test contacts out and keeps the rest, microseconds intact', async () => {
+    const tenant = await createTenant(t.app, 'Imported');
+    const real = sampleRecords('real');
+    const test = sampleRecords('test');
+    Object.assign(test.records[0]!, { is_test: true, phone_number: '+56 9 4000 1234' });
+    const res = await postImport(t.app, tenant.businessId, [...real.records, ...test.records]);
+    expect(res.statusCode).toBe(200);
+    const messages = (await t.app.inject({ method: 'GET', url: `/external/v2/messages?${WINDOW}`, headers: tenant.headers })).json().messages;
+    expect(messages.map((m: { id: string; created_at: string }) => [m.id, m.created_at])).toEqual([
+      [real.messageIds[0], '2026-08-04T10:12:00.654321Z'],
+      [real.messageIds[1], '2026-08-04T10:13:00.999999Z'],
+    ]);
+    expect(await ids(tenant, 'events')).toEqual([real.eventId]);
+  });
+});
+
+describe('rule 5: one number on the Cloud API and the web client', () => {
+  async function channels(b: string) {
+    const number = `5511${Math.floor(Math.random() * 1e9)}`;
+    const cloud = await t.database.db.insertInto('channels').values({ business_id: b, id: newId(), type: 'whatsapp', name: 'cloud', identifier: number, provider_config: '{}' }).returningAll().executeTakeFirstOrThrow();
+    const web = await t.database.db.insertInto('channels').values({ business_id: b, id: newId(), type: 'whatsapp_web', name: 'web', identifier: number, provider_config: '{}' }).returningAll().executeTakeFirstOrThrow();
+    return { cloud, web };
+  }
+
+  it('shows a doubly recorded message once under whatsapp, whichever copy came first', async () => {
+    const tenant = await createTenant(t.app, 'Rule5');
+    const db = t.database.db;
+    const b = tenant.businessId;
+    const { cloud, web } = await channels(b);
+    const viaCloud = await contactWithConversation(db, b, 'whatsapp', {}, { channel_id: cloud.id });
+    const viaWeb = await db.insertInto('conversations').values({ business_id: b, id: newId(), contact_id: viaCloud.contact.id, channel: 'whatsapp_web', channel_id: web.id }).returningAll().executeTakeFirstOrThrow();
+    const m = (conv: typeof viaWeb, channelId: string, pid: string, s: number) => insertMessage(db, b, conv, { channel_id: channelId, provider_message_id: pid, created_at: aug(s) });
+    // Cloud first, then the web copy.
+    const a1 = await m(viaCloud.conversation, cloud.id, 'wamid.A', 10);
+    const a2 = await m(viaWeb, web.id, 'wamid.A', 11);
+    // Web copy first, then the cloud copy.
+    const b2 = await m(viaWeb, web.id, 'wamid.B', 12);
+    const b1 = await m(viaCloud.conversation, cloud.id, 'wamid.B', 13);
+    // Only on the web client.
+    const c2 = await m(viaWeb, web.id, 'wamid.C', 14);
+    const res = await t.app.inject({ method: 'GET', url: `/external/v2/messages?${WINDOW}`, headers: tenant.headers });
+    const got = res.json().messages.map((x: { id: string; channel: string }) => [x.id, x.channel]);
+    expect(got).toEqual([[a1.id, 'whatsapp'], [b1.id, 'whatsapp'], [c2.id, 'whatsapp_web']]);
+    expect(await ids(tenant, 'messages', '&channel=whatsapp_web')).toEqual([c2.id]);
+    void a2;
+    void b2;
+  });
+
+  it('leaves web messages of another number alone', async () => {
+    const tenant = await createTenant(t.app, 'Rule5b');
+    const db = t.database.db;
+    const b = tenant.businessId;
+    const { cloud } = await channels(b);
+    const { web: otherWeb } = await channels(b);
+    const viaCloud = await contactWithConversation(db, b, 'whatsapp', {}, { channel_id: cloud.id });
+    const viaWeb = await contactWithConversation(db, b, 'whatsapp_web', {}, { channel_id: otherWeb.id });
+    const x = await insertMessage(db, b, viaCloud.conversation, { channel_id: cloud.id, provider_message_id: 'wamid.X', created_at: aug(1) });
+    const y = await insertMessage(db, b, viaWeb.conversation, { channel_id: otherWeb.id, provider_message_id: 'wamid.X', created_at: aug(2) });
+    expect(await ids(tenant, 'messages')).toEqual([x.id, y.id].sort());
+  });
+});
+
+describe(`query plans (${engine})`, () => {
+  it('walks GET /messages and GET /events as index range scans on a big table', async () => {
+    const tenant = await createTenant(t.app, 'Plans');
+    const db = t.database.db;
+    const b = tenant.businessId;
+    const { conversation, contact } = await contactWithConversation(db, b);
+    const { sql } = await import('kysely');
+    await sql`insert into messages (business_id, id, conversation_id, contact_id, channel, direction, sender_type, status, created_at)
+      select ${b}::uuid, gen_random_uuid(), ${conversation.id}::uuid, ${contact.id}::uuid, 'whatsapp', 'inbound', 'contact', 'RECEIVED',
+             '2026-08-01'::timestamptz + (g * interval '1 second') from generate_series(1, 20000) g`.execute(db);
+    await sql`insert into events (business_id, id, contact_id, conversation_id, channel, type, actor_type, created_at)
+      select ${b}::uuid, gen_random_uuid(), ${contact.id}::uuid, ${conversation.id}::uuid, 'whatsapp', 'conversation_archived', 'system',
+             '2026-08-01'::timestamptz + (g * interval '1 second') from generate_series(1, 20000) g`.execute(db);
+    await sql`insert into media (business_id, message_id, filename, content_type)
+      select business_id, id, 'f.jpg', 'image/jpeg' from messages where business_id = ${b}::uuid limit 5000`.execute(db);
+    await sql`analyze media`.execute(db);
+    await sql`analyze messages`.execute(db);
+    await sql`analyze events`.execute(db);
+    const { exportsRepository } = await import('../../../src/modules/exports/exports.repository.ts');
+    const range = { since: '2026-08-01T00:00:00.000000Z', until: '2026-08-31T00:00:00.000000Z', after: { createdAt: '2026-08-05T00:00:00.000000Z', id: newId() }, limit: 501 };
+    for (const [q, index] of [
+      [exportsRepository.messagesPageQuery(db, b, range), 'messages_export'],
+      [exportsRepository.messagesPageQuery(db, b, { ...range, channels: ['whatsapp', 'email'] }), 'messages_export'],
+      [exportsRepository.eventsPageQuery(db, b, { ...range, types: ['conversation_archived'] }), 'events_export'],
+    ] as const) {
+      const compiled = q.compile();
+      const { rows } = await db.executeQuery({ ...compiled, sql: `explain ${compiled.sql}` } as typeof compiled);
+      const text = (rows as unknown as { 'QUERY PLAN': string }[]).map((r) => r['QUERY PLAN']).join('\n');
+      expect(text).toContain(`Index Scan using ${index}`);
+      expect(text).toMatch(/Index Cond: .*created_at.*id/);
+      expect(text).not.toMatch(/Sort|Seq Scan on (messages|events|media)|media_pkey/);
+    }
+  });
+});

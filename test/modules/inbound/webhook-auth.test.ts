@@ -1,0 +1,178 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { inboundMessage, signedNotification } from '../../helpers/fake-graph-api.ts';
+import { adminHeaders, createTenant, type Tenant } from '../../helpers/tenants.ts';
+import { buildTestApp, type TestApp } from '../../helpers/test-app.ts';
+import { createWhatsAppChannel, notificationFor, postSigned, WEBHOOK, type TestChannel } from './whatsapp-helpers.ts';
+
+let t: TestApp;
+let tenant: Tenant;
+let channel: TestChannel;
+
+beforeAll(async () => {
+  t = await buildTestApp();
+  tenant = await createTenant(t.app);
+  channel = await createWhatsAppChannel(t.app, tenant.businessId);
+});
+afterAll(() => t.close());
+
+const verify = (query: Record<string, string>) => t.app.inject({ method: 'GET', url: WEBHOOK, query });
+
+/** Rows anything inbound could write. */
+async function counts() {
+  const db = t.database.db;
+  const count = async (table: 'contacts' | 'conversations' | 'messages' | 'events' | 'media' | 'outbox') =>
+    Number((await db.selectFrom(table).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
+  return {
+    contacts: await count('contacts'),
+    conversations: await count('conversations'),
+    messages: await count('messages'),
+    events: await count('events'),
+    media: await count('media'),
+    outbox: await count('outbox'),
+  };
+}
+
+const textNotification = () =>
+  notificationFor(channel, { contacts: [{ waId: '5491122334455', name: 'Eve' }], messages: [inboundMessage('5491122334455', 'text', { body: 'hi' })] });
+
+describe('GET /channels/whatsapp/webhook (verification handshake)', () => {
+  it('answers the challenge as plain text when the verify token is a channel\'s', async () => {
+    const res = await verify({ 'hub.mode': 'subscribe', 'hub.verify_token': channel.verifyToken, 'hub.challenge': '1158201444' });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-type']).toMatch(/^text\/plain/);
+    expect(res.body).toBe('1158201444');
+  });
+
+  it.each([
+    ['a wrong token', { 'hub.mode': 'subscribe', 'hub.verify_token': 'nope', 'hub.challenge': '1' }],
+    ['another mode', { 'hub.mode': 'unsubscribe', 'hub.verify_token': 'TOKEN', 'hub.challenge': '1' }],
+    ['no challenge', { 'hub.mode': 'subscribe', 'hub.verify_token': 'TOKEN' }],
+    ['no token', { 'hub.mode': 'subscribe', 'hub.challenge': '1' }],
+  ])('answers 403 for %s', async (_case, query) => {
+    const res = await verify(Object.fromEntries(Object.entries(query).map(([k, v]) => [k, v === 'TOKEN' ? channel.verifyToken : v])));
+    expect(res.statusCode).toBe(403);
+    expect(res.json().error.code).toBe('forbidden');
+  });
+
+  it('needs no API key', async () => {
+    const res = await verify({ 'hub.mode': 'subscribe', 'hub.verify_token': channel.verifyToken, 'hub.challenge': 'abc' });
+    expect(res.statusCode).toBe(200);
+  });
+});
+
+describe('POST /channels/whatsapp/webhook refuses what is not signed by the channel', () => {
+  it('accepts a correctly signed notification (the control case)', async () => {
+    const before = await counts();
+    const res = await postSigned(t.app, textNotification(), channel.appSecret);
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toEqual({ success: true });
+    const after = await counts();
+    expect(after.messages).toBe(before.messages + 1);
+  });
+
+  const cases: [string, () => { payload: string; headers: Record<string, string> }][] = [
+    ['a missing signature', () => {
+      const { payload, headers } = signedNotification(textNotification(), channel.appSecret);
+      return { payload, headers: { 'content-type': headers['content-type']! } };
+    }],
+    ['a malformed signature', () => {
+      const { payload, headers } = signedNotification(textNotification(), channel.appSecret);
+      return { payload, headers: { ...headers, 'x-hub-signature-256': 'sha1=abcdef' } };
+    }],
+    ['a signature with the wrong secret', () => signedNotification(textNotification(), 'not-the-app-secret')],
+    ['a body altered after signing', () => {
+      const { payload, headers } = signedNotification(textNotification(), channel.appSecret);
+      return { payload: payload.replace('"hi"', '"HI"'), headers };
+    }],
+    ['a body re-serialised after signing', () => {
+      const { payload, headers } = signedNotification(JSON.stringify(textNotification(), null, 2), channel.appSecret);
+      return { payload: JSON.stringify(JSON.parse(payload)), headers };
+    }],
+    ['an unknown phone_number_id', () =>
+      signedNotification({ ...textNotification(), entry: notificationFor({ ...channel, phoneNumberId: '999000999' }, { messages: [inboundMessage('5491122334455', 'text', { body: 'x' })] }).entry }, channel.appSecret)],
+    ['one signed part plus an unknown phone_number_id', () => {
+      const body = textNotification();
+      const stranger = notificationFor({ ...channel, phoneNumberId: '999000998' }, { messages: [inboundMessage('5491122334455', 'text', { body: 'x' })] });
+      return signedNotification({ ...body, entry: [...(body.entry as unknown[]), ...(stranger.entry as unknown[])] }, channel.appSecret);
+    }],
+  ];
+
+  it.each(cases)('answers 401 for %s and stores nothing', async (_case, build) => {
+    const before = await counts();
+    const { payload, headers } = build();
+    const res = await t.app.inject({ method: 'POST', url: WEBHOOK, headers, payload });
+    expect(res.statusCode).toBe(401);
+    expect(res.json().error.code).toBe('unauthorized');
+    expect(await counts()).toEqual(before);
+  });
+
+  it('answers 400 for a body that is not JSON or not a WhatsApp notification, storing nothing', async () => {
+    const before = await counts();
+    const notJson = await t.app.inject({ method: 'POST', url: WEBHOOK, headers: { 'content-type': 'application/json' }, payload: '{"object":' });
+    expect(notJson.statusCode).toBe(400);
+    const other = await postSigned(t.app, { object: 'page', entry: [] }, channel.appSecret);
+    expect(other.statusCode).toBe(400);
+    const empty = await t.app.inject({ method: 'POST', url: WEBHOOK, headers: { 'content-type': 'application/json' }, payload: '' });
+    expect(empty.statusCode).toBe(400);
+    expect(await counts()).toEqual(before);
+  });
+
+  it('answers 413 for a body over 3 MB', async () => {
+    const res = await t.app.inject({ method: 'POST', url: WEBHOOK, headers: { 'content-type': 'application/json' }, payload: 'x'.repeat(3 * 1024 * 1024 + 1) });
+    expect(res.statusCode).toBe(413);
+  });
+
+  it('accepts a signed notification of about 2 MB (above the API body limit)', async () => {
+    const body = notificationFor(channel, { messages: [inboundMessage('5491122334455', 'text', { body: 'y'.repeat(2 * 1024 * 1024) })] });
+    const res = await postSigned(t.app, body, channel.appSecret);
+    expect(res.statusCode).toBe(200);
+  });
+
+  it('checks the bytes whatever the content type says', async () => {
+    const { payload, headers } = signedNotification(textNotification(), channel.appSecret);
+    const res = await t.app.inject({ method: 'POST', url: WEBHOOK, headers: { ...headers, 'content-type': 'text/plain' }, payload });
+    expect(res.statusCode).toBe(200);
+  });
+
+  it('answers 200 and stores nothing for a change that names no number (e.g. account updates)', async () => {
+    const before = await counts();
+    const body = { object: 'whatsapp_business_account', entry: [{ id: '1', changes: [{ field: 'account_update', value: { event: 'VERIFIED_ACCOUNT' } }] }] };
+    const res = await t.app.inject({ method: 'POST', url: WEBHOOK, headers: { 'content-type': 'application/json' }, payload: JSON.stringify(body) });
+    expect(res.statusCode).toBe(200);
+    expect(await counts()).toEqual(before);
+  });
+});
+
+describe('channel changes apply to the webhook at once', () => {
+  it('uses the rotated app secret and refuses the old one', async () => {
+    const rotating = await createWhatsAppChannel(t.app, tenant.businessId);
+    const body = () => notificationFor(rotating, { messages: [inboundMessage('5491122334455', 'text', { body: 'r' })] });
+    expect((await postSigned(t.app, body(), rotating.appSecret)).statusCode).toBe(200);
+    const patch = await t.app.inject({
+      method: 'PATCH', url: `/admin/v1/businesses/${tenant.businessId}/channels/${rotating.id}`, headers: adminHeaders, payload: { provider: { app_secret: 'new-app-secret' } },
+    });
+    expect(patch.statusCode).toBe(200);
+    expect((await postSigned(t.app, body(), rotating.appSecret)).statusCode).toBe(401);
+    expect((await postSigned(t.app, body(), 'new-app-secret')).statusCode).toBe(200);
+  });
+
+  it('refuses notifications for a deleted channel', async () => {
+    const doomed = await createWhatsAppChannel(t.app, tenant.businessId);
+    const body = () => notificationFor(doomed, { messages: [inboundMessage('5491122334455', 'text', { body: 'd' })] });
+    expect((await postSigned(t.app, body(), doomed.appSecret)).statusCode).toBe(200);
+    const del = await t.app.inject({ method: 'DELETE', url: `/admin/v1/businesses/${tenant.businessId}/channels/${doomed.id}`, headers: adminHeaders });
+    expect(del.statusCode).toBe(200);
+    expect((await postSigned(t.app, body(), doomed.appSecret)).statusCode).toBe(401);
+  });
+});
+
+describe('OpenAPI', () => {
+  it('documents the webhook and the channels operator routes', async () => {
+    const res = await t.app.inject({ method: 'GET', url: '/openapi.json' });
+    expect(res.statusCode).toBe(200);
+    const paths = res.json().paths as Record<string, Record<string, unknown>>;
+    expect(Object.keys(paths[WEBHOOK] ?? {}).sort()).toEqual(['get', 'post']);
+    expect(Object.keys(paths['/admin/v1/businesses/{bid}/channels/{id}'] ?? {}).sort()).toEqual(['delete', 'get', 'patch']);
+    expect(Object.keys(paths['/admin/v1/businesses/{bid}/channels'] ?? {}).sort()).toEqual(['get', 'post']);
+  });
+});

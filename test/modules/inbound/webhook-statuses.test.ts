@@ -1,0 +1,124 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { newId } from '../../../src/lib/ids.ts';
+import { insertContact, insertConversation, insertMessage } from '../../helpers/factories.ts';
+import { statusReceipt } from '../../helpers/fake-graph-api.ts';
+import { createTenant, type Tenant } from '../../helpers/tenants.ts';
+import { buildTestApp, type TestApp } from '../../helpers/test-app.ts';
+import { createWhatsAppChannel, notificationFor, postSigned, type TestChannel } from './whatsapp-helpers.ts';
+
+let t: TestApp;
+let tenant: Tenant;
+let channel: TestChannel;
+let conversation: { id: string; contact_id: string; channel: string };
+const recipient = '5491155667788';
+
+beforeAll(async () => {
+  t = await buildTestApp();
+  tenant = await createTenant(t.app);
+  channel = await createWhatsAppChannel(t.app, tenant.businessId);
+  const contact = await insertContact(t.database.db, tenant.businessId, { phone_number: recipient });
+  conversation = await insertConversation(t.database.db, tenant.businessId, contact.id, { channel_id: channel.id });
+});
+afterAll(() => t.close());
+
+const db = () => t.database.db;
+
+/** An outbound message the provider accepted under a fresh wamid. */
+async function outbound(status = 'SENT', onChannel = channel) {
+  const providerId = `wamid.${newId()}`;
+  const row = await insertMessage(db(), onChannel.businessId, conversation, {
+    direction: 'outbound', sender_type: 'api', status, channel_id: onChannel.id, provider_message_id: providerId, text: 'out',
+  });
+  return { id: row.id, providerId };
+}
+async function receipts(...statuses: Record<string, unknown>[]) {
+  const res = await postSigned(t.app, notificationFor(channel, { statuses }), channel.appSecret);
+  expect(res.statusCode, res.body).toBe(200);
+}
+const stored = (id: string) => db().selectFrom('messages').select(['status', 'status_at', 'error', 'metadata']).where('id', '=', id).executeTakeFirstOrThrow();
+
+describe('delivery receipts', () => {
+  it('moves a message through SENT, DELIVERED, READ with the receipt times', async () => {
+    const m = await outbound('PENDING');
+    await receipts(statusReceipt(m.providerId, 'sent', recipient, { timestamp: '1700000010' }));
+    expect(await stored(m.id)).toMatchObject({ status: 'SENT', status_at: '2023-11-14T22:13:30.000000Z', error: null });
+    await receipts(statusReceipt(m.providerId, 'delivered', recipient, { timestamp: '1700000011' }));
+    expect(await stored(m.id)).toMatchObject({ status: 'DELIVERED', status_at: '2023-11-14T22:13:31.000000Z' });
+    await receipts(statusReceipt(m.providerId, 'read', recipient, { timestamp: '1700000012' }));
+    expect(await stored(m.id)).toMatchObject({ status: 'READ', status_at: '2023-11-14T22:13:32.000000Z' });
+  });
+
+  it('never moves backwards: read before delivered stays READ, late sent stays too', async () => {
+    const m = await outbound();
+    await receipts(statusReceipt(m.providerId, 'read', recipient, { timestamp: '1700000022' }));
+    await receipts(statusReceipt(m.providerId, 'delivered', recipient, { timestamp: '1700000021' }), statusReceipt(m.providerId, 'sent', recipient, { timestamp: '1700000020' }));
+    expect(await stored(m.id)).toMatchObject({ status: 'READ', status_at: '2023-11-14T22:13:42.000000Z' });
+    // A failed receipt after the message was read contradicts it and is ignored.
+    await receipts(statusReceipt(m.providerId, 'failed', recipient, { errors: [{ code: 131026, title: 'Message undeliverable' }] }));
+    expect(await stored(m.id)).toMatchObject({ status: 'READ', error: null });
+  });
+
+  it('applies receipts in the order of one notification', async () => {
+    const m = await outbound();
+    await receipts(statusReceipt(m.providerId, 'delivered', recipient, { timestamp: '1700000031' }), statusReceipt(m.providerId, 'read', recipient, { timestamp: '1700000032' }));
+    expect((await stored(m.id)).status).toBe('READ');
+  });
+
+  it('records a failure with the error detail, and a failed message stays ERROR', async () => {
+    const m = await outbound();
+    await receipts(statusReceipt(m.providerId, 'failed', recipient, {
+      timestamp: '1700000040',
+      errors: [{ code: 131026, title: 'Message undeliverable', message: 'Message undeliverable', error_data: { details: 'Message could not be delivered: recipient is not on WhatsApp.' } }],
+    }));
+    expect(await stored(m.id)).toMatchObject({
+      status: 'ERROR',
+      status_at: '2023-11-14T22:14:00.000000Z',
+      error: '131026: Message undeliverable - Message could not be delivered: recipient is not on WhatsApp.',
+    });
+    await receipts(statusReceipt(m.providerId, 'delivered', recipient), statusReceipt(m.providerId, 'read', recipient));
+    expect((await stored(m.id)).status).toBe('ERROR');
+  });
+
+  it('records a failure without errors with a generic detail', async () => {
+    const m = await outbound('PENDING');
+    await receipts(statusReceipt(m.providerId, 'failed', recipient));
+    const row = await stored(m.id);
+    expect(row.status).toBe('ERROR');
+    expect(row.error).toMatch(/^failed/);
+  });
+
+  it('ignores receipts for unknown ids and for inbound messages, storing nothing', async () => {
+    const before = await db().selectFrom('messages').select(['id', 'status', 'status_at']).orderBy('id').execute();
+    await receipts(statusReceipt('wamid.never-sent', 'delivered', recipient), statusReceipt('wamid.never-sent-2', 'failed', recipient));
+    expect(await db().selectFrom('messages').select(['id', 'status', 'status_at']).orderBy('id').execute()).toEqual(before);
+
+    const inbound = await insertMessage(db(), tenant.businessId, conversation, { channel_id: channel.id, provider_message_id: `wamid.in${newId()}` });
+    await receipts(statusReceipt(inbound.provider_message_id!, 'read', recipient));
+    expect((await stored(inbound.id)).status).toBe('RECEIVED');
+  });
+
+  it('only touches messages of the channel the receipt came from', async () => {
+    const otherTenant = await createTenant(t.app, 'Other');
+    const otherChannel = await createWhatsAppChannel(t.app, otherTenant.businessId);
+    const contact = await insertContact(db(), otherTenant.businessId, { phone_number: recipient });
+    const conv = await insertConversation(db(), otherTenant.businessId, contact.id, { channel_id: otherChannel.id });
+    const providerId = `wamid.${newId()}`;
+    const foreign = await insertMessage(db(), otherTenant.businessId, conv, { direction: 'outbound', sender_type: 'api', status: 'SENT', channel_id: otherChannel.id, provider_message_id: providerId });
+    await receipts(statusReceipt(providerId, 'read', recipient));
+    expect((await stored(foreign.id)).status).toBe('SENT');
+  });
+
+  it('handles messages and receipts of one notification together', async () => {
+    const m = await outbound();
+    const inboundId = `wamid.${newId()}`;
+    const body = notificationFor(channel, {
+      contacts: [{ waId: recipient, name: 'Both' }],
+      messages: [{ from: recipient, id: inboundId, timestamp: '1700000050', type: 'text', text: { body: 'got it' } }],
+      statuses: [statusReceipt(m.providerId, 'read', recipient)],
+    });
+    expect((await postSigned(t.app, body, channel.appSecret)).statusCode).toBe(200);
+    expect((await stored(m.id)).status).toBe('READ');
+    const reply = await db().selectFrom('messages').selectAll().where('provider_message_id', '=', inboundId).executeTakeFirstOrThrow();
+    expect(reply).toMatchObject({ conversation_id: conversation.id, contact_id: conversation.contact_id, text: 'got it', status: 'RECEIVED' });
+  });
+});

@@ -1,0 +1,58 @@
+import type { FastifyInstance } from 'fastify';
+import { randomBytes } from 'node:crypto';
+import { metaNotification, signedNotification, type NotificationParts } from '../../helpers/fake-graph-api.ts';
+import { adminHeaders } from '../../helpers/tenants.ts';
+
+export const WEBHOOK = '/channels/whatsapp/webhook';
+
+/** A WhatsApp channel made through the operator API, with its secrets. */
+export interface TestChannel {
+  id: string;
+  businessId: string;
+  identifier: string;
+  phoneNumberId: string;
+  appSecret: string;
+  verifyToken: string;
+}
+
+/** Creates a whatsapp_cloud channel with fresh secrets and a unique phone_number_id. */
+export async function createWhatsAppChannel(
+  app: FastifyInstance,
+  businessId: string,
+  options: { identifier?: string; apiBaseUrl?: string } = {},
+): Promise<TestChannel> {
+  const phoneNumberId = String(100_000_000_000_000n + BigInt(`0x${randomBytes(5).toString('hex')}`));
+  const appSecret = randomBytes(16).toString('hex');
+  const verifyToken = `verify-${randomBytes(8).toString('hex')}`;
+  const identifier = options.identifier ?? `1555${String(Math.floor(Math.random() * 1e7)).padStart(7, '0')}`;
+  const res = await app.inject({
+    method: 'POST',
+    url: `/admin/v1/businesses/${businessId}/channels`,
+    headers: adminHeaders,
+    payload: {
+      type: 'whatsapp',
+      identifier,
+      provider: {
+        kind: 'whatsapp_cloud',
+        phone_number_id: phoneNumberId,
+        access_token: `EAAG${randomBytes(8).toString('hex')}`,
+        app_secret: appSecret,
+        verify_token: verifyToken,
+        ...(options.apiBaseUrl ? { api_base_url: options.apiBaseUrl } : {}),
+      },
+    },
+  });
+  if (res.statusCode !== 201) throw new Error(`create channel: ${res.body}`);
+  return { id: res.json().channel.id, businessId, identifier, phoneNumberId, appSecret, verifyToken };
+}
+
+/** Posts a notification body signed with `secret` (the channel's app secret unless given), as Meta does. */
+export function postSigned(app: FastifyInstance, body: unknown, secret: string) {
+  const { payload, headers } = signedNotification(body, secret);
+  return app.inject({ method: 'POST', url: WEBHOOK, headers, payload });
+}
+
+/** One `messages` change for the channel. */
+export function notificationFor(channel: TestChannel, parts: Omit<NotificationParts, 'phoneNumberId'>) {
+  return metaNotification({ phoneNumberId: channel.phoneNumberId, displayPhoneNumber: channel.identifier, ...parts });
+}

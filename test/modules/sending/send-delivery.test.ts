@@ -1,0 +1,188 @@
+import type { FastifyInstance } from 'fastify';
+import { sql } from 'kysely';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { buildApp } from '../../../src/app.ts';
+import { OutboxWorker } from '../../../src/jobs/outbox.worker.ts';
+import { ChannelPacer } from '../../../src/modules/sending/channel-pacer.ts';
+import { OUTCOME_UNKNOWN, SendJobHandler } from '../../../src/modules/sending/send.job.ts';
+import { startFakeGraphApi, type FakeGraphApi, type GraphFailure } from '../../helpers/fake-graph-api.ts';
+import { createTenant, type Tenant } from '../../helpers/tenants.ts';
+import { buildTestApp, type TestApp } from '../../helpers/test-app.ts';
+import { createChannel, inboundContact, messageRow, settled, until, type TestChannel } from './sending.fixtures.ts';
+
+let t: TestApp;
+let fake: FakeGraphApi;
+let tenant: Tenant;
+let channel: TestChannel;
+
+beforeAll(async () => {
+  fake = await startFakeGraphApi();
+  t = await buildTestApp();
+  tenant = await createTenant(t.app);
+  channel = await createChannel(t.app, tenant, fake);
+});
+afterAll(async () => {
+  await t.close();
+  await fake.close();
+});
+beforeEach(() => fake.reset());
+
+const sendsTo = (phone: string) => fake.sends().filter((r) => (r.body as { to?: string }).to === phone);
+const send = (app: FastifyInstance, to: string, channelId = channel.id) =>
+  app.inject({ method: 'POST', url: '/external/v2/messages/send', headers: tenant.headers, payload: { to, from: 'whatsapp', type: 'text', content: { text: 'hi' }, channel_uuid: channelId } });
+const outbox = (messageId: string) => t.database.db.selectFrom('outbox').selectAll().where('ref_id', '=', messageId).executeTakeFirstOrThrow();
+
+/** Another app over the same database, as a restarted process would be. */
+async function secondApp(workers: boolean): Promise<FastifyInstance> {
+  const app = await buildApp(t.config, { database: t.database, logger: false, workers });
+  await app.ready();
+  return app;
+}
+
+describe('send worker: provider failures', () => {
+  it.each<[string, GraphFailure]>([
+    ['130429 throughput', { status: 400, code: 130429, message: '(#130429) Rate limit hit' }],
+    ['131056 pair rate', { status: 400, code: 131056, message: '(#131056) (Business Account, Consumer Account) pair rate limit hit' }],
+    ['a 500', { status: 500, code: 999999, message: 'Internal server error' }],
+  ])('retries %s with backoff, then records SENT', async (_name, failure) => {
+    const { phone } = await inboundContact(t, tenant, channel, 1);
+    fake.failNextSends(1, failure);
+    const id = (await send(t.app, phone)).json().message.uuid as string;
+    await until(async () => (await outbox(id)).last_error !== null);
+    const waiting = await messageRow(t, id);
+    expect(waiting.status).toBe('PENDING');
+    expect(waiting.error).toContain(String(failure.code));
+    const row = await settled(t, id);
+    expect(row).toMatchObject({ status: 'SENT', send_attempts: 2, error: null });
+    expect(sendsTo(phone)).toHaveLength(2);
+    // The worker records the job's outcome right after the message's.
+    await until(async () => (await outbox(id)).state === 'done');
+  });
+
+  it('retries a dropped connection', async () => {
+    const { phone } = await inboundContact(t, tenant, channel, 1);
+    fake.disconnectNextSends(1);
+    const id = (await send(t.app, phone)).json().message.uuid as string;
+    expect((await settled(t, id)).status).toBe('SENT');
+    expect(sendsTo(phone)).toHaveLength(2);
+  });
+
+  it.each<[string, GraphFailure]>([
+    ['131047 outside the window', { status: 400, code: 131047, message: '(#131047) Re-engagement message', details: 'Message failed to send because more than 24 hours have passed' }],
+    ['131026 undeliverable', { status: 400, code: 131026, message: '(#131026) Message undeliverable' }],
+    ['100 invalid parameter', { status: 400, code: 100, message: '(#100) Invalid parameter', details: 'Parameter value is not valid' }],
+  ])('marks %s ERROR with the provider detail, without retrying', async (_name, failure) => {
+    const { phone } = await inboundContact(t, tenant, channel, 1);
+    fake.failNextSends(1, failure);
+    const id = (await send(t.app, phone)).json().message.uuid as string;
+    const row = await settled(t, id);
+    const detail = `${failure.message}${failure.details ? `: ${failure.details}` : ''}`;
+    expect(row).toMatchObject({ status: 'ERROR', error: `${failure.code}: ${detail}`, send_attempts: 1, provider_message_id: null });
+    expect(sendsTo(phone)).toHaveLength(1);
+    await until(async () => (await outbox(id)).state === 'failed');
+    const status = await t.app.inject({ method: 'GET', url: `/external/v2/messages/status/${id}`, headers: tenant.headers });
+    expect(status.json().message).toMatchObject({ status: 'failed', error: `${failure.code}: ${detail}` });
+  });
+
+  it('gives up after the last attempt', async () => {
+    await t.app.worker.stop();
+    const worker = new OutboxWorker(t.database.db, { error: () => undefined }, { pollMs: 20 }).register(
+      new SendJobHandler(t.database.db, t.app.services.channels, new ChannelPacer(), { maxAttempts: 3, baseDelaySeconds: 0.05 }),
+    );
+    try {
+      const { phone } = await inboundContact(t, tenant, channel, 1);
+      fake.failNextSends(5, { status: 400, code: 130429, message: '(#130429) Rate limit hit' });
+      const id = (await send(t.app, phone)).json().message.uuid as string;
+      worker.start();
+      const row = await settled(t, id);
+      expect(row).toMatchObject({ status: 'ERROR', error: '130429: (#130429) Rate limit hit', send_attempts: 3 });
+      expect(sendsTo(phone)).toHaveLength(3);
+    } finally {
+      await worker.stop();
+      t.app.worker.start();
+    }
+  });
+});
+
+describe('send worker: pacing', () => {
+  it('keeps a channel at its pace (5/s): 15 sends spread over >= 2 s, never more than 6 in a second', async () => {
+    const slow = await createChannel(t.app, tenant, fake, { pace_per_second: 5 });
+    const { phone } = await inboundContact(t, tenant, slow, 1);
+    const times: number[] = [];
+    const push = fake.requests.push.bind(fake.requests);
+    fake.requests.push = (...items) => {
+      times.push(performance.now());
+      return push(...items);
+    };
+    try {
+      const ids: string[] = [];
+      for (let i = 0; i < 15; i++) ids.push((await send(t.app, phone, slow.id)).json().message.uuid as string);
+      for (const id of ids) expect((await settled(t, id)).status).toBe('SENT');
+    } finally {
+      fake.requests.push = push;
+    }
+    expect(times).toHaveLength(15);
+    expect(times[14]! - times[0]!).toBeGreaterThanOrEqual(2_000);
+    for (const start of times) expect(times.filter((x) => x >= start && x < start + 1_000).length).toBeLessThanOrEqual(6);
+  });
+});
+
+describe('send worker: crash recovery', () => {
+  it('sends a job left pending by a stopped process exactly once after the restart', async () => {
+    await t.app.worker.stop();
+    try {
+      const { phone } = await inboundContact(t, tenant, channel, 1);
+      const api = await secondApp(false);
+      const id = (await send(api, phone)).json().message.uuid as string;
+      await api.close();
+      expect((await outbox(id)).state).toBe('pending');
+      const restarted = await secondApp(true);
+      try {
+        expect((await settled(t, id)).status).toBe('SENT');
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        expect(sendsTo(phone)).toHaveLength(1);
+      } finally {
+        await restarted.close();
+      }
+    } finally {
+      t.app.worker.start();
+    }
+  });
+
+  it('sends a job claimed by a process that stopped before the provider call exactly once', async () => {
+    await t.app.worker.stop();
+    try {
+      const { phone } = await inboundContact(t, tenant, channel, 1);
+      const id = (await send(t.app, phone)).json().message.uuid as string;
+      // What a claim leaves behind when its process dies before calling the provider, lease run out.
+      await t.database.db.updateTable('outbox').set({ state: 'running', attempts: 1, locked_until: sql<string>`now() - interval '1 second'` }).where('ref_id', '=', id).execute();
+      t.app.worker.start();
+      expect((await settled(t, id)).status).toBe('SENT');
+      expect(sendsTo(phone)).toHaveLength(1);
+    } finally {
+      t.app.worker.start();
+    }
+  });
+
+  it('never resends a message whose process stopped during the provider call', async () => {
+    const { phone } = await inboundContact(t, tenant, channel, 1);
+    fake.setDelay(2_500);
+    const id = (await send(t.app, phone)).json().message.uuid as string;
+    await until(() => sendsTo(phone).length === 1);
+    expect((await messageRow(t, id)).provider_call_at).not.toBeNull();
+    // The first process is stuck in the call; its lease runs out as if it had died, and another process takes over.
+    await t.database.db.updateTable('outbox').set({ locked_until: sql<string>`now() - interval '1 second'` }).where('ref_id', '=', id).execute();
+    const restarted = await secondApp(true);
+    try {
+      const row = await settled(t, id);
+      expect(row).toMatchObject({ status: 'ERROR', error: OUTCOME_UNKNOWN, provider_message_id: null });
+      // The late answer of the first call changes nothing, and nobody calls again.
+      await new Promise((resolve) => setTimeout(resolve, 3_000));
+      expect(sendsTo(phone)).toHaveLength(1);
+      expect((await messageRow(t, id)).status).toBe('ERROR');
+    } finally {
+      fake.setDelay(0);
+      await restarted.close();
+    }
+  });
+});

@@ -1,0 +1,248 @@
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { Webhook } from 'standardwebhooks';
+import { RETRY_DELAYS_SECONDS } from '../../../src/modules/webhooks/webhook-schedule.ts';
+import { adminHeaders, createTenant, type Tenant } from '../../helpers/tenants.ts';
+import { buildWebhookApp, createWebhook, logOf, Receiver, sharedDatabase, storeMessage, TestClock, type SharedDatabase, type WebhookTestApp } from './webhook-harness.ts';
+
+const HOUR = 3600_000;
+const DAY = 24 * HOUR;
+
+let shared: SharedDatabase;
+let t: WebhookTestApp;
+let clock: TestClock;
+let receiver: Receiver;
+let tenant: Tenant;
+
+beforeAll(async () => {
+  shared = await sharedDatabase();
+  clock = new TestClock();
+  t = await buildWebhookApp(shared, { clock, worker: { attemptTimeoutMs: 500 } });
+});
+afterAll(async () => {
+  await t.close();
+  await shared.drop();
+});
+beforeEach(async () => {
+  clock.ms = Date.now();
+  receiver = await Receiver.start();
+  tenant = await createTenant(t.app);
+});
+afterEach(() => receiver.close());
+
+const pause = (ms = 150) => new Promise((r) => setTimeout(r, ms));
+
+/** Moves the clock and lets the worker look for due deliveries. */
+function advance(ms: number) {
+  clock.advance(ms);
+  t.app.services.webhooks.worker.wake();
+}
+
+async function webhookRecord(id: string) {
+  return (await t.app.inject({ method: 'GET', url: `/admin/v1/businesses/${tenant.businessId}/webhooks/${id}`, headers: adminHeaders })).json().webhook;
+}
+
+async function deliveryState(id: string) {
+  return (await t.database.db.selectFrom('webhook_deliveries').select(['state', 'attempts', 'last_error']).where('id', '=', id).executeTakeFirstOrThrow());
+}
+
+/** Expects no call until just before `delayMs`, then one more call right after it. */
+async function expectNextCallAfter(webhookId: string, delayMs: number, callsSoFar: number) {
+  await logOf(t.app, tenant.businessId, webhookId, callsSoFar);
+  advance(delayMs - 1000);
+  await pause();
+  expect(receiver.calls).toHaveLength(callsSoFar);
+  advance(1000);
+  await receiver.waitFor(callsSoFar + 1);
+}
+
+describe('retry rules', () => {
+  it('retries 5xx immediately, then after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h, then gives up', async () => {
+    receiver.respond = () => ({ status: 503, body: 'down' });
+    const { webhook } = await createWebhook(t.app, tenant.businessId, { url: receiver.url });
+    await storeMessage(t, tenant.businessId);
+    await receiver.waitFor(1);
+    for (const [i, seconds] of RETRY_DELAYS_SECONDS.entries()) await expectNextCallAfter(webhook.id, seconds * 1000, i + 1);
+    const log = await logOf(t.app, tenant.businessId, webhook.id, 8);
+    expect(log.map((e) => e.attempt)).toEqual([8, 7, 6, 5, 4, 3, 2, 1]);
+    expect(log.every((e) => e.ok === false && e.status_code === 503 && e.error === 'HTTP 503' && e.response_body === 'down')).toBe(true);
+    expect(new Set(receiver.calls.map((c) => c.headers['webhook-id'])).size).toBe(1);
+    expect(await deliveryState(String(log[0]!.id))).toMatchObject({ state: 'failed', attempts: 8, last_error: 'gave up after 8 attempts: HTTP 503' });
+    advance(2 * DAY);
+    await pause();
+    expect(receiver.calls).toHaveLength(8);
+  });
+
+  it('retries network errors, timeouts, 408 and 429', async () => {
+    const replies = ['destroy', 'hang', { status: 408 }, { status: 429 }, { status: 200 }] as const;
+    receiver.respond = (_c, i) => replies[i]!;
+    const { webhook } = await createWebhook(t.app, tenant.businessId, { url: receiver.url });
+    await storeMessage(t, tenant.businessId);
+    await receiver.waitFor(1);
+    for (const [i, seconds] of RETRY_DELAYS_SECONDS.slice(0, 4).entries()) await expectNextCallAfter(webhook.id, seconds * 1000, i + 1);
+    const log = await logOf(t.app, tenant.businessId, webhook.id, 5);
+    expect(log.map((e) => [e.status_code, e.ok])).toEqual([[200, true], [429, false], [408, false], [null, false], [null, false]]);
+    expect(log[3]!.error).toMatch(/^timeout/);
+    expect(log[4]!.error).toMatch(/^network error/);
+    expect((await webhookRecord(webhook.id)).failing_since).toBeNull();
+  });
+
+  it('treats other 4xx and redirects as final, without following the redirect', async () => {
+    const target = await Receiver.start();
+    try {
+      receiver.respond = (_c, i) => (i === 0 ? { status: 302, headers: { location: `${target.url}/elsewhere` } } : { status: 422, body: 'bad' });
+      const { webhook } = await createWebhook(t.app, tenant.businessId, { url: receiver.url });
+      const first = await storeMessage(t, tenant.businessId);
+      await storeMessage(t, tenant.businessId, { conversation: first.conversation });
+      const log = await logOf(t.app, tenant.businessId, webhook.id, 2);
+      expect(log.map((e) => [e.attempt, e.status_code, e.error])).toEqual([[1, 422, 'HTTP 422'], [1, 302, 'HTTP 302: redirects are not followed']]);
+      advance(DAY);
+      await pause();
+      expect(receiver.calls).toHaveLength(2);
+      expect(target.calls).toHaveLength(0);
+      expect((await webhookRecord(webhook.id)).enabled).toBe(true);
+    } finally {
+      await target.close();
+    }
+  });
+
+  it('honours Retry-After (seconds and HTTP date)', async () => {
+    receiver.respond = (_c, i) =>
+      i === 0 ? { status: 429, headers: { 'retry-after': '120' } }
+      : i === 1 ? { status: 503, headers: { 'retry-after': new Date(clock.now() + 3 * HOUR).toUTCString() } }
+      : { status: 200 };
+    const { webhook } = await createWebhook(t.app, tenant.businessId, { url: receiver.url });
+    await storeMessage(t, tenant.businessId);
+    await receiver.waitFor(1);
+    await expectNextCallAfter(webhook.id, 120_000, 1);
+    // 3 h asked, more than the 5 min of the schedule.
+    await expectNextCallAfter(webhook.id, 3 * HOUR, 2);
+  });
+
+  it('disables the webhook on 410 and stops writing deliveries for it', async () => {
+    receiver.respond = () => ({ status: 410 });
+    const { webhook } = await createWebhook(t.app, tenant.businessId, { url: receiver.url });
+    const first = await storeMessage(t, tenant.businessId);
+    await logOf(t.app, tenant.businessId, webhook.id, 1);
+    expect(await webhookRecord(webhook.id)).toMatchObject({ enabled: false, disabled_reason: 'endpoint_gone' });
+    const second = await storeMessage(t, tenant.businessId, { conversation: first.conversation });
+    expect(second.queued).toBe(false);
+    advance(DAY);
+    await pause();
+    expect(receiver.calls).toHaveLength(1);
+  });
+
+  it('disables a webhook failing without a success for 5 days; a success resets the count', async () => {
+    let status = 500;
+    receiver.respond = () => ({ status });
+    const { webhook } = await createWebhook(t.app, tenant.businessId, { url: receiver.url });
+    const first = await storeMessage(t, tenant.businessId);
+    await logOf(t.app, tenant.businessId, webhook.id, 1);
+    const failingSince = (await webhookRecord(webhook.id)).failing_since;
+    expect(failingSince).not.toBeNull();
+    // Day 3: a success ends the failure run.
+    clock.advance(3 * DAY);
+    status = 200;
+    await storeMessage(t, tenant.businessId, { conversation: first.conversation });
+    await waitForRecord(webhook.id, (w) => w.failing_since === null);
+    status = 500;
+    clock.advance(DAY);
+    await storeMessage(t, tenant.businessId);
+    await waitForRecord(webhook.id, (w) => w.failing_since !== null);
+    // 4 days later: still within 5 days of the new run.
+    clock.advance(4 * DAY);
+    await storeMessage(t, tenant.businessId);
+    await logOf(t.app, tenant.businessId, webhook.id, 5);
+    expect((await webhookRecord(webhook.id)).enabled).toBe(true);
+    clock.advance(DAY + 1000);
+    await storeMessage(t, tenant.businessId);
+    await waitForRecord(webhook.id, (w) => w.enabled === false);
+    expect(await webhookRecord(webhook.id)).toMatchObject({ enabled: false, disabled_reason: 'failing_5_days' });
+    // Its held deliveries go out again once an operator re-enables it.
+    const calls = receiver.calls.length;
+    status = 200;
+    const res = await t.app.inject({ method: 'PATCH', url: `/admin/v1/businesses/${tenant.businessId}/webhooks/${webhook.id}`, headers: adminHeaders, payload: { enabled: true } });
+    expect(res.json().webhook).toMatchObject({ enabled: true, disabled_reason: null, disabled_at: null, failing_since: null });
+    advance(DAY);
+    await receiver.waitFor(calls + 1);
+  });
+
+  it('keeps deliveries of one conversation in order: a failing first one holds the second until it succeeds', async () => {
+    let failFirst = true;
+    receiver.respond = (call) => {
+      const text = JSON.parse(call.body).payload.text;
+      if (text === 'one' && failFirst) {
+        failFirst = false;
+        return { status: 500 };
+      }
+      return { status: 200 };
+    };
+    const { webhook } = await createWebhook(t.app, tenant.businessId, { url: receiver.url });
+    const one = await storeMessage(t, tenant.businessId, { message: { text: 'one' } });
+    await storeMessage(t, tenant.businessId, { conversation: one.conversation, message: { text: 'two' } });
+    await storeMessage(t, tenant.businessId, { message: { text: 'other conversation' } });
+    await logOf(t.app, tenant.businessId, webhook.id, 2);
+    await pause(300);
+    const texts = () => receiver.calls.map((c) => JSON.parse(c.body).payload.text);
+    expect(texts().sort()).toEqual(['one', 'other conversation']);
+    advance(5000);
+    await receiver.waitFor(4);
+    expect(texts()).toEqual(expect.arrayContaining(['one', 'other conversation']));
+    expect(texts().slice(2)).toEqual(['one', 'two']);
+  });
+
+  it('lets the next delivery of a conversation go once the earlier one is given up', async () => {
+    receiver.respond = (call) => (JSON.parse(call.body).payload.text === 'one' ? { status: 400 } : { status: 200 });
+    const { webhook } = await createWebhook(t.app, tenant.businessId, { url: receiver.url });
+    const one = await storeMessage(t, tenant.businessId, { message: { text: 'one' } });
+    await storeMessage(t, tenant.businessId, { conversation: one.conversation, message: { text: 'two' } });
+    await receiver.waitFor(2);
+    expect(receiver.calls.map((c) => JSON.parse(c.body).payload.text)).toEqual(['one', 'two']);
+    expect((await logOf(t.app, tenant.businessId, webhook.id, 2)).map((e) => e.ok)).toEqual([true, false]);
+  });
+
+  it('signs with both secrets for 24 hours after a rotation, then with the new one only', async () => {
+    const { webhook, secret: oldSecret } = await createWebhook(t.app, tenant.businessId, { url: receiver.url });
+    const rotated = await t.app.inject({ method: 'POST', url: `/admin/v1/businesses/${tenant.businessId}/webhooks/${webhook.id}/rotate-secret`, headers: adminHeaders });
+    expect(rotated.statusCode).toBe(200);
+    const newSecret = rotated.json().secret as string;
+    expect(newSecret).toMatch(/^whsec_/);
+    expect(newSecret).not.toBe(oldSecret);
+    const first = await storeMessage(t, tenant.businessId);
+    const [call] = await receiver.waitFor(1);
+    expect(String(call!.headers['webhook-signature']).split(' ')).toHaveLength(2);
+    const headers = call!.headers as Record<string, string>;
+    expect(() => new Webhook(newSecret).verify(call!.body, headers)).not.toThrow();
+    expect(() => new Webhook(oldSecret).verify(call!.body, headers)).not.toThrow();
+    // Newest first: each entry is one secret's signature.
+    const [newSig, oldSig] = headers['webhook-signature']!.split(' ');
+    expect(() => new Webhook(newSecret).verify(call!.body, { ...headers, 'webhook-signature': newSig! })).not.toThrow();
+    expect(() => new Webhook(oldSecret).verify(call!.body, { ...headers, 'webhook-signature': newSig! })).toThrow();
+    expect(() => new Webhook(oldSecret).verify(call!.body, { ...headers, 'webhook-signature': oldSig! })).not.toThrow();
+    clock.advance(DAY + 1000);
+    await storeMessage(t, tenant.businessId, { conversation: first.conversation });
+    const calls = await receiver.waitFor(2);
+    expect(String(calls[1]!.headers['webhook-signature']).split(' ')).toHaveLength(1);
+  });
+
+  it('deletes log entries and finished deliveries after 30 days', async () => {
+    const { webhook } = await createWebhook(t.app, tenant.businessId, { url: receiver.url });
+    await storeMessage(t, tenant.businessId);
+    await logOf(t.app, tenant.businessId, webhook.id, 1);
+    clock.advance(29 * DAY);
+    await t.app.services.webhooks.service.cleanup();
+    expect(await logOf(t.app, tenant.businessId, webhook.id, 1)).toHaveLength(1);
+    clock.advance(2 * DAY);
+    expect(await t.app.services.webhooks.service.cleanup()).toBeGreaterThanOrEqual(2);
+    const res = await t.app.inject({ method: 'GET', url: `/admin/v1/businesses/${tenant.businessId}/webhooks/${webhook.id}/deliveries`, headers: adminHeaders });
+    expect(res.json().deliveries).toEqual([]);
+    expect(await t.database.db.selectFrom('webhook_deliveries').select('id').where('webhook_id', '=', webhook.id).execute()).toEqual([]);
+  });
+});
+
+async function waitForRecord(id: string, check: (w: Record<string, unknown>) => boolean) {
+  const end = Date.now() + 10_000;
+  while (!check(await webhookRecord(id))) {
+    if (Date.now() > end) throw new Error('webhook record did not change');
+    await pause(20);
+  }
+}
