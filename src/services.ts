@@ -32,6 +32,10 @@ export function createServices(db: Db, config: Config, worker: OutboxWorker, opt
   void worker; // services that enqueue durable work call worker.wake(kind) after their commit
   const links = dashboardLinks(config.publicUrl);
   const channels = new ChannelsService(db);
+  const media = new MediaService(db, createFileStorage(config.dataDir), config, async (businessId, channelId) => {
+    const channel = await channels.find(businessId, channelId);
+    return channel?.provider_kind ? channels.providerFor(channel) : undefined;
+  });
   return {
     channels,
     inbound: new InboundService(db, channels, worker),
@@ -43,7 +47,7 @@ export function createServices(db: Db, config: Config, worker: OutboxWorker, opt
     contactFields: new ContactFieldsService(db),
     imports: new ImportService(db),
     conversations: new ConversationsService(db),
-    messages: new MessagesService(db),
+    messages: new MessagesService(db, media),
     contactMerge: new ContactMergeService(db),
     templates: new TemplatesService(db),
     idempotency: new IdempotencyService(db),
@@ -55,10 +59,7 @@ export function createServices(db: Db, config: Config, worker: OutboxWorker, opt
     exports: new ExportsService(db, config.secretKey),
     timeline: new TimelineService(db, config.secretKey),
     conversationOps: new ConversationOpsService(db),
-    media: new MediaService(db, createFileStorage(config.dataDir), config, async (businessId, channelId) => {
-      const channel = await channels.find(businessId, channelId);
-      return channel?.provider_kind ? channels.providerFor(channel) : undefined;
-    }),
+    media,
   };
 }
 

@@ -2,6 +2,7 @@ import type { Db } from '../../db/database.ts';
 import { notFound } from '../../http/errors.ts';
 import { contactsRepository, type ContactRow } from '../contacts/contacts.repository.ts';
 import { messagesRepository, type ContactMessageRow } from './messages.repository.ts';
+import type { MediaLink, MediaService } from '../media/media.service.ts';
 import type { ContactMessage } from './messages.schemas.ts';
 
 /** How the contact is addressed on a channel when the message did not record its own address. */
@@ -11,15 +12,15 @@ function contactAddress(contact: ContactRow, channel: string): string {
   return contact.email ?? '';
 }
 
-/**
- * Files of a message. Media storage arrives with a later issue; until then a message has none, and
- * this is the one place that will sign their URLs.
- */
-function filesOf(_row: ContactMessageRow): Pick<ContactMessage, 'attachments' | 'media'> {
-  return { attachments: [], media: [] };
+/** Files of a message: signed download addresses (valid 120 minutes) and their descriptions. */
+function filesOf(links: MediaLink[]): Pick<ContactMessage, 'attachments' | 'media'> {
+  return {
+    attachments: links.map((l) => l.url),
+    media: links.map(({ id, url, filename, contentType }) => ({ id, url, filename, contentType })),
+  };
 }
 
-function toContactMessage(row: ContactMessageRow, contact: ContactRow): ContactMessage {
+function toContactMessage(row: ContactMessageRow, contact: ContactRow, links: MediaLink[]): ContactMessage {
   const contactSide = contactAddress(contact, row.channel);
   const inbound = row.direction === 'inbound';
   return {
@@ -30,19 +31,23 @@ function toContactMessage(row: ContactMessageRow, contact: ContactRow): ContactM
     from: row.sender_address ?? (inbound ? contactSide : row.channel),
     to: row.recipient_address ?? (inbound ? row.channel : contactSide),
     text: row.text,
-    ...filesOf(row),
+    ...filesOf(links),
     metadata: row.metadata,
   };
 }
 
 export class MessagesService {
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    private readonly media: MediaService,
+  ) {}
 
   /** The contact's latest messages across all its conversations, newest first. */
   async listForContact(businessId: string, contactId: string, limit: number): Promise<ContactMessage[]> {
     const contact = await contactsRepository.find(this.db, businessId, contactId);
     if (!contact) throw notFound('contact');
     const rows = await messagesRepository.latestOfContact(this.db, businessId, contactId, limit);
-    return rows.map((row) => toContactMessage(row, contact));
+    const files = await this.media.forMessages(businessId, rows.map((r) => r.id));
+    return rows.map((row) => toContactMessage(row, contact, files.get(row.id) ?? []));
   }
 }

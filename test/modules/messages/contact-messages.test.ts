@@ -48,6 +48,27 @@ describe('GET /contacts/:uuid/messages', () => {
     });
   });
 
+  it('lists the files of a message as signed addresses that serve the bytes', async () => {
+    const db = t.database.db;
+    const contact = await insertContact(db, tenant.businessId, { phone_number: '5491123450077' });
+    const conversation = await insertConversation(db, tenant.businessId, contact.id, { channel: 'whatsapp' });
+    const message = await insertMessage(db, tenant.businessId, conversation, { type: 'image', text: '', created_at: at(9, 9) });
+    const media = await db.insertInto('media')
+      .values({ business_id: tenant.businessId, message_id: message.id, content_type: 'image/png', filename: 'a.png', storage_key: null, provider_media_id: 'm1' })
+      .returning('id').executeTakeFirstOrThrow();
+
+    const [item] = (await list(contact.id)).json().messages;
+    expect(item.media).toEqual([{ id: media.id, url: expect.stringMatching(/^http:\/\/dashboard\.test\/files\//), filename: 'a.png', contentType: 'image/png' }]);
+    expect(item.attachments).toEqual([item.media[0].url]);
+    const signed = new URL(item.attachments[0]);
+    // Not fetched from the provider yet: the address is valid, the file is not there.
+    const file = await t.app.inject({ url: signed.pathname + signed.search });
+    expect(file.statusCode).toBe(404);
+    const sig = signed.searchParams.get('sig')!;
+    signed.searchParams.set('sig', (sig[0] === 'A' ? 'B' : 'A') + sig.slice(1));
+    expect((await t.app.inject({ url: signed.pathname + signed.search })).statusCode).toBe(403);
+  });
+
   it('answers an empty list for a contact without messages', async () => {
     const contact = await insertContact(t.database.db, tenant.businessId, { email: 'quiet@example.com' });
     const res = await list(contact.id);
