@@ -18,6 +18,8 @@ import { messagesRoutes } from './modules/messages/messages.routes.ts';
 import { sendingRoutes } from './modules/sending/sending.routes.ts';
 import { agentsAdminRoutes } from './modules/agents/agents.admin-routes.ts';
 import { OutboxWorker } from './jobs/outbox.worker.ts';
+import { ApiKeyCache } from './modules/api-keys/api-key-cache.ts';
+import { API_KEY_REVOKED_CHANNEL } from './modules/api-keys/api-keys.repository.ts';
 import { registerIdempotency } from './http/idempotency.ts';
 import { fileRoutes, mediaRoutes } from './modules/media/media.routes.ts';
 import { templatesAdminRoutes } from './modules/templates/templates.routes.ts';
@@ -66,7 +68,9 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   await registerOpenApi(app, config.publicUrl);
 
   const worker = new OutboxWorker(deps.database.db, app.log);
-  const services = createServices(deps.database.db, config, worker, { clock: deps.clock, webhookWorker: deps.webhookWorker });
+  // Resolved API keys are cached; with PostgreSQL only while revocations of other processes are heard.
+  const apiKeyCache = new ApiKeyCache({ trusted: deps.database.listen === undefined });
+  const services = createServices(deps.database.db, config, worker, { apiKeyCache, clock: deps.clock, webhookWorker: deps.webhookWorker });
   app.decorate('services', services);
   app.decorate('worker', worker);
   // Durable work handlers register here: worker.register(services.<area>.<kind>JobHandler()).
@@ -76,6 +80,14 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   app.addHook('onClose', async () => worker.stop());
   if (deps.workers !== false) app.addHook('onReady', async () => services.webhooks.start(app.log));
   app.addHook('onClose', async () => services.webhooks.stop());
+  const listen = deps.database.listen;
+  if (listen) {
+    let stopListening: (() => Promise<void>) | undefined;
+    app.addHook('onReady', async () => {
+      stopListening = await listen(API_KEY_REVOKED_CHANNEL, (hash) => services.apiKeys.forgetRevoked(hash), (state) => apiKeyCache.setTrusted(state === 'listening'));
+    });
+    app.addHook('onClose', async () => stopListening?.());
+  }
   app.addHook('onReady', async () => services.idempotency.startCleanup((err) => app.log.error({ err }, 'idempotency key cleanup failed')));
   app.addHook('onClose', async () => services.idempotency.stopCleanup());
 

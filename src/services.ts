@@ -2,6 +2,7 @@ import type { Config } from './config.ts';
 import type { Db } from './db/database.ts';
 import type { OutboxWorker } from './jobs/outbox.worker.ts';
 import { dashboardLinks } from './lib/links.ts';
+import type { ApiKeyCache } from './modules/api-keys/api-key-cache.ts';
 import { ApiKeysService } from './modules/api-keys/api-keys.service.ts';
 import { BusinessesService } from './modules/businesses/businesses.service.ts';
 import { ContactFieldsService } from './modules/contact-fields/contact-fields.service.ts';
@@ -28,7 +29,12 @@ import { TimelineService } from './modules/timeline/timeline.service.ts';
 import { ConversationOpsService } from './modules/events/conversation-ops.service.ts';
 
 /** Every service of the app, built once over one database; routes, CLI and seeding share them. */
-export function createServices(db: Db, config: Config, worker: OutboxWorker, options: { clock?: Clock; webhookWorker?: WebhookWorkerOptions } = {}) {
+export function createServices(
+  db: Db,
+  config: Config,
+  worker: OutboxWorker,
+  options: { apiKeyCache: ApiKeyCache; clock?: Clock; webhookWorker?: WebhookWorkerOptions },
+) {
   void worker; // services that enqueue durable work call worker.wake(kind) after their commit
   const links = dashboardLinks(config.publicUrl);
   const channels = new ChannelsService(db);
@@ -40,7 +46,7 @@ export function createServices(db: Db, config: Config, worker: OutboxWorker, opt
     channels,
     inbound: new InboundService(db, channels, worker),
     businesses: new BusinessesService(db),
-    apiKeys: new ApiKeysService(db),
+    apiKeys: new ApiKeysService(db, options.apiKeyCache),
     contacts: new ContactsService(db, links),
     users: new UsersService(db),
     teams: new TeamsService(db),

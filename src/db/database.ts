@@ -2,6 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { PGlite } from '@electric-sql/pglite';
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
+import { listenPostgres, type ListenState } from './listen.ts';
 import { PGliteDialect } from './pglite-dialect.ts';
 import { INT8_OID, parseInt8, pgTimestampToIso, TIMESTAMPTZ_OID } from './timestamps.ts';
 import type { Database } from './types.ts';
@@ -13,6 +14,11 @@ export type Db = Kysely<Database>;
 export interface DatabaseHandle {
   db: Db;
   engine: Engine;
+  /**
+   * Receives NOTIFY messages sent by other server processes. Only PostgreSQL has other processes;
+   * on the embedded engine every change happens in this one, so there is nothing to listen to.
+   */
+  listen?(channel: string, onMessage: (payload: string) => void, onState: (state: ListenState) => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
 }
 
@@ -47,7 +53,12 @@ export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHa
       }
     }
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-    return { db, engine: 'postgres', close: () => db.destroy() };
+    return {
+      db,
+      engine: 'postgres',
+      listen: (channel, onMessage, onState) => listenPostgres({ connectionString: options.databaseUrl }, channel, onMessage, onState),
+      close: () => db.destroy(),
+    };
   }
 
   const dataDir = options.dataDir ?? './data';

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminHeaders, createTenant, type Tenant } from '../helpers/tenants.ts';
-import { buildTestApp, type TestApp } from '../helpers/test-app.ts';
+import { buildApp } from '../../src/app.ts';
+import { buildTestApp, engine, type TestApp } from '../helpers/test-app.ts';
 
 let t: TestApp;
 let tenant: Tenant;
@@ -49,6 +50,28 @@ describe('API key authentication', () => {
     expect(after.statusCode).toBe(401);
     const again = await t.app.inject({ method: 'DELETE', url: `/admin/v1/businesses/${other.businessId}/api-keys/${keyId}`, headers: adminHeaders });
     expect(again.statusCode).toBe(404);
+  });
+
+  // Only PostgreSQL serves several processes; the embedded engine has one, tested just above.
+  it.runIf(engine === 'postgres')('stops accepting a key revoked by another server process', async () => {
+    const other = await createTenant(t.app, 'Two processes');
+    const second = await buildApp(t.config, { database: t.database, logger: false, workers: false });
+    await second.ready();
+    try {
+      // Both processes have resolved (and cached) the key.
+      for (const app of [t.app, second]) expect((await app.inject({ method: 'GET', url: anyPublicRoute, headers: other.headers })).statusCode).toBe(200);
+      const keys = await second.inject({ method: 'GET', url: `/admin/v1/businesses/${other.businessId}/api-keys`, headers: adminHeaders });
+      await second.inject({ method: 'DELETE', url: `/admin/v1/businesses/${other.businessId}/api-keys/${keys.json().api_keys[0].id}`, headers: adminHeaders });
+      const deadline = Date.now() + 2_000;
+      let status = 200;
+      while (status !== 401 && Date.now() < deadline) {
+        status = (await t.app.inject({ method: 'GET', url: anyPublicRoute, headers: other.headers })).statusCode;
+        if (status !== 401) await new Promise((r) => setTimeout(r, 5));
+      }
+      expect(status).toBe(401);
+    } finally {
+      await second.close();
+    }
   });
 
   it('does not let one business revoke the key of another', async () => {

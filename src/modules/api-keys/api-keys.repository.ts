@@ -1,4 +1,8 @@
+import { sql } from 'kysely';
 import type { Db } from '../../db/database.ts';
+
+/** The notification channel on which revoked key hashes are announced. */
+export const API_KEY_REVOKED_CHANNEL = 'api_key_revoked';
 
 export const apiKeysRepository = {
   insert(db: Db, row: { business_id: string; id: string; name: string; prefix: string; key_hash: string }) {
@@ -25,14 +29,19 @@ export const apiKeysRepository = {
       .execute();
   },
 
-  async revoke(db: Db, businessId: string, id: string): Promise<boolean> {
-    const result = await db
-      .updateTable('api_keys')
-      .set({ revoked_at: new Date().toISOString() })
-      .where('business_id', '=', businessId)
-      .where('id', '=', id)
-      .where('revoked_at', 'is', null)
-      .executeTakeFirst();
-    return result.numUpdatedRows > 0n;
+  /** Revokes the key and tells every server process (NOTIFY is sent when the transaction commits). */
+  async revoke(db: Db, businessId: string, id: string): Promise<string | undefined> {
+    return db.transaction().execute(async (trx) => {
+      const row = await trx
+        .updateTable('api_keys')
+        .set({ revoked_at: sql`now()` })
+        .where('business_id', '=', businessId)
+        .where('id', '=', id)
+        .where('revoked_at', 'is', null)
+        .returning('key_hash')
+        .executeTakeFirst();
+      if (row) await sql`select pg_notify(${API_KEY_REVOKED_CHANNEL}, ${row.key_hash})`.execute(trx);
+      return row?.key_hash;
+    });
   },
 };

@@ -2,6 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { Db } from '../../db/database.ts';
 import { notFound } from '../../http/errors.ts';
 import { newId } from '../../lib/ids.ts';
+import type { ApiKeyCache } from './api-key-cache.ts';
 import { apiKeysRepository } from './api-keys.repository.ts';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
@@ -27,7 +28,10 @@ function randomBase62(length: number): string {
 const hashKey = (key: string) => createHash('sha256').update(key).digest('hex');
 
 export class ApiKeysService {
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    private readonly cache: ApiKeyCache,
+  ) {}
 
   async create(businessId: string, name: string | undefined) {
     const key = `mk_live_${randomBase62(KEY_LENGTH)}`;
@@ -44,7 +48,17 @@ export class ApiKeysService {
   /** The business of a valid, unrevoked key; malformed keys are refused without a query. */
   async resolve(key: string): Promise<string | undefined> {
     if (!API_KEY_PATTERN.test(key)) return undefined;
-    return apiKeysRepository.businessOfHash(this.db, hashKey(key));
+    const hash = hashKey(key);
+    const cached = this.cache.get(hash);
+    if (cached) return cached;
+    const businessId = await apiKeysRepository.businessOfHash(this.db, hash);
+    if (businessId) this.cache.set(hash, businessId);
+    return businessId;
+  }
+
+  /** A key revoked by another server process: forget it here too. */
+  forgetRevoked(hash: string): void {
+    this.cache.delete(hash);
   }
 
   list(businessId: string) {
@@ -52,6 +66,8 @@ export class ApiKeysService {
   }
 
   async revoke(businessId: string, id: string): Promise<void> {
-    if (!(await apiKeysRepository.revoke(this.db, businessId, id))) throw notFound('API key');
+    const hash = await apiKeysRepository.revoke(this.db, businessId, id);
+    if (!hash) throw notFound('API key');
+    this.cache.delete(hash);
   }
 }
