@@ -7,7 +7,7 @@
  *  3. restarts the service with the contract's limits (120 pages a minute) and lets the sync tool
  *     copy `--sync-pages` pages: pages per minute against the 120 ceiling, and any 429 met.
  *
- *   npx tsx bench/exports.bench.ts [--engine postgres|pglite] [--messages 1000000] [--sync-pages 240] [--port 3950]
+ *   npx tsx bench/exports.bench.ts [--engine postgres|pglite] [--messages 1000000] [--sync-pages 240 (0: no sync part)] [--port 3950]
  *
  * Prints a Markdown section for docs/PERFORMANCE.md and writes the raw figures to /tmp.
  */
@@ -112,17 +112,19 @@ async function main() {
     const raw = await rawWalk(storage.env, tenant.businessId);
     log(`  raw keyset query: ${Math.round(raw.perSec)} msg/s`);
 
+    const syncPages = Number(values['sync-pages']);
+    if (syncPages === 0) {
+      console.log(`| ${engine} | ${messages.toLocaleString('en')} | ${Math.round(http.perSec).toLocaleString('en')} | ${Math.round(raw.perSec).toLocaleString('en')} | ${((http.perSec / raw.perSec) * 100).toFixed(0)}% | ${http.p50.toFixed(1)} / ${http.p95.toFixed(1)} / ${http.max.toFixed(1)} | ${http.rssByTenth.join(', ')} | not run |`);
+      writeFileSync(join(tmpdir(), `bench-exports-${engine}.json`), JSON.stringify({ engine, messages, imported, http, raw, share: http.perSec / raw.perSec }, null, 2));
+      return;
+    }
     service = await startService(storage, port);
     serverPid = service.pid;
-    // The walks above spent this minute's budget: start the sync on a fresh window, as a nightly job would.
-    const probe = await request(`${service.url}/external/v2/messages?since=${SINCE}&limit=1`, { headers: { 'x-api-key': tenant.apiKey } });
-    await probe.body.dump();
-    const reset = /;t=(\d+)/.exec(String(probe.headers.ratelimit ?? ''));
-    await new Promise((r) => setTimeout(r, (Number(reset?.[1] ?? 60) + 1) * 1000));
-    const syncPages = Number(values['sync-pages']);
-    // The data set's messages are evenly spread: pick the window that holds syncPages pages.
-    const spanMs = contacts * 1000;
-    const until = new Date(Date.parse(SINCE) + (spanMs * syncPages * 500) / messages).toISOString();
+    // A business of its own for the sync, so it starts on fresh rate-limit windows as a nightly job would.
+    const syncTenant = await createTenant(service.url);
+    await runImport(service, syncTenant, { contacts: Math.ceil((syncPages * 500) / 100), messagesPerConversation: 100 }, ' (sync data)');
+    // The data set's messages are evenly spread: the window that holds syncPages pages.
+    const until = new Date(Date.parse(SINCE) + Math.ceil((syncPages * 500) / 100) * 1000 + 1000).toISOString();
     let statuses429 = 0;
     const counting: typeof fetch = async (input, init) => {
       const res = await fetch(input, init);
@@ -130,7 +132,7 @@ async function main() {
       return res;
     };
     const started = performance.now();
-    const [synced] = await runSync({ url: service.url, key: tenant.apiKey, since: SINCE, until, kinds: ['messages'], sink: ndjsonSink(dir), fetch: counting });
+    const [synced] = await runSync({ url: service.url, key: syncTenant.apiKey, since: SINCE, until, kinds: ['messages'], sink: ndjsonSink(dir), fetch: counting });
     const minutes = (performance.now() - started) / 60000;
     await service.stop();
     const sync = { pages: synced!.pages, records: synced!.stored, minutes, pagesPerMinute: synced!.pages / minutes, share: synced!.pages / minutes / 120, statuses429 };

@@ -11,7 +11,10 @@ import { CpuMeter, postgresBackends, RssSampler } from './lib/measure.ts';
 import { ADMIN_TOKEN, type RunningProcess, type Tenant } from './lib/service.ts';
 
 export interface ImportResult {
+  /** Records and contacts sent: fewer than the data set has when the time bound stopped it. */
   records: number;
+  contacts: number;
+  stoppedByTimeBound: boolean;
   seconds: number;
   recordsPerSec: number;
   peakRssMb: number;
@@ -35,8 +38,12 @@ interface ImportAnswer {
 }
 
 /** Loads `shape` into the tenant through the import endpoint, in one streamed request. */
-export async function runImport(service: RunningProcess, tenant: Tenant, shape: DataSetShape, label = '', database?: string): Promise<ImportResult> {
+export async function runImport(service: RunningProcess, tenant: Tenant, shape: DataSetShape, label = '', database?: string, maxSeconds = 1800): Promise<ImportResult> {
   const total = recordCount(shape);
+  let sentRecords = 0;
+  let stoppedByTimeBound = false;
+  const deadline = Date.now() + maxSeconds * 1000;
+  const stop = () => (stoppedByTimeBound ||= Date.now() > deadline);
   const serverCpu = new CpuMeter(() => [service.pid]).start();
   const postgresCpu = new CpuMeter(() => (database ? postgresBackends(database) : [])).start();
   const sampler = new RssSampler(service.pid).start();
@@ -46,6 +53,7 @@ export async function runImport(service: RunningProcess, tenant: Tenant, shape: 
   let lastLog = Date.now();
   const started = performance.now();
   const onRecords = (sent: number) => {
+    sentRecords = sent;
     while (nextTenth <= 10 && sent >= (total * nextTenth) / 10) {
       rssByTenth.push(Math.round(sampler.read() ?? 0));
       nextTenth++;
@@ -62,7 +70,7 @@ export async function runImport(service: RunningProcess, tenant: Tenant, shape: 
     const res = await request(`${service.url}/admin/v1/businesses/${tenant.businessId}/import`, {
       method: 'POST',
       headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/x-ndjson' },
-      body: Readable.from(ndjsonChunks(shape, onRecords), { objectMode: false }),
+      body: Readable.from(ndjsonChunks(shape, onRecords, stop), { objectMode: false }),
       headersTimeout: 0,
       bodyTimeout: 0,
     });
@@ -74,18 +82,21 @@ export async function runImport(service: RunningProcess, tenant: Tenant, shape: 
   const seconds = (performance.now() - started) / 1000;
   if (status !== 200 && status !== 201) throw new Error(`import answered ${status}: ${JSON.stringify(answer).slice(0, 2000)}`);
   const errors = answer.errors ?? [];
+  const perContact = recordCount({ ...shape, contacts: 1 });
   return {
-    records: total,
+    records: sentRecords,
+    contacts: Math.floor(sentRecords / perContact),
+    stoppedByTimeBound,
     seconds,
-    recordsPerSec: total / seconds,
+    recordsPerSec: sentRecords / seconds,
     peakRssMb: sampler.peakMb,
     startRssMb,
     rssByTenth,
     imported: answer.imported ?? {},
     errorCount: answer.error_count ?? errors.length,
     firstErrors: errors.slice(0, 5),
-    serverCpuUsPerRecord: (serverCpu.seconds() * 1e6) / total,
-    postgresCpuUsPerRecord: (postgresCpu.seconds() * 1e6) / total,
+    serverCpuUsPerRecord: (serverCpu.seconds() * 1e6) / Math.max(1, sentRecords),
+    postgresCpuUsPerRecord: (postgresCpu.seconds() * 1e6) / Math.max(1, sentRecords),
     loadAverage: loadavg()[0],
   };
 }

@@ -4,7 +4,7 @@
  * self time. For finding the cause when a lookup target is missed.
  *
  *   npx tsx bench/profile.ts [--phase lookup|import] [--engine postgres|pglite] [--route contacts|conversations]
- *                            [--size 10000] [--messages 10] [--duration 10]
+ *                            [--size 10000] [--messages 10] [--duration 10] [--node-options=--max-old-space-size=96]
  */
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -25,6 +25,7 @@ const { values } = parseArgs({
     duration: { type: 'string', default: '10' },
     port: { type: 'string', default: '3930' },
     phase: { type: 'string', default: 'lookup' },
+    'node-options': { type: 'string', default: '' },
     top: { type: 'string', default: '30' },
   },
 });
@@ -44,7 +45,7 @@ const dir = mkdtempSync(join(tmpdir(), 'bench-prof-'));
 const storage = await freshStorage(values.engine as Engine, 'bench_profile');
 const profileFile = join(dir, 'server.cpuprofile');
 const preload = new URL('./lib/cpu-profile-preload.mjs', import.meta.url).pathname;
-const service = await startService(storage, Number(values.port), { NODE_OPTIONS: `--import ${preload}`, CPU_PROFILE_FILE: profileFile });
+const service = await startService(storage, Number(values.port), { NODE_OPTIONS: `--import ${preload} ${values['node-options']}`.trim(), CPU_PROFILE_FILE: profileFile });
 const contacts = Number(values.size);
 try {
   const tenant = await createTenant(service.url);

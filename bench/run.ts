@@ -5,6 +5,7 @@
  *   npm run bench -- [--engine postgres|pglite|both] [--size 100000] [--messages 1000000]
  *                    [--only import,lookup,scaling] [--scale 10000,1000000] [--scale-messages 1]
  *                    [--duration 10] [--warmup 3] [--connections 10] [--count 2000] [--db bench_speed]
+ *                    [--max-import-seconds 1800]
  *
  * PostgreSQL: PG_URL (default postgres://postgres@127.0.0.1:5432); the database `--db` (default
  * bench_speed) is dropped and created anew for each data set. PGlite: a new directory under /tmp, removed afterwards.
@@ -17,7 +18,7 @@ import { runImport, type ImportResult } from './import.bench.ts';
 import { fixedRateTable, importTable, lookupTable, scalingTable } from './lib/report.ts';
 import { createTenant, freshStorage, startService, type Engine } from './lib/service.ts';
 import { checkAnswers, runLookups, type LookupResult } from './lookup.bench.ts';
-import { measureMedians, runScalingSize, type MedianResult, type ScalingRun } from './scaling.bench.ts';
+import { measureMedians, runScaling, type MedianResult, type ScalingRun } from './scaling.bench.ts';
 
 const { values } = parseArgs({
   options: {
@@ -33,6 +34,7 @@ const { values } = parseArgs({
     count: { type: 'string', default: '2000' },
     port: { type: 'string', default: '3900' },
     db: { type: 'string', default: 'bench_speed' },
+    'max-import-seconds': { type: 'string', default: '1800' },
   },
 });
 
@@ -69,12 +71,15 @@ async function runEngine(engine: Engine): Promise<EngineReport> {
     const service = await startService(storage, port);
     try {
       const tenant = await createTenant(service.url);
-      const result = await runImport(service, tenant, { contacts, messagesPerConversation }, ` ${contacts} contacts`, engine === 'postgres' ? values.db : undefined);
-      report.imports.push({ label: `${contacts} contacts + ${contacts * messagesPerConversation} messages`, result });
+      const result = await runImport(service, tenant, { contacts, messagesPerConversation }, ` ${contacts} contacts`, engine === 'postgres' ? values.db : undefined, Number(values['max-import-seconds']));
+      const stopped = result.stoppedByTimeBound ? ` (stopped by the time bound at ${result.contacts} contacts)` : '';
+      report.imports.push({ label: `${contacts} contacts + ${contacts * messagesPerConversation} messages${stopped}`, result });
       if (only.has('lookup')) {
-        report.answerProblems.push(...(await checkAnswers(service, tenant, contacts)));
-        report.lookups = await runLookups(service, tenant, { ...lookupOptions, database: engine === 'postgres' ? values.db : undefined });
-        report.medians100k = await measureMedians(service, tenant, contacts, Number(values.count), 500);
+        // A time-bounded load asks only for the contacts that went in.
+        const loaded = result.contacts;
+        report.answerProblems.push(...(await checkAnswers(service, tenant, loaded)));
+        report.lookups = await runLookups(service, tenant, { ...lookupOptions, contacts: loaded, database: engine === 'postgres' ? values.db : undefined });
+        report.medians100k = await measureMedians(service, tenant, loaded, Number(values.count), 500);
       }
     } finally {
       await service.stop();
@@ -82,11 +87,14 @@ async function runEngine(engine: Engine): Promise<EngineReport> {
     }
   }
   if (only.has('scaling')) {
-    for (const size of scaleSizes) {
-      process.stderr.write(`[${engine}] scaling: ${size} contacts\n`);
-      const run = await runScalingSize(engine, { contacts: size, messagesPerConversation: Number(values['scale-messages']) }, port, Number(values.count), values.db);
+    const runs = await runScaling({
+      engine, sizes: scaleSizes, messagesPerConversation: Number(values['scale-messages']), port: port + 10,
+      count: Number(values.count), database: `${values.db}_scale`, maxImportSeconds: Number(values['max-import-seconds']),
+    });
+    for (const run of runs) {
       report.scaling.push(run);
-      report.imports.push({ label: `${size} contacts + ${size * run.shape.messagesPerConversation} messages (scaling)`, result: run.load });
+      const stopped = run.load.stoppedByTimeBound ? ` (stopped by the time bound at ${run.load.contacts} contacts)` : '';
+      report.imports.push({ label: `${run.shape.contacts} contacts + ${run.shape.contacts * run.shape.messagesPerConversation} messages (scaling)${stopped}`, result: run.load });
       report.answerProblems.push(...run.answerProblems);
     }
   }
@@ -112,7 +120,7 @@ for (const r of reports) {
 }
 for (const r of reports) {
   if (r.medians100k.length > 0) {
-    out.push(`Sequential medians at ${contacts} contacts, ${r.engine}: ` + r.medians100k.map((m) => `${m.route} ${m.latency.medianMs.toFixed(2)} ms (p99 ${m.latency.p99Ms.toFixed(2)})`).join(', '), '');
+    out.push(`Sequential medians at ${r.medians100k[0].contacts} contacts, ${r.engine}: ` + r.medians100k.map((m) => `${m.route} ${m.latency.medianMs.toFixed(2)} ms (p99 ${m.latency.p99Ms.toFixed(2)})`).join(', '), '');
   }
   if (r.answerProblems.length > 0) out.push(`**Wrong answers on ${r.engine}** (${r.answerProblems.length}):`, '', ...r.answerProblems.slice(0, 10).map((p) => `- ${p}`), '');
 }

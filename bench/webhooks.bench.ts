@@ -15,6 +15,8 @@
  *   distinct webhook-id per message.
  */
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { Pool, request } from 'undici';
@@ -30,13 +32,20 @@ const { values } = parseArgs({
     'inbound-rate': { type: 'string', default: '200' },
     'inbound-seconds': { type: 'string', default: '30' },
     'kill-total': { type: 'string', default: '5000' },
-    port: { type: 'string', default: '3950' },
+    port: { type: 'string', default: '4350' },
   },
 });
 const port = Number(values.port);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const nowMs = () => performance.timeOrigin + performance.now();
 const ms = (v: number) => `${v.toFixed(1)} ms`;
+
+/** CPU seconds (user + system) a process has used so far, from /proc (clock ticks of 10 ms). */
+function cpuSeconds(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
 
 async function admin<T>(url: string, method: 'POST' | 'GET', path: string, body?: unknown): Promise<T> {
   const res = await request(url + path, { method, headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
@@ -69,17 +78,32 @@ async function teardown(s: Setup): Promise<void> {
   await s.storage.dispose();
 }
 
-async function throughput(): Promise<string> {
+/** Runs a scenario on a fresh setup and always stops its service (a detached process group). */
+async function scenario(run: (s: Setup) => Promise<string>): Promise<string> {
+  const s = await setup();
+  const stopOnSignal = () => void s.service.stop().finally(() => process.exit(1));
+  process.once('SIGTERM', stopOnSignal);
+  process.once('SIGINT', stopOnSignal);
+  try {
+    return await run(s);
+  } finally {
+    process.off('SIGTERM', stopOnSignal);
+    process.off('SIGINT', stopOnSignal);
+    await teardown(s);
+  }
+}
+
+async function throughput(s: Setup): Promise<string> {
   const rate = Number(values.rate);
   const seconds = Number(values.seconds);
-  const s = await setup();
   const db = new pg.Client({ connectionString: s.storage.env.DATABASE_URL });
   await db.connect();
-  const conversations = Array.from({ length: 200 }, () => crypto.randomUUID());
+  const conversations = Array.from({ length: 1000 }, () => crypto.randomUUID());
   const sample = { to: '15550001111', from: '34600111222', text: '', attachments: [], media: [], status: 'received', channel: 'whatsapp', contact: { uuid: crypto.randomUUID(), name: 'Ada Lovelace', phoneNumber: '+34600111222', avatarUrl: null, createdAt: new Date().toISOString(), source: 'whatsapp', href: 'http://x/dashboard/contacts/1', conversationHref: 'http://x/dashboard/conversations/1', tags: ['vip'] }, createdAt: '', metadata: { order: '42' } };
   const perTick = rate / 10;
   let written = 0;
   let maxBacklog = 0;
+  const cpuBefore = cpuSeconds(s.service.pid);
   const started = nowMs();
   const perSecond: number[] = [];
   for (let tick = 0; tick < seconds * 10; tick++) {
@@ -87,7 +111,7 @@ async function throughput(): Promise<string> {
     if (due > nowMs()) await sleep(due - nowMs());
     await db.query(
       `INSERT INTO webhook_deliveries (business_id, id, webhook_id, event, conversation_id, payload, next_attempt_at, created_at, updated_at)
-       SELECT $1, gen_random_uuid(), $2, 'message_created', ($3::uuid[])[1 + g % 200],
+       SELECT $1, gen_random_uuid(), $2, 'message_created', ($3::uuid[])[1 + g % 1000],
               jsonb_set(jsonb_set($4::jsonb, '{text}', to_jsonb('t-' || g)), '{createdAt}', to_jsonb(clock_timestamp())), now(), now(), now()
        FROM generate_series($5::int, $6::int) g`,
       [s.businessId, s.webhookId, conversations, JSON.stringify(sample), written, written + perTick - 1],
@@ -102,14 +126,14 @@ async function throughput(): Promise<string> {
   const inWindow = s.receiver.receipts.length;
   const deadline = nowMs() + 60_000;
   while (s.receiver.receipts.length < written && nowMs() < deadline) await sleep(100);
+  const cpuUsed = cpuSeconds(s.service.pid) - cpuBefore;
   const lags = s.receiver.receipts.map((r) => r.atMs - Date.parse(r.createdAt));
   const distinct = new Set(s.receiver.receipts.map((r) => r.webhookId)).size;
   const steady = perSecond.slice(2);
   await db.end();
   const { deliveries } = await admin<{ deliveries: { ok: boolean }[] }>(s.service.url, 'GET', `/admin/v1/businesses/${s.businessId}/webhooks/${s.webhookId}/deliveries?limit=200`);
-  await teardown(s);
   return [
-    `Offered ${rate} deliveries/s for ${seconds} s (${written} deliveries, 200 conversations, ~1 KB payloads), one service process, PostgreSQL.`,
+    `Offered ${rate} deliveries/s for ${seconds} s (${written} deliveries, 1000 conversations, ~1 KB payloads), one service process, PostgreSQL.`,
     '',
     '| measure | value |',
     '|---|---|',
@@ -120,6 +144,8 @@ async function throughput(): Promise<string> {
     `| delivered in total / distinct webhook-ids | ${s.receiver.receipts.length} / ${distinct} |`,
     `| signatures verified (sample) / bad | ${s.receiver.verified} / ${s.receiver.badSignatures} |`,
     `| last log page all ok | ${deliveries.every((d) => d.ok)} |`,
+    `| service CPU per 1 000 deliveries (user + system) | ${((cpuUsed / s.receiver.receipts.length) * 1000).toFixed(2)} s |`,
+    `| machine load average (1 min) at the end | ${loadavg()[0]!.toFixed(1)} |`,
   ].join('\n');
 }
 
@@ -158,10 +184,9 @@ async function post(pool: Pool, channel: Channel, i: number, text: string): Prom
   return res.statusCode;
 }
 
-async function latency(): Promise<string> {
+async function latency(s: Setup): Promise<string> {
   const rate = Number(values['inbound-rate']);
   const seconds = Number(values['inbound-seconds']);
-  const s = await setup();
   const channel = await whatsappChannel(s.service.url, s.businessId);
   const pool = new Pool(s.service.url, { connections: 32 });
   const probe = await post(pool, channel, 0, 'probe');
@@ -169,7 +194,6 @@ async function latency(): Promise<string> {
   while (s.receiver.receipts.length === 0 && nowMs() < deadline) await sleep(20);
   if (probe !== 200 || s.receiver.receipts.length === 0) {
     await pool.close();
-    await teardown(s);
     return `Not measured: the inbound route (status ${probe}) did not produce a webhook within 5 s (is WebhookEvents.messageCreated wired into the inbound store?).`;
   }
   const accepted = new Map<string, number>();
@@ -189,7 +213,6 @@ async function latency(): Promise<string> {
   while (s.receiver.receipts.length < total + 1 && nowMs() < end) await sleep(50);
   const lags = s.receiver.receipts.filter((r) => accepted.has(r.text)).map((r) => r.atMs - accepted.get(r.text)!);
   await pool.close();
-  await teardown(s);
   return [
     `${rate} inbound WhatsApp notifications/s for ${seconds} s (${total} messages from 500 senders), one service process, PostgreSQL.`,
     '',
@@ -200,9 +223,8 @@ async function latency(): Promise<string> {
   ].join('\n');
 }
 
-async function kill(): Promise<string> {
+async function kill(s: Setup): Promise<string> {
   const total = Number(values['kill-total']);
-  const s = await setup();
   const channel = await whatsappChannel(s.service.url, s.businessId);
   let pool = new Pool(s.service.url, { connections: 16 });
   const acked = new Set<number>();
@@ -241,7 +263,6 @@ async function kill(): Promise<string> {
   for (const r of s.receiver.receipts) idsPerText.set(r.text, (idsPerText.get(r.text) ?? new Set()).add(r.webhookId));
   const oneIdEach = [...idsPerText.values()].every((set) => set.size === 1);
   await pool.close();
-  await teardown(s);
   return [
     `${total} inbound notifications (16 concurrent); SIGKILL of the server after ${killedAt} were acknowledged; restart on the same PostgreSQL database; the ${total - next} unacknowledged notifications sent again.`,
     '',
@@ -256,7 +277,7 @@ async function kill(): Promise<string> {
 
 const only = new Set(values.only.split(','));
 const sections: string[] = [];
-if (only.has('throughput')) sections.push(`### Delivery throughput\n\n${await throughput()}`);
-if (only.has('latency')) sections.push(`### Inbound message to webhook receipt\n\n${await latency()}`);
-if (only.has('kill')) sections.push(`### SIGKILL during inbound traffic\n\n${await kill()}`);
+if (only.has('throughput')) sections.push(`### Delivery throughput\n\n${await scenario(throughput)}`);
+if (only.has('latency')) sections.push(`### Inbound message to webhook receipt\n\n${await scenario(latency)}`);
+if (only.has('kill')) sections.push(`### SIGKILL during inbound traffic\n\n${await scenario(kill)}`);
 console.log(sections.join('\n\n'));

@@ -35,9 +35,12 @@ export function createServices(
   worker: OutboxWorker,
   options: { apiKeyCache: ApiKeyCache; clock?: Clock; webhookWorker?: WebhookWorkerOptions },
 ) {
-  void worker; // services that enqueue durable work call worker.wake(kind) after their commit
   const links = dashboardLinks(config.publicUrl);
   const channels = new ChannelsService(db);
+  const contacts = new ContactsService(db, links);
+  const templates = new TemplatesService(db);
+  // Webhook registrations (.service), the message_created hook (.events) and the delivery worker.
+  const webhooks = createWebhooks(db, config, options.clock, options.webhookWorker);
   const media = new MediaService(db, createFileStorage(config.dataDir), config, async (businessId, channelId) => {
     const channel = await channels.find(businessId, channelId);
     return channel?.provider_kind ? channels.providerFor(channel) : undefined;
@@ -47,21 +50,19 @@ export function createServices(
     inbound: new InboundService(db, channels, worker),
     businesses: new BusinessesService(db),
     apiKeys: new ApiKeysService(db, options.apiKeyCache),
-    contacts: new ContactsService(db, links),
+    contacts,
     users: new UsersService(db),
     teams: new TeamsService(db),
     contactFields: new ContactFieldsService(db),
-    imports: new ImportService(db),
+    imports: new ImportService(db, { parallel: config.databaseUrl ? 3 : 1 }),
     conversations: new ConversationsService(db),
     messages: new MessagesService(db, media),
     contactMerge: new ContactMergeService(db),
-    templates: new TemplatesService(db),
+    templates,
     idempotency: new IdempotencyService(db),
-    // Templates and contacts services hold no state, so sending may have its own instances.
-    sending: new SendingService(db, worker, channels, new TemplatesService(db), new ContactsService(db, links)),
+    sending: new SendingService(db, worker, channels, templates, contacts, webhooks.events),
     agents: new AgentsService(db),
-    // Webhook registrations (.service), the message hook (.events) and the delivery worker.
-    webhooks: createWebhooks(db, config, options.clock, options.webhookWorker),
+    webhooks,
     exports: new ExportsService(db, config.secretKey),
     timeline: new TimelineService(db, config.secretKey),
     conversationOps: new ConversationOpsService(db),

@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request } from 'undici';
@@ -25,8 +25,18 @@ export async function startBare(serviceUrl: string, apiKey: string, samplePaths:
     captured.push({ path: route, contentType: String(res.headers['content-type']), headers, body });
     bodyBytes[route] = Buffer.byteLength(body);
   }
-  const file = join(mkdtempSync(join(tmpdir(), 'bench-bare-')), 'responses.json');
+  const dir = mkdtempSync(join(tmpdir(), 'bench-bare-'));
+  const file = join(dir, 'responses.json');
   writeFileSync(file, JSON.stringify(captured));
-  const running = await spawnProcess('npx', ['tsx', 'bench/bare-server.ts'], { PORT: String(port), BARE_RESPONSES: file }, port, '/readyz');
-  return { ...running, bodyBytes };
+  try {
+    const running = await spawnProcess('npx', ['tsx', 'bench/bare-server.ts'], { PORT: String(port), BARE_RESPONSES: file }, port, '/readyz');
+    const stop = async () => {
+      await running.stop();
+      rmSync(dir, { recursive: true, force: true });
+    };
+    return { ...running, stop, bodyBytes };
+  } catch (err) {
+    rmSync(dir, { recursive: true, force: true });
+    throw err;
+  }
 }

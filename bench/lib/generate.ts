@@ -92,8 +92,9 @@ const TEXTS = [
  * The records of a data set as NDJSON lines, per contact: the contact, its conversation, then its
  * messages (the order an export of a live system has). A per-run salt keeps ids of two runs apart.
  */
-export async function* importLines(shape: DataSetShape, salt = Math.floor(Math.random() * 0x3fff)): AsyncGenerator<string> {
+export async function* importLines(shape: DataSetShape, salt = Math.floor(Math.random() * 0x3fff), stop?: () => boolean): AsyncGenerator<string> {
   for (let i = 0; i < shape.contacts; i++) {
+    if (stop?.()) return;
     const ms = BASE_MS + i * 1000;
     const contactId = uuid7(ms, 1, i, salt);
     const conversationId = uuid7(ms, 2, i, salt);
@@ -124,13 +125,14 @@ export function recordCount(shape: DataSetShape): number {
 
 /**
  * The NDJSON body as chunks of about `chunkBytes`, ready to stream into an HTTP request: one Buffer
- * per chunk keeps the per-write overhead low. `onRecords` reports progress (records handed over).
+ * per chunk keeps the per-write overhead low. `onRecords` reports progress (records handed over);
+ * `stop` ends the data set early, at a contact boundary (the time bound of a benchmark).
  */
-export async function* ndjsonChunks(shape: DataSetShape, onRecords?: (sent: number) => void, chunkBytes = 64 * 1024): AsyncGenerator<Buffer> {
+export async function* ndjsonChunks(shape: DataSetShape, onRecords?: (sent: number) => void, stop?: () => boolean, chunkBytes = 64 * 1024): AsyncGenerator<Buffer> {
   let parts: string[] = [];
   let size = 0;
   let sent = 0;
-  for await (const line of importLines(shape)) {
+  for await (const line of importLines(shape, undefined, stop)) {
     parts.push(line, '\n');
     size += line.length + 1;
     sent++;

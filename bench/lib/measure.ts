@@ -99,8 +99,9 @@ const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.lengt
 /**
  * Requests one after the other on one keep-alive connection: a single request's cost, without
  * queueing, which is what size independence is about (autocannon's histogram rounds to whole ms).
+ * Returns each request's time in ms.
  */
-export async function sequential(url: string, path: () => string, headers: Record<string, string>, count: number, maxMs: number): Promise<SequentialResult> {
+export async function sequentialTimes(url: string, path: () => string, headers: Record<string, string>, count: number, maxMs: number): Promise<{ times: number[]; failures: number }> {
   const pool = new Pool(url, { connections: 1 });
   const times: number[] = [];
   let failures = 0;
@@ -116,8 +117,18 @@ export async function sequential(url: string, path: () => string, headers: Recor
   } finally {
     await pool.close();
   }
-  times.sort((a, b) => a - b);
-  return { medianMs: percentile(times, 50), p90Ms: percentile(times, 90), p99Ms: percentile(times, 99), count: times.length, failures };
+  return { times, failures };
+}
+
+/** Median, p90 and p99 of request times. */
+export function summarize(times: number[], failures: number): SequentialResult {
+  const sorted = [...times].sort((a, b) => a - b);
+  return { medianMs: percentile(sorted, 50), p90Ms: percentile(sorted, 90), p99Ms: percentile(sorted, 99), count: sorted.length, failures };
+}
+
+export async function sequential(url: string, path: () => string, headers: Record<string, string>, count: number, maxMs: number): Promise<SequentialResult> {
+  const { times, failures } = await sequentialTimes(url, path, headers, count, maxMs);
+  return summarize(times, failures);
 }
 
 const TICKS_PER_SEC = 100;

@@ -1,9 +1,9 @@
 import { mkdirSync } from 'node:fs';
-import { PGlite } from '@electric-sql/pglite';
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import { listenPostgres, type ListenState } from './listen.ts';
 import { PGliteDialect } from './pglite-dialect.ts';
+import { preparingPool } from './prepared-statements.ts';
 import { INT8_OID, parseInt8, pgTimestampToIso, TIMESTAMPTZ_OID } from './timestamps.ts';
 import type { Database } from './types.ts';
 
@@ -52,7 +52,8 @@ export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHa
         client.release();
       }
     }
-    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    // Named statements let PostgreSQL skip parsing and planning of repeated queries (prepared-statements.ts).
+    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: preparingPool(pool) }) });
     return {
       db,
       engine: 'postgres',
@@ -63,6 +64,8 @@ export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHa
 
   const dataDir = options.dataDir ?? './data';
   if (dataDir !== 'memory://') mkdirSync(dataDir, { recursive: true });
+  // Loaded only here, so a process on PostgreSQL does not hold PGlite's JavaScript in memory.
+  const { PGlite } = await import('@electric-sql/pglite');
   const pglite = await PGlite.create(dataDir === 'memory://' ? undefined : `${dataDir}/pglite`, { parsers });
   await pglite.exec(`SET TIME ZONE 'UTC'`);
   const db = new Kysely<Database>({ dialect: new PGliteDialect(pglite) });

@@ -4,6 +4,7 @@ import * as messaging from './migrations/0002-messaging.ts';
 import * as sending from './migrations/0003-sending.ts';
 import * as webhooks from './migrations/0004-webhooks.ts';
 import * as exportsMigration from './migrations/0005-exports.ts';
+import * as importFlags from './migrations/0006-import-flags.ts';
 
 /** Migrations are imported statically so they run the same under tsx, Vitest and a bundle. */
 const migrations: Record<string, Migration> = {
@@ -12,6 +13,7 @@ const migrations: Record<string, Migration> = {
   '0003-sending': sending,
   '0004-webhooks': webhooks,
   '0005-exports': exportsMigration,
+  '0006-import-flags': importFlags,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

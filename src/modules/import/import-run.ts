@@ -11,10 +11,15 @@ import {
 } from './import.repository.ts';
 import type { ImportResult } from './import.schemas.ts';
 
-/** Rows per table and statement: large enough to amortise a round trip, small enough to stay flat. */
-export const BATCH_ROWS = 1000;
+/**
+ * Rows per table and statement: large enough to amortise a statement (messages are most of any
+ * file and the cheapest per row), small enough to keep memory flat.
+ */
+export const BATCH_ROWS: { [T in ImportTable]: number } = { contacts: 1000, conversations: 1000, messages: 5000, events: 1000 };
 /** Only the first errors are kept (a bad file must not fill memory); error_count counts them all. */
 export const MAX_ERRORS_KEPT = 1000;
+/** How often a statement that lost a deadlock or serialization conflict is tried again. */
+const CONFLICT_RETRIES = 3;
 
 interface Rows {
   contacts: ContactImportRow;
@@ -27,12 +32,35 @@ type Pending<T extends ImportTable> = { line: number; row: Rows[T] };
 // Parents first: a record may refer to any record on an earlier line.
 const TABLES: ImportTable[] = ['contacts', 'conversations', 'messages', 'events'];
 
-const inserters: { [T in ImportTable]: (db: Db, businessId: string, rows: Rows[T][]) => Promise<string[]> } = {
+const inserters: { [T in ImportTable]: (db: Db, businessId: string, rows: Rows[T][]) => Promise<number> } = {
   contacts: repo.insertContacts,
   conversations: repo.insertConversations,
   messages: repo.insertMessages,
   events: repo.insertEvents,
 };
+
+/*
+ * When batches are stored on several connections at once, each is split into groups that cannot
+ * touch the same rows: messages by conversation (whose counters each group updates), the others by
+ * id. Contacts stay one statement, so that two contacts with one external_id never race.
+ */
+const groupKey: { [T in ImportTable]: ((row: Rows[T]) => string) | undefined } = {
+  contacts: undefined,
+  conversations: (row) => row.id,
+  messages: (row) => row.conversation_id,
+  events: (row) => row.id,
+};
+
+function split<T extends ImportTable>(table: T, batch: Pending<T>[], parallel: number): Pending<T>[][] {
+  const key = groupKey[table];
+  if (!key || parallel <= 1 || batch.length < 2 * parallel) return [batch];
+  const groups: Pending<T>[][] = Array.from({ length: parallel }, () => []);
+  // Ids are lower-case UUIDs: their last hex digits are random in every version.
+  for (const p of batch) groups[parseInt(key(p.row).slice(-4), 16) % parallel].push(p);
+  return groups.filter((g) => g.length > 0);
+}
+
+const isConflict = (err: unknown) => ['40P01', '40001'].includes((err as { code?: string }).code ?? '');
 
 /** The errors a row itself can cause (SQLSTATE classes 22 data exception, 23 integrity violation). */
 function rowErrorMessage(err: unknown, row: Rows[ImportTable]): string | undefined {
@@ -55,6 +83,7 @@ export class ImportRun {
     private readonly db: Db,
     private readonly businessId: string,
     private readonly maxLineBytes: number,
+    private readonly parallel = 1,
   ) {}
 
   /** Takes one line; true when a batch is full and the caller must flush before reading on. */
@@ -71,7 +100,7 @@ export class ImportRun {
     }
     const queue = this.pending[parsed.table] as Pending<typeof parsed.table>[];
     queue.push({ line: line.number, row: parsed.row });
-    return queue.length >= BATCH_ROWS;
+    return queue.length >= BATCH_ROWS[parsed.table];
   }
 
   /**
@@ -82,7 +111,7 @@ export class ImportRun {
     const batches = this.pending;
     this.pending = { contacts: [], conversations: [], messages: [], events: [] };
     for (const table of TABLES) {
-      if (batches[table].length > 0) await this.store(table, batches[table]);
+      if (batches[table].length > 0) await Promise.all(split(table, batches[table], this.parallel).map((group) => this.store(table, group)));
     }
   }
 
@@ -95,10 +124,20 @@ export class ImportRun {
     if (this.errors.length < MAX_ERRORS_KEPT) this.errors.push({ line, message });
   }
 
+  private async insert<T extends ImportTable>(table: T, rows: Rows[T][]): Promise<number> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await inserters[table](this.db, this.businessId, rows);
+      } catch (err) {
+        if (!isConflict(err) || attempt > CONFLICT_RETRIES) throw err;
+      }
+    }
+  }
+
   private async store<T extends ImportTable>(table: T, batch: Pending<T>[]): Promise<void> {
-    let inserted: Set<string>;
+    let inserted: number;
     try {
-      inserted = new Set(await inserters[table](this.db, this.businessId, batch.map((p) => p.row)));
+      inserted = await this.insert(table, batch.map((p) => p.row));
     } catch (err) {
       if (batch.length === 1) {
         const message = rowErrorMessage(err, batch[0].row);
@@ -110,14 +149,18 @@ export class ImportRun {
       for (const p of batch) await this.store(table, [p]);
       return;
     }
-    this.imported[table] += inserted.size;
-    if (inserted.size < batch.length) await this.explainLeftOut(table, batch.filter((p) => !inserted.has(p.row.id)));
+    this.imported[table] += inserted;
+    if (inserted < batch.length && table !== 'contacts') await this.explainLeftOut(table, batch);
   }
 
-  /** Rows a batch left out: their id exists (skipped, not an error) or their parent does not. */
-  private async explainLeftOut<T extends ImportTable>(table: T, leftOut: Pending<T>[]): Promise<void> {
-    const existing = await repo.existing(this.db, this.businessId, table, leftOut.map((p) => p.row.id));
-    const missing = leftOut.filter((p) => !existing.has(p.row.id));
+  /**
+   * A batch stored fewer rows than it had: each row left out either has an id that existed (skipped,
+   * not an error) or a parent that does not exist. After the insert, the rows whose id is still not
+   * there are the latter.
+   */
+  private async explainLeftOut<T extends ImportTable>(table: T, batch: Pending<T>[]): Promise<void> {
+    const existing = await repo.existing(this.db, this.businessId, table, batch.map((p) => p.row.id));
+    const missing = batch.filter((p) => !existing.has(p.row.id));
     if (missing.length === 0) return;
     if (table === 'conversations') {
       for (const p of missing as Pending<'conversations'>[]) this.error(p.line, `contact ${p.row.contact_id} not found in this business`);

@@ -16,12 +16,20 @@ export const MAX_LINE_BYTES = 1024 * 1024;
  * stored, and running the same file again skips the ids that exist and stores the rest.
  */
 export class ImportService {
-  constructor(private readonly db: Db) {}
+  /**
+   * `parallel`: connections a batch is stored on at once. One PostgreSQL backend uses one core, so
+   * a server with several connections stores groups of a batch side by side; the embedded engine
+   * is one session, where 1 is right.
+   */
+  constructor(
+    private readonly db: Db,
+    private readonly options: { parallel?: number } = {},
+  ) {}
 
   /** Imports NDJSON records from a byte stream into one business. */
   async importNdjson(businessId: string, source: AsyncIterable<Buffer | string> | Iterable<Buffer | string>): Promise<ImportResult> {
     if (!(await businessesRepository.find(this.db, businessId))) throw notFound('business');
-    const run = new ImportRun(this.db, businessId, MAX_LINE_BYTES);
+    const run = new ImportRun(this.db, businessId, MAX_LINE_BYTES, this.options.parallel);
     // One batch is stored while the next is read and checked; never more than one at a time, so
     // reading waits for the database and memory holds at most two batches.
     let storing: Promise<void> = Promise.resolve();

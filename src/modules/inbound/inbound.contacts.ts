@@ -26,21 +26,36 @@ export const phoneLockName = (key: string) => `phone_number:${key}`;
 export async function resolveSender(trx: Db, businessId: string, address: string, profileName: string | null): Promise<ContactRow> {
   const phone = senderPhone(address);
   const [found] = await contactsRepository.findByIdentifiers(trx, businessId, { phoneKey: phone.key }, 1);
+  if (!found) return contactsRepository.insert(trx, newSenderRow(businessId, phone, profileName));
+  return takeProfileName(trx, found, profileName);
+}
+
+/** The row of a contact created by an inbound message: the profile name, source `whatsapp`. */
+export function newSenderRow(businessId: string, phone: { digits: string | null; key: string }, profileName: string | null) {
   const name = splitName(profileName ?? '');
-  if (!found) {
-    return contactsRepository.insert(trx, {
-      business_id: businessId,
-      id: newId(),
-      first_name: name.first,
-      last_name: name.last,
-      phone_number: phone.digits,
-      phone_key: phone.key,
-      tags: [],
-      custom_fields: {},
-      source: 'whatsapp',
-    });
-  }
-  if (name.first === '' || found.first_name !== '' || found.last_name !== '') return found;
+  return {
+    business_id: businessId,
+    id: newId(),
+    first_name: name.first,
+    last_name: name.last,
+    phone_number: phone.digits,
+    phone_key: phone.key,
+    tags: [],
+    custom_fields: {},
+    source: 'whatsapp',
+  };
+}
+
+/** Whether the profile name would rename the contact (it has no name at all, and the profile has one). */
+export function wouldTakeProfileName(contact: ContactRow, profileName: string | null): boolean {
+  return splitName(profileName ?? '').first !== '' && contact.first_name === '' && contact.last_name === '';
+}
+
+/** The profile rule above for a contact found: renamed (with its event) only while it has no name. */
+export async function takeProfileName(trx: Db, found: ContactRow, profileName: string | null): Promise<ContactRow> {
+  if (!wouldTakeProfileName(found, profileName)) return found;
+  const businessId = found.business_id;
+  const name = splitName(profileName ?? '');
   const changes: FieldChange[] = [{ field: 'first_name', custom: false, from: found.first_name, to: name.first }];
   if (name.last !== '') changes.push({ field: 'last_name', custom: false, from: found.last_name, to: name.last });
   const updated = await contactsRepository.update(trx, businessId, found.id, { first_name: name.first, last_name: name.last });

@@ -7,11 +7,13 @@ import { AppError, badRequest } from '../../http/errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { enqueueJob, type OutboxWorker } from '../../jobs/outbox.worker.ts';
 import type { ChannelRow, ChannelsService } from '../channels/channels.service.ts';
-import { contactsRepository } from '../contacts/contacts.repository.ts';
 import { openConversation } from '../messaging/messaging.conversations.ts';
 import { messagingRepository } from '../messaging/messaging.repository.ts';
+import { Batcher } from './inbound.batcher.ts';
 import { errorText, inboundMetadata } from './inbound.content.ts';
 import { phoneLockName, resolveSender, senderPhone } from './inbound.contacts.ts';
+import { lockNames } from './inbound.repository.ts';
+import { isSimple, storeSimpleMessages } from './inbound.store.ts';
 
 /** Outbox kind of the job that downloads an inbound attachment; `ref_id` is the message id. */
 export const MEDIA_FETCH_JOB = 'media_fetch';
@@ -29,11 +31,26 @@ export interface InboundSummary {
 
 const refused = (message: string) => new AppError(401, 'unauthorized', message);
 
+const emptySummary = (): InboundSummary => ({ stored: 0, duplicates: 0, statuses: 0, unknownStatusIds: [] });
+
+/** A verified notification, parsed, with the channels it addresses (by provider account). */
+interface Notification {
+  parsed: ParsedNotification;
+  channels: Map<string, ChannelRow>;
+}
+
 /**
  * Provider notifications: Meta's subscription handshake, and inbound messages and delivery receipts,
  * authenticated by the channel's signature before anything is stored and written in one transaction.
  */
 export class InboundService {
+  // Two batches in flight: one is written while the next one gathers (see Batcher).
+  private readonly batcher = new Batcher<Notification, InboundSummary>((items) => this.storeBatch(items), {
+    maxRunning: 1,
+    maxItems: 200,
+    sizeOf: (n) => Math.max(1, n.parsed.messages.length + n.parsed.statuses.length),
+  });
+
   constructor(
     private readonly db: Db,
     private readonly channels: ChannelsService,
@@ -52,7 +69,8 @@ export class InboundService {
   /**
    * A WhatsApp notification as received. Every phone_number_id it names must be a channel's, and the
    * X-Hub-Signature-256 of the raw bytes must match each of those channels' app secret (401 otherwise,
-   * nothing stored). Then its messages and receipts are written in one transaction.
+   * nothing stored). Then its messages and receipts are written in one transaction (shared with the
+   * notifications that arrived meanwhile; see storeBatch).
    */
   async receiveWhatsApp(raw: Buffer, headers: IncomingHeaders): Promise<InboundSummary> {
     const body = parseBody(raw);
@@ -70,43 +88,61 @@ export class InboundService {
       if (!this.channels.providerFor(channel).verifySignature(raw, headers)) throw refused('invalid X-Hub-Signature-256');
       channels.set(account, channel);
     }
-    const summary: InboundSummary = { stored: 0, duplicates: 0, statuses: 0, unknownStatusIds: [] };
-    if (channels.size === 0) return summary; // nothing addressed to a number: nothing to store
+    if (channels.size === 0) return emptySummary(); // nothing addressed to a number: nothing to store
     const parsed = this.channels.providerFor([...channels.values()][0]!).parseNotification(body);
-    const mediaQueued = await this.db.transaction().execute((trx) => this.store(trx, parsed, channels, summary));
-    if (mediaQueued) this.worker.wake(MEDIA_FETCH_JOB);
-    return summary;
+    return this.batcher.submit({ parsed, channels });
   }
 
-  private async store(trx: Db, parsed: ParsedNotification, channels: Map<string, ChannelRow>, summary: InboundSummary): Promise<boolean> {
+  /** Notifications received while earlier ones are being written go into one transaction together. */
+  private async storeBatch(notifications: Notification[]): Promise<InboundSummary[]> {
+    const summaries = notifications.map(emptySummary);
+    const mediaQueued = await this.db.transaction().execute((trx) => this.store(trx, notifications, summaries));
+    if (mediaQueued) this.worker.wake(MEDIA_FETCH_JOB);
+    return summaries;
+  }
+
+  private async store(trx: Db, notifications: Notification[], summaries: InboundSummary[]): Promise<boolean> {
+    const entries = notifications.flatMap(({ parsed, channels }, n) =>
+      parsed.messages.flatMap((message) => {
+        const channel = channels.get(message.to);
+        return channel ? [{ n, channel, message }] : [];
+      }),
+    );
     // Every sender's phone is locked up front, in one sorted order, so two notifications naming the
     // same senders in another order cannot deadlock.
     const locks = new Map<string, Set<string>>();
-    for (const message of parsed.messages) {
-      const channel = channels.get(message.to);
-      if (!channel) continue;
+    for (const { channel, message } of entries) {
       const set = locks.get(channel.business_id) ?? new Set<string>();
       set.add(phoneLockName(senderPhone(message.from).key));
       locks.set(channel.business_id, set);
     }
     for (const [businessId, names] of [...locks].sort(([a], [b]) => a.localeCompare(b))) {
-      await contactsRepository.lockIdentifiers(trx, businessId, [...names]);
+      await lockNames(trx, businessId, [...names].sort());
+    }
+    // Plain messages of each business set-based; attachments, replies and reactions one by one after.
+    const count = (n: number, outcome: 'duplicate' | 'stored' | 'stored_with_media') => {
+      if (outcome === 'duplicate') summaries[n]!.duplicates++;
+      else summaries[n]!.stored++;
+    };
+    for (const businessId of locks.keys()) {
+      const simple = entries.filter((e) => e.channel.business_id === businessId && isSimple(e.message));
+      const outcomes = await storeSimpleMessages(trx, businessId, simple);
+      simple.forEach((e, i) => count(e.n, outcomes[i]!));
     }
     let mediaQueued = false;
-    for (const message of parsed.messages) {
-      const channel = channels.get(message.to);
-      if (!channel) continue;
+    for (const { n, channel, message } of entries.filter((e) => !isSimple(e.message))) {
       const outcome = await this.storeMessage(trx, channel, message);
-      if (outcome === 'duplicate') summary.duplicates++;
-      else summary.stored++;
+      count(n, outcome);
       if (outcome === 'stored_with_media') mediaQueued = true;
     }
-    for (const status of parsed.statuses) {
-      const channel = channels.get(status.from);
-      if (!channel) continue;
-      if (await this.applyStatus(trx, channel, status)) summary.statuses++;
-      else if (!(await messagingRepository.findByProviderMessageId(trx, channel.business_id, channel.id, status.providerMessageId))) {
-        summary.unknownStatusIds.push(status.providerMessageId);
+    for (const [n, { parsed, channels }] of notifications.entries()) {
+      for (const status of parsed.statuses) {
+        const channel = channels.get(status.from);
+        if (!channel) continue;
+        if (await this.applyStatus(trx, channel, status)) summaries[n]!.statuses++;
+        else if (!(await messagingRepository.findByProviderMessageId(trx, channel.business_id, channel.id, status.providerMessageId))) {
+          summaries[n]!.unknownStatusIds.push(status.providerMessageId);
+        }
       }
     }
     return mediaQueued;

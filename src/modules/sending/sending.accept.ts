@@ -3,6 +3,7 @@ import type { OutboundContent } from '../../channels/provider.ts';
 import type { Db } from '../../db/database.ts';
 import type { ConversationsTable, EventsTable } from '../../db/types.ts';
 import { enqueueJob } from '../../jobs/outbox.worker.ts';
+import type { WebhookEvents } from '../webhooks/webhook-events.ts';
 import { newId } from '../../lib/ids.ts';
 import type { NormalisedPhone } from '../../lib/phone.ts';
 import type { ChannelRow } from '../channels/channels.repository.ts';
@@ -42,9 +43,10 @@ type NewEvent = Parameters<typeof writeEvents>[2][number];
 /**
  * Writes one send in the caller's transaction: the recipient contact (found by phone key, country
  * variants included, or created), its open conversation and the requested changes to it, the
- * events, the PENDING message and its outbox job. The worker delivers it after the commit.
+ * events, the PENDING message, its outbox job and its message_created webhook deliveries. The
+ * workers deliver them after the commit.
  */
-export async function acceptSend(trx: Db, businessId: string, plan: SendPlan): Promise<AcceptedSend> {
+export async function acceptSend(trx: Db, businessId: string, plan: SendPlan, webhookEvents: Pick<WebhookEvents, 'messageCreated'>): Promise<AcceptedSend> {
   const { channel, recipient } = plan;
   // The same lock key as contact creation, so a concurrent create or send cannot add a twin.
   await contactsRepository.lockIdentifiers(trx, businessId, [`phone_number:${recipient.key}`]);
@@ -88,6 +90,7 @@ export async function acceptSend(trx: Db, businessId: string, plan: SendPlan): P
     outbound_content: JSON.stringify(plan.content),
   });
   await enqueueJob(trx, { businessId, kind: 'send', refId: messageId });
+  await webhookEvents.messageCreated(trx, businessId, messageId);
   // Read again: the message insert moved its counters.
   return { messageId, contact, conversation: await sendingRepository.conversation(trx, businessId, conversation.id) };
 }

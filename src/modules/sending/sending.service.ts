@@ -9,6 +9,7 @@ import type { TemplatesService } from '../templates/templates.service.ts';
 import { usersRepository } from '../users/users.repository.ts';
 import { ChannelPacer } from './channel-pacer.ts';
 import { SendJobHandler, type SendJobOptions } from './send.job.ts';
+import type { WebhookEvents } from '../webhooks/webhook-events.ts';
 import { acceptSend, type SendPlan } from './sending.accept.ts';
 import { checkMetadata, freeFormContent } from './sending.content.ts';
 import { toSendConversation, toStatusRecord } from './sending.mappers.ts';
@@ -25,6 +26,7 @@ export class SendingService {
     private readonly channels: ChannelsService,
     private readonly templates: TemplatesService,
     private readonly contacts: ContactsService,
+    private readonly webhookEvents: WebhookEvents,
   ) {}
 
   /** The worker side: delivers queued sends to the providers (register it on the outbox worker). */
@@ -60,7 +62,7 @@ export class SendingService {
         if (!(await sendingRepository.team(trx, businessId, body.team_uuid))) throw badRequest('team_uuid is not a team of the business', [{ path: '/team_uuid' }]);
         plan.teamId = body.team_uuid;
       }
-      const accepted = await acceptSend(trx, businessId, plan);
+      const accepted = await acceptSend(trx, businessId, plan, this.webhookEvents);
       return {
         message: { uuid: accepted.messageId, status: 'enqueued' as const },
         ...(fields.has('contact') ? { contact: await this.contacts.camelForm(accepted.contact, trx) } : {}),
@@ -68,6 +70,7 @@ export class SendingService {
       };
     });
     this.worker.wake('send');
+    this.webhookEvents.wake();
     return result;
   }
 
@@ -100,9 +103,10 @@ export class SendingService {
         freeForm: false,
         optIn: false,
         ...(query.agent_id !== undefined ? { agentId: query.agent_id } : {}),
-      }),
+      }, this.webhookEvents),
     );
     this.worker.wake('send');
+    this.webhookEvents.wake();
     return { success: true, message_id: accepted.messageId, recipient: recipient.digits, template_name: template.name };
   }
 

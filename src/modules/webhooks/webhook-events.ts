@@ -2,7 +2,6 @@ import type { Db } from '../../db/database.ts';
 import type { MessagesTable } from '../../db/types.ts';
 import { newId } from '../../lib/ids.ts';
 import type { DashboardLinks } from '../../lib/links.ts';
-import { contactsRepository } from '../contacts/contacts.repository.ts';
 import { mediaRepository } from '../media/media.repository.ts';
 import type { MediaSigningKey } from '../media/media.signing.ts';
 import { isoAt, type Clock } from './webhook-clock.ts';
@@ -37,20 +36,34 @@ export class WebhookEvents {
    * the payload built now from the stored rows and frozen (retries resend it unchanged). Returns
    * whether deliveries were written; call wake() after the commit then.
    */
-  async messageCreated(trx: Db, businessId: string, messageId: string): Promise<boolean> {
+  messageCreated(trx: Db, businessId: string, messageId: string): Promise<boolean> {
+    return this.messagesCreated(trx, businessId, [messageId]);
+  }
+
+  /**
+   * messageCreated for several messages of one business written in one transaction (set-based
+   * inbound storage), with a fixed number of statements. Give the ids in message order: deliveries
+   * of one conversation go out in the order they are written.
+   */
+  async messagesCreated(trx: Db, businessId: string, messageIds: readonly string[]): Promise<boolean> {
+    if (messageIds.length === 0) return false;
     const webhookIds = await webhooksRepository.enabledFor(trx, businessId, 'message_created');
     if (webhookIds.length === 0) return false;
-    const message = await trx.selectFrom('messages').selectAll().where('business_id', '=', businessId).where('id', '=', messageId).executeTakeFirst();
-    if (!message || !firesMessageCreated(message)) return false;
-    const contact = await contactsRepository.find(trx, businessId, message.contact_id);
-    if (!contact) return false;
-    const files = await mediaRepository.forMessages(trx, businessId, [message.id]);
+    const rows = await webhooksRepository.messages(trx, businessId, messageIds);
+    const byId = new Map(rows.filter(firesMessageCreated).map((m) => [m.id, m]));
+    const messages = messageIds.flatMap((id) => byId.get(id) ?? []);
+    if (messages.length === 0) return false;
+    const contactIds = [...new Set(messages.map((m) => m.contact_id))];
+    const contacts = new Map((await webhooksRepository.contacts(trx, businessId, contactIds)).map((c) => [c.id, c]));
+    const files = await mediaRepository.forMessages(trx, businessId, messages.map((m) => m.id));
     const nowMs = this.clock.now();
-    const payload = messageCreatedPayload(message, contact, files, { links: this.links, signingKey: this.signingKey, nowMs });
     const at = isoAt(nowMs);
-    await webhookDeliveriesRepository.insertMany(
-      trx,
-      webhookIds.map((webhookId) => ({
+    const ctx = { links: this.links, signingKey: this.signingKey, nowMs };
+    const deliveries = messages.flatMap((message) => {
+      const contact = contacts.get(message.contact_id);
+      if (!contact) return [];
+      const payload = messageCreatedPayload(message, contact, files.filter((f) => f.message_id === message.id), ctx);
+      return webhookIds.map((webhookId) => ({
         business_id: businessId,
         id: newId(),
         webhook_id: webhookId,
@@ -61,9 +74,10 @@ export class WebhookEvents {
         next_attempt_at: at,
         created_at: at,
         updated_at: at,
-      })),
-    );
-    return true;
+      }));
+    });
+    await webhookDeliveriesRepository.insertMany(trx, deliveries);
+    return deliveries.length > 0;
   }
 
   /** Tells this process's delivery worker that deliveries were committed (other processes poll). */

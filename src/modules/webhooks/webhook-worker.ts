@@ -46,7 +46,7 @@ export class WebhookDeliveryWorker {
     private readonly deps: Deps,
     private readonly options: WebhookWorkerOptions = {},
   ) {
-    this.concurrency = options.concurrency ?? 64;
+    this.concurrency = options.concurrency ?? 128;
     this.recorder = new AttemptRecorder(deps.db, deps.clock, options.random);
   }
 
@@ -75,6 +75,11 @@ export class WebhookDeliveryWorker {
   private async loop(): Promise<void> {
     while (this.running) {
       const free = this.concurrency - this.inFlight.size;
+      // Under load, claim in batches rather than one query per finished call.
+      if (this.inFlight.size > 0 && free < Math.max(1, this.concurrency / 8)) {
+        await this.idle();
+        continue;
+      }
       let claimed: ClaimedDelivery[] = [];
       if (free > 0) {
         const now = this.deps.clock.now();

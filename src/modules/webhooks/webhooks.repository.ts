@@ -29,6 +29,16 @@ export const webhooksRepository = {
     return rows.map((r) => r.id);
   },
 
+  /** Messages by id, for building payloads inside the transaction that wrote them. */
+  messages(db: Db, businessId: string, ids: readonly string[]) {
+    return db.selectFrom('messages').selectAll().where('business_id', '=', businessId).where('id', 'in', ids).execute();
+  },
+
+  /** Contacts by id (the rows the contacts module maps to its camelCase form). */
+  contacts(db: Db, businessId: string, ids: readonly string[]) {
+    return db.selectFrom('contacts').selectAll().where('business_id', '=', businessId).where('id', 'in', ids).execute();
+  },
+
   update(db: Db, businessId: string, id: string, changes: Updateable<WebhooksTable>): Promise<WebhookRow | undefined> {
     const set = changes.headers === undefined ? changes : { ...changes, headers: JSON.stringify(changes.headers) };
     return db.updateTable('webhooks').set(set).where('business_id', '=', businessId).where('id', '=', id).returningAll().executeTakeFirst();

@@ -61,7 +61,7 @@ describe('GET /messages', () => {
     const late: string[] = [];
     const { records, pages } = await walk(t, tenantB, 'messages', `${WINDOW}&limit=97`, async (page) => {
       if (page === 3 || page === 9) {
-        // Arrive during the walk: one later than the walk's position (served), one at the tie instant with a smaller position... still later id.
+        // Records arriving during the walk, later than its position: each is served exactly once.
         const added = await bulkMessages(db, tenantB.businessId, conversation, [{ created_at: aug(86400 * 20 + page) }]);
         late.push(added[0]!.id);
       }

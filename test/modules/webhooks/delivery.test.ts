@@ -2,6 +2,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { Webhook } from 'standardwebhooks';
 import { firesMessageCreated } from '../../../src/modules/webhooks/webhook-events.ts';
 import { verifyMediaSignature } from '../../../src/modules/media/media.signing.ts';
+import { insertMessage } from '../../helpers/factories.ts';
 import { createTenant, type Tenant } from '../../helpers/tenants.ts';
 import { buildWebhookApp, createWebhook, logOf, Receiver, sharedDatabase, storeMessage, type SharedDatabase, type WebhookTestApp } from './webhook-harness.ts';
 
@@ -168,6 +169,25 @@ describe('message_created delivery', () => {
     const payload = JSON.parse(call!.body).payload;
     expect(payload.messageReplyButton).toEqual({ id: 'b1', title: 'Confirm', payload: null });
     expect(payload).not.toHaveProperty('messageInteractiveList');
+  });
+
+  it('writes deliveries for a set of messages stored together, in the order given, skipping those that do not fire', async () => {
+    await createWebhook(t.app, tenant.businessId, { url: receiver.url });
+    const first = await storeMessage(t, tenant.businessId, { message: { text: 'm0', sender_type: 'human', direction: 'outbound' } });
+    const ids = await t.database.db.transaction().execute(async (trx) => {
+      const out: string[] = [];
+      for (const [text, sender] of [['m1', 'contact'], ['m2', 'human'], ['m3', 'contact']] as const) {
+        const direction = sender === 'human' ? 'outbound' : 'inbound';
+        out.push((await insertMessage(trx, tenant.businessId, first.conversation, { text, sender_type: sender, direction })).id);
+      }
+      expect(await t.app.services.webhooks.events.messagesCreated(trx, tenant.businessId, out)).toBe(true);
+      return out;
+    });
+    t.app.services.webhooks.events.wake();
+    const calls = await receiver.waitFor(2);
+    expect(calls.map((c) => JSON.parse(c.body).payload.messageId)).toEqual([ids[0], ids[2]]);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(receiver.calls).toHaveLength(2);
   });
 
   it('documents the payload under webhooks.message_created of the OpenAPI document', async () => {

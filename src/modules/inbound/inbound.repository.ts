@@ -1,0 +1,120 @@
+import { CompiledQuery, sql, type Insertable } from 'kysely';
+import type { Db } from '../../db/database.ts';
+import type { ContactsTable, ConversationsTable, MessagesTable } from '../../db/types.ts';
+import type { ContactRow } from '../contacts/contacts.repository.ts';
+import type { ConversationRow } from '../messaging/messaging.repository.ts';
+
+// Set-based statements for a batch of inbound messages: one statement per step for the whole batch
+// instead of one per message. Lists travel as one jsonb parameter (the same on PostgreSQL and PGlite).
+
+/** Transaction-scoped advisory locks on `${businessId}:${name}`, taken in the order given (callers sort). */
+export async function lockNames(db: Db, businessId: string, names: string[]): Promise<void> {
+  if (names.length === 0) return;
+  const keys = JSON.stringify(names.map((name) => `${businessId}:${name}`));
+  await sql`select pg_advisory_xact_lock(hashtextextended(k, 0)) from jsonb_array_elements_text(${keys}::jsonb) as k`.execute(db);
+}
+
+export const inboundRepository = {
+  /** The provider message ids among `ids` already stored on the channel. */
+  async knownProviderIds(db: Db, businessId: string, channelId: string, ids: string[]): Promise<Set<string>> {
+    if (ids.length === 0) return new Set();
+    const rows = await db
+      .selectFrom('messages')
+      .select('provider_message_id')
+      .where('business_id', '=', businessId)
+      .where('channel_id', '=', channelId)
+      .where('provider_message_id', 'in', ids)
+      .execute();
+    return new Set(rows.map((r) => r.provider_message_id as string));
+  },
+
+  /**
+   * For each phone key, the oldest contact that has it as its own key or as an alias (what
+   * contactsRepository.findByIdentifiers answers for one key). Plain index probes with a list, so
+   * the plan does not depend on statistics of a table that is still filling up.
+   */
+  async contactsByPhoneKey(db: Db, businessId: string, keys: string[]): Promise<Map<string, ContactRow>> {
+    if (keys.length === 0) return new Map();
+    const own = await db.selectFrom('contacts').selectAll().where('business_id', '=', businessId).where('phone_key', 'in', keys).execute();
+    const aliases = await db
+      .selectFrom('contact_aliases')
+      .select(['value', 'contact_id'])
+      .where('business_id', '=', businessId)
+      .where('kind', '=', 'phone')
+      .where('value', 'in', keys)
+      .execute();
+    const candidates = new Map<string, ContactRow[]>();
+    const add = (key: string, row: ContactRow) => candidates.set(key, [...(candidates.get(key) ?? []), row]);
+    for (const row of own) add(row.phone_key as string, row);
+    if (aliases.length > 0) {
+      const ids = [...new Set(aliases.map((a) => a.contact_id))];
+      const byId = new Map((await db.selectFrom('contacts').selectAll().where('business_id', '=', businessId).where('id', 'in', ids).execute()).map((r) => [r.id, r]));
+      for (const alias of aliases) {
+        const row = byId.get(alias.contact_id);
+        if (row) add(alias.value, row);
+      }
+    }
+    const oldest = (a: ContactRow, b: ContactRow) => (a.created_at < b.created_at || (a.created_at === b.created_at && a.id < b.id) ? a : b);
+    return new Map([...candidates].map(([key, rows]) => [key, rows.reduce(oldest)]));
+  },
+
+  insertContacts(db: Db, rows: Insertable<ContactsTable>[]): Promise<ContactRow[]> {
+    if (rows.length === 0) return Promise.resolve([]);
+    return db
+      .insertInto('contacts')
+      .values(rows.map((row) => ({ ...row, custom_fields: JSON.stringify(row.custom_fields ?? {}) })))
+      .returningAll()
+      .execute();
+  },
+
+  /**
+   * For each (contact, channel), the conversation openConversation would pick (the latest of the
+   * channel, else the latest of the channel type without a channel id), row-locked; keyed by
+   * `${contact_id}:${channel_id}`.
+   */
+  async latestConversations(db: Db, businessId: string, pairs: { contact_id: string; channel: string; channel_id: string }[]): Promise<Map<string, ConversationRow>> {
+    if (pairs.length === 0) return new Map();
+    const { rows } = await sql<ConversationRow & { lookup: string }>`
+      select p.contact_id || ':' || p.channel_id as lookup, c.* from jsonb_to_recordset(${JSON.stringify(pairs)}::jsonb) as p(contact_id uuid, channel text, channel_id uuid)
+      cross join lateral (
+        select * from conversations c
+        where c.business_id = ${businessId} and c.contact_id = p.contact_id and c.channel = p.channel
+          and (c.channel_id = p.channel_id or c.channel_id is null)
+        order by c.channel_id is null, c.created_at desc, c.id desc
+        limit 1
+        for update) c`.execute(db);
+    return new Map(rows.map(({ lookup, ...row }) => [lookup, row as ConversationRow]));
+  },
+
+  insertConversations(db: Db, rows: Insertable<ConversationsTable>[]): Promise<ConversationRow[]> {
+    if (rows.length === 0) return Promise.resolve([]);
+    return db.insertInto('conversations').values(rows).returningAll().execute();
+  },
+
+  /**
+   * Inserts the messages, skipping provider ids stored meanwhile, and adds those inserted to their
+   * conversations' message_count and last_message_at, in one statement (a data-modifying CTE);
+   * returns the messages inserted.
+   */
+  async insertMessages(db: Db, businessId: string, rows: Insertable<MessagesTable>[]) {
+    if (rows.length === 0) return [];
+    const insert = db
+      .insertInto('messages')
+      .values(rows.map((row) => ({ ...row, metadata: JSON.stringify(row.metadata ?? {}) })))
+      .onConflict((oc) => oc.columns(['business_id', 'channel_id', 'provider_message_id']).doNothing())
+      .returning(['id', 'conversation_id', 'provider_message_id', 'created_at'])
+      .compile();
+    const business = `$${insert.parameters.length + 1}`;
+    const text = `with inserted as (${insert.sql}),
+      counted as (
+        update conversations c
+        set message_count = c.message_count + v.n, last_message_at = greatest(c.last_message_at, v.last)
+        from (select conversation_id as id, count(*)::integer as n, max(created_at) as last from inserted group by conversation_id) v
+        where c.business_id = ${business} and c.id = v.id)
+      select * from inserted`;
+    const result = await db.executeQuery<{ id: string; conversation_id: string; provider_message_id: string | null; created_at: string }>(
+      CompiledQuery.raw(text, [...insert.parameters, businessId]),
+    );
+    return result.rows;
+  },
+};

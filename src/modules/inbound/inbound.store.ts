@@ -1,0 +1,146 @@
+import type { InboundMessage } from '../../channels/provider.ts';
+import type { Insertable } from 'kysely';
+import type { Db } from '../../db/database.ts';
+import type { ContactsTable, ConversationsTable, MessagesTable } from '../../db/types.ts';
+import { newId } from '../../lib/ids.ts';
+import type { ChannelRow } from '../channels/channels.service.ts';
+import type { ContactRow } from '../contacts/contacts.repository.ts';
+import { openConversation } from '../messaging/messaging.conversations.ts';
+import type { ConversationRow } from '../messaging/messaging.repository.ts';
+import { inboundMetadata } from './inbound.content.ts';
+import { newSenderRow, senderPhone, takeProfileName, wouldTakeProfileName } from './inbound.contacts.ts';
+import { inboundRepository, lockNames } from './inbound.repository.ts';
+
+/** One inbound message and the channel it came on. */
+export interface InboundEntry {
+  channel: ChannelRow;
+  message: InboundMessage;
+}
+
+/**
+ * Messages that need nothing but a contact, a conversation and a row: no attachment to fetch, no
+ * earlier message to point at (reply, reaction). Those are stored set-based by storeSimpleMessages.
+ */
+export const isSimple = (message: InboundMessage) => !message.media && !message.reaction && !message.context?.replyToProviderMessageId;
+
+/**
+ * Stores simple inbound messages of one business with one statement per step for all of them
+ * (redeliveries, senders, conversations, rows, counters), with the same rules as storing them one
+ * by one: a redelivered provider id changes nothing; the sender is found by phone key or created
+ * with the profile name (and a nameless contact takes it); the conversation is found, created, or
+ * reopened / bound by openConversation. The caller holds the senders' phone locks.
+ * Answers, per entry, whether it was stored or a duplicate.
+ */
+export async function storeSimpleMessages(trx: Db, businessId: string, entries: InboundEntry[]): Promise<('stored' | 'duplicate')[]> {
+  const outcomes = entries.map(() => 'duplicate' as 'stored' | 'duplicate');
+  const fresh = await freshEntries(trx, businessId, entries);
+  if (fresh.length === 0) return outcomes;
+
+  // Senders, in arrival order per phone key: the first creates, later ones may rename (profile rule).
+  const keys = fresh.map((i) => senderPhone(entries[i]!.message.from).key);
+  const contacts = await inboundRepository.contactsByPhoneKey(trx, businessId, [...new Set(keys)]);
+  const toCreate = new Set<string>();
+  const pending: Insertable<ContactsTable>[] = [];
+  fresh.forEach((i, n) => {
+    const key = keys[n]!;
+    if (contacts.has(key) || toCreate.has(key)) return;
+    toCreate.add(key);
+    const message = entries[i]!.message;
+    pending.push(newSenderRow(businessId, senderPhone(message.from), message.profileName));
+  });
+  for (const row of await inboundRepository.insertContacts(trx, pending)) contacts.set(row.phone_key as string, row);
+  const senders: ContactRow[] = [];
+  for (let n = 0; n < fresh.length; n++) {
+    const key = keys[n]!;
+    let contact = contacts.get(key)!;
+    const profileName = entries[fresh[n]!]!.message.profileName;
+    if (wouldTakeProfileName(contact, profileName)) {
+      contact = await takeProfileName(trx, contact, profileName);
+      contacts.set(key, contact);
+    }
+    senders.push(contact);
+  }
+
+  const conversations = await conversationsOf(trx, businessId, fresh.map((i, n) => ({ contact: senders[n]!, channel: entries[i]!.channel })));
+  const rows: Insertable<MessagesTable>[] = fresh.map((i, n) => {
+    const { channel, message } = entries[i]!;
+    return {
+      business_id: businessId,
+      id: newId(),
+      conversation_id: conversations.get(`${senders[n]!.id}:${channel.id}`)!.id,
+      contact_id: senders[n]!.id,
+      channel: channel.type,
+      channel_id: channel.id,
+      provider_message_id: message.providerMessageId,
+      direction: 'inbound',
+      sender_type: 'contact',
+      type: message.type,
+      text: message.text ?? '',
+      status: 'RECEIVED',
+      status_at: message.timestamp,
+      reply_to_id: null,
+      metadata: inboundMetadata(message, null),
+      sender_address: message.from,
+      recipient_address: channel.identifier,
+      created_at: message.timestamp,
+    };
+  });
+  const inserted = await inboundRepository.insertMessages(trx, businessId, rows);
+  const insertedIds = new Set(inserted.map((r) => r.id));
+  fresh.forEach((i, n) => {
+    if (insertedIds.has(rows[n]!.id as string)) outcomes[i] = 'stored';
+  });
+  return outcomes;
+}
+
+/** Indexes of the entries whose provider id is neither stored already nor earlier in the batch. */
+async function freshEntries(trx: Db, businessId: string, entries: InboundEntry[]): Promise<number[]> {
+  const byChannel = new Map<string, string[]>();
+  for (const { channel, message } of entries) byChannel.set(channel.id, [...(byChannel.get(channel.id) ?? []), message.providerMessageId]);
+  const known = new Set<string>();
+  for (const [channelId, ids] of byChannel) {
+    for (const id of await inboundRepository.knownProviderIds(trx, businessId, channelId, ids)) known.add(`${channelId}:${id}`);
+  }
+  const fresh: number[] = [];
+  entries.forEach(({ channel, message }, i) => {
+    const key = `${channel.id}:${message.providerMessageId}`;
+    if (known.has(key)) return;
+    known.add(key);
+    fresh.push(i);
+  });
+  return fresh;
+}
+
+/**
+ * The open conversation of each (contact, channel), keyed `${contactId}:${channelId}`: found and
+ * open on the channel, or created, all in one statement each; a closed one or one without a
+ * channel id goes through openConversation (reopening writes its event).
+ */
+async function conversationsOf(trx: Db, businessId: string, targets: { contact: ContactRow; channel: ChannelRow }[]): Promise<Map<string, ConversationRow>> {
+  const unique = new Map<string, { contact: ContactRow; channel: ChannelRow }>();
+  for (const t of targets) unique.set(`${t.contact.id}:${t.channel.id}`, t);
+  const keys = [...unique.keys()].sort();
+  // The lock openConversation takes, for all of them at once and in one order.
+  await lockNames(trx, businessId, keys.map((k) => `conversation:${k}`));
+  const found = await inboundRepository.latestConversations(
+    trx,
+    businessId,
+    keys.map((k) => ({ contact_id: unique.get(k)!.contact.id, channel: unique.get(k)!.channel.type, channel_id: unique.get(k)!.channel.id })),
+  );
+  const result = new Map<string, ConversationRow>();
+  const missing: Insertable<ConversationsTable>[] = [];
+  for (const key of keys) {
+    const { contact, channel } = unique.get(key)!;
+    const row = found.get(key);
+    if (!row) {
+      missing.push({ business_id: businessId, id: newId(), contact_id: contact.id, channel: channel.type, channel_id: channel.id, tags: contact.tags });
+    } else if (row.closed_at === null && row.channel_id === channel.id) {
+      result.set(key, row);
+    } else {
+      const target = { contactId: contact.id, channel: channel.type, channelId: channel.id, tags: contact.tags };
+      result.set(key, (await openConversation(trx, businessId, target, { actorType: 'system', origin: 'inbound_message' })).conversation);
+    }
+  }
+  for (const row of await inboundRepository.insertConversations(trx, missing)) result.set(`${row.contact_id}:${row.channel_id}`, row);
+  return result;
+}
