@@ -13,7 +13,7 @@
  *
  *   npx tsx bench/messaging.bench.ts [--only inbound,send-fast,send-paced] [--rate 1000] [--duration 60]
  *     [--warmup 3] [--phones 5000] [--send-rate 1000] [--send-duration 20] [--paced 1200]
- *     [--connections 128] [--port 4750] [--db bench_messaging] [--profile] [--log-statements] [--fix-web-copies]
+ *     [--connections 128] [--port 4750] [--db bench_messaging] [--profile inbound|send-fast] [--log-statements] [--fix-web-copies]
  *
  * PG_URL (default postgres://postgres@127.0.0.1:5432); the database --db is dropped and created anew.
  */
@@ -40,7 +40,8 @@ const { values } = parseArgs({
     connections: { type: 'string', default: '128' },
     port: { type: 'string', default: '4750' },
     db: { type: 'string', default: 'bench_messaging' },
-    profile: { type: 'boolean', default: false },
+    /** CPU profile of the service during one part (inbound or send-fast), written to PROFILE_FILE. */
+    profile: { type: 'string', default: '' },
     /** Every statement of the service with its duration in the PostgreSQL log (to see where time goes). */
     'log-statements': { type: 'boolean', default: false },
     /** Applies the proposed messages_mark_web_copies fix (WEB_COPIES_FIX) to the bench database. */
@@ -59,7 +60,7 @@ const lat = (r: OpenLoopResult) => `${fmt(r.fromDue.p50)} / ${fmt(r.fromDue.p99)
 
 /** With --profile: the service's CPU profile of the measured part of the first run (SIGUSR2 starts and stops it). */
 const PROFILE_FILE = '/tmp/messaging-bench.cpuprofile';
-const toggleProfile = () => values.profile && process.kill(service.pid, 'SIGUSR2');
+const toggleProfile = (part: string) => values.profile === part && process.kill(service.pid, 'SIGUSR2');
 const storage = await freshStorage('postgres', values.db);
 const databaseUrl = storage.env.DATABASE_URL!;
 if (values['log-statements']) await runSql(databaseUrl, `ALTER DATABASE "${values.db}" SET log_min_duration_statement = 0`);
@@ -91,9 +92,9 @@ try {
     const loadBefore = load();
     const meter = cpu();
     const bench = process.cpuUsage();
-    toggleProfile();
+    toggleProfile('inbound');
     const result = requests.length > 0 ? await openLoop(service.url, requests, rate, { connections: Number(values.connections) }) : warmResult;
-    toggleProfile();
+    toggleProfile('inbound');
     const cpuSec = meter.seconds();
     const cpuSplit = meter.split();
     const benchCpuSec = (process.cpuUsage(bench).user + process.cpuUsage(bench).system) / 1e6;
@@ -127,11 +128,13 @@ try {
     const seen = arrivals.length;
     const loadBefore = load();
     const meter = cpu();
+    toggleProfile('send-fast');
     const result = await openLoop(service.url, requests, sendRate, { connections: Number(values.connections) });
     const acceptSec = meter.seconds();
     const deadline = Date.now() + 120_000;
     const mine = () => arrivals.slice(seen).filter((a) => a.path === path);
     while (mine().length < result.accepted.length && Date.now() < deadline) await sleep(200);
+    toggleProfile('send-fast');
     const cpuSec = meter.seconds();
     const cpuSplit = meter.split();
     const loadAfter = load();

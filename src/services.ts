@@ -47,7 +47,7 @@ export function createServices(
   });
   return {
     channels,
-    inbound: new InboundService(db, channels, worker),
+    inbound: new InboundService(db, channels, worker, webhooks.events),
     businesses: new BusinessesService(db),
     apiKeys: new ApiKeysService(db, options.apiKeyCache),
     contacts,

@@ -4,6 +4,7 @@ import { normalisePhone } from '../../lib/phone.ts';
 import { splitName } from '../contacts/contacts.changes.ts';
 import { contactsRepository, type ContactRow } from '../contacts/contacts.repository.ts';
 import { contactFieldChanged, type FieldChange } from '../events/events.writer.ts';
+import { messagingRepository } from '../messaging/messaging.repository.ts';
 
 /** A sender's phone as stored (digits) and as looked up (the country-variant-free key). */
 export function senderPhone(address: string): { digits: string | null; key: string } {
@@ -25,7 +26,7 @@ export const phoneLockName = (key: string) => `phone_number:${key}`;
  */
 export async function resolveSender(trx: Db, businessId: string, address: string, profileName: string | null): Promise<ContactRow> {
   const phone = senderPhone(address);
-  const [found] = await contactsRepository.findByIdentifiers(trx, businessId, { phoneKey: phone.key }, 1);
+  const found = (await messagingRepository.contactsByPhoneKey(trx, businessId, [phone.key])).get(phone.key);
   if (!found) return contactsRepository.insert(trx, newSenderRow(businessId, phone, profileName));
   return takeProfileName(trx, found, profileName);
 }

@@ -28,36 +28,6 @@ export const inboundRepository = {
     return new Set(rows.map((r) => r.provider_message_id as string));
   },
 
-  /**
-   * For each phone key, the oldest contact that has it as its own key or as an alias (what
-   * contactsRepository.findByIdentifiers answers for one key). Plain index probes with a list, so
-   * the plan does not depend on statistics of a table that is still filling up.
-   */
-  async contactsByPhoneKey(db: Db, businessId: string, keys: string[]): Promise<Map<string, ContactRow>> {
-    if (keys.length === 0) return new Map();
-    const own = await db.selectFrom('contacts').selectAll().where('business_id', '=', businessId).where('phone_key', 'in', keys).execute();
-    const aliases = await db
-      .selectFrom('contact_aliases')
-      .select(['value', 'contact_id'])
-      .where('business_id', '=', businessId)
-      .where('kind', '=', 'phone')
-      .where('value', 'in', keys)
-      .execute();
-    const candidates = new Map<string, ContactRow[]>();
-    const add = (key: string, row: ContactRow) => candidates.set(key, [...(candidates.get(key) ?? []), row]);
-    for (const row of own) add(row.phone_key as string, row);
-    if (aliases.length > 0) {
-      const ids = [...new Set(aliases.map((a) => a.contact_id))];
-      const byId = new Map((await db.selectFrom('contacts').selectAll().where('business_id', '=', businessId).where('id', 'in', ids).execute()).map((r) => [r.id, r]));
-      for (const alias of aliases) {
-        const row = byId.get(alias.contact_id);
-        if (row) add(alias.value, row);
-      }
-    }
-    const oldest = (a: ContactRow, b: ContactRow) => (a.created_at < b.created_at || (a.created_at === b.created_at && a.id < b.id) ? a : b);
-    return new Map([...candidates].map(([key, rows]) => [key, rows.reduce(oldest)]));
-  },
-
   insertContacts(db: Db, rows: Insertable<ContactsTable>[]): Promise<ContactRow[]> {
     if (rows.length === 0) return Promise.resolve([]);
     return db

@@ -9,7 +9,8 @@ import { enqueueJob, type OutboxWorker } from '../../jobs/outbox.worker.ts';
 import type { ChannelRow, ChannelsService } from '../channels/channels.service.ts';
 import { openConversation } from '../messaging/messaging.conversations.ts';
 import { messagingRepository } from '../messaging/messaging.repository.ts';
-import { Batcher } from './inbound.batcher.ts';
+import { Batcher } from '../messaging/batcher.ts';
+import type { WebhookEvents } from '../webhooks/webhook-events.ts';
 import { errorText, inboundMetadata } from './inbound.content.ts';
 import { phoneLockName, resolveSender, senderPhone } from './inbound.contacts.ts';
 import { lockNames } from './inbound.repository.ts';
@@ -55,6 +56,7 @@ export class InboundService {
     private readonly db: Db,
     private readonly channels: ChannelsService,
     private readonly worker: OutboxWorker,
+    private readonly webhookEvents: WebhookEvents,
   ) {}
 
   /** Meta's `hub.challenge` when the verify token is a WhatsApp channel's; 403 otherwise. */
@@ -96,12 +98,13 @@ export class InboundService {
   /** Notifications received while earlier ones are being written go into one transaction together. */
   private async storeBatch(notifications: Notification[]): Promise<InboundSummary[]> {
     const summaries = notifications.map(emptySummary);
-    const mediaQueued = await this.db.transaction().execute((trx) => this.store(trx, notifications, summaries));
+    const { mediaQueued, webhooksQueued } = await this.db.transaction().execute((trx) => this.store(trx, notifications, summaries));
     if (mediaQueued) this.worker.wake(MEDIA_FETCH_JOB);
+    if (webhooksQueued) this.webhookEvents.wake();
     return summaries;
   }
 
-  private async store(trx: Db, notifications: Notification[], summaries: InboundSummary[]): Promise<boolean> {
+  private async store(trx: Db, notifications: Notification[], summaries: InboundSummary[]): Promise<{ mediaQueued: boolean; webhooksQueued: boolean }> {
     const entries = notifications.flatMap(({ parsed, channels }, n) =>
       parsed.messages.flatMap((message) => {
         const channel = channels.get(message.to);
@@ -120,20 +123,26 @@ export class InboundService {
       await lockNames(trx, businessId, [...names].sort());
     }
     // Plain messages of each business set-based; attachments, replies and reactions one by one after.
-    const count = (n: number, outcome: 'duplicate' | 'stored' | 'stored_with_media') => {
-      if (outcome === 'duplicate') summaries[n]!.duplicates++;
-      else summaries[n]!.stored++;
-    };
+    // The id of each message stored, by its place in `entries` (arrival order), for message_created.
+    const storedIds: (string | null)[] = entries.map(() => null);
     for (const businessId of locks.keys()) {
-      const simple = entries.filter((e) => e.channel.business_id === businessId && isSimple(e.message));
-      const outcomes = await storeSimpleMessages(trx, businessId, simple);
-      simple.forEach((e, i) => count(e.n, outcomes[i]!));
+      const simple = entries.map((e, i) => ({ ...e, i })).filter((e) => e.channel.business_id === businessId && isSimple(e.message));
+      const ids = await storeSimpleMessages(trx, businessId, simple);
+      simple.forEach((e, k) => (storedIds[e.i] = ids[k]!));
     }
     let mediaQueued = false;
-    for (const { n, channel, message } of entries.filter((e) => !isSimple(e.message))) {
-      const outcome = await this.storeMessage(trx, channel, message);
-      count(n, outcome);
-      if (outcome === 'stored_with_media') mediaQueued = true;
+    for (const [i, { channel, message }] of entries.entries()) {
+      if (isSimple(message)) continue;
+      const stored = await this.storeMessage(trx, channel, message);
+      storedIds[i] = stored?.id ?? null;
+      if (stored?.withMedia) mediaQueued = true;
+    }
+    storedIds.forEach((id, i) => (id ? summaries[entries[i]!.n]!.stored++ : summaries[entries[i]!.n]!.duplicates++));
+    // Deliveries are written in this transaction, in arrival order, so none is lost or out of order.
+    let webhooksQueued = false;
+    for (const businessId of locks.keys()) {
+      const ids = storedIds.filter((id, i): id is string => id !== null && entries[i]!.channel.business_id === businessId);
+      if (await this.webhookEvents.messagesCreated(trx, businessId, ids)) webhooksQueued = true;
     }
     for (const [n, { parsed, channels }] of notifications.entries()) {
       for (const status of parsed.statuses) {
@@ -145,15 +154,16 @@ export class InboundService {
         }
       }
     }
-    return mediaQueued;
+    return { mediaQueued, webhooksQueued };
   }
 
-  private async storeMessage(trx: Db, channel: ChannelRow, message: InboundMessage): Promise<'duplicate' | 'stored' | 'stored_with_media'> {
+  /** Stores one message with everything it needs; undefined for a redelivery. */
+  private async storeMessage(trx: Db, channel: ChannelRow, message: InboundMessage): Promise<{ id: string; withMedia: boolean } | undefined> {
     const businessId = channel.business_id;
     const known = (providerId: string | null | undefined) =>
       providerId ? messagingRepository.findByProviderMessageId(trx, businessId, channel.id, providerId) : Promise.resolve(undefined);
     // A redelivery must not touch anything (reopen a conversation closed since, rename the contact).
-    if (await known(message.providerMessageId)) return 'duplicate';
+    if (await known(message.providerMessageId)) return undefined;
     const contact = await resolveSender(trx, businessId, message.from, message.profileName);
     const { conversation } = await openConversation(
       trx,
@@ -183,8 +193,8 @@ export class InboundService {
       recipient_address: channel.identifier,
       created_at: message.timestamp,
     });
-    if (!row) return 'duplicate';
-    if (!message.media) return 'stored';
+    if (!row) return undefined;
+    if (!message.media) return { id: row.id, withMedia: false };
     await messagingRepository.insertMedia(trx, {
       business_id: businessId,
       message_id: row.id,
@@ -194,7 +204,7 @@ export class InboundService {
       sha256: message.media.sha256,
     });
     await enqueueJob(trx, { businessId, kind: MEDIA_FETCH_JOB, refId: row.id });
-    return 'stored_with_media';
+    return { id: row.id, withMedia: true };
   }
 
   /** Moves the outbound message forward (never backwards: see canMoveStatus); false when not moved. */

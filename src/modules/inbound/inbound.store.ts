@@ -6,7 +6,7 @@ import { newId } from '../../lib/ids.ts';
 import type { ChannelRow } from '../channels/channels.service.ts';
 import type { ContactRow } from '../contacts/contacts.repository.ts';
 import { openConversation } from '../messaging/messaging.conversations.ts';
-import type { ConversationRow } from '../messaging/messaging.repository.ts';
+import { messagingRepository, type ConversationRow } from '../messaging/messaging.repository.ts';
 import { inboundMetadata } from './inbound.content.ts';
 import { newSenderRow, senderPhone, takeProfileName, wouldTakeProfileName } from './inbound.contacts.ts';
 import { inboundRepository, lockNames } from './inbound.repository.ts';
@@ -29,16 +29,16 @@ export const isSimple = (message: InboundMessage) => !message.media && !message.
  * by one: a redelivered provider id changes nothing; the sender is found by phone key or created
  * with the profile name (and a nameless contact takes it); the conversation is found, created, or
  * reopened / bound by openConversation. The caller holds the senders' phone locks.
- * Answers, per entry, whether it was stored or a duplicate.
+ * Answers, per entry, the id of the message stored, or null for a redelivery.
  */
-export async function storeSimpleMessages(trx: Db, businessId: string, entries: InboundEntry[]): Promise<('stored' | 'duplicate')[]> {
-  const outcomes = entries.map(() => 'duplicate' as 'stored' | 'duplicate');
+export async function storeSimpleMessages(trx: Db, businessId: string, entries: InboundEntry[]): Promise<(string | null)[]> {
+  const outcomes = entries.map((): string | null => null);
   const fresh = await freshEntries(trx, businessId, entries);
   if (fresh.length === 0) return outcomes;
 
   // Senders, in arrival order per phone key: the first creates, later ones may rename (profile rule).
   const keys = fresh.map((i) => senderPhone(entries[i]!.message.from).key);
-  const contacts = await inboundRepository.contactsByPhoneKey(trx, businessId, [...new Set(keys)]);
+  const contacts = await messagingRepository.contactsByPhoneKey(trx, businessId, [...new Set(keys)]);
   const toCreate = new Set<string>();
   const pending: Insertable<ContactsTable>[] = [];
   fresh.forEach((i, n) => {
@@ -88,7 +88,8 @@ export async function storeSimpleMessages(trx: Db, businessId: string, entries: 
   const inserted = await inboundRepository.insertMessages(trx, businessId, rows);
   const insertedIds = new Set(inserted.map((r) => r.id));
   fresh.forEach((i, n) => {
-    if (insertedIds.has(rows[n]!.id as string)) outcomes[i] = 'stored';
+    const id = rows[n]!.id as string;
+    if (insertedIds.has(id)) outcomes[i] = id;
   });
   return outcomes;
 }

@@ -1,7 +1,8 @@
-import { sql, type Insertable, type Selectable } from 'kysely';
+import { CompiledQuery, sql, type Insertable, type Selectable } from 'kysely';
 import { canMoveStatus, type MessageStatus } from '../../channels/message-status.ts';
 import type { Db } from '../../db/database.ts';
 import type { ConversationsTable, MediaTable, MessagesTable } from '../../db/types.ts';
+import type { ContactRow } from '../contacts/contacts.repository.ts';
 
 export type ConversationRow = Selectable<ConversationsTable>;
 export type MessageRow = Selectable<MessagesTable>;
@@ -19,6 +20,37 @@ export const statusesBefore = (to: MessageStatus): MessageStatus[] => allStatuse
  * imports of live traffic). Every function takes the caller's transaction.
  */
 export const messagingRepository = {
+  /**
+   * For each phone key, the oldest contact that has it as its own key or as an alias (what
+   * contactsRepository.findByIdentifiers answers for one key). Plain index probes with a list, so
+   * the plan does not depend on statistics of a table that is still filling up (findByIdentifiers'
+   * `id IN (UNION ...)` becomes a scan of every contact of the business per call until ANALYZE).
+   */
+  async contactsByPhoneKey(db: Db, businessId: string, keys: string[]): Promise<Map<string, ContactRow>> {
+    if (keys.length === 0) return new Map();
+    const own = await db.selectFrom('contacts').selectAll().where('business_id', '=', businessId).where('phone_key', 'in', keys).execute();
+    const aliases = await db
+      .selectFrom('contact_aliases')
+      .select(['value', 'contact_id'])
+      .where('business_id', '=', businessId)
+      .where('kind', '=', 'phone')
+      .where('value', 'in', keys)
+      .execute();
+    const candidates = new Map<string, ContactRow[]>();
+    const add = (key: string, row: ContactRow) => candidates.set(key, [...(candidates.get(key) ?? []), row]);
+    for (const row of own) add(row.phone_key as string, row);
+    if (aliases.length > 0) {
+      const ids = [...new Set(aliases.map((a) => a.contact_id))];
+      const byId = new Map((await db.selectFrom('contacts').selectAll().where('business_id', '=', businessId).where('id', 'in', ids).execute()).map((r) => [r.id, r]));
+      for (const alias of aliases) {
+        const row = byId.get(alias.contact_id);
+        if (row) add(alias.value, row);
+      }
+    }
+    const oldest = (a: ContactRow, b: ContactRow) => (a.created_at < b.created_at || (a.created_at === b.created_at && a.id < b.id) ? a : b);
+    return new Map([...candidates].map(([key, rows]) => [key, rows.reduce(oldest)]));
+  },
+
   /** A transaction-scoped advisory lock, so concurrent writers that would create the same row take turns. */
   async lock(db: Db, businessId: string, key: string): Promise<void> {
     await sql`select pg_advisory_xact_lock(hashtextextended(${`${businessId}:${key}`}, 0))`.execute(db);
@@ -75,24 +107,24 @@ export const messagingRepository = {
    * move only when a row was inserted.
    */
   async insertMessage(db: Db, row: Insertable<MessagesTable>): Promise<MessageRow | undefined> {
-    const inserted = await db
+    // One statement (a data-modifying CTE): the counters move only for a row actually inserted.
+    const insert = db
       .insertInto('messages')
       .values({ ...row, metadata: JSON.stringify(row.metadata ?? {}) })
       .onConflict((oc) => oc.columns(['business_id', 'channel_id', 'provider_message_id']).doNothing())
       .returningAll()
-      .executeTakeFirst();
-    if (!inserted) return undefined;
-    await db
-      .updateTable('conversations')
-      .set((eb) => ({
-        message_count: eb('message_count', '+', 1),
-        // greatest() skips nulls: the first message sets it.
-        last_message_at: sql<string>`greatest(last_message_at, ${inserted.created_at}::timestamptz)`,
-      }))
-      .where('business_id', '=', row.business_id)
-      .where('id', '=', inserted.conversation_id)
-      .execute();
-    return inserted;
+      .compile();
+    const text = `with inserted as (${insert.sql}),
+      counted as (
+        update conversations c
+        set message_count = c.message_count + 1,
+            -- greatest() skips nulls: the first message sets it.
+            last_message_at = greatest(c.last_message_at, i.created_at)
+        from inserted i
+        where c.business_id = i.business_id and c.id = i.conversation_id)
+      select * from inserted`;
+    const result = await db.executeQuery<MessageRow>(CompiledQuery.raw(text, [...insert.parameters]));
+    return result.rows[0];
   },
 
   /** The message a provider knows by this id on this channel. */

@@ -4,7 +4,13 @@ import type { OutboxJob } from '../../jobs/outbox.repository.ts';
 import type { JobHandler, JobOutcome } from '../../jobs/outbox.worker.ts';
 import { ChannelPacer } from './channel-pacer.ts';
 import type { ChannelRow } from '../channels/channels.repository.ts';
-import { sendingRepository as repo } from './sending.repository.ts';
+import { Batcher } from '../messaging/batcher.ts';
+import { sendingRepository as repo, type MessageKey } from './sending.repository.ts';
+
+/** How long a channel row read by the worker is reused: a re-pace or a secret rotation applies within this. */
+const CHANNEL_CACHE_MS = 1000;
+
+const keyOf = (ref: MessageKey) => `${ref.businessId}:${ref.id}`;
 
 /** Stored on a message whose provider call may or may not have happened. */
 export const OUTCOME_UNKNOWN = 'outcome unknown: the service stopped during the provider call; not resent';
@@ -33,6 +39,23 @@ export class SendJobHandler implements JobHandler {
   // Covers the longest pacing wait (maxPaceWaitMs) plus the provider's call limit (15 s) many times over.
   readonly leaseSeconds = 120;
   private readonly options: Required<Omit<SendJobOptions, 'concurrency'>>;
+  // The message reads and the SENT marks of the jobs running at the same time share statements (one
+  // round trip per batch instead of per message); each write is still committed before the job goes on.
+  private readonly reads = new Batcher<MessageKey, Awaited<ReturnType<typeof repo.outboundMessage>>>(
+    async (refs) => {
+      const rows = await repo.outboundMessages(this.db, refs);
+      return refs.map((ref) => rows.get(keyOf(ref)));
+    },
+    { maxRunning: 2, maxItems: 100 },
+  );
+  private readonly sents = new Batcher<MessageKey & { providerMessageId: string }, true>(
+    async (items) => {
+      await repo.markSentMany(this.db, items);
+      return items.map(() => true as const);
+    },
+    { maxRunning: 2, maxItems: 100 },
+  );
+  private readonly channelCache = new Map<string, { row: ChannelRow | undefined; at: number }>();
 
   constructor(
     private readonly db: Db,
@@ -54,12 +77,12 @@ export class SendJobHandler implements JobHandler {
 
   async handle(job: OutboxJob): Promise<JobOutcome> {
     const businessId = job.business_id;
-    const message = await repo.outboundMessage(this.db, businessId, job.ref_id);
+    const message = await this.reads.submit({ businessId, id: job.ref_id });
     if (!message || message.status !== 'PENDING') return { done: true };
     // A previous call's outcome was never recorded (the worker stopped, or the database failed after it).
     if (message.provider_call_at !== null) return this.fail(businessId, message.id, OUTCOME_UNKNOWN);
 
-    const channel = message.channel_id ? await this.channels.find(businessId, message.channel_id) : undefined;
+    const channel = message.channel_id ? await this.channel(businessId, message.channel_id) : undefined;
     if (!channel) return this.fail(businessId, message.id, 'the channel of this message no longer exists');
     let provider: ChannelProvider;
     try {
@@ -73,10 +96,12 @@ export class SendJobHandler implements JobHandler {
     if (backlog > this.options.maxPaceWaitMs) return { retryInSeconds: backlog / 1000, error: 'waiting for the channel pace' };
     await this.pacer.acquire(channel.id, channel.pace_per_second);
 
+    // Not batched: a shared statement would release the calls of several tokens at once (bursts
+    // above the pace at the provider); the token is taken just before this single round trip.
     if (!(await repo.startCall(this.db, businessId, message.id))) return { done: true };
     try {
       const result = await provider.send({ to: message.recipient_address ?? '', content: message.outbound_content as OutboundContent });
-      await repo.markSent(this.db, businessId, message.id, result.providerMessageId);
+      await this.sents.submit({ businessId, id: message.id, providerMessageId: result.providerMessageId });
       return { done: true };
     } catch (err) {
       const failure = provider.classifyError(err);
@@ -97,6 +122,17 @@ export class SendJobHandler implements JobHandler {
     if (!message || message.status !== 'PENDING' || message.provider_call_at === null) return 'retry';
     await repo.markError(this.db, job.business_id, message.id, OUTCOME_UNKNOWN);
     return 'give_up';
+  }
+
+  /** The channel row, reused for CHANNEL_CACHE_MS (every send of a busy channel would read it). */
+  private async channel(businessId: string, id: string): Promise<ChannelRow | undefined> {
+    const key = `${businessId}:${id}`;
+    const cached = this.channelCache.get(key);
+    if (cached && performance.now() - cached.at < CHANNEL_CACHE_MS) return cached.row;
+    const row = await this.channels.find(businessId, id);
+    if (this.channelCache.size > 10_000) this.channelCache.clear();
+    this.channelCache.set(key, { row, at: performance.now() });
+    return row;
   }
 
   private backoff(attempt: number): number {

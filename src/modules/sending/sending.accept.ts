@@ -35,7 +35,8 @@ export interface SendPlan {
 export interface AcceptedSend {
   messageId: string;
   contact: ContactRow;
-  conversation: ConversationRow;
+  /** Read again by callers that show it (the message insert moved its counters). */
+  conversationId: string;
 }
 
 type NewEvent = Parameters<typeof writeEvents>[2][number];
@@ -50,7 +51,7 @@ export async function acceptSend(trx: Db, businessId: string, plan: SendPlan, we
   const { channel, recipient } = plan;
   // The same lock key as contact creation, so a concurrent create or send cannot add a twin.
   await contactsRepository.lockIdentifiers(trx, businessId, [`phone_number:${recipient.key}`]);
-  const [found] = await contactsRepository.findByIdentifiers(trx, businessId, { phoneKey: recipient.key }, 1);
+  const found = (await messagingRepository.contactsByPhoneKey(trx, businessId, [recipient.key])).get(recipient.key);
   let contact = found ?? (await contactsRepository.insert(trx, {
     business_id: businessId,
     id: newId(),
@@ -91,8 +92,7 @@ export async function acceptSend(trx: Db, businessId: string, plan: SendPlan, we
   });
   await enqueueJob(trx, { businessId, kind: 'send', refId: messageId });
   await webhookEvents.messageCreated(trx, businessId, messageId);
-  // Read again: the message insert moved its counters.
-  return { messageId, contact, conversation: await sendingRepository.conversation(trx, businessId, conversation.id) };
+  return { messageId, contact, conversationId: conversation.id };
 }
 
 /** Marks the contact as opted in on this channel (and no longer opted out), with the time. */

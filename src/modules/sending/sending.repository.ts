@@ -4,6 +4,12 @@ import type { ConversationsTable } from '../../db/types.ts';
 
 export type ConversationRow = Selectable<ConversationsTable>;
 
+/** A message by business and id. */
+export interface MessageKey {
+  businessId: string;
+  id: string;
+}
+
 const messageColumns = [
   'id', 'business_id', 'conversation_id', 'contact_id', 'channel', 'channel_id', 'direction', 'type', 'status', 'error',
   'recipient_address', 'provider_message_id', 'outbound_content', 'provider_call_at', 'send_attempts', 'template_id',
@@ -50,6 +56,27 @@ export const sendingRepository = {
       .where('id', '=', id)
       .where('direction', '=', 'outbound')
       .executeTakeFirst();
+  },
+
+  /** Several outbound messages at once (see outboundMessage), keyed `${business_id}:${id}`. */
+  async outboundMessages(db: Db, refs: MessageKey[]) {
+    const rows = await db
+      .selectFrom('messages')
+      .select(messageColumns)
+      .where(({ eb, refTuple, tuple }) => eb(refTuple('business_id', 'id'), 'in', refs.map((r) => tuple(r.businessId, r.id))))
+      .where('direction', '=', 'outbound')
+      .execute();
+    return new Map(rows.map((row) => [`${row.business_id}:${row.id}`, row]));
+  },
+
+  /** markSent for several messages in one statement. */
+  async markSentMany(db: Db, sent: (MessageKey & { providerMessageId: string })[]): Promise<void> {
+    const values = JSON.stringify(sent.map((s) => ({ business_id: s.businessId, id: s.id, provider_message_id: s.providerMessageId })));
+    await sql`
+      update messages m
+      set status = 'SENT', provider_message_id = v.provider_message_id, status_at = now(), provider_call_at = null, error = null
+      from jsonb_to_recordset(${values}::jsonb) as v(business_id uuid, id uuid, provider_message_id text)
+      where m.business_id = v.business_id and m.id = v.id and m.status = 'PENDING'`.execute(db);
   },
 
   /**

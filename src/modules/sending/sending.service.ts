@@ -66,7 +66,9 @@ export class SendingService {
       return {
         message: { uuid: accepted.messageId, status: 'enqueued' as const },
         ...(fields.has('contact') ? { contact: await this.contacts.camelForm(accepted.contact, trx) } : {}),
-        ...(fields.has('conversation') ? { conversation: await toSendConversation(trx, accepted.conversation) } : {}),
+        ...(fields.has('conversation')
+          ? { conversation: await toSendConversation(trx, await sendingRepository.conversation(trx, businessId, accepted.conversationId)) }
+          : {}),
       };
     });
     this.worker.wake('send');
