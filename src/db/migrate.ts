@@ -5,6 +5,7 @@ import * as sending from './migrations/0003-sending.ts';
 import * as webhooks from './migrations/0004-webhooks.ts';
 import * as exportsMigration from './migrations/0005-exports.ts';
 import * as importFlags from './migrations/0006-import-flags.ts';
+import * as webCopies from './migrations/0007-web-copies.ts';
 
 /** Migrations are imported statically so they run the same under tsx, Vitest and a bundle. */
 const migrations: Record<string, Migration> = {
@@ -14,6 +15,7 @@ const migrations: Record<string, Migration> = {
   '0004-webhooks': webhooks,
   '0005-exports': exportsMigration,
   '0006-import-flags': importFlags,
+  '0007-web-copies': webCopies,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

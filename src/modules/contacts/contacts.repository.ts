@@ -1,5 +1,6 @@
 import { sql, type Insertable, type Selectable, type Updateable } from 'kysely';
 import type { Db } from '../../db/database.ts';
+import { compiledOnce } from '../../db/prepared-queries.ts';
 import type { ContactsTable } from '../../db/types.ts';
 
 export type ContactRow = Selectable<ContactsTable>;
@@ -17,6 +18,10 @@ export interface ContactIdentifiers {
   externalId?: string;
 }
 
+/** Lower-case (identifiersQuery lower-cases the email) and never a real identifier. */
+const IDENTIFIER_PLACEHOLDERS: [string, string, string, string, number] = ['\u0000business', '\u0000email', '\u0000phone', '\u0000external', -1];
+const identifierLookups = new Map<string, (db: Db, ...args: typeof IDENTIFIER_PLACEHOLDERS) => Promise<ContactRow[]>>();
+
 export const contactsRepository = {
   find(db: Db, businessId: string, id: string): Promise<ContactRow | undefined> {
     return db.selectFrom('contacts').selectAll().where('business_id', '=', businessId).where('id', '=', id).executeTakeFirst();
@@ -28,6 +33,32 @@ export const contactsRepository = {
    * written as one OR, the planner would scan the whole table for the alias branch.
    */
   findByIdentifiers(db: Db, businessId: string, ids: ContactIdentifiers, limit: number): Promise<ContactRow[]> {
+    const email = ids.email?.toLowerCase();
+    const has = [email !== undefined, ids.phoneKey !== undefined, ids.externalId !== undefined] as const;
+    if (!has.includes(true)) return Promise.resolve([]);
+    // Built and compiled once per combination of identifiers (prepared-queries.ts), not per call.
+    const shape = has.join('/');
+    let run = identifierLookups.get(shape);
+    if (!run) {
+      run = compiledOnce(IDENTIFIER_PLACEHOLDERS, (d, business, e, phoneKey, externalId, max) => {
+        const query = contactsRepository.identifiersQuery(d, business, {
+          email: has[0] ? e : undefined,
+          phoneKey: has[1] ? phoneKey : undefined,
+          externalId: has[2] ? externalId : undefined,
+        }, max);
+        if (!query) throw new Error('unreachable: at least one identifier');
+        return query;
+      });
+      identifierLookups.set(shape, run);
+    }
+    return run(db, businessId, email ?? '', ids.phoneKey ?? '', ids.externalId ?? '', limit);
+  },
+
+  /**
+   * The query of findByIdentifiers, unexecuted, so a caller can join on it (the conversation lookup
+   * reads the contacts and their conversations in one statement); undefined without identifiers.
+   */
+  identifiersQuery(db: Db, businessId: string, ids: ContactIdentifiers, limit: number) {
     const email = ids.email?.toLowerCase();
     const branches = [];
     if (email !== undefined) {
@@ -47,7 +78,7 @@ export const contactsRepository = {
       );
     }
     const [first, ...rest] = branches;
-    if (!first) return Promise.resolve([]);
+    if (!first) return undefined;
     const matching = rest.reduce((union, branch) => union.unionAll(branch), first);
     return db
       .selectFrom('contacts')
@@ -56,8 +87,7 @@ export const contactsRepository = {
       .where('id', 'in', matching)
       .orderBy('created_at')
       .orderBy('id')
-      .limit(limit)
-      .execute();
+      .limit(limit);
   },
 
   /** The contact, row-locked until the transaction ends, so concurrent updates merge in turn. */

@@ -2,8 +2,6 @@ import type { Static } from 'typebox';
 import type { Db } from '../../db/database.ts';
 import { badRequest, conflict, notFound } from '../../http/errors.ts';
 import { normalisePhone } from '../../lib/phone.ts';
-import { contactsRepository } from '../contacts/contacts.repository.ts';
-import { messagesRepository } from '../messages/messages.repository.ts';
 import { conversationsRepository } from './conversations.repository.ts';
 import type { ConversationLookup, ConversationLookupQuery } from './conversations.schemas.ts';
 
@@ -29,9 +27,9 @@ export class ConversationsService {
   constructor(private readonly db: Db) {}
 
   /**
-   * The one conversation of the one contact the filters identify (all filters must match). Three
-   * indexed queries on the phone path: contact, its conversations, the latest messages; a field
-   * lookup checks the field definition first.
+   * The one conversation of the one contact the filters identify (all filters must match). One
+   * statement on the phone path (contacts, their conversations and the latest messages, each an
+   * index probe); a field lookup checks the field definition first, then reads in three queries.
    */
   async lookup(businessId: string, query: ConversationLookupQuery): Promise<Static<typeof ConversationLookup>> {
     const { phone, field_key: fieldKey, field_value: fieldValue } = query;
@@ -50,24 +48,16 @@ export class ConversationsService {
       throw badRequest(`field_key "${fieldKey}" is not a contact field of this business`, [{ location: 'querystring', path: '/field_key', message: 'unknown contact field' }]);
     }
 
-    const contacts = phoneKey !== undefined
-      ? (await contactsRepository.findByIdentifiers(this.db, businessId, { phoneKey }, MATCH_LIMIT))
-          .filter((c) => fieldKey === undefined || hasFieldValue(c.custom_fields, fieldKey, values))
-      : await conversationsRepository.contactsByCustomField(this.db, businessId, fieldKey as string, values, MATCH_LIMIT);
-    if (contacts.length === 0) throw notFound('contact');
-    if (contacts.length > 1) {
-      throw conflict(`${contacts.length} contacts match; narrow the lookup`, contacts.map((c) => ({ contact_id: c.id })));
-    }
-    const contact = contacts[0];
-
-    const conversations = await conversationsRepository.ofContact(this.db, businessId, contact.id, MATCH_LIMIT);
+    const { contact, conversations, messages } = phoneKey !== undefined
+      ? await this.byPhone(businessId, phoneKey, fieldKey, values, query.message_limit)
+      : await this.byField(businessId, fieldKey as string, values);
     if (conversations.length === 0) throw notFound('conversation');
     if (conversations.length > 1) {
       throw conflict(`the contact has ${conversations.length} conversations`, conversations.map((c) => ({ conversation_id: c.id, platform: c.channel })));
     }
     const conversation = conversations[0];
 
-    const latest = await messagesRepository.latestOfConversation(this.db, businessId, conversation.id, query.message_limit);
+    const latest = messages ?? await conversationsRepository.latestMessages(this.db, businessId, conversation.id, query.message_limit);
     return {
       contact: { id: contact.id, first_name: contact.first_name, last_name: contact.last_name, phone_number: contact.phone_number },
       conversation: {
@@ -80,4 +70,65 @@ export class ConversationsService {
       },
     };
   }
+
+  /**
+   * The one contact of the phone (and field, when sent) with its conversations, and the latest
+   * messages when the statement could read them (a single contact-conversation pair): one
+   * statement on the common path (phoneLookupQuery); 404/409 on zero or several contacts.
+   */
+  private async byPhone(businessId: string, phoneKey: string, fieldKey: string | undefined, values: unknown[], messageLimit: number): Promise<Match> {
+    const rows = await conversationsRepository.phoneLookup(this.db, businessId, phoneKey, MATCH_LIMIT, messageLimit);
+    const contacts = new Map<string, Match>();
+    const pairs = new Set<string>();
+    const messages: LookupMessage[] = [];
+    for (const row of rows) {
+      pairs.add(`${row.id}/${row.conversation_id}`);
+      if (fieldKey !== undefined && !hasFieldValue(row.custom_fields, fieldKey, values)) continue;
+      let match = contacts.get(row.id);
+      if (!match) {
+        match = { contact: row, conversations: [] };
+        contacts.set(row.id, match);
+      }
+      const last = match.conversations.at(-1);
+      if (row.conversation_id !== null && row.conversation_id !== last?.id && row.channel !== null && row.conversation_created_at !== null && row.message_count !== null) {
+        match.conversations.push({
+          id: row.conversation_id,
+          channel: row.channel,
+          created_at: row.conversation_created_at,
+          last_message_at: row.last_message_at,
+          message_count: row.message_count,
+        });
+      }
+      if (row.message_id !== null && row.text !== null && row.direction !== null && row.status !== null && row.message_created_at !== null) {
+        messages.push({ id: row.message_id, text: row.text, direction: row.direction, status: row.status, error: row.error, created_at: row.message_created_at });
+      }
+    }
+    const match = onlyOne([...contacts.values()]);
+    // The statement reads messages only for a single pair; otherwise the caller reads them.
+    return pairs.size === 1 ? { ...match, messages } : match;
+  }
+
+  /** The one contact whose custom field holds the value, then its conversations. */
+  private async byField(businessId: string, fieldKey: string, values: unknown[]): Promise<Match> {
+    const contacts = await conversationsRepository.contactsByCustomField(this.db, businessId, fieldKey, values, MATCH_LIMIT);
+    const { contact } = onlyOne(contacts.map((c) => ({ contact: c, conversations: [] })));
+    return { contact, conversations: await conversationsRepository.ofContact(this.db, businessId, contact.id, MATCH_LIMIT) };
+  }
+}
+
+type LookupMessage = Static<typeof ConversationLookup>['conversation']['messages'][number];
+
+interface Match {
+  contact: { id: string; first_name: string; last_name: string; phone_number: string | null };
+  conversations: { id: string; channel: string; created_at: string; last_message_at: string | null; message_count: number }[];
+  /** The latest messages of the one conversation, newest first, when already read. */
+  messages?: LookupMessage[];
+}
+
+function onlyOne(matches: Match[]): Match {
+  if (matches.length === 0) throw notFound('contact');
+  if (matches.length > 1) {
+    throw conflict(`${matches.length} contacts match; narrow the lookup`, matches.map((m) => ({ contact_id: m.contact.id })));
+  }
+  return matches[0];
 }

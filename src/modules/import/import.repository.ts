@@ -59,6 +59,10 @@ export type ImportTable = 'contacts' | 'conversations' | 'messages' | 'events';
  * external_id) fails the batch, and the caller retries it row by row. Rows referring to a parent that
  * is not this business's are left out by the join with the parents, read once per batch by primary
  * key (never a failure): the caller finds them as the rows that do not exist afterwards.
+ * Parents are read through LATERAL ... LIMIT 1 (and the counters updated through = ANY(ARRAY(...)))
+ * so that each is a primary-key probe whatever the statistics say: with statistics from when the
+ * table was small, the planner otherwise reads all of the business's rows for every batch, and
+ * every batch costs more than the one before.
  */
 async function count(query: RawBuilder<{ n: number }>, db: Db): Promise<number> {
   const result = await query.execute(db);
@@ -85,7 +89,8 @@ export const importRepository = {
   insertConversations(db: Db, businessId: string, rows: ConversationImportRow[]): Promise<number> {
     return count(sql<{ n: number }>`
       WITH parent AS MATERIALIZED (
-        SELECT id FROM contacts WHERE business_id = ${businessId}::uuid AND id = ANY(${distinct(column(rows, 'contact_id'))}::text[]::uuid[])
+        SELECT k.id FROM unnest(${distinct(column(rows, 'contact_id'))}::text[]) AS u(id)
+        CROSS JOIN LATERAL (SELECT id FROM contacts k WHERE k.business_id = ${businessId}::uuid AND k.id = u.id::uuid LIMIT 1) k
       ), inserted AS (
         INSERT INTO conversations (business_id, id, contact_id, channel, channel_id, created_at, closed_at)
         SELECT ${businessId}::uuid, r.id::uuid, p.id, r.channel, r.channel_id::uuid, r.created_at::timestamptz, r.closed_at::timestamptz
@@ -111,8 +116,9 @@ export const importRepository = {
     return count(sql<{ n: number }>`
       WITH parent AS MATERIALIZED (
         SELECT c.id, c.contact_id, c.channel, c.channel_id, coalesce(k.is_test OR c.is_internal OR c.is_group, false) AS excluded
-        FROM conversations c LEFT JOIN contacts k ON k.business_id = c.business_id AND k.id = c.contact_id
-        WHERE c.business_id = ${businessId}::uuid AND c.id = ANY(${conversations}::text[]::uuid[])
+        FROM unnest(${conversations}::text[]) AS u(id)
+        CROSS JOIN LATERAL (SELECT * FROM conversations c WHERE c.business_id = ${businessId}::uuid AND c.id = u.id::uuid LIMIT 1) c
+        LEFT JOIN LATERAL (SELECT is_test FROM contacts k WHERE k.business_id = c.business_id AND k.id = c.contact_id LIMIT 1) k ON true
       ), inserted AS (
         INSERT INTO messages (business_id, id, conversation_id, contact_id, channel, channel_id, direction, sender_type, type, text, status, error, metadata, created_at, excluded)
         SELECT ${businessId}::uuid, r.id::uuid, p.id, p.contact_id, p.channel, p.channel_id, r.direction, r.sender_type, r.type, r.text, r.status, r.error,
@@ -129,7 +135,7 @@ export const importRepository = {
         SET message_count = c.message_count + a.n, last_message_at = GREATEST(c.last_message_at, a.last)
         FROM (SELECT conversation_id, count(*)::int AS n, max(created_at) AS last FROM inserted GROUP BY conversation_id) a
         WHERE c.business_id = ${businessId}::uuid AND c.id = a.conversation_id
-          AND c.id = ANY(${conversations}::text[]::uuid[])
+          AND c.id = ANY(ARRAY(SELECT id FROM parent))
       )
       SELECT count(*)::int AS n FROM inserted`, db);
   },
@@ -150,6 +156,11 @@ export const importRepository = {
         RETURNING 1
       )
       SELECT count(*)::int AS n FROM inserted`, db);
+  },
+
+  /** Refreshes the planner's statistics of a table the import has grown. */
+  async analyze(db: Db, table: ImportTable): Promise<void> {
+    await sql`ANALYZE ${sql.table(table)}`.execute(db);
   },
 
   /** Which of `ids` exist in `table` for this business (the slow path: after a batch left rows out). */
