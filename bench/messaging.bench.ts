@@ -13,7 +13,7 @@
  *
  *   npx tsx bench/messaging.bench.ts [--only inbound,send-fast,send-paced] [--rate 1000] [--duration 60]
  *     [--warmup 3] [--phones 5000] [--send-rate 1000] [--send-duration 20] [--paced 1200]
- *     [--connections 128] [--port 4750] [--db bench_messaging] [--profile inbound|send-fast] [--log-statements] [--fix-web-copies]
+ *     [--connections 128] [--port 4750] [--db bench_messaging] [--profile inbound|send-fast] [--log-statements]
  *
  * PG_URL (default postgres://postgres@127.0.0.1:5432); the database --db is dropped and created anew.
  */
@@ -24,7 +24,7 @@ import { startFakeGraphApi } from '../test/helpers/fake-graph-api.ts';
 import { phoneOf, rng } from './lib/generate.ts';
 import { CpuMeter, postgresBackends } from './lib/measure.ts';
 import { arrivalWindows, openLoop, type OpenLoopResult } from './lib/messaging-load.ts';
-import { checkInbound, createChannel, inboundRequests, outboundStatuses, recordArrivals, runSql, sendRequests, setPace, WEB_COPIES_FIX } from './lib/messaging-setup.ts';
+import { checkInbound, createChannel, inboundRequests, outboundStatuses, recordArrivals, runSql, sendRequests, setPace } from './lib/messaging-setup.ts';
 import { createTenant, freshStorage, startService } from './lib/service.ts';
 
 const { values } = parseArgs({
@@ -44,8 +44,6 @@ const { values } = parseArgs({
     profile: { type: 'string', default: '' },
     /** Every statement of the service with its duration in the PostgreSQL log (to see where time goes). */
     'log-statements': { type: 'boolean', default: false },
-    /** Applies the proposed messages_mark_web_copies fix (WEB_COPIES_FIX) to the bench database. */
-    'fix-web-copies': { type: 'boolean', default: false },
   },
 });
 const only = new Set(values.only.split(','));
@@ -77,7 +75,6 @@ const cpu = () => {
 };
 
 try {
-  if (values['fix-web-copies']) await runSql(databaseUrl, WEB_COPIES_FIX);
   report.options = values;
   const tenant = await createTenant(service.url);
   const fast = await createChannel(service.url, tenant.businessId, fake, 1);

@@ -141,23 +141,6 @@ export async function outboundStatuses(databaseUrl: string, businessId: string, 
   }
 }
 
-/**
- * The fix proposed in docs/PERFORMANCE.md for the `messages_mark_web_copies` trigger (migration
- * 0005): channels first, then the web copy by the full key of messages_provider_id. Applied to the
- * bench database only, with --fix-web-copies, to measure what the fix would give.
- */
-export const WEB_COPIES_FIX = `CREATE OR REPLACE FUNCTION messages_mark_web_copies() RETURNS trigger LANGUAGE plpgsql AS $$
-DECLARE web uuid;
-BEGIN
-  FOR web IN SELECT w.id FROM channels c
-             JOIN channels w ON w.business_id = c.business_id AND w.type = 'whatsapp_web' AND w.identifier = c.identifier
-             WHERE c.business_id = NEW.business_id AND c.id = NEW.channel_id LOOP
-    UPDATE messages SET duplicate = true
-     WHERE business_id = NEW.business_id AND channel_id = web AND provider_message_id = NEW.provider_message_id AND NOT duplicate;
-  END LOOP;
-  RETURN NULL;
-END $$`;
-
 /** Runs one statement on the bench database. */
 export async function runSql(databaseUrl: string, text: string): Promise<void> {
   const client = new pg.Client({ connectionString: databaseUrl });
