@@ -44,6 +44,9 @@ export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHa
       options: settings.join(' '),
       types: { getTypeParser: ((oid: number, format?: 'text' | 'binary') => (parsers as Record<number, (v: string) => unknown>)[oid] ?? pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser },
     });
+    // An idle connection closed by the server (restart, failover, terminated backend) is dropped by
+    // the pool, which opens a new one on demand; unhandled, the event would stop the process.
+    pool.on('error', () => undefined);
     if (options.schema) {
       const client = await pool.connect();
       try {
