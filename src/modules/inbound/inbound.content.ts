@@ -1,4 +1,8 @@
+import type { Insertable } from 'kysely';
 import type { InboundMessage, ProviderErrorDetail } from '../../channels/provider.ts';
+import type { MessagesTable } from '../../db/types.ts';
+import { newId } from '../../lib/ids.ts';
+import type { ChannelRow } from '../channels/channels.service.ts';
 
 /**
  * The structured parts of an inbound message, kept in `messages.metadata` (snake_case) so later
@@ -46,4 +50,33 @@ export function errorText(errors: ProviderErrorDetail[]): string {
       return parts.length > 0 ? `${e.code}: ${parts.join(' - ')}` : e.code;
     })
     .join('; ');
+}
+
+/** The stored row of an inbound message, for both the set-based and the one-by-one path. */
+export function inboundMessageRow(
+  businessId: string,
+  channel: ChannelRow,
+  message: InboundMessage,
+  to: { conversationId: string; contactId: string; replyToId: string | null; reactionTargetId: string | null },
+): Insertable<MessagesTable> {
+  return {
+    business_id: businessId,
+    id: newId(),
+    conversation_id: to.conversationId,
+    contact_id: to.contactId,
+    channel: channel.type,
+    channel_id: channel.id,
+    provider_message_id: message.providerMessageId,
+    direction: 'inbound',
+    sender_type: 'contact',
+    type: message.type,
+    text: message.text ?? '',
+    status: 'RECEIVED',
+    status_at: message.timestamp,
+    reply_to_id: to.replyToId,
+    metadata: inboundMetadata(message, to.reactionTargetId),
+    sender_address: message.from,
+    recipient_address: channel.identifier,
+    created_at: message.timestamp,
+  };
 }

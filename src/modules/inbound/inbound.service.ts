@@ -4,20 +4,17 @@ import { messageStatusOf, ProviderError } from '../../channels/provider.ts';
 import { notificationPhoneNumberIds } from '../../channels/whatsapp-cloud/whatsapp-cloud.notifications.ts';
 import type { Db } from '../../db/database.ts';
 import { AppError, badRequest } from '../../http/errors.ts';
-import { newId } from '../../lib/ids.ts';
 import { enqueueJob, type OutboxWorker } from '../../jobs/outbox.worker.ts';
 import type { ChannelRow, ChannelsService } from '../channels/channels.service.ts';
 import { openConversation } from '../messaging/messaging.conversations.ts';
 import { messagingRepository } from '../messaging/messaging.repository.ts';
 import { Batcher } from '../messaging/batcher.ts';
+import { MEDIA_FETCH_JOB } from '../media/media.fetch-job.ts';
 import type { WebhookEvents } from '../webhooks/webhook-events.ts';
-import { errorText, inboundMetadata } from './inbound.content.ts';
+import { errorText, inboundMessageRow } from './inbound.content.ts';
 import { phoneLockName, resolveSender, senderPhone } from './inbound.contacts.ts';
 import { lockNames } from './inbound.repository.ts';
 import { isSimple, storeSimpleMessages } from './inbound.store.ts';
-
-/** Outbox kind of the job that downloads an inbound attachment; `ref_id` is the message id. */
-export const MEDIA_FETCH_JOB = 'media_fetch';
 
 const WHATSAPP = 'whatsapp_cloud';
 
@@ -173,26 +170,15 @@ export class InboundService {
     );
     const replyTo = await known(message.context?.replyToProviderMessageId);
     const reactionTarget = await known(message.reaction?.providerMessageId);
-    const row = await messagingRepository.insertMessage(trx, {
-      business_id: businessId,
-      id: newId(),
-      conversation_id: conversation.id,
-      contact_id: contact.id,
-      channel: channel.type,
-      channel_id: channel.id,
-      provider_message_id: message.providerMessageId,
-      direction: 'inbound',
-      sender_type: 'contact',
-      type: message.type,
-      text: message.text ?? '',
-      status: 'RECEIVED',
-      status_at: message.timestamp,
-      reply_to_id: replyTo?.id ?? null,
-      metadata: inboundMetadata(message, reactionTarget?.id ?? null),
-      sender_address: message.from,
-      recipient_address: channel.identifier,
-      created_at: message.timestamp,
-    });
+    const row = await messagingRepository.insertMessage(
+      trx,
+      inboundMessageRow(businessId, channel, message, {
+        conversationId: conversation.id,
+        contactId: contact.id,
+        replyToId: replyTo?.id ?? null,
+        reactionTargetId: reactionTarget?.id ?? null,
+      }),
+    );
     if (!row) return undefined;
     if (!message.media) return { id: row.id, withMedia: false };
     await messagingRepository.insertMedia(trx, {

@@ -1,13 +1,13 @@
 import type { InboundMessage } from '../../channels/provider.ts';
 import type { Insertable } from 'kysely';
 import type { Db } from '../../db/database.ts';
-import type { ContactsTable, ConversationsTable, MessagesTable } from '../../db/types.ts';
+import type { ContactsTable, ConversationsTable } from '../../db/types.ts';
 import { newId } from '../../lib/ids.ts';
 import type { ChannelRow } from '../channels/channels.service.ts';
 import type { ContactRow } from '../contacts/contacts.repository.ts';
 import { openConversation } from '../messaging/messaging.conversations.ts';
 import { messagingRepository, type ConversationRow } from '../messaging/messaging.repository.ts';
-import { inboundMetadata } from './inbound.content.ts';
+import { inboundMessageRow } from './inbound.content.ts';
 import { newSenderRow, senderPhone, takeProfileName, wouldTakeProfileName } from './inbound.contacts.ts';
 import { inboundRepository, lockNames } from './inbound.repository.ts';
 
@@ -62,28 +62,10 @@ export async function storeSimpleMessages(trx: Db, businessId: string, entries: 
   }
 
   const conversations = await conversationsOf(trx, businessId, fresh.map((i, n) => ({ contact: senders[n]!, channel: entries[i]!.channel })));
-  const rows: Insertable<MessagesTable>[] = fresh.map((i, n) => {
-    const { channel, message } = entries[i]!;
-    return {
-      business_id: businessId,
-      id: newId(),
-      conversation_id: conversations.get(`${senders[n]!.id}:${channel.id}`)!.id,
-      contact_id: senders[n]!.id,
-      channel: channel.type,
-      channel_id: channel.id,
-      provider_message_id: message.providerMessageId,
-      direction: 'inbound',
-      sender_type: 'contact',
-      type: message.type,
-      text: message.text ?? '',
-      status: 'RECEIVED',
-      status_at: message.timestamp,
-      reply_to_id: null,
-      metadata: inboundMetadata(message, null),
-      sender_address: message.from,
-      recipient_address: channel.identifier,
-      created_at: message.timestamp,
-    };
+  const rows = fresh.map((i, n) => {
+    const { channel } = entries[i]!;
+    const conversationId = conversations.get(`${senders[n]!.id}:${channel.id}`)!.id;
+    return inboundMessageRow(businessId, channel, entries[i]!.message, { conversationId, contactId: senders[n]!.id, replyToId: null, reactionTargetId: null });
   });
   const inserted = await inboundRepository.insertMessages(trx, businessId, rows);
   const insertedIds = new Set(inserted.map((r) => r.id));
