@@ -19,6 +19,11 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
+/** The configuration every test app runs with, plus `env`. */
+export function testConfig(env: Record<string, string> = {}): Config {
+  return loadConfig({ DATA_DIR: 'memory://', ADMIN_TOKEN, PUBLIC_URL, SECRET_KEY: 'test-secret-key-0123456789-0123456789', ...env });
+}
+
 /**
  * The real app over a real, empty database of the current engine: a fresh in-memory PGlite, or a
  * fresh schema of TEST_DATABASE_URL that is dropped afterwards.
@@ -27,13 +32,7 @@ export async function buildTestApp(env: Record<string, string> = {}): Promise<Te
   const databaseUrl = engine === 'postgres' ? process.env.TEST_DATABASE_URL : undefined;
   if (engine === 'postgres' && !databaseUrl) throw new Error('TEST_DATABASE_URL is required for the postgres project');
   const schema = databaseUrl ? `test_${randomBytes(6).toString('hex')}` : undefined;
-  const config = loadConfig({
-    DATA_DIR: 'memory://',
-    ADMIN_TOKEN,
-    PUBLIC_URL,
-    SECRET_KEY: 'test-secret-key-0123456789-0123456789',
-    ...env,
-  });
+  const config = testConfig(env);
   const database = await openDatabase({ databaseUrl, dataDir: 'memory://', schema, poolSize: 5 });
   await migrateToLatest(database.db, schema);
   const app = await buildApp(config, { database, logger: false });

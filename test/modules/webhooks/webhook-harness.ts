@@ -4,14 +4,14 @@ import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { buildApp } from '../../../src/app.ts';
-import { loadConfig, type Config } from '../../../src/config.ts';
+import type { Config } from '../../../src/config.ts';
 import { openDatabase, type DatabaseHandle } from '../../../src/db/database.ts';
 import { migrateToLatest } from '../../../src/db/migrate.ts';
 import type { Clock } from '../../../src/modules/webhooks/webhook-clock.ts';
 import type { WebhookWorkerOptions } from '../../../src/modules/webhooks/webhook-worker.ts';
 import { insertContact, insertConversation, insertMessage } from '../../helpers/factories.ts';
 import { adminHeaders } from '../../helpers/tenants.ts';
-import { ADMIN_TOKEN, PUBLIC_URL, engine } from '../../helpers/test-app.ts';
+import { engine, testConfig } from '../../helpers/test-app.ts';
 
 /** A clock the test moves by hand. */
 export class TestClock implements Clock {
@@ -129,14 +129,7 @@ export async function buildWebhookApp(
   shared: SharedDatabase,
   options: { clock?: Clock; env?: Record<string, string>; worker?: WebhookWorkerOptions; workers?: boolean } = {},
 ): Promise<WebhookTestApp> {
-  const config = loadConfig({
-    DATA_DIR: 'memory://',
-    ADMIN_TOKEN,
-    PUBLIC_URL,
-    SECRET_KEY: 'test-secret-key-0123456789-0123456789',
-    ALLOW_PRIVATE_WEBHOOK_TARGETS: 'true',
-    ...options.env,
-  });
+  const config = testConfig({ ALLOW_PRIVATE_WEBHOOK_TARGETS: 'true', ...options.env });
   const database = await shared.open();
   const app = await buildApp(config, {
     database,
