@@ -15,17 +15,19 @@ export async function lockNames(db: Db, businessId: string, names: string[]): Pr
 }
 
 export const inboundRepository = {
-  /** The provider message ids among `ids` already stored on the channel. */
+  /**
+   * The provider message ids among `ids` already stored on the channel: one probe of the unique
+   * index per id (LATERAL), a plan that stays right while a new table has no statistics yet.
+   */
   async knownProviderIds(db: Db, businessId: string, channelId: string, ids: string[]): Promise<Set<string>> {
     if (ids.length === 0) return new Set();
-    const rows = await db
-      .selectFrom('messages')
-      .select('provider_message_id')
-      .where('business_id', '=', businessId)
-      .where('channel_id', '=', channelId)
-      .where('provider_message_id', 'in', ids)
-      .execute();
-    return new Set(rows.map((r) => r.provider_message_id as string));
+    const { rows } = await sql<{ id: string }>`
+      select p.id from jsonb_array_elements_text(${JSON.stringify(ids)}::jsonb) as p(id)
+      cross join lateral (
+        select 1 from messages m
+        where m.business_id = ${businessId} and m.channel_id = ${channelId} and m.provider_message_id = p.id
+        limit 1) m`.execute(db);
+    return new Set(rows.map((r) => r.id));
   },
 
   insertContacts(db: Db, rows: Insertable<ContactsTable>[]): Promise<ContactRow[]> {

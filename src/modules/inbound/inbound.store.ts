@@ -64,8 +64,13 @@ export async function storeSimpleMessages(trx: Db, businessId: string, entries: 
   const conversations = await conversationsOf(trx, businessId, fresh.map((i, n) => ({ contact: senders[n]!, channel: entries[i]!.channel })));
   const rows = fresh.map((i, n) => {
     const { channel } = entries[i]!;
-    const conversationId = conversations.get(`${senders[n]!.id}:${channel.id}`)!.id;
-    return inboundMessageRow(businessId, channel, entries[i]!.message, { conversationId, contactId: senders[n]!.id, replyToId: null, reactionTargetId: null });
+    const sender = senders[n]!;
+    const conversation = conversations.get(`${sender.id}:${channel.id}`)!;
+    const row = inboundMessageRow(businessId, channel, entries[i]!.message, { conversationId: conversation.id, contactId: sender.id, replyToId: null, reactionTargetId: null });
+    // Rule 4's export flag from the rows already at hand, so the per-row trigger that would look them
+    // up again is skipped (migration 0006); a web-client copy still takes it, for rule 5's lookup.
+    if (channel.type !== 'whatsapp_web') row.excluded = sender.is_test || conversation.is_internal || conversation.is_group;
+    return row;
   });
   const inserted = await inboundRepository.insertMessages(trx, businessId, rows);
   const insertedIds = new Set(inserted.map((r) => r.id));

@@ -59,6 +59,24 @@ describe('notifications posted at the same time', () => {
     expect(stored.filter((m) => m.contact_id === closedOwner.id).every((m) => m.conversation_id === closed.id)).toBe(true);
   });
 
+  it('flag for the exports the messages of test contacts and internal chats, and only those (rule 4)', async () => {
+    const [tester, internal, plain] = [freshWaId(), freshWaId(), freshWaId()];
+    await insertContact(db(), tenant.businessId, { phone_number: tester, is_test: true });
+    const internalOwner = await insertContact(db(), tenant.businessId, { phone_number: internal });
+    await insertConversation(db(), tenant.businessId, internalOwner.id, { channel_id: channel.id, is_internal: true });
+    const sent = [tester, internal, plain, tester, plain].map((from, i) => ({ from, message: inboundMessage(from, 'text', { body: `r${i}` }) }));
+    const answers = await Promise.all(sent.map(({ from, message }) =>
+      postSigned(t.app, notificationFor(channel, { contacts: [{ waId: from, name: 'Rule' }], messages: [message] }), channel.appSecret)));
+    expect(answers.map((a) => a.statusCode)).toEqual(answers.map(() => 200));
+
+    const stored = await db().selectFrom('messages').select(['provider_message_id', 'excluded', 'duplicate'])
+      .where('provider_message_id', 'in', sent.map((s) => s.message.id as string)).execute();
+    const flags = new Map(stored.map((m) => [m.provider_message_id, [m.excluded, m.duplicate]]));
+    expect(sent.map(({ from, message }) => [from, flags.get(message.id as string)])).toEqual(
+      sent.map(({ from }) => [from, [from !== plain, false]]),
+    );
+  });
+
   it('a refused notification among concurrent ones is refused alone, and nothing of it is stored', async () => {
     const good = Array.from({ length: 6 }, () => {
       const from = freshWaId();
