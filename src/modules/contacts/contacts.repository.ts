@@ -29,7 +29,7 @@ export const contactsRepository = {
 
   /**
    * Contacts matching any identifier (OR), their own or kept as an alias after a merge, oldest first.
-   * The ids come from a UNION ALL of equality lookups, each on an index that leads with business_id:
+   * The ids come from a UNION of equality lookups, each on an index that leads with business_id:
    * written as one OR, the planner would scan the whole table for the alias branch.
    */
   findByIdentifiers(db: Db, businessId: string, ids: ContactIdentifiers, limit: number): Promise<ContactRow[]> {
@@ -79,14 +79,20 @@ export const contactsRepository = {
     }
     const [first, ...rest] = branches;
     if (!first) return undefined;
-    const matching = rest.reduce((union, branch) => union.unionAll(branch), first);
+    // Each matching id once, then one primary-key probe per id: `id IN (...)`, or a plain join, let
+    // the planner scan the business's contacts while a new table had no statistics yet. The LIMIT
+    // keeps the LATERAL subquery from being flattened into such a join.
+    const matching = rest.reduce((union, branch) => union.union(branch), first);
     return db
-      .selectFrom('contacts')
-      .selectAll()
-      .where('business_id', '=', businessId)
-      .where('id', 'in', matching)
-      .orderBy('created_at')
-      .orderBy('id')
+      .selectFrom(matching.as('m'))
+      .innerJoinLateral(
+        (eb) => eb.selectFrom('contacts').selectAll()
+          .where('contacts.business_id', '=', businessId).whereRef('contacts.id', '=', 'm.id').limit(1).as('k'),
+        (join) => join.onTrue(),
+      )
+      .selectAll('k')
+      .orderBy('k.created_at')
+      .orderBy('k.id')
       .limit(limit);
   },
 

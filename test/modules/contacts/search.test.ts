@@ -1,4 +1,6 @@
+import { CompiledQuery, sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { contactsRepository } from '../../../src/modules/contacts/contacts.repository.ts';
 import { at, insertContact } from '../../helpers/factories.ts';
 import { createTenant, type Tenant } from '../../helpers/tenants.ts';
 import { buildTestApp, type TestApp } from '../../helpers/test-app.ts';
@@ -119,3 +121,39 @@ describe('GET /contacts', () => {
     expect((await search('email=a@b.co', {})).statusCode).toBe(401);
   });
 });
+
+describe('the identifier lookup plan', () => {
+  // Matching is index probes, whatever the size of the business and whether the table has statistics
+  // yet: no plan node reads more rows than the lookup finds.
+  it('reads only the matching rows, also on a table that was never analysed', async () => {
+    const db = t.database.db;
+    const crowd = await createTenant(t.app, 'Crowd');
+    await sql`insert into contacts (business_id, id, first_name, last_name, phone_number, phone_key, email, tags, source)
+      select ${crowd.businessId}::uuid, gen_random_uuid(), 'Many', 'More', '1415555' || lpad(g::text, 4, '0'), '1415555' || lpad(g::text, 4, '0'),
+             'many' || g || '@example.com', '{}', 'api'
+      from generate_series(1, 3000) g`.execute(db);
+    const query = contactsRepository.identifiersQuery(db, crowd.businessId, { phoneKey: '14155551234', email: 'many77@example.com' }, 50)!;
+    const { sql: text, parameters } = query.compile();
+    const { rows } = await db.executeQuery<{ 'QUERY PLAN': unknown }>(CompiledQuery.raw(`explain (analyze, format json) ${text}`, [...parameters]));
+    const raw = rows[0]!['QUERY PLAN'];
+    const plan = (typeof raw === 'string' ? JSON.parse(raw) : raw) as [{ Plan: PlanNode }];
+    const nodes: PlanNode[] = [];
+    const walk = (node: PlanNode) => { nodes.push(node); node.Plans?.forEach(walk); };
+    walk(plan[0].Plan);
+    expect(nodes.filter((n) => n['Node Type'] === 'Seq Scan')).toEqual([]);
+    for (const node of nodes) {
+      expect(node['Actual Rows'] * node['Actual Loops'], node['Node Type']).toBeLessThanOrEqual(4);
+      expect(node['Rows Removed by Filter'] ?? 0, node['Node Type']).toBe(0);
+    }
+    const found = await db.executeQuery<{ email: string }>(CompiledQuery.raw(text, [...parameters]));
+    expect(found.rows.map((r) => r.email).sort()).toEqual(['many1234@example.com', 'many77@example.com']);
+  });
+});
+
+interface PlanNode {
+  'Node Type': string;
+  'Actual Rows': number;
+  'Actual Loops': number;
+  'Rows Removed by Filter'?: number;
+  Plans?: PlanNode[];
+}
