@@ -2,16 +2,21 @@
  * Export benchmark (issue 5): loads N messages into one business through the import endpoint, then
  *  1. walks one 31-day window of GET /external/v2/messages with limit=500 over HTTP (rate limits
  *     raised by configuration): messages/s, page latency p50/p95/max, server RSS along the walk;
- *  2. runs the same keyset query straight on the database (the repository's own query, same
- *     pages): messages/s, and the HTTP walk's share of it;
+ *  2. runs the same keyset range straight on the database, the service stopped, in two forms: as rows
+ *     decoded by the driver (the comparison baseline) and as the endpoint's JSON records
+ *     (exportsRepository.messageRecords) joined into the page: messages/s, and the HTTP walk's share of each;
+ *  CPU per page of each process involved (service, PostgreSQL backends, this process) comes from
+ *  /proc, so a machine shared with other work still gives comparable costs; load average alongside.
  *  3. restarts the service with the contract's limits (120 pages a minute) and lets the sync tool
  *     copy `--sync-pages` pages: pages per minute against the 120 ceiling, and any 429 met.
  *
  *   npx tsx bench/exports.bench.ts [--engine postgres|pglite] [--messages 1000000] [--sync-pages 240 (0: no sync part)] [--port 3950]
+ *     [--db bench_exports (PostgreSQL database, or PGlite directory prefix)]
  *
  * Prints a Markdown section for docs/PERFORMANCE.md and writes the raw figures to /tmp.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -21,7 +26,7 @@ import { exportsRepository } from '../src/modules/exports/exports.repository.ts'
 import { ndjsonSink } from '../src/sync/sinks.ts';
 import { runSync } from '../src/sync/sync.ts';
 import { runImport } from './import.bench.ts';
-import { RssSampler } from './lib/measure.ts';
+import { postgresBackends, RssSampler } from './lib/measure.ts';
 import { createTenant, freshStorage, startService, type Engine } from './lib/service.ts';
 
 const { values } = parseArgs({
@@ -30,6 +35,7 @@ const { values } = parseArgs({
     messages: { type: 'string', default: '1000000' },
     'sync-pages': { type: 'string', default: '240' },
     port: { type: 'string', default: '3950' },
+    db: { type: 'string', default: 'bench_exports' },
   },
 });
 const engine = values.engine as Engine;
@@ -41,11 +47,74 @@ const SINCE = '2024-01-01T00:00:00.000000Z';
 const UNTIL = '2024-02-01T00:00:00.000000Z';
 const RAISED = { RATE_LIMIT_EXPORTS_PER_MINUTE: '1000000000', RATE_LIMIT_EVENTS_PER_MINUTE: '1000000000' };
 
+const TABLE_HEADER = [
+  '| engine | messages | HTTP walk msg/s | raw rows msg/s | raw JSON page msg/s | HTTP share of rows / JSON | page ms p50 / p95 / max',
+  ' | server RSS MB by tenth of the walk | HTTP CPU ms/page service + PostgreSQL | raw rows CPU ms/page node + PostgreSQL',
+  ' | raw JSON CPU ms/page node + PostgreSQL | load avg before / after | sync pages/min (share of 120) |\n',
+  '|---|---|---|---|---|---|---|---|---|---|---|---|---|',
+].join('');
 const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
 const log = (s: string) => process.stderr.write(s + '\n');
 
+/** utime + stime of a process in clock ticks (10 ms), or undefined when it has ended. */
+function cpuTicks(pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return Number(fields[11]) + Number(fields[12]);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * CPU seconds of a changing set of processes (PostgreSQL backends open and close with the pools'
+ * connections): polled, so a process that ends during the walk keeps what it used until its last
+ * poll, and one that starts during it counts from zero.
+ */
+class PolledCpu {
+  private readonly first = new Map<number, number>();
+  private readonly last = new Map<number, number>();
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(private readonly pids: () => number[]) {
+    this.poll(true);
+    this.timer = setInterval(() => this.poll(false), 100);
+  }
+
+  private poll(initial: boolean) {
+    for (const pid of this.pids()) {
+      const ticks = cpuTicks(pid);
+      if (ticks === undefined) continue;
+      if (!this.first.has(pid)) this.first.set(pid, initial ? ticks : 0);
+      this.last.set(pid, ticks);
+    }
+  }
+
+  seconds(): number {
+    this.poll(false);
+    clearInterval(this.timer);
+    let ticks = 0;
+    for (const [pid, first] of this.first) ticks += (this.last.get(pid) ?? first) - first;
+    return ticks / 100;
+  }
+}
+
+/** CPU ms per page: the service (with PGlite, the database too), PostgreSQL's backends, this process. */
+function cpuMeters() {
+  const service = new PolledCpu(() => (serverPid ? [serverPid] : []));
+  const postgres = new PolledCpu(() => (engine === 'postgres' ? postgresBackends(values.db) : []));
+  const own = process.cpuUsage();
+  return (pages: number) => {
+    const ownUsage = process.cpuUsage(own);
+    const perPage = (seconds: number) => Math.round((seconds * 1000 * 100) / pages) / 100;
+    return { serviceMs: perPage(service.seconds()), postgresMs: perPage(postgres.seconds()), clientMs: perPage((ownUsage.user + ownUsage.system) / 1e6) };
+  };
+}
+
 async function httpWalk(url: string, key: string) {
   const rss = new RssSampler(serverPid).start();
+  const cpu = cpuMeters();
   const latencies: number[] = [];
   const rssByTenth: number[] = [];
   let cursor: string | null = null;
@@ -64,27 +133,52 @@ async function httpWalk(url: string, key: string) {
     cursor = body.next_cursor;
   } while (cursor);
   const seconds = (performance.now() - started) / 1000;
+  const cpuPerPage = cpu(latencies.length);
   rss.stop();
   const sorted = [...latencies].sort((a, b) => a - b);
-  return { count, pages: latencies.length, seconds, perSec: count / seconds, p50: pct(sorted, 50), p95: pct(sorted, 95), max: sorted[sorted.length - 1] ?? 0, rssByTenth, peakRss: rss.peakMb };
+  return { count, pages: latencies.length, seconds, perSec: count / seconds, p50: pct(sorted, 50), p95: pct(sorted, 95), max: sorted[sorted.length - 1] ?? 0, rssByTenth, peakRss: rss.peakMb, cpuPerPage };
 }
 
-async function rawWalk(storageEnv: Record<string, string>, businessId: string) {
+/**
+ * The walk straight on the database, page after page, 501 records a page (the extra one proves
+ * there is more): `rows` decodes the keyset range into rows of the mapper's form (the comparison
+ * baseline), `json` runs the endpoint's query (each record as JSON text) and joins the page's text
+ * as the service does. Both read the same index range.
+ */
+async function rawWalk(storageEnv: Record<string, string>, businessId: string, form: 'rows' | 'json') {
   const database = await openDatabase({ databaseUrl: storageEnv.DATABASE_URL, dataDir: storageEnv.DATA_DIR, poolSize: 2 });
   try {
+    const db = database.db;
     let after: { createdAt: string; id: string } | undefined;
     let count = 0;
+    let pages = 0;
+    let bytes = 0;
+    const cpu = cpuMeters();
     const started = performance.now();
     for (;;) {
-      const rows = await exportsRepository.messagesPage(database.db, businessId, { since: SINCE, until: UNTIL, after, limit: 501 });
-      const page = rows.slice(0, 500);
-      count += page.length;
-      if (rows.length <= 500) break;
-      const last = page[page.length - 1]!;
+      pages += 1;
+      let served: { id: string; created_at: string }[];
+      let more: boolean;
+      if (form === 'json') {
+        // The endpoint's query, and the page's text joined from its records as the service does.
+        const records = await exportsRepository.messageRecords(db, businessId, { since: SINCE, until: UNTIL, after, limit: 501 });
+        more = records.length > 500;
+        const page = `[${records.slice(0, 500).join(',')}]`;
+        bytes += page.length;
+        served = records.length === 0 ? [] : [JSON.parse(records[Math.min(records.length, 500) - 1]!) as { id: string; created_at: string }];
+        count += Math.min(records.length, 500);
+      } else {
+        const rows = await exportsRepository.messageRows(db, businessId, { since: SINCE, until: UNTIL, after, limit: 501 });
+        more = rows.length > 500;
+        served = rows.slice(0, 500);
+        count += served.length;
+      }
+      const last = served[served.length - 1];
+      if (!more || !last) break;
       after = { createdAt: last.created_at, id: last.id };
     }
     const seconds = (performance.now() - started) / 1000;
-    return { count, seconds, perSec: count / seconds };
+    return { form, count, pages, seconds, perSec: count / seconds, cpuPerPage: cpu(pages), charsPerPage: Math.round(bytes / pages) };
   } finally {
     await database.close();
   }
@@ -93,7 +187,7 @@ async function rawWalk(storageEnv: Record<string, string>, businessId: string) {
 let serverPid = 0;
 
 async function main() {
-  const storage = await freshStorage(engine, 'bench_exports');
+  const storage = await freshStorage(engine, values.db);
   const dir = mkdtempSync(join(tmpdir(), 'bench-sync-'));
   try {
     let service = await startService(storage, port, RAISED);
@@ -104,18 +198,35 @@ async function main() {
     log(`  ${Math.round(imported.recordsPerSec)} records/s`);
     // A first walk warms the caches as a warehouse's nightly sync would find them; the second is measured.
     await httpWalk(service.url, tenant.apiKey);
+    const loadBefore = loadavg()[0];
     const http = await httpWalk(service.url, tenant.apiKey);
-    log(`  HTTP walk: ${Math.round(http.perSec)} msg/s, p95 ${http.p95.toFixed(1)} ms`);
+    log(`  HTTP walk: ${Math.round(http.perSec)} msg/s, p95 ${http.p95.toFixed(1)} ms, CPU ms/page ${JSON.stringify(http.cpuPerPage)}`);
     await service.stop();
-    // PGlite is single-process: the raw query runs with the service stopped, on both engines alike.
-    await rawWalk(storage.env, tenant.businessId);
-    const raw = await rawWalk(storage.env, tenant.businessId);
-    log(`  raw keyset query: ${Math.round(raw.perSec)} msg/s`);
+    serverPid = 0;
+    // PGlite is single-process: the raw walks run with the service stopped, on both engines alike.
+    await rawWalk(storage.env, tenant.businessId, 'rows');
+    const rows = await rawWalk(storage.env, tenant.businessId, 'rows');
+    log(`  raw keyset query, rows: ${Math.round(rows.perSec)} msg/s, CPU ms/page ${JSON.stringify(rows.cpuPerPage)}`);
+    await rawWalk(storage.env, tenant.businessId, 'json');
+    const json = await rawWalk(storage.env, tenant.businessId, 'json');
+    log(`  raw keyset query, JSON page: ${Math.round(json.perSec)} msg/s, CPU ms/page ${JSON.stringify(json.cpuPerPage)}, ${json.charsPerPage} chars/page`);
+    const loadAfter = loadavg()[0];
+    const raw = { rows, json, loadBefore, loadAfter };
+    const cpuCell = (processMs: number, postgresMs: number) => `${processMs.toFixed(2)} + ${postgresMs.toFixed(2)}`;
+    const row = [
+      engine, messages.toLocaleString('en'), Math.round(http.perSec).toLocaleString('en'), Math.round(rows.perSec).toLocaleString('en'),
+      Math.round(json.perSec).toLocaleString('en'), `${((http.perSec / rows.perSec) * 100).toFixed(0)}% / ${((http.perSec / json.perSec) * 100).toFixed(0)}%`,
+      `${http.p50.toFixed(1)} / ${http.p95.toFixed(1)} / ${http.max.toFixed(1)}`, http.rssByTenth.join(', '),
+      `${cpuCell(http.cpuPerPage.serviceMs, http.cpuPerPage.postgresMs)} (client ${http.cpuPerPage.clientMs.toFixed(2)})`,
+      cpuCell(rows.cpuPerPage.clientMs, rows.cpuPerPage.postgresMs), cpuCell(json.cpuPerPage.clientMs, json.cpuPerPage.postgresMs), `${loadBefore.toFixed(1)} / ${loadAfter.toFixed(1)}`,
+    ];
+    const table = `| ${row.join(' | ')} |`;
 
     const syncPages = Number(values['sync-pages']);
     if (syncPages === 0) {
-      console.log(`| ${engine} | ${messages.toLocaleString('en')} | ${Math.round(http.perSec).toLocaleString('en')} | ${Math.round(raw.perSec).toLocaleString('en')} | ${((http.perSec / raw.perSec) * 100).toFixed(0)}% | ${http.p50.toFixed(1)} / ${http.p95.toFixed(1)} / ${http.max.toFixed(1)} | ${http.rssByTenth.join(', ')} | not run |`);
-      writeFileSync(join(tmpdir(), `bench-exports-${engine}.json`), JSON.stringify({ engine, messages, imported, http, raw, share: http.perSec / raw.perSec }, null, 2));
+      console.log(TABLE_HEADER);
+      console.log(`${table} not run |`);
+      writeFileSync(join(tmpdir(), `bench-exports-${engine}.json`), JSON.stringify({ engine, messages, imported, http, raw, share: http.perSec / rows.perSec }, null, 2));
       return;
     }
     service = await startService(storage, port);
@@ -138,9 +249,10 @@ async function main() {
     const sync = { pages: synced!.pages, records: synced!.stored, minutes, pagesPerMinute: synced!.pages / minutes, share: synced!.pages / minutes / 120, statuses429 };
     log(`  sync: ${sync.pagesPerMinute.toFixed(1)} pages/min (${(sync.share * 100).toFixed(1)}% of 120), ${statuses429} x 429`);
 
-    const figures = { engine, messages, imported, http, raw, share: http.perSec / raw.perSec, sync };
+    const figures = { engine, messages, imported, http, raw, share: http.perSec / rows.perSec, sync };
     writeFileSync(join(tmpdir(), `bench-exports-${engine}.json`), JSON.stringify(figures, null, 2));
-    console.log(`| ${engine} | ${messages.toLocaleString('en')} | ${Math.round(http.perSec).toLocaleString('en')} | ${Math.round(raw.perSec).toLocaleString('en')} | ${((http.perSec / raw.perSec) * 100).toFixed(0)}% | ${http.p50.toFixed(1)} / ${http.p95.toFixed(1)} / ${http.max.toFixed(1)} | ${http.rssByTenth.join(', ')} | ${sync.pagesPerMinute.toFixed(1)} (${(sync.share * 100).toFixed(1)}%), ${sync.statuses429} x 429 |`);
+    console.log(TABLE_HEADER);
+    console.log(`${table} ${sync.pagesPerMinute.toFixed(1)} (${(sync.share * 100).toFixed(1)}%), ${sync.statuses429} x 429 |`);
   } finally {
     rmSync(dir, { recursive: true, force: true });
     await storage.dispose();

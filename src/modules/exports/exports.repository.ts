@@ -1,4 +1,4 @@
-import { sql, type SelectQueryBuilder } from 'kysely';
+import { sql, type InferResult, type SelectQueryBuilder } from 'kysely';
 import type { Db } from '../../db/database.ts';
 import type { Database } from '../../db/types.ts';
 import type { CursorPosition } from '../../http/cursor.ts';
@@ -12,15 +12,19 @@ export interface PageRange {
   channels?: string[];
 }
 
-/** Keyset bounds on (created_at, id): one index range, whatever the table's size. */
-function bounded<DB, TB extends keyof DB & string, O>(q: SelectQueryBuilder<DB, TB, O>, alias: string, range: PageRange) {
+/** Keyset bounds on alias.(created_at, id): one index range, whatever the table's size. */
+function keyset(alias: string, range: PageRange) {
   const created = sql.ref(`${alias}.created_at`);
   const id = sql.ref(`${alias}.id`);
+  return range.after
+    ? sql<boolean>`(${created}, ${id}) > (${range.after.createdAt}::timestamptz, ${range.after.id}::uuid) and ${created} < ${range.until}::timestamptz`
+    : sql<boolean>`${created} >= ${range.since}::timestamptz and ${created} < ${range.until}::timestamptz`;
+}
+
+/** The keyset bounds, key order and limit on a query builder. */
+function bounded<DB, TB extends keyof DB & string, O>(q: SelectQueryBuilder<DB, TB, O>, alias: string, range: PageRange) {
   return q
-    .where(range.after
-      ? sql<boolean>`(${created}, ${id}) > (${range.after.createdAt}::timestamptz, ${range.after.id}::uuid)`
-      : sql<boolean>`${created} >= ${range.since}::timestamptz`)
-    .where(sql<boolean>`${created} < ${range.until}::timestamptz`)
+    .where(keyset(alias, range))
     .orderBy(`${alias}.created_at` as never)
     .orderBy(`${alias}.id` as never)
     .limit(range.limit);
@@ -58,37 +62,88 @@ export function eventExportColumns<O>(q: SelectQueryBuilder<Database, 'events', 
     ]);
 }
 
+/*
+ * The export pages proper: the database writes each record in the contract's export form as JSON
+ * text (row_to_json over a row whose column names are the keys), and the service joins them into
+ * the answer as they are. Decoding ~20 columns a record in the service and serialising them again
+ * cost more than writing the record in the database (docs/PERFORMANCE.md, "Exports"). One record a
+ * row rather than the whole page in one aggregate: a page-sized JSON text grows by copying inside
+ * the database and costs it more than the rows do.
+ */
+
+/** Timestamps as the API prints them everywhere (src/db/timestamps.ts): UTC, six fraction digits, 'Z'. */
+const isoCreatedAt = (alias: string) => sql.raw(`to_char(${alias}.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`);
+
+/** Agent and user by primary key, looked up only for the records that name one. */
+const agentOf = (alias: string) =>
+  sql.raw(`case when ${alias}.agent_id is null then null else (select json_build_object('id', a.id, 'name', a.name) from agents a
+    where a.business_id = ${alias}.business_id and a.id = ${alias}.agent_id) end`);
+const userOf = (alias: string) =>
+  sql.raw(`case when ${alias}.user_id is null then null else (select json_build_object('id', u.id, 'name', u.name, 'email', u.email) from users u
+    where u.business_id = ${alias}.business_id and u.id = ${alias}.user_id) end`);
+
+const messageRecord = sql`(select m.id, m.conversation_id, m.contact_id, m.channel, m.direction, m.sender_type,
+  ${agentOf('m')} as agent, ${userOf('m')} as "user", m.type, m.text,
+  (select json_build_object('id', f.id, 'filename', f.filename, 'content_type', f.content_type) from media f
+    where f.business_id = m.business_id and f.message_id = m.id order by f.id limit 1) as media,
+  m.reply_to_id, m.status, m.error, ${isoCreatedAt('m')} as created_at)`;
+
+const eventRecord = sql`(select e.id, e.type, e.conversation_id, e.contact_id, e.channel, e.actor_type,
+  ${agentOf('e')} as agent, ${userOf('e')} as "user", e.data, ${isoCreatedAt('e')} as created_at)`;
+
+const record = sql<string>`row_to_json(r)::text`.as('record');
+
+/** `column = any(values)`: one statement text whatever the number of values, so it stays prepared. */
+const anyOf = (column: string, values: string[]) => sql<boolean>`${sql.ref(column)} = any(${values}::text[])`;
+
 export const exportsRepository = {
-  /** A page of exported messages, oldest first (partial index messages_export). */
-  messagesPage(db: Db, businessId: string, range: PageRange) {
-    return exportsRepository.messagesPageQuery(db, businessId, range).execute();
+  /** Exported messages as JSON records, oldest first (one range of the partial index messages_export). */
+  async messageRecords(db: Db, businessId: string, range: PageRange): Promise<string[]> {
+    return (await exportsRepository.messageRecordsQuery(db, businessId, range).execute()).map((row) => row.record);
   },
 
-  /** The query of messagesPage, unexecuted (EXPLAIN in tests and benchmarks). */
-  messagesPageQuery(db: Db, businessId: string, range: PageRange) {
+  /** The query of messageRecords, unexecuted (EXPLAIN in tests). */
+  messageRecordsQuery(db: Db, businessId: string, range: PageRange) {
+    let q = db.selectFrom('messages as m')
+      .innerJoinLateral(messageRecord.as('r'), (j) => j.onTrue())
+      .select(record)
+      .where('m.business_id', '=', businessId)
+      // Literal predicates (not parameters), so the planner proves the partial index applies.
+      .where(sql<boolean>`not m.excluded and not m.duplicate`);
+    if (range.channels) q = q.where(anyOf('m.channel', range.channels));
+    return bounded(q, 'm', range);
+  },
+
+  /** Exported events as JSON records, oldest first (one range of the partial index events_export). */
+  async eventRecords(db: Db, businessId: string, range: PageRange & { types?: string[] }): Promise<string[]> {
+    return (await exportsRepository.eventRecordsQuery(db, businessId, range).execute()).map((row) => row.record);
+  },
+
+  /** The query of eventRecords, unexecuted. */
+  eventRecordsQuery(db: Db, businessId: string, range: PageRange & { types?: string[] }) {
+    let q = db.selectFrom('events as e')
+      .innerJoinLateral(eventRecord.as('r'), (j) => j.onTrue())
+      .select(record)
+      .where('e.business_id', '=', businessId)
+      .where(sql<boolean>`not e.excluded`);
+    if (range.channels) q = q.where(anyOf('e.channel', range.channels));
+    if (range.types) q = q.where(anyOf('e.type', range.types));
+    return bounded(q, 'e', range);
+  },
+
+  /**
+   * The same keyset range as rows in the mapper's form (timeline): the comparison baseline of
+   * bench/exports.bench.ts, which walks it straight on the database.
+   */
+  messageRows(db: Db, businessId: string, range: PageRange) {
     let q = messageExportColumns(db.selectFrom('messages'))
       .where('messages.business_id', '=', businessId)
-      // Literal predicates (not parameters), so the planner proves the partial index applies.
       .where(sql<boolean>`not messages.excluded and not messages.duplicate`);
-    if (range.channels) q = q.where('messages.channel', 'in', range.channels);
-    return bounded(q, 'messages', range);
-  },
-
-  /** A page of exported events, oldest first (partial index events_export). */
-  eventsPage(db: Db, businessId: string, range: PageRange & { types?: string[] }) {
-    return exportsRepository.eventsPageQuery(db, businessId, range).execute();
-  },
-
-  /** The query of eventsPage, unexecuted. */
-  eventsPageQuery(db: Db, businessId: string, range: PageRange & { types?: string[] }) {
-    let q = eventExportColumns(db.selectFrom('events'))
-      .where('events.business_id', '=', businessId)
-      .where(sql<boolean>`not events.excluded`);
-    if (range.channels) q = q.where('events.channel', 'in', range.channels);
-    if (range.types) q = q.where('events.type', 'in', range.types);
-    return bounded(q, 'events', range);
+    if (range.channels) q = q.where(anyOf('messages.channel', range.channels));
+    return bounded(q, 'messages', range).execute();
   },
 };
 
-export type MessageExportRow = Awaited<ReturnType<typeof exportsRepository.messagesPage>>[number];
-export type EventExportRow = Awaited<ReturnType<typeof exportsRepository.eventsPage>>[number];
+/** A row of messageExportColumns / eventExportColumns (the timeline maps them with exports.mappers.ts). */
+export type MessageExportRow = InferResult<ReturnType<typeof messageExportColumns<{}>>>[number];
+export type EventExportRow = InferResult<ReturnType<typeof eventExportColumns<{}>>>[number];

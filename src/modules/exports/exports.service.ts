@@ -3,7 +3,6 @@ import { CursorCodec } from '../../http/cursor.ts';
 import { badRequest } from '../../http/errors.ts';
 import { CHANNELS } from '../import/import.schemas.ts';
 import { EVENT_TYPES } from '../events/events.writer.ts';
-import { toEventRecord, toMessageExport } from './exports.mappers.ts';
 import { exportsRepository, type PageRange } from './exports.repository.ts';
 import type { EventsExportQuery, MessagesExportQuery } from './exports.schemas.ts';
 import { checkWindow, nowInstant, parseInstant, parseList } from './exports.window.ts';
@@ -12,6 +11,8 @@ import { checkWindow, nowInstant, parseInstant, parseList } from './exports.wind
  * GET /messages and GET /events: keyset walks over (created_at, id), oldest first. The first page
  * fixes `until` (default now) inside the cursor, so a walk covers one fixed window even when records
  * keep arriving; records created after the last served position appear exactly once.
+ * The database writes each record as JSON text (exports.repository.ts); an answer joins them as
+ * they are into `{"messages": [...], "next_cursor": ...}`.
  */
 export class ExportsService {
   private readonly cursors: CursorCodec;
@@ -23,21 +24,21 @@ export class ExportsService {
     this.cursors = new CursorCodec(secretKey);
   }
 
-  async messages(businessId: string, query: MessagesExportQuery) {
+  /** The JSON text of a GET /messages answer. */
+  async messages(businessId: string, query: MessagesExportQuery): Promise<string> {
     const channels = parseList(query.channel, CHANNELS, 'channel');
     const { range, scope } = this.range(businessId, 'messages', query, { channel: channels });
-    const rows = await exportsRepository.messagesPage(this.db, businessId, { ...range, channels, limit: range.limit + 1 });
-    const { page, next_cursor } = this.paginate(rows, range, scope);
-    return { messages: page.map(toMessageExport), next_cursor };
+    const records = await exportsRepository.messageRecords(this.db, businessId, { ...range, channels, limit: range.limit + 1 });
+    return this.page('messages', records, range, scope);
   }
 
-  async events(businessId: string, query: EventsExportQuery) {
+  /** The JSON text of a GET /events answer. */
+  async events(businessId: string, query: EventsExportQuery): Promise<string> {
     const channels = parseList(query.channel, CHANNELS, 'channel');
     const types = parseList(query.types, EVENT_TYPES, 'types');
     const { range, scope } = this.range(businessId, 'events', query, { channel: channels, types });
-    const rows = await exportsRepository.eventsPage(this.db, businessId, { ...range, channels, types, limit: range.limit + 1 });
-    const { page, next_cursor } = this.paginate(rows, range, scope);
-    return { events: page.map(toEventRecord), next_cursor };
+    const records = await exportsRepository.eventRecords(this.db, businessId, { ...range, channels, types, limit: range.limit + 1 });
+    return this.page('events', records, range, scope);
   }
 
   /** The page's bounds from the query, or from the cursor, which must belong to this business and query. */
@@ -56,11 +57,16 @@ export class ExportsService {
     return { range: { since: since.iso, until: until.iso, limit: query.limit } satisfies PageRange, scope };
   }
 
-  /** Keeps `limit` rows; a further row proves there is more, so next_cursor is null only when done. */
-  private paginate<R extends { id: string; created_at: string }>(rows: R[], range: PageRange, scope: string) {
-    if (rows.length <= range.limit) return { page: rows, next_cursor: null };
-    const page = rows.slice(0, range.limit);
-    const last = page[page.length - 1]!;
-    return { page, next_cursor: this.cursors.encode({ createdAt: last.created_at, id: last.id, extra: { until: range.until } }, scope) };
+  /**
+   * The answer's JSON text: `limit` records, and a next_cursor when a further record was read (so a
+   * full last page still gets one and next_cursor is null only when the window is done). The
+   * cursor's position is the last served record's own id and created_at (the ISO text the cursor keeps).
+   */
+  private page(key: 'messages' | 'events', records: string[], range: PageRange, scope: string): string {
+    if (records.length <= range.limit) return `{"${key}":[${records.join(',')}],"next_cursor":null}`;
+    const served = records.slice(0, range.limit);
+    const last = JSON.parse(served[served.length - 1]!) as { id: string; created_at: string };
+    const cursor = this.cursors.encode({ createdAt: last.created_at, id: last.id, extra: { until: range.until } }, scope);
+    return `{"${key}":[${served.join(',')}],"next_cursor":${JSON.stringify(cursor)}}`;
   }
 }

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { newId } from '../../../src/lib/ids.ts';
 import { buildTestApp, type TestApp } from '../../helpers/test-app.ts';
 import { createTenant, type Tenant } from '../../helpers/tenants.ts';
 import { aug, contactWithConversation, insertEvent, walk, WINDOW } from './export-helpers.ts';
@@ -26,6 +27,28 @@ const idsOf = async (query: string) => (await get(query)).json().events.map((e: 
 describe('GET /events', () => {
   it('exports the window oldest first', async () => {
     expect(await idsOf(WINDOW)).toEqual([ids.field, ids.waArchived, ids.igAgent]);
+  });
+
+  it('writes each record as the timeline does: agent, user, data as stored, microseconds', async () => {
+    const db = t.database.db;
+    const tenantT = await createTenant(t.app, 'EventForm');
+    const { contact, conversation } = await contactWithConversation(db, tenantT.businessId);
+    const agent = await db.insertInto('agents').values({ business_id: tenantT.businessId, id: newId(), name: 'Bot "1"', config: '{}' }).returningAll().executeTakeFirstOrThrow();
+    const user = await db.insertInto('users').values({ business_id: tenantT.businessId, id: newId(), email: 'ana@acme.test', name: 'Ana\nB' }).returningAll().executeTakeFirstOrThrow();
+    const data = { from_agent: null, to_agent: { id: agent.id, name: 'Bot "1"' }, note: 'línea\n"dos"\u0001', n: 1.5, big: 12345678901234, list: [true, null, {}] };
+    const assigned = await insertEvent(db, tenantT.businessId, { contact_id: contact.id, conversation_id: conversation.id, channel: 'whatsapp', type: 'agent_assigned', actor_type: 'human', user_id: user.id, data: JSON.stringify(data), created_at: aug(5, 7) });
+    const archived = await insertEvent(db, tenantT.businessId, { contact_id: contact.id, conversation_id: conversation.id, channel: 'whatsapp', actor_type: 'ai_agent', agent_id: agent.id, created_at: aug(6) });
+    const res = await t.app.inject({ method: 'GET', url: `/external/v2/events?${WINDOW}`, headers: tenantT.headers });
+    expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
+    const exported = res.json().events;
+    expect(exported[0]).toEqual({
+      id: assigned.id, type: 'agent_assigned', conversation_id: conversation.id, contact_id: contact.id, channel: 'whatsapp', actor_type: 'human',
+      agent: null, user: { id: user.id, name: 'Ana\nB', email: 'ana@acme.test' }, data, created_at: aug(5, 7),
+    });
+    expect(exported[1]).toMatchObject({ id: archived.id, agent: { id: agent.id, name: 'Bot "1"' }, user: null, data: { origin: 'api' }, created_at: aug(6) });
+    // The timeline maps the same rows in the service (exports.mappers.ts): both forms must agree.
+    const timeline = (await t.app.inject({ method: 'GET', url: `/external/v2/contacts/${contact.id}/timeline`, headers: tenantT.headers })).json();
+    expect(exported).toEqual(timeline.items.map(({ kind: _, ...e }: { kind: string }) => e).reverse());
   });
 
   it('filters by types', async () => {

@@ -130,17 +130,23 @@ describe(`query plans (${engine})`, () => {
     await sql`analyze messages`.execute(db);
     await sql`analyze events`.execute(db);
     const { exportsRepository } = await import('../../../src/modules/exports/exports.repository.ts');
+    const { statementName } = await import('../../../src/db/prepared-statements.ts');
     const range = { since: '2026-08-01T00:00:00.000000Z', until: '2026-08-31T00:00:00.000000Z', after: { createdAt: '2026-08-05T00:00:00.000000Z', id: newId() }, limit: 501 };
-    for (const [q, index] of [
-      [exportsRepository.messagesPageQuery(db, b, range), 'messages_export'],
-      [exportsRepository.messagesPageQuery(db, b, { ...range, channels: ['whatsapp', 'email'] }), 'messages_export'],
-      [exportsRepository.eventsPageQuery(db, b, { ...range, types: ['conversation_archived'] }), 'events_export'],
+    const afterPosition = /Index Cond: .*created_at.*id/;
+    for (const [q, index, cond] of [
+      [exportsRepository.messageRecordsQuery(db, b, range), 'messages_export', afterPosition],
+      [exportsRepository.messageRecordsQuery(db, b, { ...range, after: undefined }), 'messages_export', /Index Cond: .*created_at >=/],
+      [exportsRepository.messageRecordsQuery(db, b, { ...range, channels: ['whatsapp', 'email'] }), 'messages_export', afterPosition],
+      [exportsRepository.eventRecordsQuery(db, b, { ...range, types: ['conversation_archived'] }), 'events_export', afterPosition],
+      [exportsRepository.eventRecordsQuery(db, b, range), 'events_export', afterPosition],
     ] as const) {
       const compiled = q.compile();
+      // Short enough, with a fixed number of parameters, to be prepared once per connection.
+      expect(statementName(compiled.sql, compiled.parameters.length)).not.toBeNull();
       const { rows } = await db.executeQuery({ ...compiled, sql: `explain ${compiled.sql}` } as typeof compiled);
       const text = (rows as unknown as { 'QUERY PLAN': string }[]).map((r) => r['QUERY PLAN']).join('\n');
       expect(text).toContain(`Index Scan using ${index}`);
-      expect(text).toMatch(/Index Cond: .*created_at.*id/);
+      expect(text).toMatch(cond);
       expect(text).not.toMatch(/Sort|Seq Scan on (messages|events|media)|media_pkey/);
     }
   });

@@ -48,6 +48,39 @@ describe('GET /messages', () => {
     expect((await get(`/external/v2/messages?${WINDOW}`, other.headers)).json()).toEqual({ messages: [], next_cursor: null });
   });
 
+  it('writes each record as the timeline does: any text escaped, nested objects, microseconds, JSON content type', async () => {
+    const db = t.database.db;
+    const tenantT = await createTenant(t.app, 'Texts');
+    const { contact, conversation } = await contactWithConversation(db, tenantT.businessId);
+    const agent = await db.insertInto('agents').values({ business_id: tenantT.businessId, id: newId(), name: 'Sofía "the bot" \\ 🤖', config: '{}' }).returningAll().executeTakeFirstOrThrow();
+    const user = await db.insertInto('users').values({ business_id: tenantT.businessId, id: newId(), email: 'o\'neil@acme.test', name: 'Ana\tMaría' }).returningAll().executeTakeFirstOrThrow();
+    const texts = ['quote " backslash \\ slash /', 'lines\r\nand\ttabs\u0001\u001f\u007f', 'unicode ñ € 𝄞 \u2028 \u2029 <script>', ''];
+    const ids: string[] = [];
+    for (const [i, text] of texts.entries()) {
+      const m = await insertMessage(db, tenantT.businessId, conversation, {
+        created_at: aug(100 + i, 999), text, type: i === 3 ? 'document' : 'text', direction: 'outbound', sender_type: i % 2 ? 'human' : 'ai_agent',
+        agent_id: i % 2 ? null : agent.id, user_id: i % 2 ? user.id : null, error: i === 1 ? 'bad "number"\n' : null, status: i === 1 ? 'ERROR' : 'DELIVERED',
+      });
+      ids.push(m.id);
+    }
+    await db.insertInto('media').values([
+      { business_id: tenantT.businessId, message_id: ids[3]!, filename: 'a "b".pdf', content_type: 'application/pdf' },
+      { business_id: tenantT.businessId, message_id: ids[3]!, filename: null, content_type: null },
+    ]).execute();
+    const res = await get(`/external/v2/messages?${WINDOW}`, tenantT.headers);
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
+    const exported = res.json().messages;
+    expect(exported.map((m: { id: string }) => m.id)).toEqual(ids);
+    expect(exported.map((m: { text: string }) => m.text)).toEqual(texts);
+    expect(exported[3].media).toEqual({ id: expect.any(Number), filename: 'a "b".pdf', content_type: 'application/pdf' });
+    expect(exported[1]).toMatchObject({ user: { id: user.id, name: 'Ana\tMaría', email: 'o\'neil@acme.test' }, agent: null, error: 'bad "number"\n', created_at: aug(101, 999) });
+    // The timeline maps the same rows in the service (exports.mappers.ts): both forms must agree.
+    const timeline = (await t.app.inject({ method: 'GET', url: `/external/v2/contacts/${contact.id}/timeline`, headers: tenantT.headers })).json();
+    const mapped = timeline.items.filter((i: { kind: string }) => i.kind === 'message').map(({ kind: _, ...m }: { kind: string }) => m).reverse();
+    expect(exported).toEqual(mapped);
+  });
+
   it('walks a window exactly once, with ties on one microsecond and inserts during the walk', async () => {
     const db = t.database.db;
     const tenantB = await createTenant(t.app, 'Walk');
