@@ -8,11 +8,14 @@
  * - send-fast: a channel paced at 1000/s; POST /external/v2/messages/send at a fixed rate to
  *   senders of the inbound part (24-hour window open); the rate at which the fake Graph API
  *   receives the sends, per 1-s window.
+ *   With --accept-only the fake holds every send request for a minute instead of answering, so
+ *   the worker's slots stay taken and the CPU measured is that of accepting alone (nothing is
+ *   waited for afterwards).
  * - send-paced: a channel with the default pace (80/s); a burst of sends; the most the fake
  *   receives for that number in any 1-s window (fixed and sliding).
  *
  *   npx tsx bench/messaging.bench.ts [--only inbound,send-fast,send-paced] [--rate 1000] [--duration 60]
- *     [--warmup 3] [--phones 5000] [--send-rate 1000] [--send-duration 20] [--paced 1200]
+ *     [--warmup 3] [--phones 5000] [--send-rate 1000] [--send-duration 20] [--paced 1200] [--accept-only]
  *     [--connections 128] [--port 4750] [--db bench_messaging] [--profile inbound|send-fast] [--log-statements]
  *
  * PG_URL (default postgres://postgres@127.0.0.1:5432); the database --db is dropped and created anew.
@@ -44,6 +47,8 @@ const { values } = parseArgs({
     profile: { type: 'string', default: '' },
     /** Every statement of the service with its duration in the PostgreSQL log (to see where time goes). */
     'log-statements': { type: 'boolean', default: false },
+    /** send-fast: the fake holds the worker's calls, so the CPU measured is that of accepting alone. */
+    'accept-only': { type: 'boolean', default: false },
   },
 });
 const only = new Set(values.only.split(','));
@@ -54,6 +59,15 @@ const pick = (n: number) => Array.from({ length: n }, () => phones[Math.floor(ra
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const load = () => loadavg().map((l) => l.toFixed(1)).join(' / ');
 const fmt = (n: number, d = 1) => n.toFixed(d);
+/** The outbound statuses once none is PENDING any more (the SENT marks follow the last arrival), or after 10 s. */
+async function settledStatuses(databaseUrl: string, businessId: string, channelId: string): Promise<Record<string, number>> {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const statuses = await outboundStatuses(databaseUrl, businessId, channelId);
+    if (!statuses.PENDING || Date.now() > deadline) return statuses;
+    await sleep(200);
+  }
+}
 const lat = (r: OpenLoopResult) => `${fmt(r.fromDue.p50)} / ${fmt(r.fromDue.p99)} / ${fmt(r.fromDue.max, 0)}`;
 
 /** With --profile: the service's CPU profile of the measured part of the first run (SIGUSR2 starts and stops it). */
@@ -118,7 +132,9 @@ try {
   }
 
   if (only.has('send-fast')) {
+    const acceptOnly = values['accept-only'];
     await setPace(service.url, tenant.businessId, fast.id, 1000);
+    if (acceptOnly) fake.setDelay(60_000);
     const sendRate = Number(values['send-rate']);
     const requests = sendRequests(fast, tenant.apiKey, Array.from({ length: sendRate * Number(values['send-duration']) }, () => senders[Math.floor(random() * senders.length)]!), 'fast');
     const path = `/${fake.baseUrl.split('/').pop()}/${fast.phoneNumberId}/messages`;
@@ -128,7 +144,8 @@ try {
     toggleProfile('send-fast');
     const result = await openLoop(service.url, requests, sendRate, { connections: Number(values.connections) });
     const acceptSec = meter.seconds();
-    const deadline = Date.now() + 120_000;
+    const acceptSplit = meter.split();
+    const deadline = acceptOnly ? Date.now() : Date.now() + 120_000;
     const mine = () => arrivals.slice(seen).filter((a) => a.path === path);
     while (mine().length < result.accepted.length && Date.now() < deadline) await sleep(200);
     toggleProfile('send-fast');
@@ -140,14 +157,15 @@ try {
     const inner = windows.perSecond.slice(1, -1).sort((a, b) => a - b);
     const median = inner[Math.floor(inner.length / 2)] ?? NaN;
     const spanSec = times.length > 1 ? (Math.max(...times) - Math.min(...times)) / 1000 : NaN;
-    const statuses = await outboundStatuses(databaseUrl, tenant.businessId, fast.id);
-    report.sendFast = { sendRate, result: { ...result, accepted: result.accepted.length }, delivered: times.length, windows, median, spanSec, statuses, acceptSec, cpuSec, cpuSplit, loadBefore, loadAfter };
+    const statuses = acceptOnly ? {} : await settledStatuses(databaseUrl, tenant.businessId, fast.id);
+    report.sendFast = { sendRate, acceptOnly, result: { ...result, accepted: result.accepted.length }, delivered: times.length, windows, median, spanSec, statuses, acceptSec, acceptSplit, cpuSec, cpuSplit, loadBefore, loadAfter };
+    const perSend = (sec: number, n: number) => fmt((sec * 1000) / Math.max(1, n), 2);
     lines.push(
-      `Sends, channel paced at 1000/s: ${requests.length} sends offered at ${sendRate}/s; load average before ${loadBefore}, after ${loadAfter}`,
+      `Sends, channel paced at 1000/s${acceptOnly ? ', fake holding every call (accept only)' : ''}: ${requests.length} sends offered at ${sendRate}/s; load average before ${loadBefore}, after ${loadAfter}`,
       '',
-      '| offered/s | accepted | accepted/s | accept p50 / p99 / max ms | non-2xx / errors | delivered to fake | delivered/s (first→last) | per 1-s window: median / min / max (inner windows) | statuses | CPU ms/send service+PG (CPU s service + PG) |',
-      '|---:|---:|---:|---|---|---:|---:|---|---|---:|',
-      `| ${sendRate} | ${result.accepted.length} | ${fmt(result.acceptedPerSec, 0)} | ${lat(result)} | ${result.rejected.length} / ${result.failed.length} | ${times.length} | ${fmt(times.length / spanSec, 0)} | ${median} / ${inner[0] ?? NaN} / ${inner[inner.length - 1] ?? NaN} | ${JSON.stringify(statuses)} | ${fmt((cpuSec * 1000) / Math.max(1, times.length), 2)} (${cpuSplit}) |`,
+      '| offered/s | accepted | accepted/s | accept p50 / p99 / max ms | non-2xx / errors | delivered to fake | delivered/s (first→last) | per 1-s window: median / min / max (inner windows) | statuses | CPU ms/send while accepting service+PG (CPU s) | CPU ms/send accept + delivery service+PG (CPU s) |',
+      '|---:|---:|---:|---|---|---:|---:|---|---|---:|---:|',
+      `| ${sendRate} | ${result.accepted.length} | ${fmt(result.acceptedPerSec, 0)} | ${lat(result)} | ${result.rejected.length} / ${result.failed.length} | ${times.length} | ${fmt(times.length / spanSec, 0)} | ${median} / ${inner[0] ?? NaN} / ${inner[inner.length - 1] ?? NaN} | ${JSON.stringify(statuses)} | ${perSend(acceptSec, result.accepted.length)} (${acceptSplit}) | ${acceptOnly ? '–' : `${perSend(cpuSec, times.length)} (${cpuSplit})`} |`,
       '',
       `windows: ${windows.perSecond.join(' ')}`,
       '',
@@ -179,7 +197,7 @@ try {
     const times = mine().map((a) => a.t);
     const windows = arrivalWindows(times);
     const spanSec = (Math.max(...times) - Math.min(...times)) / 1000;
-    const statuses = await outboundStatuses(databaseUrl, tenant.businessId, paced.id);
+    const statuses = await settledStatuses(databaseUrl, tenant.businessId, paced.id);
     report.sendPaced = { result: { ...result, accepted: result.accepted.length }, delivered: times.length, windows, spanSec, statuses, loadBefore, loadAfter: load() };
     lines.push(
       `Sends, default pace (80/s): ${count} sends offered at 400/s; load average before ${loadBefore}`,

@@ -4,9 +4,15 @@ import type { OutboxTable } from '../db/types.ts';
 
 export type OutboxJob = Selectable<OutboxTable>;
 
+type NewJob = { business_id: string; id: string; kind: string; ref_id: string; run_at?: string };
+
 export const outboxRepository = {
-  async insert(db: Db, row: { business_id: string; id: string; kind: string; ref_id: string; run_at?: string }): Promise<void> {
+  async insert(db: Db, row: NewJob): Promise<void> {
     await db.insertInto('outbox').values(row).execute();
+  },
+
+  async insertMany(db: Db, rows: NewJob[]): Promise<void> {
+    if (rows.length > 0) await db.insertInto('outbox').values(rows).execute();
   },
 
   /**

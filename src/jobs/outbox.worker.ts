@@ -2,8 +2,11 @@ import type { Db } from '../db/database.ts';
 import { newId } from '../lib/ids.ts';
 import { outboxRepository, type OutboxJob } from './outbox.repository.ts';
 
-/** What a handler decided about one job. */
-export type JobOutcome = { done: true } | { retryInSeconds: number; error: string } | { failed: string };
+/**
+ * What a handler decided about one job. `recorded: true` with `done` says the handler has already
+ * marked the job done itself, in the statement that stored the job's result (one commit for both).
+ */
+export type JobOutcome = { done: true; recorded?: true } | { retryInSeconds: number; error: string } | { failed: string };
 
 /** The code behind one kind of durable work (provider sends, media fetches, webhook deliveries). */
 export interface JobHandler {
@@ -27,9 +30,16 @@ export interface WorkerOptions {
   sweepMs?: number;
 }
 
+type NewJob = { businessId: string; kind: string; refId: string; runAt?: string };
+
 /** Adds a job to the outbox inside the caller's transaction, so it exists exactly when its cause does. */
-export function enqueueJob(trx: Db, job: { businessId: string; kind: string; refId: string; runAt?: string }): Promise<void> {
+export function enqueueJob(trx: Db, job: NewJob): Promise<void> {
   return outboxRepository.insert(trx, { business_id: job.businessId, id: newId(), kind: job.kind, ref_id: job.refId, run_at: job.runAt });
+}
+
+/** enqueueJob for several jobs in one statement. */
+export function enqueueJobs(trx: Db, jobs: NewJob[]): Promise<void> {
+  return outboxRepository.insertMany(trx, jobs.map((job) => ({ business_id: job.businessId, id: newId(), kind: job.kind, ref_id: job.refId, run_at: job.runAt })));
 }
 
 /**
@@ -94,12 +104,17 @@ export class OutboxWorker {
 
   private async loop(handler: JobHandler): Promise<void> {
     const inFlight = this.inFlight.get(handler.kind)!;
+    // While due jobs are left behind (the last claim got all it asked for), the next claim waits for
+    // this many free slots: one claim per finished job would cost a statement per job.
+    const minClaim = Math.max(1, Math.floor(handler.concurrency / 4));
+    let backlog = false;
     while (this.running) {
       let claimed: OutboxJob[] = [];
       const free = handler.concurrency - inFlight.size;
-      if (free > 0) {
+      if (free > 0 && (!backlog || free >= minClaim)) {
         try {
           claimed = await outboxRepository.claim(this.db, handler.kind, free, handler.leaseSeconds);
+          backlog = claimed.length === free;
         } catch (err) {
           this.log.error({ err, kind: handler.kind }, 'outbox claim failed');
         }
@@ -111,7 +126,8 @@ export class OutboxWorker {
         });
         inFlight.add(run);
       }
-      if (claimed.length === 0 || inFlight.size >= handler.concurrency) await this.idle(handler.kind);
+      const wanted = backlog ? minClaim : 1;
+      if (claimed.length === 0 || handler.concurrency - inFlight.size < wanted) await this.idle(handler.kind);
     }
   }
 
@@ -131,8 +147,9 @@ export class OutboxWorker {
   private async run(handler: JobHandler, job: OutboxJob): Promise<void> {
     try {
       const outcome = await handler.handle(job);
-      if ('done' in outcome) await outboxRepository.complete(this.db, job);
-      else if ('failed' in outcome) await outboxRepository.fail(this.db, job, outcome.failed);
+      if ('done' in outcome) {
+        if (!outcome.recorded) await outboxRepository.complete(this.db, job);
+      } else if ('failed' in outcome) await outboxRepository.fail(this.db, job, outcome.failed);
       else await outboxRepository.retryAt(this.db, job, outcome.retryInSeconds, outcome.error);
     } catch (err) {
       // A handler bug must not lose the job: it goes back to the queue after a pause.

@@ -89,6 +89,44 @@ describe('outbox worker', () => {
     expect(rows.find((r) => r.ref_id === givenUp)?.state).toBe('failed');
   });
 
+  it('with a backlog, claims again only when several slots are free, and still runs every job once', async () => {
+    const seen: string[] = [];
+    let running = 0;
+    let most = 0;
+    const h = handler('backlog', async (job) => {
+      running++;
+      most = Math.max(most, running);
+      await new Promise((r) => setTimeout(r, 1 + Math.random() * 10));
+      seen.push(job.ref_id);
+      running--;
+      return { done: true };
+    }, { concurrency: 16 });
+    const refs = Array.from({ length: 120 }, () => newId());
+    for (const ref of refs) await enqueueJob(t.database.db, { businessId: tenant.businessId, kind: 'backlog', refId: ref });
+    const w = new OutboxWorker(t.database.db, silent, { pollMs: 20 }).register(h);
+    w.start();
+    await until(async () => (await states('backlog')).every((s) => s.state === 'done'));
+    await w.stop();
+    expect(seen.sort()).toEqual([...refs].sort());
+    expect(most).toBeLessThanOrEqual(16);
+  });
+
+  it('leaves the job as it is when the handler says it recorded the completion itself', async () => {
+    const ref = newId();
+    await enqueueJob(t.database.db, { businessId: tenant.businessId, kind: 'self', refId: ref });
+    const h = handler('self', async (job) => {
+      await t.database.db.updateTable('outbox').set({ state: 'done', locked_until: null, last_error: 'by the handler' }).where('id', '=', job.id).execute();
+      return { done: true, recorded: true };
+    });
+    const w = new OutboxWorker(t.database.db, silent, { pollMs: 20 }).register(h);
+    w.start();
+    await until(async () => (await states('self'))[0]!.state === 'done');
+    await new Promise((r) => setTimeout(r, 100));
+    await w.stop();
+    // complete() would have cleared last_error.
+    expect((await states('self'))[0]).toMatchObject({ state: 'done', last_error: 'by the handler' });
+  });
+
   it('keeps a job whose handler throws, for a later try', async () => {
     await enqueueJob(t.database.db, { businessId: tenant.businessId, kind: 'boom', refId: newId() });
     const w = new OutboxWorker(t.database.db, silent, { pollMs: 20 }).register(handler('boom', () => { throw new Error('bug'); }));

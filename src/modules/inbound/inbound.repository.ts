@@ -3,6 +3,7 @@ import type { Db } from '../../db/database.ts';
 import type { ContactsTable, ConversationsTable, MessagesTable } from '../../db/types.ts';
 import type { ContactRow } from '../contacts/contacts.repository.ts';
 import type { ConversationRow } from '../messaging/messaging.repository.ts';
+import { valuesList } from '../messaging/values-list.ts';
 
 // Set-based statements for a batch of inbound messages: one statement per step for the whole batch
 // instead of one per message. Lists travel as one jsonb parameter (the same on PostgreSQL and PGlite).
@@ -17,12 +18,12 @@ export async function lockNames(db: Db, businessId: string, names: string[]): Pr
 export const inboundRepository = {
   /**
    * The provider message ids among `ids` already stored on the channel: one probe of the unique
-   * index per id (LATERAL), a plan that stays right while a new table has no statistics yet.
+   * index per id (LATERAL), over a VALUES list so each batch is planned at the table's current size
+   * (values-list.ts), never with a plan cached while the table was small.
    */
   async knownProviderIds(db: Db, businessId: string, channelId: string, ids: string[]): Promise<Set<string>> {
     if (ids.length === 0) return new Set();
-    const { rows } = await sql<{ id: string }>`
-      select p.id from jsonb_array_elements_text(${JSON.stringify(ids)}::jsonb) as p(id)
+    const { rows } = await sql<{ id: string }>`select p.id from ${valuesList(ids.map((id) => [id]), ['text'])} as p(id)
       cross join lateral (
         select 1 from messages m
         where m.business_id = ${businessId} and m.channel_id = ${channelId} and m.provider_message_id = p.id

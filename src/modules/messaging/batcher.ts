@@ -7,16 +7,32 @@
 export class Batcher<T, R> {
   private queue: { item: T; resolve: (r: R) => void; reject: (e: unknown) => void }[] = [];
   private running = 0;
+  private pumpScheduled = false;
 
   constructor(
     private readonly run: (items: T[]) => Promise<R[]>,
-    private readonly options: { maxRunning: number; maxItems: number; sizeOf?: (item: T) => number },
+    private readonly options: {
+      maxRunning: number;
+      maxItems: number;
+      sizeOf?: (item: T) => number;
+      /**
+       * Start a batch on the next turn of the event loop instead of at once, so that items submitted
+       * in the same turn (the jobs of one claim, the answers read from one socket poll) share it.
+       */
+      gatherTurn?: boolean;
+    },
   ) {}
 
   submit(item: T): Promise<R> {
     return new Promise<R>((resolve, reject) => {
       this.queue.push({ item, resolve, reject });
-      this.pump();
+      if (!this.options.gatherTurn) return this.pump();
+      if (this.pumpScheduled) return;
+      this.pumpScheduled = true;
+      setImmediate(() => {
+        this.pumpScheduled = false;
+        this.pump();
+      });
     });
   }
 

@@ -1,5 +1,6 @@
+import type { Insertable } from 'kysely';
 import type { Db } from '../../db/database.ts';
-import type { EventsTable } from '../../db/types.ts';
+import type { ConversationsTable, EventsTable } from '../../db/types.ts';
 import { newId } from '../../lib/ids.ts';
 import { writeEvents } from '../events/events.writer.ts';
 import { messagingRepository, type ConversationRow } from './messaging.repository.ts';
@@ -62,4 +63,46 @@ export async function openConversation(
     },
   ]);
   return { conversation: { ...found, closed_at: null, channel_id: target.channelId }, created: false, reopened: true };
+}
+
+/** A (contact, channel) pair whose open conversation is wanted; see openConversations. */
+export interface ConversationTarget {
+  contactId: string;
+  channel: string;
+  channelId: string;
+  tags?: string[];
+}
+
+/**
+ * openConversation for many (contact, channel) pairs of one business with one statement per step:
+ * the locks (all at once, sorted), the latest conversations, the new ones. A closed conversation, or
+ * one without a channel id, goes through openConversation (reopening writes its event). Answers the
+ * open conversation of each pair, keyed `${contactId}:${channelId}`.
+ */
+export async function openConversations(trx: Db, businessId: string, targets: ConversationTarget[], by: OpenedBy): Promise<Map<string, ConversationRow>> {
+  const unique = new Map<string, ConversationTarget>();
+  for (const t of targets) unique.set(`${t.contactId}:${t.channelId}`, t);
+  const keys = [...unique.keys()].sort();
+  // The lock openConversation takes, for all pairs at once and in one order.
+  await messagingRepository.lockMany(trx, keys.map((k) => ({ businessId, key: `conversation:${k}` })));
+  const found = await messagingRepository.findConversations(
+    trx,
+    businessId,
+    keys.map((k) => ({ contact_id: unique.get(k)!.contactId, channel: unique.get(k)!.channel, channel_id: unique.get(k)!.channelId })),
+  );
+  const result = new Map<string, ConversationRow>();
+  const missing: Insertable<ConversationsTable>[] = [];
+  for (const key of keys) {
+    const target = unique.get(key)!;
+    const row = found.get(key);
+    if (!row) {
+      missing.push({ business_id: businessId, id: newId(), contact_id: target.contactId, channel: target.channel, channel_id: target.channelId, tags: target.tags ?? [] });
+    } else if (row.closed_at === null && row.channel_id === target.channelId) {
+      result.set(key, row);
+    } else {
+      result.set(key, (await openConversation(trx, businessId, target, by)).conversation);
+    }
+  }
+  for (const row of await messagingRepository.insertConversations(trx, missing)) result.set(`${row.contact_id}:${row.channel_id}`, row);
+  return result;
 }

@@ -3,6 +3,7 @@ import { canMoveStatus, type MessageStatus } from '../../channels/message-status
 import type { Db } from '../../db/database.ts';
 import type { ConversationsTable, MediaTable, MessagesTable } from '../../db/types.ts';
 import type { ContactRow } from '../contacts/contacts.repository.ts';
+import { valuesList } from './values-list.ts';
 
 export type ConversationRow = Selectable<ConversationsTable>;
 export type MessageRow = Selectable<MessagesTable>;
@@ -57,6 +58,16 @@ export const messagingRepository = {
   },
 
   /**
+   * The locks of lock() for several keys in one statement, taken in the order given (callers sort,
+   * so two writers locking overlapping sets cannot deadlock). Keys are `{ businessId, key }` pairs.
+   */
+  async lockMany(db: Db, keys: { businessId: string; key: string }[]): Promise<void> {
+    if (keys.length === 0) return;
+    const names = JSON.stringify(keys.map((k) => `${k.businessId}:${k.key}`));
+    await sql`select pg_advisory_xact_lock(hashtextextended(k, 0)) from jsonb_array_elements_text(${names}::jsonb) as k`.execute(db);
+  },
+
+  /**
    * The contact's latest conversation on a channel, row-locked. A conversation of the same channel
    * type without a channel id (imported history) counts too, after those of this channel.
    */
@@ -78,6 +89,32 @@ export const messagingRepository = {
 
   insertConversation(db: Db, row: Insertable<ConversationsTable>): Promise<ConversationRow> {
     return db.insertInto('conversations').values(row).returningAll().executeTakeFirstOrThrow();
+  },
+
+  /**
+   * findConversation for several (contact, channel) pairs in one statement, row-locked; keyed by
+   * `${contact_id}:${channel_id}` (pairs without a conversation are absent).
+   */
+  async findConversations(db: Db, businessId: string, pairs: { contact_id: string; channel: string; channel_id: string }[]): Promise<Map<string, ConversationRow>> {
+    if (pairs.length === 0) return new Map();
+    // LATERAL ... LIMIT 1: one probe of conversations_contact per pair; a VALUES list (valuesList).
+    const { rows } = await sql<ConversationRow & { lookup: string }>`
+      select p.contact_id || ':' || p.channel_id as lookup, c.*
+      from ${valuesList(pairs.map((p) => [p.contact_id, p.channel, p.channel_id]), ['uuid', 'text', 'uuid'])} as p(contact_id, channel, channel_id)
+      cross join lateral (
+        select * from conversations c
+        where c.business_id = ${businessId} and c.contact_id = p.contact_id and c.channel = p.channel
+          and (c.channel_id = p.channel_id or c.channel_id is null)
+        order by c.channel_id is null, c.created_at desc, c.id desc
+        limit 1
+        for update) c`.execute(db);
+    return new Map(rows.map(({ lookup, ...row }) => [lookup, row as ConversationRow]));
+  },
+
+  /** Several new conversations in one statement. */
+  insertConversations(db: Db, rows: Insertable<ConversationsTable>[]): Promise<ConversationRow[]> {
+    if (rows.length === 0) return Promise.resolve([]);
+    return db.insertInto('conversations').values(rows).returningAll().execute();
   },
 
   /** Opens the conversation again and binds it to the channel (a no-op for fields already set). */
@@ -125,6 +162,34 @@ export const messagingRepository = {
       select * from inserted`;
     const result = await db.executeQuery<MessageRow>(CompiledQuery.raw(text, [...insert.parameters]));
     return result.rows[0];
+  },
+
+  /**
+   * insertMessage for several messages in one statement: rows whose provider id is
+   * stored already are skipped, and each conversation's counters move by the rows inserted into it.
+   * Answers the rows inserted (id, conversation, provider id, created_at).
+   */
+  async insertMessages(db: Db, rows: Insertable<MessagesTable>[]) {
+    if (rows.length === 0) return [];
+    const insert = db
+      .insertInto('messages')
+      .values(rows.map((row) => ({ ...row, metadata: JSON.stringify(row.metadata ?? {}) })))
+      .onConflict((oc) => oc.columns(['business_id', 'channel_id', 'provider_message_id']).doNothing())
+      .returning(['business_id', 'id', 'conversation_id', 'provider_message_id', 'created_at'])
+      .compile();
+    // The conversations are joined on their whole key (business_id from the rows, not a constant):
+    // `business_id = $1` would be planned from a guess of the business's share of the table.
+    const text = `with inserted as (${insert.sql}),
+      counted as (
+        update conversations c
+        set message_count = c.message_count + v.n, last_message_at = greatest(c.last_message_at, v.last)
+        from (select business_id, conversation_id as id, count(*)::integer as n, max(created_at) as last from inserted group by business_id, conversation_id) v
+        where c.business_id = v.business_id and c.id = v.id)
+      select id, conversation_id, provider_message_id, created_at from inserted`;
+    const result = await db.executeQuery<{ id: string; conversation_id: string; provider_message_id: string | null; created_at: string }>(
+      CompiledQuery.raw(text, [...insert.parameters]),
+    );
+    return result.rows;
   },
 
   /** The message a provider knows by this id on this channel. */

@@ -1,18 +1,38 @@
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-interface Lane {
-  /** The last grant in line; the next waits for it, so grants of a channel are handed out in order. */
+/** A token bucket whose callers are served in order (each waits for the one before). */
+interface Bucket {
   tail: Promise<void>;
-  waiting: number;
   tokens: number;
   refilledAt: number;
 }
 
+interface Lane {
+  /** Callers of acquire() not yet served. */
+  waiting: number;
+  /** Tokens of acquire(). */
+  grants: Bucket;
+  /** Tokens of admit(). */
+  starts: Bucket;
+  /** Start times of the latest calls: a ring of up to `pace` entries, the oldest at `oldest`. */
+  recent: number[];
+  oldest: number;
+}
+
 /**
- * Paces the provider calls of each channel with a token bucket filled at the channel's pace
- * (messages per second) and holding at most max(1, pace/100) tokens: any one-second window sees at
- * most pace + that many calls, and a late timer never lets a burst catch up. Tokens are taken when
- * the call is about to start, measured on the real clock.
+ * Paces the provider calls of each channel, on the real clock: never more than `pace` calls
+ * (messages per second) start within any window of one second plus one interval (1/pace s), so a
+ * call that reaches the provider up to one interval late or early does not put pace + 1 into a
+ * second there. The sustained rate is thus pace²/(pace + 1): 79/s at 80, 999/s at 1000.
+ * Two steps, each a token bucket filled at that rate and holding at most max(1, pace/100) tokens
+ * (so a late timer never lets a burst catch up):
+ *
+ * - acquire(): the caller's turn, taken before it records that its call starts (so a job waits
+ *   for its turn before the record, and a crash while it waits leaves the message to be sent).
+ * - admit(): right before the call. The record between the two steps is a statement shared by the
+ *   calls whose turns came meanwhile, so it releases them together; admit() spreads them out again
+ *   with the second bucket, and holds any call that would make more than `pace` calls start within
+ *   the window (sliding, over the latest starts).
  *
  * Pacing lives in this process: several processes sending from one number each get the full pace
  * (run one sending process per number, or lower the channel's pace, when that matters).
@@ -22,43 +42,84 @@ export class ChannelPacer {
 
   constructor(private readonly now: () => number = () => performance.now()) {}
 
-  /** Roughly how long a new caller would wait for the channel's next token (ms). */
+  /** Roughly how long a new caller would wait for the channel's next turn (ms). */
   backlogMs(channelId: string, perSecond: number): number {
     const lane = this.lanes.get(channelId);
-    return lane ? (lane.waiting * 1000) / perSecond : 0;
+    return lane ? (lane.waiting * 1000) / rateOf(perSecond) : 0;
   }
 
-  /** Resolves when the caller may start one call on the channel. */
+  /** Resolves when it is the caller's turn to prepare one call on the channel. */
   acquire(channelId: string, perSecond: number): Promise<void> {
     const lane = this.lane(channelId, perSecond);
     lane.waiting++;
-    const turn = lane.tail.then(() => this.take(lane, perSecond)).finally(() => lane.waiting--);
-    lane.tail = turn;
-    return turn;
+    return this.inTurn(lane.grants, () => this.take(lane.grants, perSecond)).finally(() => lane.waiting--);
+  }
+
+  /** Resolves when the caller may start its call (see the class); counts the start. */
+  admit(channelId: string, perSecond: number): Promise<void> {
+    const lane = this.lane(channelId, perSecond);
+    return this.inTurn(lane.starts, async () => {
+      await this.take(lane.starts, perSecond);
+      await this.startWithinWindow(lane, perSecond);
+    });
   }
 
   private lane(channelId: string, perSecond: number): Lane {
     let lane = this.lanes.get(channelId);
     if (!lane) {
-      lane = { tail: Promise.resolve(), waiting: 0, tokens: capacity(perSecond), refilledAt: this.now() };
+      const bucket = (): Bucket => ({ tail: Promise.resolve(), tokens: capacity(perSecond), refilledAt: this.now() });
+      lane = { waiting: 0, grants: bucket(), starts: bucket(), recent: [], oldest: 0 };
       this.lanes.set(channelId, lane);
     }
     return lane;
   }
 
-  private async take(lane: Lane, perSecond: number): Promise<void> {
+  private inTurn(bucket: Bucket, work: () => Promise<void>): Promise<void> {
+    const turn = bucket.tail.then(work);
+    bucket.tail = turn;
+    return turn;
+  }
+
+  private async take(bucket: Bucket, perSecond: number): Promise<void> {
     for (;;) {
       const now = this.now();
-      lane.tokens = Math.min(capacity(perSecond), lane.tokens + ((now - lane.refilledAt) * perSecond) / 1000);
-      lane.refilledAt = now;
-      if (lane.tokens >= 1) {
-        lane.tokens -= 1;
+      bucket.tokens = Math.min(capacity(perSecond), bucket.tokens + ((now - bucket.refilledAt) * rateOf(perSecond)) / 1000);
+      bucket.refilledAt = now;
+      if (bucket.tokens >= 1) {
+        bucket.tokens -= 1;
         return;
       }
-      await sleep(((1 - lane.tokens) * 1000) / perSecond);
+      await sleep(((1 - bucket.tokens) * 1000) / rateOf(perSecond));
     }
+  }
+
+  /** Waits until fewer than `perSecond` calls started within the last window, and records this start. */
+  private async startWithinWindow(lane: Lane, perSecond: number): Promise<void> {
+    const size = Math.max(1, Math.floor(perSecond));
+    if (lane.recent.length > size) {
+      // The pace was lowered: keep the latest `size` starts, oldest first.
+      lane.recent = [...lane.recent.slice(lane.oldest), ...lane.recent.slice(0, lane.oldest)].slice(-size);
+      lane.oldest = 0;
+    }
+    if (lane.recent.length < size) {
+      // Not full yet: the newest entry goes just before the oldest (the end of the ring).
+      lane.recent.splice(lane.oldest, 0, this.now());
+      lane.oldest = (lane.oldest + 1) % lane.recent.length;
+      return;
+    }
+    for (;;) {
+      const wait = lane.recent[lane.oldest]! + windowMs(perSecond) - this.now();
+      if (wait <= 0) break;
+      await sleep(wait);
+    }
+    lane.recent[lane.oldest] = this.now();
+    lane.oldest = (lane.oldest + 1) % size;
   }
 }
 
+/** The window in which at most `pace` calls start: one second plus one interval. */
+const windowMs = (perSecond: number) => 1000 + 1000 / perSecond;
+/** Calls per second the buckets let through: `pace` per window. */
+const rateOf = (perSecond: number) => (perSecond * 1000) / windowMs(perSecond);
 /** Burst allowance: one call at ordinary paces, 1 % of the pace at high ones (timer granularity). */
 const capacity = (perSecond: number) => Math.max(1, Math.floor(perSecond / 100));

@@ -2,13 +2,11 @@ import type { ChannelProvider, OutboundContent } from '../../channels/provider.t
 import type { Db } from '../../db/database.ts';
 import type { OutboxJob } from '../../jobs/outbox.repository.ts';
 import type { JobHandler, JobOutcome } from '../../jobs/outbox.worker.ts';
+import { ChannelCache } from './channel-cache.ts';
 import { ChannelPacer } from './channel-pacer.ts';
 import type { ChannelRow } from '../channels/channels.repository.ts';
 import { Batcher } from '../messaging/batcher.ts';
-import { sendingRepository as repo, type MessageKey } from './sending.repository.ts';
-
-/** How long a channel row read by the worker is reused: a re-pace or a secret rotation applies within this. */
-const CHANNEL_CACHE_MS = 1000;
+import { sendingRepository as repo, type MessageKey, type OutboundMessage } from './sending.repository.ts';
 
 const keyOf = (ref: MessageKey) => `${ref.businessId}:${ref.id}`;
 
@@ -39,23 +37,40 @@ export class SendJobHandler implements JobHandler {
   // Covers the longest pacing wait (maxPaceWaitMs) plus the provider's call limit (15 s) many times over.
   readonly leaseSeconds = 120;
   private readonly options: Required<Omit<SendJobOptions, 'concurrency'>>;
-  // The message reads and the SENT marks of the jobs running at the same time share statements (one
-  // round trip per batch instead of per message); each write is still committed before the job goes on.
-  private readonly reads = new Batcher<MessageKey, Awaited<ReturnType<typeof repo.outboundMessage>>>(
+  // The message reads, the "call started" marks and the SENT marks of the jobs running at the same
+  // time share statements (one round trip per batch instead of per message; one batch of each in
+  // flight while the next gathers, from the end of the current event-loop turn); each write is
+  // still committed before the job goes on.
+  private readonly reads = new Batcher<MessageKey, OutboundMessage | undefined>(
     async (refs) => {
       const rows = await repo.outboundMessages(this.db, refs);
       return refs.map((ref) => rows.get(keyOf(ref)));
     },
-    { maxRunning: 2, maxItems: 100 },
+    { maxRunning: 1, maxItems: 100, gatherTurn: true },
   );
-  private readonly sents = new Batcher<MessageKey & { providerMessageId: string }, true>(
+  // Never thrown as a batch: when the statement's outcome is unknown, marking each again alone
+  // would find it marked and leave it PENDING for good; the job fails instead and its next try
+  // finds the mark (outcome unknown, never resent).
+  private readonly starts = new Batcher<MessageKey, boolean | { error: unknown }>(
+    async (refs) => {
+      try {
+        const started = await repo.startCalls(this.db, refs);
+        return refs.map((ref) => started.has(keyOf(ref)));
+      } catch (error) {
+        return refs.map(() => ({ error }));
+      }
+    },
+    { maxRunning: 1, maxItems: 100, gatherTurn: true },
+  );
+  // The SENT mark completes the outbox job in the same statement (see markSentMany).
+  private readonly sents = new Batcher<MessageKey & { providerMessageId: string; jobId: string }, true>(
     async (items) => {
       await repo.markSentMany(this.db, items);
       return items.map(() => true as const);
     },
-    { maxRunning: 2, maxItems: 100 },
+    { maxRunning: 1, maxItems: 100, gatherTurn: true },
   );
-  private readonly channelCache = new Map<string, { row: ChannelRow | undefined; at: number }>();
+  private readonly channelRows: ChannelCache;
 
   constructor(
     private readonly db: Db,
@@ -66,6 +81,7 @@ export class SendJobHandler implements JobHandler {
     private readonly pacer = new ChannelPacer(),
     options: SendJobOptions = {},
   ) {
+    this.channelRows = new ChannelCache((businessId, id) => channels.find(businessId, id));
     this.concurrency = options.concurrency ?? 64;
     this.options = {
       maxAttempts: options.maxAttempts ?? 10,
@@ -82,7 +98,7 @@ export class SendJobHandler implements JobHandler {
     // A previous call's outcome was never recorded (the worker stopped, or the database failed after it).
     if (message.provider_call_at !== null) return this.fail(businessId, message.id, OUTCOME_UNKNOWN);
 
-    const channel = message.channel_id ? await this.channel(businessId, message.channel_id) : undefined;
+    const channel = message.channel_id ? await this.channelRows.get(businessId, message.channel_id) : undefined;
     if (!channel) return this.fail(businessId, message.id, 'the channel of this message no longer exists');
     let provider: ChannelProvider;
     try {
@@ -96,13 +112,18 @@ export class SendJobHandler implements JobHandler {
     if (backlog > this.options.maxPaceWaitMs) return { retryInSeconds: backlog / 1000, error: 'waiting for the channel pace' };
     await this.pacer.acquire(channel.id, channel.pace_per_second);
 
-    // Not batched: a shared statement would release the calls of several tokens at once (bursts
-    // above the pace at the provider); the token is taken just before this single round trip.
-    if (!(await repo.startCall(this.db, businessId, message.id))) return { done: true };
+    // The turn is taken before the mark (a crash while waiting for it leaves the message to be sent
+    // later). The shared mark releases the calls of several turns at once, so admit() spreads them
+    // out again right before the call (see ChannelPacer); its wait is about one statement's time,
+    // and a crash within it counts as a crash during the call (outcome unknown, not resent).
+    const started = await this.starts.submit({ businessId, id: message.id });
+    if (typeof started === 'object') throw started.error;
+    if (!started) return { done: true };
+    await this.pacer.admit(channel.id, channel.pace_per_second);
     try {
       const result = await provider.send({ to: message.recipient_address ?? '', content: message.outbound_content as OutboundContent });
-      await this.sents.submit({ businessId, id: message.id, providerMessageId: result.providerMessageId });
-      return { done: true };
+      await this.sents.submit({ businessId, id: message.id, providerMessageId: result.providerMessageId, jobId: job.id });
+      return { done: true, recorded: true };
     } catch (err) {
       const failure = provider.classifyError(err);
       const detail = `${failure.code}: ${failure.detail}`;
@@ -122,17 +143,6 @@ export class SendJobHandler implements JobHandler {
     if (!message || message.status !== 'PENDING' || message.provider_call_at === null) return 'retry';
     await repo.markError(this.db, job.business_id, message.id, OUTCOME_UNKNOWN);
     return 'give_up';
-  }
-
-  /** The channel row, reused for CHANNEL_CACHE_MS (every send of a busy channel would read it). */
-  private async channel(businessId: string, id: string): Promise<ChannelRow | undefined> {
-    const key = `${businessId}:${id}`;
-    const cached = this.channelCache.get(key);
-    if (cached && performance.now() - cached.at < CHANNEL_CACHE_MS) return cached.row;
-    const row = await this.channels.find(businessId, id);
-    if (this.channelCache.size > 10_000) this.channelCache.clear();
-    this.channelCache.set(key, { row, at: performance.now() });
-    return row;
   }
 
   private backoff(attempt: number): number {

@@ -1,7 +1,7 @@
-import type { Updateable } from 'kysely';
+import type { Insertable, Updateable } from 'kysely';
 import type { OutboundContent } from '../../channels/provider.ts';
 import type { Db } from '../../db/database.ts';
-import type { ConversationsTable, EventsTable } from '../../db/types.ts';
+import type { ConversationsTable, EventsTable, MessagesTable } from '../../db/types.ts';
 import { enqueueJob } from '../../jobs/outbox.worker.ts';
 import type { WebhookEvents } from '../webhooks/webhook-events.ts';
 import { newId } from '../../lib/ids.ts';
@@ -50,7 +50,7 @@ type NewEvent = Parameters<typeof writeEvents>[2][number];
 export async function acceptSend(trx: Db, businessId: string, plan: SendPlan, webhookEvents: Pick<WebhookEvents, 'messageCreated'>): Promise<AcceptedSend> {
   const { channel, recipient } = plan;
   // The same lock key as contact creation, so a concurrent create or send cannot add a twin.
-  await contactsRepository.lockIdentifiers(trx, businessId, [`phone_number:${recipient.key}`]);
+  await contactsRepository.lockIdentifiers(trx, businessId, [recipientLockName(recipient)]);
   const found = (await messagingRepository.contactsByPhoneKey(trx, businessId, [recipient.key])).get(recipient.key);
   let contact = found ?? (await contactsRepository.insert(trx, {
     business_id: businessId,
@@ -68,13 +68,29 @@ export async function acceptSend(trx: Db, businessId: string, plan: SendPlan, we
   const conversation = await applyConversationChanges(trx, opened.conversation, plan);
 
   const messageId = newId();
-  await messagingRepository.insertMessage(trx, {
+  await messagingRepository.insertMessage(trx, outboundMessageRow(businessId, messageId, plan, { conversationId: conversation.id, contactId: contact.id }));
+  await enqueueJob(trx, { businessId, kind: 'send', refId: messageId });
+  await webhookEvents.messageCreated(trx, businessId, messageId);
+  return { messageId, contact, conversationId: conversation.id };
+}
+
+/** The advisory-lock name of a recipient's phone: the one contact creation takes (contactsRepository.lockIdentifiers). */
+export const recipientLockName = (recipient: NormalisedPhone) => `phone_number:${recipient.key}`;
+
+/** The PENDING message row of an accepted send. */
+export function outboundMessageRow(
+  businessId: string,
+  messageId: string,
+  plan: Pick<SendPlan, 'channel' | 'recipient' | 'type' | 'content' | 'text' | 'metadata' | 'templateId'>,
+  to: { conversationId: string; contactId: string },
+): Insertable<MessagesTable> {
+  return {
     business_id: businessId,
     id: messageId,
-    conversation_id: conversation.id,
-    contact_id: contact.id,
-    channel: channel.type,
-    channel_id: channel.id,
+    conversation_id: to.conversationId,
+    contact_id: to.contactId,
+    channel: plan.channel.type,
+    channel_id: plan.channel.id,
     direction: 'outbound',
     sender_type: 'api',
     user_id: null,
@@ -85,14 +101,11 @@ export async function acceptSend(trx: Db, businessId: string, plan: SendPlan, we
     error: null,
     reply_to_id: null,
     metadata: plan.metadata,
-    sender_address: channel.identifier,
-    recipient_address: recipient.digits,
+    sender_address: plan.channel.identifier,
+    recipient_address: plan.recipient.digits,
     template_id: plan.templateId,
     outbound_content: JSON.stringify(plan.content),
-  });
-  await enqueueJob(trx, { businessId, kind: 'send', refId: messageId });
-  await webhookEvents.messageCreated(trx, businessId, messageId);
-  return { messageId, contact, conversationId: conversation.id };
+  };
 }
 
 /** Marks the contact as opted in on this channel (and no longer opted out), with the time. */

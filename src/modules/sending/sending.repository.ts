@@ -1,6 +1,7 @@
 import { sql, type Selectable, type Updateable } from 'kysely';
 import type { Db } from '../../db/database.ts';
-import type { ConversationsTable } from '../../db/types.ts';
+import type { ConversationsTable, MessagesTable } from '../../db/types.ts';
+import { valuesList } from '../messaging/values-list.ts';
 
 export type ConversationRow = Selectable<ConversationsTable>;
 
@@ -14,6 +15,11 @@ const messageColumns = [
   'id', 'business_id', 'conversation_id', 'contact_id', 'channel', 'channel_id', 'direction', 'type', 'status', 'error',
   'recipient_address', 'provider_message_id', 'outbound_content', 'provider_call_at', 'send_attempts', 'template_id',
 ] as const;
+
+/** An outbound message as the worker and the status endpoint read it. */
+export type OutboundMessage = Pick<Selectable<MessagesTable>, (typeof messageColumns)[number]>;
+
+const keys = (refs: MessageKey[]) => valuesList(refs.map((r) => [r.businessId, r.id]), ['uuid', 'uuid']);
 
 /** All SQL of sending: recipients' conversations, outbound messages and their delivery state. */
 export const sendingRepository = {
@@ -39,6 +45,25 @@ export const sendingRepository = {
     return row !== undefined;
   },
 
+  /**
+   * inServiceWindow for several (contact, channel) pairs in one statement: the pairs whose window is
+   * open, keyed `${contact_id}:${channel_id}`.
+   */
+  async inServiceWindows(db: Db, businessId: string, pairs: { contact_id: string; channel_id: string; channel: string }[]): Promise<Set<string>> {
+    if (pairs.length === 0) return new Set();
+    // LATERAL ... LIMIT 1: one probe of messages_contact per pair, never a scan of the business's day.
+    const { rows } = await sql<{ lookup: string }>`
+      select p.contact_id || ':' || p.channel_id as lookup
+      from ${valuesList(pairs.map((p) => [p.contact_id, p.channel_id, p.channel]), ['uuid', 'uuid', 'text'])} as p(contact_id, channel_id, channel)
+      cross join lateral (
+        select 1 from messages m
+        where m.business_id = ${businessId} and m.contact_id = p.contact_id
+          and m.created_at > now() - interval '24 hours' and m.direction = 'inbound'
+          and (m.channel_id = p.channel_id or (m.channel_id is null and m.channel = p.channel))
+        limit 1) w`.execute(db);
+    return new Set(rows.map((r) => r.lookup));
+  },
+
   conversation(db: Db, businessId: string, id: string): Promise<ConversationRow> {
     return db.selectFrom('conversations').selectAll().where('business_id', '=', businessId).where('id', '=', id).executeTakeFirstOrThrow();
   },
@@ -48,7 +73,7 @@ export const sendingRepository = {
   },
 
   /** An outbound message as the worker and the status endpoint need it. */
-  outboundMessage(db: Db, businessId: string, id: string) {
+  outboundMessage(db: Db, businessId: string, id: string): Promise<OutboundMessage | undefined> {
     return db
       .selectFrom('messages')
       .select(messageColumns)
@@ -58,53 +83,55 @@ export const sendingRepository = {
       .executeTakeFirst();
   },
 
-  /** Several outbound messages at once (see outboundMessage), keyed `${business_id}:${id}`. */
-  async outboundMessages(db: Db, refs: MessageKey[]) {
-    const rows = await db
-      .selectFrom('messages')
-      .select(messageColumns)
-      .where(({ eb, refTuple, tuple }) => eb(refTuple('business_id', 'id'), 'in', refs.map((r) => tuple(r.businessId, r.id))))
-      .where('direction', '=', 'outbound')
-      .execute();
+  // The statements for several messages below join a VALUES list of (business_id, id) to the table
+  // on its whole primary key (see valuesList): `business_id = $1 and id = any($2)` would be planned
+  // from a guess of the business's share of the table (0.5 % without statistics) and can become a
+  // scan of all the business's messages.
+
+  /** Outbound messages by business and id (see outboundMessage), keyed `${business_id}:${id}`. */
+  async outboundMessages(db: Db, refs: MessageKey[]): Promise<Map<string, OutboundMessage>> {
+    if (refs.length === 0) return new Map();
+    const { rows } = await sql<OutboundMessage>`
+      select ${sql.join(messageColumns.map((c) => sql.ref(`m.${c}`)))}
+      from ${keys(refs)} as v(business_id, id)
+      join messages m on m.business_id = v.business_id and m.id = v.id
+      where m.direction = 'outbound'`.execute(db);
     return new Map(rows.map((row) => [`${row.business_id}:${row.id}`, row]));
   },
 
-  /** markSent for several messages in one statement. */
-  async markSentMany(db: Db, sent: (MessageKey & { providerMessageId: string })[]): Promise<void> {
-    const values = JSON.stringify(sent.map((s) => ({ business_id: s.businessId, id: s.id, provider_message_id: s.providerMessageId })));
-    await sql`
+  /**
+   * Records (and commits) that the provider calls of these messages are about to start, in one
+   * statement. Answers the keys (`${business_id}:${id}`) of the messages that were still waiting to
+   * be sent (not finished by another worker, nor given up).
+   */
+  async startCalls(db: Db, refs: MessageKey[]): Promise<Set<string>> {
+    if (refs.length === 0) return new Set();
+    const { rows } = await sql<{ business_id: string; id: string }>`
       update messages m
-      set status = 'SENT', provider_message_id = v.provider_message_id, status_at = now(), provider_call_at = null, error = null
-      from jsonb_to_recordset(${values}::jsonb) as v(business_id uuid, id uuid, provider_message_id text)
-      where m.business_id = v.business_id and m.id = v.id and m.status = 'PENDING'`.execute(db);
+      set provider_call_at = now(), send_attempts = m.send_attempts + 1
+      from ${keys(refs)} as v(business_id, id)
+      where m.business_id = v.business_id and m.id = v.id and m.status = 'PENDING' and m.provider_call_at is null
+      returning m.business_id, m.id`.execute(db);
+    return new Set(rows.map((r) => `${r.business_id}:${r.id}`));
   },
 
   /**
-   * Records (and commits) that a provider call is about to start. False when the message is no longer
-   * waiting to be sent (another worker finished it, or it was given up).
+   * markSent for several messages, each with the completion of its outbox job, in one statement (so
+   * one commit records both: a job is done exactly when its message's outcome is stored). A
+   * receipt that already moved a message further is kept.
    */
-  async startCall(db: Db, businessId: string, id: string): Promise<boolean> {
-    const row = await db
-      .updateTable('messages')
-      .set((eb) => ({ provider_call_at: sql<string>`now()`, send_attempts: eb('send_attempts', '+', 1) }))
-      .where('business_id', '=', businessId)
-      .where('id', '=', id)
-      .where('status', '=', 'PENDING')
-      .where('provider_call_at', 'is', null)
-      .returning('id')
-      .executeTakeFirst();
-    return row !== undefined;
-  },
-
-  /** The provider accepted the message; a receipt that already moved it further is kept. */
-  async markSent(db: Db, businessId: string, id: string, providerMessageId: string): Promise<void> {
-    await db
-      .updateTable('messages')
-      .set({ status: 'SENT', provider_message_id: providerMessageId, status_at: sql<string>`now()`, provider_call_at: null, error: null })
-      .where('business_id', '=', businessId)
-      .where('id', '=', id)
-      .where('status', '=', 'PENDING')
-      .execute();
+  async markSentMany(db: Db, sent: (MessageKey & { providerMessageId: string; jobId: string })[]): Promise<void> {
+    if (sent.length === 0) return;
+    const messages = valuesList(sent.map((s) => [s.businessId, s.id, s.providerMessageId]), ['uuid', 'uuid', 'text']);
+    await sql`
+      with sent as (
+        update messages m
+        set status = 'SENT', provider_message_id = v.provider_message_id, status_at = now(), provider_call_at = null, error = null
+        from ${messages} as v(business_id, id, provider_message_id)
+        where m.business_id = v.business_id and m.id = v.id and m.status = 'PENDING')
+      update outbox o set state = 'done', locked_until = null, last_error = null
+      from ${keys(sent.map((s) => ({ businessId: s.businessId, id: s.jobId })))} as v(business_id, id)
+      where o.business_id = v.business_id and o.id = v.id`.execute(db);
   },
 
   /** The call failed but may be tried again: the message waits for its next attempt. */

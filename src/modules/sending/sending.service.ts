@@ -10,6 +10,9 @@ import { usersRepository } from '../users/users.repository.ts';
 import { ChannelPacer } from './channel-pacer.ts';
 import { SendJobHandler, type SendJobOptions } from './send.job.ts';
 import type { WebhookEvents } from '../webhooks/webhook-events.ts';
+import { Batcher } from '../messaging/batcher.ts';
+import { ChannelCache } from './channel-cache.ts';
+import { acceptPlainSends, type PlainSend, type PlainSendOutcome } from './sending.accept-many.ts';
 import { acceptSend, type SendPlan } from './sending.accept.ts';
 import { checkMetadata, freeFormContent } from './sending.content.ts';
 import { toSendConversation, toStatusRecord } from './sending.mappers.ts';
@@ -18,8 +21,30 @@ import type { SendBody, SendTemplateBody, SendTemplateQuery } from './sending.sc
 
 const forbidden = (what: string) => new AppError(403, 'forbidden', `${what} does not belong to the business`);
 
-/** Outbound messages: accepted here in one transaction, delivered by the send job (send.job.ts). */
+/** A send that asks for nothing but its message: written with others by acceptPlainSends. */
+function isPlain(body: SendBody, fields: Set<string>): boolean {
+  return (
+    body.type !== 'template' &&
+    body.template_uuid === undefined &&
+    body.template_values === undefined &&
+    body.optin_contact !== true &&
+    body.bot_status === undefined &&
+    body.assigned_user === undefined &&
+    body.team_uuid === undefined &&
+    fields.size === 0
+  );
+}
+
+/**
+ * Outbound messages: accepted here, delivered by the send job (send.job.ts). Plain sends (see
+ * PlainSend) that arrive while earlier ones are being written are written together in one
+ * transaction (one batch in flight, so a lone send is written at once); the others each have their
+ * own transaction.
+ */
 export class SendingService {
+  private readonly channelRows: ChannelCache;
+  private readonly plainSends = new Batcher<PlainSend, PlainSendOutcome>((sends) => this.writePlainSends(sends), { maxRunning: 1, maxItems: 200 });
+
   constructor(
     private readonly db: Db,
     private readonly worker: OutboxWorker,
@@ -27,7 +52,9 @@ export class SendingService {
     private readonly templates: TemplatesService,
     private readonly contacts: ContactsService,
     private readonly webhookEvents: WebhookEvents,
-  ) {}
+  ) {
+    this.channelRows = new ChannelCache((businessId, id) => channels.find(businessId, id));
+  }
 
   /** The worker side: delivers queued sends to the providers (register it on the outbox worker). */
   sendJobHandler(options?: SendJobOptions): SendJobHandler {
@@ -37,9 +64,17 @@ export class SendingService {
   /** POST /messages/send. */
   async send(businessId: string, body: SendBody) {
     checkMetadata(body.metadata);
-    const channel = await this.channels.get(businessId, body.channel_uuid);
+    const channel = await this.channelRows.get(businessId, body.channel_uuid);
+    if (!channel) throw notFound('channel');
     if (body.from !== channel.type) throw badRequest(`from must be the type of channel_uuid (${channel.type})`, [{ path: '/from' }]);
     const recipient = this.recipientOf(channel, body.to, 'to');
+    const fields = new Set(body.fields?.split(',') ?? []);
+    if (isPlain(body, fields)) {
+      const { content, text } = freeFormContent(body.type as Exclude<SendBody['type'], 'template'>, body.content);
+      const outcome = await this.plainSends.submit({ businessId, channel, recipient, type: body.type, content, text, metadata: body.metadata ?? {} });
+      if ('refused' in outcome) throw outcome.refused;
+      return { message: { uuid: outcome.messageId, status: 'enqueued' as const } };
+    }
     const plan: SendPlan = {
       channel,
       recipient,
@@ -51,7 +86,6 @@ export class SendingService {
       botStatus: body.bot_status,
       ...(await this.contentOf(businessId, channel, body)),
     };
-    const fields = new Set(body.fields?.split(',') ?? []);
     const result = await this.db.transaction().execute(async (trx) => {
       if (body.assigned_user !== undefined) {
         const user = await usersRepository.findByEmail(trx, businessId, body.assigned_user);
@@ -110,6 +144,30 @@ export class SendingService {
     this.worker.wake('send');
     this.webhookEvents.wake();
     return { success: true, message_id: accepted.messageId, recipient: recipient.digits, template_name: template.name };
+  }
+
+  /**
+   * One transaction for plain sends gathered by the batcher. A refused send (blocked,
+   * template_required) is answered alone and the others are written. If the transaction fails
+   * before its commit, the batcher writes each send alone; if the commit itself fails, whether it
+   * happened is unknown, so every send of the batch answers that error (none is written twice).
+   */
+  private async writePlainSends(sends: PlainSend[]): Promise<PlainSendOutcome[]> {
+    let committing = false;
+    let written: Awaited<ReturnType<typeof acceptPlainSends>>;
+    try {
+      written = await this.db.transaction().execute(async (trx) => {
+        const result = await acceptPlainSends(trx, sends, this.webhookEvents);
+        committing = true;
+        return result;
+      });
+    } catch (err) {
+      if (committing) return sends.map(() => ({ refused: err as Error }));
+      throw err;
+    }
+    if (written.outcomes.some((o) => 'messageId' in o)) this.worker.wake('send');
+    if (written.webhooksQueued) this.webhookEvents.wake();
+    return written.outcomes;
   }
 
   /** GET /messages/status/:uuid: outbound messages of the business only. */
