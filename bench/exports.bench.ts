@@ -5,10 +5,10 @@
  *  2. runs the same keyset range straight on the database, the service stopped, in two forms: as rows
  *     decoded by the driver (the comparison baseline) and as the endpoint's JSON records
  *     (exportsRepository.messageRecords) joined into the page: messages/s, and the HTTP walk's share of each;
- *  CPU per page of each process involved (service, PostgreSQL backends, this process) comes from
- *  /proc, so a machine shared with other work still gives comparable costs; load average alongside.
  *  3. restarts the service with the contract's limits (120 pages a minute) and lets the sync tool
  *     copy `--sync-pages` pages: pages per minute against the 120 ceiling, and any 429 met.
+ * CPU per page of each process involved in 1 and 2 (service, PostgreSQL backends, this process) comes
+ * from /proc, so a machine shared with other work still gives comparable costs; load average alongside.
  *
  *   npx tsx bench/exports.bench.ts [--engine postgres|pglite] [--messages 1000000] [--sync-pages 240 (0: no sync part)] [--port 3950]
  *     [--db bench_exports (PostgreSQL database, or PGlite directory prefix)]
@@ -16,8 +16,7 @@
  * Prints a Markdown section for docs/PERFORMANCE.md and writes the raw figures to /tmp.
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { loadavg } from 'node:os';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { request } from 'undici';
