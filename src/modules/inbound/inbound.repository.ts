@@ -1,8 +1,7 @@
 import { CompiledQuery, sql, type Insertable } from 'kysely';
 import type { Db } from '../../db/database.ts';
-import type { ContactsTable, ConversationsTable, MessagesTable } from '../../db/types.ts';
+import type { ContactsTable, MessagesTable } from '../../db/types.ts';
 import type { ContactRow } from '../contacts/contacts.repository.ts';
-import type { ConversationRow } from '../messaging/messaging.repository.ts';
 import { valuesList } from '../messaging/values-list.ts';
 
 // Set-based statements for a batch of inbound messages: one statement per step for the whole batch
@@ -38,30 +37,6 @@ export const inboundRepository = {
       .values(rows.map((row) => ({ ...row, custom_fields: JSON.stringify(row.custom_fields ?? {}) })))
       .returningAll()
       .execute();
-  },
-
-  /**
-   * For each (contact, channel), the conversation openConversation would pick (the latest of the
-   * channel, else the latest of the channel type without a channel id), row-locked; keyed by
-   * `${contact_id}:${channel_id}`.
-   */
-  async latestConversations(db: Db, businessId: string, pairs: { contact_id: string; channel: string; channel_id: string }[]): Promise<Map<string, ConversationRow>> {
-    if (pairs.length === 0) return new Map();
-    const { rows } = await sql<ConversationRow & { lookup: string }>`
-      select p.contact_id || ':' || p.channel_id as lookup, c.* from jsonb_to_recordset(${JSON.stringify(pairs)}::jsonb) as p(contact_id uuid, channel text, channel_id uuid)
-      cross join lateral (
-        select * from conversations c
-        where c.business_id = ${businessId} and c.contact_id = p.contact_id and c.channel = p.channel
-          and (c.channel_id = p.channel_id or c.channel_id is null)
-        order by c.channel_id is null, c.created_at desc, c.id desc
-        limit 1
-        for update) c`.execute(db);
-    return new Map(rows.map(({ lookup, ...row }) => [lookup, row as ConversationRow]));
-  },
-
-  insertConversations(db: Db, rows: Insertable<ConversationsTable>[]): Promise<ConversationRow[]> {
-    if (rows.length === 0) return Promise.resolve([]);
-    return db.insertInto('conversations').values(rows).returningAll().execute();
   },
 
   /**

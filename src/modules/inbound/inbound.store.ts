@@ -110,7 +110,7 @@ async function conversationsOf(trx: Db, businessId: string, targets: { contact: 
   const keys = [...unique.keys()].sort();
   // The lock openConversation takes, for all of them at once and in one order.
   await lockNames(trx, businessId, keys.map((k) => `conversation:${k}`));
-  const found = await inboundRepository.latestConversations(
+  const found = await messagingRepository.findConversations(
     trx,
     businessId,
     keys.map((k) => ({ contact_id: unique.get(k)!.contact.id, channel: unique.get(k)!.channel.type, channel_id: unique.get(k)!.channel.id })),
@@ -129,6 +129,6 @@ async function conversationsOf(trx: Db, businessId: string, targets: { contact: 
       result.set(key, (await openConversation(trx, businessId, target, { actorType: 'system', origin: 'inbound_message' })).conversation);
     }
   }
-  for (const row of await inboundRepository.insertConversations(trx, missing)) result.set(`${row.contact_id}:${row.channel_id}`, row);
+  for (const row of await messagingRepository.insertConversations(trx, missing)) result.set(`${row.contact_id}:${row.channel_id}`, row);
   return result;
 }
