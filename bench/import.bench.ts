@@ -27,6 +27,8 @@ export interface ImportResult {
   /** CPU microseconds per record of the server process and of the PostgreSQL backends. */
   serverCpuUsPerRecord: number;
   postgresCpuUsPerRecord: number;
+  /** CPU microseconds per record of this process (generating and sending the records): it shares the machine. */
+  clientCpuUsPerRecord: number;
   /** Load average (1 min) of the machine at the end: other work there slows the figures. */
   loadAverage: number;
 }
@@ -46,6 +48,7 @@ export async function runImport(service: RunningProcess, tenant: Tenant, shape: 
   const stop = () => (stoppedByTimeBound ||= Date.now() > deadline);
   const serverCpu = new CpuMeter(() => [service.pid]).start();
   const postgresCpu = new CpuMeter(() => (database ? postgresBackends(database) : [])).start();
+  const clientCpu = new CpuMeter(() => [process.pid]).start();
   const sampler = new RssSampler(service.pid).start();
   const startRssMb = sampler.read() ?? 0;
   const rssByTenth: number[] = [];
@@ -97,6 +100,7 @@ export async function runImport(service: RunningProcess, tenant: Tenant, shape: 
     firstErrors: errors.slice(0, 5),
     serverCpuUsPerRecord: (serverCpu.seconds() * 1e6) / Math.max(1, sentRecords),
     postgresCpuUsPerRecord: (postgresCpu.seconds() * 1e6) / Math.max(1, sentRecords),
+    clientCpuUsPerRecord: (clientCpu.seconds() * 1e6) / Math.max(1, sentRecords),
     loadAverage: loadavg()[0],
   };
 }

@@ -141,10 +141,23 @@ export async function spawnProcess(command: string, args: string[], env: Record<
   return { url, pid, stop };
 }
 
-/** Starts the service the way a user does: `npx tsx src/server.ts` with its environment. */
+/**
+ * The command line of `npm start` (`tsx --max-old-space-size=192 src/server.ts`), read from
+ * package.json so the benchmarks run the service exactly as users do, heap bound included. The
+ * bound applies to the service only: the benchmark's own processes (the data generator, autocannon)
+ * run unbounded. A heap bound given in `NODE_OPTIONS` (bench/profile.ts) replaces the script's.
+ */
+function startCommand(nodeOptions: string | undefined): string[] {
+  const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } };
+  const args = pkg.scripts.start.trim().split(/\s+/);
+  return nodeOptions?.includes('--max-old-space-size') ? args.filter((a) => !a.startsWith('--max-old-space-size')) : args;
+}
+
+/** Starts the service the way a user does: the `npm start` command line, with its environment. */
 export function startService(storage: Storage, port: number, extraEnv: Record<string, string> = {}): Promise<RunningProcess> {
-  const env = { ...storage.env, PORT: String(port), HOST: '127.0.0.1', ADMIN_TOKEN, SEED_DEMO: 'false', LOG_LEVEL: 'warn', ...extraEnv };
-  return spawnProcess('npx', ['tsx', 'src/server.ts'], env, port, '/readyz');
+  const env: Record<string, string> = { ...storage.env, PORT: String(port), HOST: '127.0.0.1', ADMIN_TOKEN, SEED_DEMO: 'false', LOG_LEVEL: 'warn', ...extraEnv };
+  // Through npx, so the command is the project's own tsx, as under `npm start`.
+  return spawnProcess('npx', startCommand(env.NODE_OPTIONS ?? process.env.NODE_OPTIONS), env, port, '/readyz');
 }
 
 /** A business and an API key, created through the operator API. */

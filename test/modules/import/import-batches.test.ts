@@ -77,4 +77,27 @@ describe('import batches', () => {
     // Message 17 960 is the last one of conversation 0 (17 960 = 40 × 449), written 4 h 59 min 20 s in.
     expect(latest.last_message_at).toBe('2026-03-01T04:59:20.000000Z');
   });
+
+  it('finds parents on earlier lines of earlier batches and never on later lines', { timeout: 60_000 }, async () => {
+    const service = new ImportService(db(), { parallel: 3 });
+    const at = '2026-04-01T00:00:00Z';
+    const pairs = Array.from({ length: 3000 }, () => ({ contact: v7(), conversation: v7() }));
+    // Line 1: a conversation whose contact comes later, in the second batch of contacts (1 000 a batch).
+    const lines: object[] = [{ type: 'conversation', id: v7(), contact_id: pairs[1500].contact, channel: 'sms', created_at: at }];
+    for (const [i, p] of pairs.entries()) {
+      lines.push({ type: 'contact', id: p.contact, external_id: `pipe-${i}`, created_at: at });
+      lines.push({ type: 'conversation', id: p.conversation, contact_id: p.contact, channel: 'sms', created_at: at });
+    }
+    // Messages and an event refer to conversations and contacts of earlier batches.
+    for (const [i, p] of pairs.entries()) {
+      lines.push({ type: 'message', id: v7(), conversation_id: p.conversation, direction: 'inbound', sender_type: 'contact', text: `m${i}`, status: 'RECEIVED', created_at: at });
+    }
+    lines.push({ type: 'event', id: v7(), conversation_id: pairs[0].conversation, contact_id: pairs[0].contact, event_type: 'conversation_archived', actor_type: 'api', data: {}, created_at: at });
+    const result = await service.importNdjson(tenant.businessId, [ndjson(lines)]);
+    expect(result.errors).toEqual([{ line: 1, message: `contact ${pairs[1500].contact} not found in this business` }]);
+    expect(result.imported).toEqual({ contacts: 3000, conversations: 3000, messages: 3000, events: 1 });
+    const counted = await sql<{ total: number }>`
+      SELECT sum(message_count)::int AS total FROM conversations WHERE business_id = ${tenant.businessId} AND id = ANY(${pairs.map((p) => p.conversation)}::uuid[])`.execute(db());
+    expect(counted.rows[0].total).toBe(3000);
+  });
 });
