@@ -6,7 +6,7 @@ export interface PlannedRequest {
   method: 'POST' | 'GET' | 'PATCH';
   path: string;
   headers: Record<string, string>;
-  body: string;
+  body?: string;
 }
 
 /** What happened to each request of an open-loop run, and the latencies. */

@@ -44,7 +44,7 @@ export function lookupTable(engine: string, rows: LookupResult[]): string {
 }
 
 export function fixedRateTable(engine: string, rows: LookupResult[]): string {
-  const lines = ['| engine | route | rate | requests | p50 ms | p99 ms | max ms | p99 < 25 ms | non-2xx / errors |', '|---|---|---:|---:|---:|---:|---:|---|---|'];
+  const lines = ['| engine | route | rate (evenly spaced) | requests | p50 ms | p99 ms | max ms | p99 < 25 ms | non-2xx / errors |', '|---|---|---:|---:|---:|---:|---:|---|---|'];
   for (const r of rows) {
     if (!r.fixedRate) continue;
     const f = r.fixedRate;
