@@ -76,6 +76,7 @@ const toggleProfile = (part: string) => values.profile === part && process.kill(
 const storage = await freshStorage('postgres', values.db);
 const databaseUrl = storage.env.DATABASE_URL!;
 if (values['log-statements']) await runSql(databaseUrl, `ALTER DATABASE "${values.db}" SET log_min_duration_statement = 0`);
+if (process.env.BENCH_AUTO_EXPLAIN) for (const s of ['session_preload_libraries = auto_explain', 'auto_explain.log_min_duration = ' + process.env.BENCH_AUTO_EXPLAIN, 'auto_explain.log_analyze = on', 'auto_explain.log_nested_statements = on', 'auto_explain.log_triggers = on']) await runSql(databaseUrl, `ALTER DATABASE "${values.db}" SET ${s}`);
 const fake = await startFakeGraphApi();
 const arrivals = recordArrivals(fake);
 const service = await startService(storage, Number(values.port), values.profile ? { NODE_OPTIONS: `--import ${new URL('./lib/cpu-profile-preload.mjs', import.meta.url).pathname}`, CPU_PROFILE_FILE: PROFILE_FILE } : {});

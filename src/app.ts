@@ -18,6 +18,7 @@ import { messagesRoutes } from './modules/messages/messages.routes.ts';
 import { sendingRoutes } from './modules/sending/sending.routes.ts';
 import { agentsAdminRoutes } from './modules/agents/agents.admin-routes.ts';
 import { OutboxWorker } from './jobs/outbox.worker.ts';
+import { StatisticsKeeper } from './db/statistics.ts';
 import { ApiKeyCache } from './modules/api-keys/api-key-cache.ts';
 import { API_KEY_REVOKED_CHANNEL } from './modules/api-keys/api-keys.repository.ts';
 import { registerIdempotency } from './http/idempotency.ts';
@@ -90,6 +91,9 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   }
   app.addHook('onReady', async () => services.idempotency.startCleanup((err) => app.log.error({ err }, 'idempotency key cleanup failed')));
   app.addHook('onClose', async () => services.idempotency.stopCleanup());
+  const statistics = new StatisticsKeeper(deps.database.db, deps.database.engine);
+  if (deps.workers !== false) app.addHook('onReady', async () => statistics.start((err) => app.log.error({ err }, 'analyzing changed tables failed')));
+  app.addHook('onClose', async () => statistics.stop());
 
   await app.register(healthRoutes, { db: deps.database.db });
   // Provider webhooks: called by the providers, authenticated by their signatures, not by API keys.

@@ -6,6 +6,7 @@ import * as webhooks from './migrations/0004-webhooks.ts';
 import * as exportsMigration from './migrations/0005-exports.ts';
 import * as importFlags from './migrations/0006-import-flags.ts';
 import * as webCopies from './migrations/0007-web-copies.ts';
+import * as webCopiesPerStatement from './migrations/0008-web-copies-per-statement.ts';
 
 /** Migrations are imported statically so they run the same under tsx, Vitest and a bundle. */
 const migrations: Record<string, Migration> = {
@@ -16,6 +17,7 @@ const migrations: Record<string, Migration> = {
   '0005-exports': exportsMigration,
   '0006-import-flags': importFlags,
   '0007-web-copies': webCopies,
+  '0008-web-copies-per-statement': webCopiesPerStatement,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

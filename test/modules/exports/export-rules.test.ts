@@ -97,6 +97,35 @@ describe('rule 5: one number on the Cloud API and the web client', () => {
     void b2;
   });
 
+  it('marks every web copy of Cloud API messages written in one statement', async () => {
+    const tenant = await createTenant(t.app, 'Rule5many');
+    const db = t.database.db;
+    const b = tenant.businessId;
+    const { cloud, web } = await channels(b);
+    const other = await channels(b);
+    const viaCloud = await contactWithConversation(db, b, 'whatsapp', {}, { channel_id: cloud.id });
+    const viaWeb = await db.insertInto('conversations').values({ business_id: b, id: newId(), contact_id: viaCloud.contact.id, channel: 'whatsapp_web', channel_id: web.id }).returningAll().executeTakeFirstOrThrow();
+    const viaOtherWeb = await contactWithConversation(db, b, 'whatsapp_web', {}, { channel_id: other.web.id });
+    const webCopies = [];
+    for (const [i, pid] of ['wamid.M1', 'wamid.M2', 'wamid.M3'].entries()) webCopies.push(await insertMessage(db, b, viaWeb, { channel_id: web.id, provider_message_id: pid, created_at: aug(i) }));
+    // Same provider id on another number's web client: not a copy.
+    const otherNumber = await insertMessage(db, b, viaOtherWeb.conversation, { channel_id: other.web.id, provider_message_id: 'wamid.M1', created_at: aug(5) });
+    const row = (pid: string | null, s: number) => ({
+      business_id: b, id: newId(), conversation_id: viaCloud.conversation.id, contact_id: viaCloud.contact.id, channel: 'whatsapp', channel_id: cloud.id,
+      provider_message_id: pid, direction: 'inbound' as const, sender_type: 'contact' as const, status: 'RECEIVED', created_at: aug(s),
+    });
+    const cloudRows = [row('wamid.M1', 10), row('wamid.M2', 11), row('wamid.M4', 12), row(null, 13)];
+    await db.insertInto('messages').values(cloudRows).execute();
+    const duplicates = await db.selectFrom('messages').select(['id', 'duplicate']).where('business_id', '=', b).where('channel', '=', 'whatsapp_web').execute();
+    expect(Object.fromEntries(duplicates.map((d) => [d.id, d.duplicate]))).toEqual({
+      [webCopies[0]!.id]: true,
+      [webCopies[1]!.id]: true,
+      [webCopies[2]!.id]: false,
+      [otherNumber.id]: false,
+    });
+    expect(await ids(tenant, 'messages')).toEqual([...cloudRows.map((r) => r.id), webCopies[2]!.id, otherNumber.id].sort());
+  });
+
   it('leaves web messages of another number alone', async () => {
     const tenant = await createTenant(t.app, 'Rule5b');
     const db = t.database.db;

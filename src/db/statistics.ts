@@ -1,0 +1,58 @@
+import { sql } from 'kysely';
+import type { Db, Engine } from './database.ts';
+
+/**
+ * Keeps the planner's statistics current where no autovacuum daemon does: PGlite (PostgreSQL in
+ * single-user mode, without background workers) and a PostgreSQL server with `autovacuum = off`.
+ *
+ * Without statistics the planner costs a table by the size it had when a plan was made, and some
+ * plans are kept for the life of a connection: the foreign-key checks PostgreSQL runs on every
+ * insert, for one. A check planned while `contacts` was nearly empty read every contact of the
+ * business through the external_id index to find one by id (9 ms per conversation created at
+ * 2 300 contacts, measured with auto_explain); ANALYZE invalidates such plans, and they are made
+ * again at the table's real size.
+ *
+ * The rule is autovacuum's own: a table is analysed once the rows changed since its last analysis
+ * exceed autovacuum_analyze_threshold + autovacuum_analyze_scale_factor x its rows (50 + 10% by
+ * default), read from the server's settings. Tables are not vacuumed here: that can hold PGlite's
+ * only connection for long on a big table; what matters for the plans is ANALYZE.
+ */
+export class StatisticsKeeper {
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<unknown> | undefined;
+
+  constructor(
+    private readonly db: Db,
+    private readonly engine: Engine,
+  ) {}
+
+  /** Analyses the tables due (none while a PostgreSQL server's autovacuum is on); answers their names. */
+  async analyzeChanged(): Promise<string[]> {
+    const { rows } = await sql<{ name: string }>`
+      select relname as name from pg_stat_user_tables
+      where schemaname = current_schema()
+        and (${this.engine === 'pglite'} or current_setting('autovacuum') = 'off')
+        and n_mod_since_analyze > current_setting('autovacuum_analyze_threshold')::float8
+          + current_setting('autovacuum_analyze_scale_factor')::float8 * greatest(n_live_tup, 0)
+      order by relname`.execute(this.db);
+    for (const { name } of rows) await sql`analyze ${sql.table(name)}`.execute(this.db);
+    return rows.map((r) => r.name);
+  }
+
+  /** Looks every `intervalMs` (one query on the statistics view when nothing is due). */
+  start(onError: (err: unknown) => void, intervalMs = 10_000): void {
+    if (this.timer) return;
+    this.timer = setInterval(() => {
+      this.running ??= this.analyzeChanged()
+        .catch(onError)
+        .finally(() => (this.running = undefined));
+    }, intervalMs);
+    this.timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    this.timer = undefined;
+    await this.running;
+  }
+}
