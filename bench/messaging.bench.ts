@@ -19,6 +19,8 @@
  *     [--connections 128] [--port 4750] [--db bench_messaging] [--profile inbound|send-fast] [--log-statements]
  *
  * PG_URL (default postgres://postgres@127.0.0.1:5432); the database --db is dropped and created anew.
+ * BENCH_AUTO_EXPLAIN=<ms>: the plan (with actual times, triggers and nested statements) of every
+ * statement slower than that goes to the PostgreSQL log (auto_explain), to see where a batch's time goes.
  */
 import { writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
