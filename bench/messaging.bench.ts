@@ -129,6 +129,7 @@ try {
         `| ${rate} | ${result.accepted.length} | ${fmt(result.acceptedPerSec, 0)} | ${lat(result)} | ${fmt(result.fromSend.p99)} | ${fmt(result.maxClientLagMs, 0)} | ${result.rejected.length} / ${result.failed.length} | ${stored.messages} stored, ${stored.missing} missing, ${stored.unexpected} unexpected, ${stored.duplicates} dup, Σmessage_count ${stored.messageCountSum} | ${stored.contacts} / ${stored.conversations} | ${fmt((cpuSec * 1000) / Math.max(1, result.accepted.length), 2)} (${cpuSplit}) | ${fmt(benchCpuSec)} |`,
         '',
       );
+      lines.push(`p99 ms per second of the run: ${result.perSecond.map((p) => fmt(p.p99, 0)).join(' ')}`, '');
       if (result.rejected.length > 0) lines.push(`first rejection: ${JSON.stringify(result.rejected[0])}`, '');
       if (result.failed.length > 0) lines.push(`first failure: ${JSON.stringify(result.failed[0])}`, '');
     }

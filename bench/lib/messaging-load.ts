@@ -27,6 +27,8 @@ export interface OpenLoopResult {
   fromSend: Percentiles;
   /** Largest lag of the client behind the schedule (ms): when large, the client was starved of CPU. */
   maxClientLagMs: number;
+  /** Latency from due per second of the schedule (request i in second floor(i / rate)), to see when a tail happens. */
+  perSecond: Percentiles[];
 }
 
 export interface Percentiles {
@@ -52,6 +54,7 @@ export async function openLoop(url: string, requests: PlannedRequest[], ratePerS
   const timeoutMs = options.timeoutMs ?? 10_000;
   const fromDue: number[] = [];
   const fromSend: number[] = [];
+  const bySecond: number[][] = [];
   const accepted: string[] = [];
   const rejected: OpenLoopResult['rejected'] = [];
   const failed: OpenLoopResult['failed'] = [];
@@ -59,7 +62,7 @@ export async function openLoop(url: string, requests: PlannedRequest[], ratePerS
   let maxLag = 0;
   let lastAnswer = 0;
 
-  const fire = (req: PlannedRequest, due: number) => {
+  const fire = (req: PlannedRequest, due: number, second: number) => {
     const sentAt = performance.now();
     const run = pool
       .request({ method: req.method, path: req.path, headers: req.headers, body: req.body, headersTimeout: timeoutMs, bodyTimeout: timeoutMs })
@@ -68,6 +71,7 @@ export async function openLoop(url: string, requests: PlannedRequest[], ratePerS
         const now = performance.now();
         lastAnswer = now;
         fromDue.push(now - due);
+        (bySecond[second] ??= []).push(now - due);
         fromSend.push(now - sentAt);
         if (res.statusCode >= 200 && res.statusCode < 300) accepted.push(req.id);
         else rejected.push({ id: req.id, status: res.statusCode, body: text.slice(0, 300) });
@@ -86,7 +90,7 @@ export async function openLoop(url: string, requests: PlannedRequest[], ratePerS
         const due = start + (next * 1000) / ratePerSec;
         if (due > now) break;
         maxLag = Math.max(maxLag, now - due);
-        fire(requests[next]!, due);
+        fire(requests[next]!, due, Math.floor(next / ratePerSec));
         next++;
       }
       if (next >= requests.length) return resolve();
@@ -111,6 +115,7 @@ export async function openLoop(url: string, requests: PlannedRequest[], ratePerS
     fromDue: percentiles(fromDue),
     fromSend: percentiles(fromSend),
     maxClientLagMs: maxLag,
+    perSecond: Array.from(bySecond, (values) => percentiles(values ?? [])),
   };
 }
 

@@ -7,6 +7,7 @@ import * as exportsMigration from './migrations/0005-exports.ts';
 import * as importFlags from './migrations/0006-import-flags.ts';
 import * as webCopies from './migrations/0007-web-copies.ts';
 import * as webCopiesPerStatement from './migrations/0008-web-copies-per-statement.ts';
+import * as idempotencyLeases from './migrations/0009-idempotency-leases.ts';
 
 /** Migrations are imported statically so they run the same under tsx, Vitest and a bundle. */
 const migrations: Record<string, Migration> = {
@@ -18,6 +19,7 @@ const migrations: Record<string, Migration> = {
   '0006-import-flags': importFlags,
   '0007-web-copies': webCopies,
   '0008-web-copies-per-statement': webCopiesPerStatement,
+  '0009-idempotency-leases': idempotencyLeases,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -206,6 +206,8 @@ export interface IdempotencyKeysTable {
   status_code: number | null;
   response: Json<unknown> | null;
   created_at: Timestamp;
+  /** The claim that holds the key (null on rows from before leases). */
+  lease_id: string | null;
 }
 
 export interface MediaTable {

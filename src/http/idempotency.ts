@@ -24,7 +24,9 @@ const KeyHeader = Type.String({
   pattern: '^[\\x20-\\x7E]+$',
   description: 'Any unique string of 1-255 printable characters (a UUID, say). A repeat within 24 hours with the same body replays '
     + 'the first answer (header `Idempotent-Replayed: true`); with a different body it answers 422 `idempotency_key_reused`; '
-    + 'while the first is still running, 409 `conflict`. 5xx answers are not kept, so they can be retried with the same key.',
+    + 'while the first is still running, 409 `conflict`. 5xx answers are not kept, so they can be retried with the same key. '
+    + 'A send stores its answer in the transaction that accepts it, so a repeat after a lost answer or a server restart replays it; '
+    + 'a first request that has not answered after 60 seconds counts as abandoned (it stored nothing) and a repeat runs in its place.',
 });
 
 /** The fingerprint of a request: what a repeat must match to be replayed. */
@@ -33,14 +35,24 @@ export function requestHash(method: string, route: string, body: unknown, query:
   return createHash('sha256').update(canonical).digest('hex');
 }
 
+/** The claims of the requests running under a key, for the hooks and for idempotencyClaimOf. */
+const claims = new WeakMap<FastifyRequest, IdempotencyClaim>();
+
+/**
+ * The claim a request holds on its Idempotency-Key (undefined without a key). A route whose work
+ * writes something passes it to its service, which stores the answer in the same transaction
+ * (storeAnswerIn): a crash between the commit and the answer then leaves a key that replays.
+ */
+export function idempotencyClaimOf(request: FastifyRequest): IdempotencyClaim | undefined {
+  return claims.get(request);
+}
+
 /**
  * Adds the Idempotency-Key behaviour (DESIGN.md) to every route of `scope` whose config names an
  * `idempotency` route. Register on the API-key scope, before the routes: the business of the key
  * scopes the records.
  */
 export function registerIdempotency(scope: FastifyInstance, service: IdempotencyService): void {
-  const claims = new WeakMap<FastifyRequest, IdempotencyClaim>();
-
   // The header joins the route's OpenAPI description and is validated with the rest of the request.
   scope.addHook('onRoute', (route) => {
     if (!route.config?.idempotency) return;
@@ -56,11 +68,10 @@ export function registerIdempotency(scope: FastifyInstance, service: Idempotency
     if (typeof key !== 'string' || !/^[\x20-\x7E]{1,255}$/.test(key)) {
       throw new AppError(400, 'validation_error', 'Idempotency-Key must be 1-255 printable characters');
     }
-    const claim = { businessId: request.businessId, route, key };
-    const decision = await service.begin(claim, requestHash(request.method, route, request.body, request.query));
+    const decision = await service.begin({ businessId: request.businessId, route, key }, requestHash(request.method, route, request.body, request.query));
     switch (decision.kind) {
       case 'run':
-        claims.set(request, claim);
+        claims.set(request, decision.claim);
         return;
       case 'replay':
         return reply.header(REPLAYED_HEADER, 'true').status(decision.statusCode).send(decision.response);

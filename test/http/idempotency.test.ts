@@ -3,7 +3,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { requireApiKey } from '../../src/http/api-key-auth.ts';
 import { AppError, registerErrorHandling } from '../../src/http/errors.ts';
-import { registerIdempotency } from '../../src/http/idempotency.ts';
+import { registerIdempotency, requestHash } from '../../src/http/idempotency.ts';
 import { registerValidation } from '../../src/http/validation.ts';
 import { startFakeGraphApi, type FakeGraphApi } from '../helpers/fake-graph-api.ts';
 import { adminHeaders, createTenant, type Tenant } from '../helpers/tenants.ts';
@@ -143,6 +143,54 @@ describe('Idempotency-Key', () => {
     expect(runs).toBe(before + 1);
   });
 
+  it('lets a repeat take over a claim left running for more than a minute, and only then', async () => {
+    const key = newKey();
+    const before = runs;
+    const hash = requestHash('POST', 'things.create', { a: 1 }, {});
+    // A first request that died holding the key: claimed, nothing stored.
+    const dead = await t.app.services.idempotency.begin({ businessId: acme.businessId, route: 'things.create', key }, hash);
+    expect(dead.kind).toBe('run');
+    const age = (seconds: number) => t.database.db.updateTable('idempotency_keys')
+      .set({ created_at: sql<string>`now() - make_interval(secs => ${seconds})` })
+      .where('business_id', '=', acme.businessId).where('key', '=', key).execute();
+    await age(59);
+    expect((await post(key, { a: 1 })).statusCode).toBe(409);
+    await age(61);
+    expect((await post(key, { a: 2 })).statusCode).toBe(422);
+    const retry = await post(key, { a: 1 });
+    expect(retry.statusCode).toBe(201);
+    expect(retry.headers['idempotent-replayed']).toBeUndefined();
+    expect(runs).toBe(before + 1);
+    const replay = await post(key, { a: 1 });
+    expect(replay.headers['idempotent-replayed']).toBe('true');
+    expect(replay.json()).toEqual(retry.json());
+    // The dead request's lease is gone: it can neither answer nor free the key any more.
+    if (dead.kind !== 'run') throw new Error('unreachable');
+    await t.app.services.idempotency.finish(dead.claim, 201, { stale: true });
+    await t.app.services.idempotency.release(dead.claim);
+    expect((await post(key, { a: 1 })).json()).toEqual(retry.json());
+  });
+
+  it('keeps the answer of the request that took over when the slow first one finishes after it', async () => {
+    const key = newKey();
+    const before = runs;
+    const first = post(key, { hold: true, slow: 1 });
+    await until(() => held.length === 1);
+    await t.database.db.updateTable('idempotency_keys').set({ created_at: sql<string>`now() - interval '61 seconds'` })
+      .where('business_id', '=', acme.businessId).where('key', '=', key).execute();
+    const second = post(key, { hold: true, slow: 1 });
+    await until(() => held.length === 2);
+    held.pop()!();
+    const secondAnswer = await second;
+    expect(secondAnswer.statusCode).toBe(201);
+    held.shift()!();
+    expect((await first).statusCode).toBe(201);
+    expect(runs).toBe(before + 2);
+    const replay = await post(key, { hold: true, slow: 1 });
+    expect(replay.headers['idempotent-replayed']).toBe('true');
+    expect(replay.json()).toEqual(secondAnswer.json());
+  });
+
   it('forgets a key after 24 hours', async () => {
     const key = newKey();
     const first = await post(key, { a: 1 });
@@ -238,6 +286,60 @@ describe('Idempotency-Key on the send routes', () => {
     await new Promise((r) => setTimeout(r, 300));
     expect(graph.sends()).toHaveLength(1);
   });
+
+  it('stores a send\'s answer with the send: a repeat after an answer lost with the server replays it', async () => {
+    const { query, url } = await templateSetup('14155550111', '1100');
+    const body = { phone: '5491155550111', 1: 'Ada' };
+    const key = { businessId: acme.businessId, route: 'send-template', key: 'lost-answer-1' };
+    // The route's work, without the hooks that store the answer as it leaves: as if the process
+    // stopped right after the commit.
+    const decision = await t.app.services.idempotency.begin(key, requestHash('POST', 'send-template', body, query));
+    if (decision.kind !== 'run') throw new Error(`expected run, got ${decision.kind}`);
+    const sent = await t.app.services.sending.sendTemplate(acme.businessId, query, body as never, decision.claim);
+    const repeat = await t.app.inject({ method: 'POST', url, headers: { ...acme.headers, 'idempotency-key': key.key }, payload: body });
+    expect(repeat.statusCode).toBe(200);
+    expect(repeat.headers['idempotent-replayed']).toBe('true');
+    expect(repeat.json()).toEqual(sent);
+    const messages = await t.database.db.selectFrom('messages').select('id').where('business_id', '=', acme.businessId).where('recipient_address', '=', '5491155550111').execute();
+    expect(messages.map((m) => m.id)).toEqual([sent.message_id]);
+  });
+
+  it('refuses with 409, writing nothing, a send whose claim a repeat took over', async () => {
+    const { query } = await templateSetup('14155550122', '1101');
+    const body = { phone: '5491155550122', 1: 'Ada' };
+    const key = { businessId: acme.businessId, route: 'send-template', key: 'taken-over-1' };
+    const hash = requestHash('POST', 'send-template', body, query);
+    const slow = await t.app.services.idempotency.begin(key, hash);
+    await t.database.db.updateTable('idempotency_keys').set({ created_at: sql<string>`now() - interval '61 seconds'` })
+      .where('business_id', '=', acme.businessId).where('key', '=', key.key).execute();
+    const repeat = await t.app.services.idempotency.begin(key, hash);
+    if (slow.kind !== 'run' || repeat.kind !== 'run') throw new Error('both should run');
+    await expect(t.app.services.sending.sendTemplate(acme.businessId, query, body as never, slow.claim)).rejects.toMatchObject({ status: 409, code: 'conflict' });
+    const none = await t.database.db.selectFrom('messages').select('id').where('business_id', '=', acme.businessId).where('recipient_address', '=', '5491155550122').execute();
+    expect(none).toEqual([]);
+    const sent = await t.app.services.sending.sendTemplate(acme.businessId, query, body as never, repeat.claim);
+    const one = await t.database.db.selectFrom('messages').select('id').where('business_id', '=', acme.businessId).where('recipient_address', '=', '5491155550122').execute();
+    expect(one.map((m) => m.id)).toEqual([sent.message_id]);
+  });
+
+  /** A WhatsApp channel of acme on the fake Graph API and a one-variable template; the send-template query and URL. */
+  async function templateSetup(number: string, phoneNumberId: string) {
+    const channel = await t.app.inject({
+      method: 'POST', url: `/admin/v1/businesses/${acme.businessId}/channels`, headers: adminHeaders,
+      payload: {
+        type: 'whatsapp', identifier: number,
+        provider: { kind: 'whatsapp_cloud', phone_number_id: phoneNumberId, access_token: graph.accessToken, app_secret: 'secret', verify_token: `verify-${number}`, api_base_url: graph.baseUrl },
+      },
+    });
+    expect(channel.statusCode).toBe(201);
+    const template = await t.app.inject({
+      method: 'POST', url: `/admin/v1/businesses/${acme.businessId}/templates`, headers: adminHeaders,
+      payload: { name: `hello_${number}`, language: 'en', body: 'Hello {{1}}' },
+    });
+    expect(template.statusCode).toBe(201);
+    const query = { template_id: template.json().template.id as string, from_phone_number: number };
+    return { query, url: `/external/v2/send-template?template_id=${query.template_id}&from_phone_number=${number}` };
+  }
 
   it('POST /messages/send replays a refusal and documents the header', async () => {
     const send = () => t.app.inject({

@@ -1,21 +1,33 @@
-import { sql, type Selectable } from 'kysely';
+import { sql, type ExpressionBuilder, type Selectable } from 'kysely';
 import type { Db } from '../../db/database.ts';
-import type { IdempotencyKeysTable } from '../../db/types.ts';
+import type { Database, IdempotencyKeysTable } from '../../db/types.ts';
 
 export type IdempotencyRow = Selectable<IdempotencyKeysTable>;
 
 /** How long a key is remembered (DESIGN.md: 24 hours). */
 export const KEY_LIFETIME = sql`interval '24 hours'`;
 
+/** A request's hold on a key: the key, and the lease id that is the key's while the hold lasts. */
+export interface Lease {
+  businessId: string;
+  route: string;
+  key: string;
+  leaseId: string;
+}
+
+/** The row of the claim's key. */
+const ofKey = (claim: Omit<Lease, 'leaseId'>) => (eb: ExpressionBuilder<Database, 'idempotency_keys'>) =>
+  eb.and([eb('business_id', '=', claim.businessId), eb('route', '=', claim.route), eb('key', '=', claim.key)]);
+
 export const idempotencyRepository = {
   /**
    * Takes the key for a request. ON CONFLICT DO NOTHING makes the database decide between two
    * concurrent first requests: exactly one gets the row back and runs.
    */
-  async claim(db: Db, businessId: string, route: string, key: string, requestHash: string): Promise<boolean> {
+  async claim(db: Db, claim: Lease, requestHash: string): Promise<boolean> {
     const row = await db
       .insertInto('idempotency_keys')
-      .values({ business_id: businessId, route, key, request_hash: requestHash })
+      .values({ business_id: claim.businessId, route: claim.route, key: claim.key, request_hash: requestHash, lease_id: claim.leaseId })
       .onConflict((oc) => oc.columns(['business_id', 'route', 'key']).doNothing())
       .returning('key')
       .executeTakeFirst();
@@ -38,18 +50,45 @@ export const idempotencyRepository = {
       .execute();
   },
 
-  async complete(db: Db, businessId: string, route: string, key: string, statusCode: number, response: unknown): Promise<void> {
-    await db.updateTable('idempotency_keys')
-      .set({ status_code: statusCode, response: JSON.stringify(response) })
-      .where('business_id', '=', businessId).where('route', '=', route).where('key', '=', key)
+  /**
+   * Gives a running claim of the same request that is older than `abandonedAfterSeconds` (and not
+   * expired) to a new lease; false when there is none. The row is locked by the update, so a
+   * request that stores its answer at the same moment either comes first (the claim is then no
+   * longer running) or finds its lease gone.
+   */
+  async takeOver(db: Db, claim: Lease, requestHash: string, abandonedAfterSeconds: number): Promise<boolean> {
+    const row = await db.updateTable('idempotency_keys')
+      .set({ lease_id: claim.leaseId, created_at: sql<string>`now()` })
+      .where(ofKey(claim))
+      .where('request_hash', '=', requestHash)
       .where('status_code', 'is', null)
-      .execute();
+      .where('created_at', '<', sql<string>`now() - make_interval(secs => ${abandonedAfterSeconds})`)
+      .where('created_at', '>', sql<string>`now() - ${KEY_LIFETIME}`)
+      .returning('key')
+      .executeTakeFirst();
+    return row !== undefined;
+  },
+
+  /**
+   * Stores the answer of the lease's request: the first time, or again with the same status (the
+   * answer as finally sent replaces the one stored in the send's transaction). False when the
+   * lease is no longer the key's.
+   */
+  async complete(db: Db, claim: Lease, statusCode: number, response: unknown): Promise<boolean> {
+    const result = await db.updateTable('idempotency_keys')
+      .set({ status_code: statusCode, response: JSON.stringify(response) })
+      .where(ofKey(claim))
+      .where('lease_id', '=', claim.leaseId)
+      .where((eb) => eb.or([eb('status_code', 'is', null), eb('status_code', '=', statusCode)]))
+      .executeTakeFirst();
+    return result.numUpdatedRows > 0n;
   },
 
   /** Forgets a running claim (the request failed with a 5xx or never answered), so a retry runs. */
-  async release(db: Db, businessId: string, route: string, key: string): Promise<void> {
+  async release(db: Db, claim: Lease): Promise<void> {
     await db.deleteFrom('idempotency_keys')
-      .where('business_id', '=', businessId).where('route', '=', route).where('key', '=', key)
+      .where(ofKey(claim))
+      .where('lease_id', '=', claim.leaseId)
       .where('status_code', 'is', null)
       .execute();
   },

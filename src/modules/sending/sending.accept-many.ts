@@ -4,6 +4,7 @@ import { newId } from '../../lib/ids.ts';
 import type { ContactRow } from '../contacts/contacts.repository.ts';
 import { openConversations } from '../messaging/messaging.conversations.ts';
 import { messagingRepository } from '../messaging/messaging.repository.ts';
+import { storeAnswerIn, type IdempotencyClaim } from '../idempotency/idempotency.service.ts';
 import type { WebhookEvents } from '../webhooks/webhook-events.ts';
 import { outboundMessageRow, recipientLockName, type SendPlan } from './sending.accept.ts';
 import { blocked, templateRequired } from './sending.content.ts';
@@ -13,7 +14,14 @@ import { sendingRepository } from './sending.repository.ts';
  * A send that needs nothing but a contact, its open conversation and a row: free-form, no opt-in,
  * no change to the conversation (bot_status, assignment, team, agent), no template.
  */
-export type PlainSend = Pick<SendPlan, 'channel' | 'recipient' | 'type' | 'content' | 'text' | 'metadata'> & { businessId: string };
+export type PlainSend = Pick<SendPlan, 'channel' | 'recipient' | 'type' | 'content' | 'text' | 'metadata'> & {
+  businessId: string;
+  /** The send's hold on its Idempotency-Key: its answer is stored with it (storeAnswerIn). */
+  claim?: IdempotencyClaim;
+};
+
+/** The answer of an accepted plain send. */
+export const plainSendAnswer = (messageId: string) => ({ message: { uuid: messageId, status: 'enqueued' as const } });
 
 /** The message written for a send, or why it was refused (nothing written for it then). */
 export type PlainSendOutcome = { messageId: string } | { refused: Error };
@@ -85,5 +93,7 @@ export async function acceptPlainSends(
   }
   accepted.sort((a, b) => a.i - b.i);
   await enqueueJobs(trx, accepted.map((a) => ({ businessId: a.businessId, kind: 'send', refId: a.messageId })));
+  // A claim taken over fails the batch; the batcher then writes each send alone, and only that one fails.
+  for (const a of accepted) await storeAnswerIn(trx, sends[a.i]!.claim, 200, plainSendAnswer(a.messageId));
   return { outcomes: outcomes.map((o) => o!), webhooksQueued };
 }

@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { responses, UuidParams } from '../../http/common.schemas.ts';
+import { idempotencyClaimOf } from '../../http/idempotency.ts';
 import { MessageStatusResponse, SendBody, SendResponse, SendTemplateBody, SendTemplateQuery, SendTemplateResponse } from './sending.schemas.ts';
 
 const tags = ['messages'];
@@ -32,7 +33,7 @@ export const sendingRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: responses({ 200: SendResponse }, 400, 401, 404, 409, 422),
       },
     },
-    async (request) => app.services.sending.send(request.businessId, request.body),
+    async (request) => app.services.sending.send(request.businessId, request.body, idempotencyClaimOf(request)),
   );
 
   app.get(
@@ -68,6 +69,6 @@ export const sendingRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: responses({ 200: SendTemplateResponse }, 400, 401, 403, 409, 422),
       },
     },
-    async (request) => app.services.sending.sendTemplate(request.businessId, request.query, request.body),
+    async (request) => app.services.sending.sendTemplate(request.businessId, request.query, request.body, idempotencyClaimOf(request)),
   );
 };

@@ -3,6 +3,7 @@ import { AppError, badRequest, notFound } from '../../http/errors.ts';
 import type { OutboxWorker } from '../../jobs/outbox.worker.ts';
 import { normalisePhone } from '../../lib/phone.ts';
 import { agentsRepository } from '../agents/agents.repository.ts';
+import { storeAnswerIn, type IdempotencyClaim } from '../idempotency/idempotency.service.ts';
 import type { ChannelRow, ChannelsService } from '../channels/channels.service.ts';
 import type { ContactsService } from '../contacts/contacts.service.ts';
 import type { TemplatesService } from '../templates/templates.service.ts';
@@ -12,7 +13,7 @@ import { SendJobHandler, type SendJobOptions } from './send.job.ts';
 import type { WebhookEvents } from '../webhooks/webhook-events.ts';
 import { Batcher } from '../messaging/batcher.ts';
 import { ChannelCache } from './channel-cache.ts';
-import { acceptPlainSends, type PlainSend, type PlainSendOutcome } from './sending.accept-many.ts';
+import { acceptPlainSends, plainSendAnswer, type PlainSend, type PlainSendOutcome } from './sending.accept-many.ts';
 import { acceptSend, type SendPlan } from './sending.accept.ts';
 import { checkMetadata, freeFormContent } from './sending.content.ts';
 import { toSendConversation, toStatusRecord } from './sending.mappers.ts';
@@ -61,8 +62,8 @@ export class SendingService {
     return new SendJobHandler(this.db, this.channels, new ChannelPacer(), options);
   }
 
-  /** POST /messages/send. */
-  async send(businessId: string, body: SendBody) {
+  /** POST /messages/send; with an Idempotency-Key claim, the answer is stored with the send (storeAnswerIn). */
+  async send(businessId: string, body: SendBody, claim?: IdempotencyClaim) {
     checkMetadata(body.metadata);
     const channel = await this.channelRows.get(businessId, body.channel_uuid);
     if (!channel) throw notFound('channel');
@@ -71,9 +72,9 @@ export class SendingService {
     const fields = new Set(body.fields?.split(',') ?? []);
     if (isPlain(body, fields)) {
       const { content, text } = freeFormContent(body.type as Exclude<SendBody['type'], 'template'>, body.content);
-      const outcome = await this.plainSends.submit({ businessId, channel, recipient, type: body.type, content, text, metadata: body.metadata ?? {} });
+      const outcome = await this.plainSends.submit({ businessId, channel, recipient, type: body.type, content, text, metadata: body.metadata ?? {}, claim });
       if ('refused' in outcome) throw outcome.refused;
-      return { message: { uuid: outcome.messageId, status: 'enqueued' as const } };
+      return plainSendAnswer(outcome.messageId);
     }
     const plan: SendPlan = {
       channel,
@@ -97,13 +98,15 @@ export class SendingService {
         plan.teamId = body.team_uuid;
       }
       const accepted = await acceptSend(trx, businessId, plan, this.webhookEvents);
-      return {
+      const answer = {
         message: { uuid: accepted.messageId, status: 'enqueued' as const },
         ...(fields.has('contact') ? { contact: await this.contacts.camelForm(accepted.contact, trx) } : {}),
         ...(fields.has('conversation')
           ? { conversation: await toSendConversation(trx, await sendingRepository.conversation(trx, businessId, accepted.conversationId)) }
           : {}),
       };
+      await storeAnswerIn(trx, claim, 200, answer);
+      return answer;
     });
     this.worker.wake('send');
     this.webhookEvents.wake();
@@ -111,7 +114,7 @@ export class SendingService {
   }
 
   /** POST /send-template: every resource named must belong to the business (403 otherwise, as the contract says). */
-  async sendTemplate(businessId: string, query: SendTemplateQuery, body: SendTemplateBody) {
+  async sendTemplate(businessId: string, query: SendTemplateQuery, body: SendTemplateBody, claim?: IdempotencyClaim) {
     const template = await this.templates.get(businessId, query.template_id);
     if (!template) throw forbidden('template_id');
     const channel = await this.channels.findByIdentifier(businessId, 'whatsapp', query.from_phone_number);
@@ -127,8 +130,8 @@ export class SendingService {
       byKey[key] = String(value);
     }
     const rendered = this.templates.render(template, { byKey, ...(body.buttons ? { buttons: body.buttons } : {}) });
-    const accepted = await this.db.transaction().execute((trx) =>
-      acceptSend(trx, businessId, {
+    const answer = await this.db.transaction().execute(async (trx) => {
+      const accepted = await acceptSend(trx, businessId, {
         channel,
         recipient,
         type: 'template',
@@ -139,11 +142,14 @@ export class SendingService {
         freeForm: false,
         optIn: false,
         ...(query.agent_id !== undefined ? { agentId: query.agent_id } : {}),
-      }, this.webhookEvents),
-    );
+      }, this.webhookEvents);
+      const sent = { success: true, message_id: accepted.messageId, recipient: recipient.digits, template_name: template.name };
+      await storeAnswerIn(trx, claim, 200, sent);
+      return sent;
+    });
     this.worker.wake('send');
     this.webhookEvents.wake();
-    return { success: true, message_id: accepted.messageId, recipient: recipient.digits, template_name: template.name };
+    return answer;
   }
 
   /**
