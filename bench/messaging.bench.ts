@@ -23,6 +23,7 @@
  * statement slower than that goes to the PostgreSQL log (auto_explain), to see where a batch's time goes.
  */
 import { writeFileSync } from 'node:fs';
+import { Pool } from 'undici';
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { startFakeGraphApi } from '../test/helpers/fake-graph-api.ts';
@@ -102,12 +103,15 @@ try {
     const seconds = only.has('inbound') ? Number(values.duration) : 0;
     const warm = inboundRequests(fast, pick(rate * Number(values.warmup)));
     const requests = inboundRequests(fast, pick(Math.round(rate * seconds)));
-    const warmResult = await openLoop(service.url, warm, rate, { connections: Number(values.connections) });
+    // One set of connections for the warm-up and the run, so the run does not start by opening them.
+    const pool = new Pool(service.url, { connections: Number(values.connections), pipelining: 1, keepAliveTimeout: 30_000 });
+    const warmResult = await openLoop(service.url, warm, rate, { pool });
     const loadBefore = load();
     const meter = cpu();
     const bench = process.cpuUsage();
     toggleProfile('inbound');
-    const result = requests.length > 0 ? await openLoop(service.url, requests, rate, { connections: Number(values.connections) }) : warmResult;
+    const result = requests.length > 0 ? await openLoop(service.url, requests, rate, { pool }) : warmResult;
+    await pool.close();
     toggleProfile('inbound');
     const cpuSec = meter.seconds();
     const cpuSplit = meter.split();

@@ -49,8 +49,13 @@ export function percentiles(values: number[]): Percentiles {
  * delivery): request i is due at start + i / rate. Latency is measured from the due time, so a
  * server that falls behind shows it (no coordinated omission).
  */
-export async function openLoop(url: string, requests: PlannedRequest[], ratePerSec: number, options: { connections?: number; timeoutMs?: number } = {}): Promise<OpenLoopResult> {
-  const pool = new Pool(url, { connections: options.connections ?? 128, pipelining: 1, keepAliveTimeout: 30_000 });
+export async function openLoop(
+  url: string,
+  requests: PlannedRequest[],
+  ratePerSec: number,
+  options: { connections?: number; timeoutMs?: number; /** Connections to reuse (a warm-up's), left open. */ pool?: Pool } = {},
+): Promise<OpenLoopResult> {
+  const pool = options.pool ?? new Pool(url, { connections: options.connections ?? 128, pipelining: 1, keepAliveTimeout: 30_000 });
   const timeoutMs = options.timeoutMs ?? 10_000;
   const fromDue: number[] = [];
   const fromSend: number[] = [];
@@ -102,7 +107,7 @@ export async function openLoop(url: string, requests: PlannedRequest[], ratePerS
     tick();
   });
   await Promise.all([...inFlight]);
-  await pool.close();
+  if (!options.pool) await pool.close();
   const wallSec = (lastAnswer - start) / 1000;
   return {
     planned: requests.length,
