@@ -4,7 +4,7 @@
  *     raised by configuration): messages/s, page latency p50/p95/max, server RSS along the walk;
  *  2. runs the same keyset range straight on the database, the service stopped, in two forms: as rows
  *     decoded by the driver (the comparison baseline) and as the endpoint's JSON records
- *     (exportsRepository.messageRecords) joined into the page: messages/s, and the HTTP walk's share of each;
+ *     (exportsRepository.messagePage, the page joined by the database): messages/s, and the HTTP walk's share of each;
  *  3. restarts the service with the contract's limits (120 pages a minute) and lets the sync tool
  *     copy `--sync-pages` pages: pages per minute against the 120 ceiling, and any 429 met.
  * CPU per page of each process involved in 1 and 2 (service, PostgreSQL backends, this process) comes
@@ -159,13 +159,14 @@ async function rawWalk(storageEnv: Record<string, string>, businessId: string, f
       let served: { id: string; created_at: string }[];
       let more: boolean;
       if (form === 'json') {
-        // The endpoint's query, and the page's text joined from its records as the service does.
-        const records = await exportsRepository.messageRecords(db, businessId, { since: SINCE, until: UNTIL, after, limit: 501 });
-        more = records.length > 500;
-        const page = `[${records.slice(0, 500).join(',')}]`;
-        bytes += page.length;
-        served = records.length === 0 ? [] : [JSON.parse(records[Math.min(records.length, 500) - 1]!) as { id: string; created_at: string }];
-        count += Math.min(records.length, 500);
+        // The endpoint's statement: the page's records joined by the database, as the service reads them.
+        const page = await exportsRepository.messagePage(db, businessId, { since: SINCE, until: UNTIL, after, limit: 500 });
+        more = page.more;
+        bytes += page.records.length + 2;
+        // A page with more after it is full; only the last one is counted record by record.
+        const n = page.more ? 500 : (page.records.match(/"conversation_id":/g) ?? []).length;
+        served = page.last === null ? [] : [JSON.parse(page.last) as { id: string; created_at: string }];
+        count += n;
       } else {
         const rows = await exportsRepository.messageRows(db, businessId, { since: SINCE, until: UNTIL, after, limit: 501 });
         more = rows.length > 500;

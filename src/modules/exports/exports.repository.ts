@@ -1,4 +1,4 @@
-import { sql, type InferResult, type SelectQueryBuilder } from 'kysely';
+import { sql, type Expression, type InferResult, type SelectQueryBuilder } from 'kysely';
 import type { Db } from '../../db/database.ts';
 import type { Database } from '../../db/types.ts';
 import type { CursorPosition } from '../../http/cursor.ts';
@@ -97,10 +97,42 @@ const record = sql<string>`row_to_json(r)::text`.as('record');
 /** `column = any(values)`: one statement text whatever the number of values, so it stays prepared. */
 const anyOf = (column: string, values: string[]) => sql<boolean>`${sql.ref(column)} = any(${values}::text[])`;
 
+/** A page's records joined into one text by the database, the last of them, and whether more follow. */
+export interface JoinedPage {
+  /** The first `limit` records, comma-separated ('' for none). */
+  records: string;
+  /** The last of those records (null for none): the cursor's position. */
+  last: string | null;
+  /** A further record exists after them. */
+  more: boolean;
+}
+
+/**
+ * Runs a records query (LIMIT limit + 1, key order) and has the database join the first `limit`
+ * records: the service receives one row instead of 501, which it neither decodes nor joins (in the
+ * service's CPU profile of an export walk, a fifth of the time was garbage collection of those
+ * rows). The records are numbered in the key order they were read in.
+ */
+async function joinedPage(db: Db, records: Expression<{ record: string; k_at: string; k_id: string }>, limit: number): Promise<JoinedPage> {
+  const { rows } = await sql<{ records: string | null; last: string | null; total: number }>`
+    select string_agg(record, ',' order by n) filter (where n <= ${limit}) as records,
+           min(record) filter (where n = ${limit}) as last,
+           count(*)::integer as total
+    from (select p.record, row_number() over (order by p.k_at, p.k_id) as n from (${records}) p) r`.execute(db);
+  const row = rows[0]!;
+  return { records: row.records ?? '', last: row.last, more: row.total > limit };
+}
+
 export const exportsRepository = {
   /** Exported messages as JSON records, oldest first (one range of the partial index messages_export). */
   async messageRecords(db: Db, businessId: string, range: PageRange): Promise<string[]> {
     return (await exportsRepository.messageRecordsQuery(db, businessId, range).execute()).map((row) => row.record);
+  },
+
+  /** One page of exported messages (`range.limit` of them), joined by the database (joinedPage). */
+  messagePage(db: Db, businessId: string, range: PageRange): Promise<JoinedPage> {
+    const q = exportsRepository.messageRecordsQuery(db, businessId, { ...range, limit: range.limit + 1 }).select(['m.created_at as k_at', 'm.id as k_id']);
+    return joinedPage(db, q, range.limit);
   },
 
   /** The query of messageRecords, unexecuted (EXPLAIN in tests). */
@@ -118,6 +150,12 @@ export const exportsRepository = {
   /** Exported events as JSON records, oldest first (one range of the partial index events_export). */
   async eventRecords(db: Db, businessId: string, range: PageRange & { types?: string[] }): Promise<string[]> {
     return (await exportsRepository.eventRecordsQuery(db, businessId, range).execute()).map((row) => row.record);
+  },
+
+  /** One page of exported events (`range.limit` of them), joined by the database (joinedPage). */
+  eventPage(db: Db, businessId: string, range: PageRange & { types?: string[] }): Promise<JoinedPage> {
+    const q = exportsRepository.eventRecordsQuery(db, businessId, { ...range, limit: range.limit + 1 }).select(['e.created_at as k_at', 'e.id as k_id']);
+    return joinedPage(db, q, range.limit);
   },
 
   /** The query of eventRecords, unexecuted. */

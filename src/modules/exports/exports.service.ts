@@ -3,7 +3,7 @@ import { CursorCodec } from '../../http/cursor.ts';
 import { badRequest } from '../../http/errors.ts';
 import { CHANNELS } from '../import/import.schemas.ts';
 import { EVENT_TYPES } from '../events/events.writer.ts';
-import { exportsRepository, type PageRange } from './exports.repository.ts';
+import { exportsRepository, type JoinedPage, type PageRange } from './exports.repository.ts';
 import type { EventsExportQuery, MessagesExportQuery } from './exports.schemas.ts';
 import { checkWindow, nowInstant, parseInstant, parseList } from './exports.window.ts';
 
@@ -28,8 +28,7 @@ export class ExportsService {
   async messages(businessId: string, query: MessagesExportQuery): Promise<string> {
     const channels = parseList(query.channel, CHANNELS, 'channel');
     const { range, scope } = this.range(businessId, 'messages', query, { channel: channels });
-    const records = await exportsRepository.messageRecords(this.db, businessId, { ...range, channels, limit: range.limit + 1 });
-    return this.page('messages', records, range, scope);
+    return this.page('messages', await exportsRepository.messagePage(this.db, businessId, { ...range, channels }), range, scope);
   }
 
   /** The JSON text of a GET /events answer. */
@@ -37,8 +36,7 @@ export class ExportsService {
     const channels = parseList(query.channel, CHANNELS, 'channel');
     const types = parseList(query.types, EVENT_TYPES, 'types');
     const { range, scope } = this.range(businessId, 'events', query, { channel: channels, types });
-    const records = await exportsRepository.eventRecords(this.db, businessId, { ...range, channels, types, limit: range.limit + 1 });
-    return this.page('events', records, range, scope);
+    return this.page('events', await exportsRepository.eventPage(this.db, businessId, { ...range, channels, types }), range, scope);
   }
 
   /** The page's bounds from the query, or from the cursor, which must belong to this business and query. */
@@ -58,15 +56,15 @@ export class ExportsService {
   }
 
   /**
-   * The answer's JSON text: `limit` records, and a next_cursor when a further record was read (so a
-   * full last page still gets one and next_cursor is null only when the window is done). The
-   * cursor's position is the last served record's own id and created_at (the ISO text the cursor keeps).
+   * The answer's JSON text: the page's records as the database joined them, and a next_cursor when
+   * a further record was read (so a full last page still gets one and next_cursor is null only when
+   * the window is done). The cursor's position is the last served record's own id and created_at
+   * (the ISO text the cursor keeps).
    */
-  private page(key: 'messages' | 'events', records: string[], range: PageRange, scope: string): string {
-    if (records.length <= range.limit) return `{"${key}":[${records.join(',')}],"next_cursor":null}`;
-    const served = records.slice(0, range.limit);
-    const last = JSON.parse(served[served.length - 1]!) as { id: string; created_at: string };
+  private page(key: 'messages' | 'events', page: JoinedPage, range: PageRange, scope: string): string {
+    if (!page.more || page.last === null) return `{"${key}":[${page.records}],"next_cursor":null}`;
+    const last = JSON.parse(page.last) as { id: string; created_at: string };
     const cursor = this.cursors.encode({ createdAt: last.created_at, id: last.id, extra: { until: range.until } }, scope);
-    return `{"${key}":[${served.join(',')}],"next_cursor":${JSON.stringify(cursor)}}`;
+    return `{"${key}":[${page.records}],"next_cursor":${JSON.stringify(cursor)}}`;
   }
 }
