@@ -68,8 +68,9 @@ export function eventExportColumns<O>(q: SelectQueryBuilder<Database, 'events', 
  * the answer as they are, instead of decoding ~20 columns a record and serialising them again. On
  * PostgreSQL that moves the work from the service to the database at about the same total cost; on
  * PGlite, where every field crosses from WebAssembly to JavaScript, a page is produced 1.8 times
- * faster (docs/PERFORMANCE.md, "Exports"). One record a row rather than the whole page in one
- * json_agg: the database builds a page-sized text by repeated copying, which cost more than the join.
+ * faster (docs/PERFORMANCE.md, "Exports"). The records are then joined into the page by the
+ * database too (joinedPage), with string_agg over the record texts (an earlier trial that built the
+ * page with json_agg over the rows cost more than joining them in the service).
  */
 
 /** Timestamps as the API prints them everywhere (src/db/timestamps.ts): UTC, six fraction digits, 'Z'. */
@@ -124,18 +125,13 @@ async function joinedPage(db: Db, records: Expression<{ record: string; k_at: st
 }
 
 export const exportsRepository = {
-  /** Exported messages as JSON records, oldest first (one range of the partial index messages_export). */
-  async messageRecords(db: Db, businessId: string, range: PageRange): Promise<string[]> {
-    return (await exportsRepository.messageRecordsQuery(db, businessId, range).execute()).map((row) => row.record);
-  },
-
   /** One page of exported messages (`range.limit` of them), joined by the database (joinedPage). */
   messagePage(db: Db, businessId: string, range: PageRange): Promise<JoinedPage> {
     const q = exportsRepository.messageRecordsQuery(db, businessId, { ...range, limit: range.limit + 1 }).select(['m.created_at as k_at', 'm.id as k_id']);
     return joinedPage(db, q, range.limit);
   },
 
-  /** The query of messageRecords, unexecuted (EXPLAIN in tests). */
+  /** Exported messages as JSON records (`record`), oldest first: one range of the partial index messages_export. */
   messageRecordsQuery(db: Db, businessId: string, range: PageRange) {
     let q = db.selectFrom('messages as m')
       .innerJoinLateral(messageRecord.as('r'), (j) => j.onTrue())
@@ -147,18 +143,13 @@ export const exportsRepository = {
     return bounded(q, 'm', range);
   },
 
-  /** Exported events as JSON records, oldest first (one range of the partial index events_export). */
-  async eventRecords(db: Db, businessId: string, range: PageRange & { types?: string[] }): Promise<string[]> {
-    return (await exportsRepository.eventRecordsQuery(db, businessId, range).execute()).map((row) => row.record);
-  },
-
   /** One page of exported events (`range.limit` of them), joined by the database (joinedPage). */
   eventPage(db: Db, businessId: string, range: PageRange & { types?: string[] }): Promise<JoinedPage> {
     const q = exportsRepository.eventRecordsQuery(db, businessId, { ...range, limit: range.limit + 1 }).select(['e.created_at as k_at', 'e.id as k_id']);
     return joinedPage(db, q, range.limit);
   },
 
-  /** The query of eventRecords, unexecuted. */
+  /** Exported events as JSON records (`record`), oldest first: one range of the partial index events_export. */
   eventRecordsQuery(db: Db, businessId: string, range: PageRange & { types?: string[] }) {
     let q = db.selectFrom('events as e')
       .innerJoinLateral(eventRecord.as('r'), (j) => j.onTrue())
