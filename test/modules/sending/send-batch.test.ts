@@ -164,3 +164,38 @@ describe('plain sends written together', () => {
     await expectWritten(r, ids);
   });
 });
+
+describe('plain sends written together, with Idempotency-Key claims', () => {
+  it('store each answer with its send; a claim taken over fails only its own send', async () => {
+    const a = await inboundContact(t, tenant, channel, 1);
+    const b = await inboundContact(t, tenant, channel, 1);
+    const idempotency = t.app.services.idempotency;
+    const claimFor = async (key: string) => {
+      const decision = await idempotency.begin({ businessId: tenant.businessId, route: 'messages.send', key }, `hash-${key}`);
+      if (decision.kind !== 'run') throw new Error(`expected run, got ${decision.kind}`);
+      return decision.claim;
+    };
+    const [kept, lost] = [await claimFor('batch-kept'), await claimFor('batch-lost')];
+    // A repeat takes the second claim over while its send is still to be written.
+    await db().updateTable('idempotency_keys').set({ created_at: new Date(Date.now() - 61_000).toISOString() }).where('key', '=', 'batch-lost').execute();
+    expect((await idempotency.begin({ businessId: tenant.businessId, route: 'messages.send', key: 'batch-lost' }, 'hash-batch-lost')).kind).toBe('run');
+
+    const send = (to: string, text: string, claim: typeof kept) => ({
+      businessId: tenant.businessId, channel: channelRow, recipient: normalisePhone(to)!, type: 'text',
+      content: { kind: 'text' as const, text }, text, metadata: {}, claim,
+    });
+    await expect(db().transaction().execute((trx) =>
+      acceptPlainSends(trx, [send(a.phone, 'kept', kept), send(b.phone, 'lost', lost)], t.app.services.webhooks.events),
+    )).rejects.toMatchObject({ status: 409 });
+    // Rolled back whole: nothing written, the kept claim still running.
+    const written = () => db().selectFrom('messages').select(['id', 'text']).where('direction', '=', 'outbound').where('contact_id', 'in', [a.contact.id, b.contact.id]).execute();
+    expect(await written()).toEqual([]);
+
+    // Alone (as the batcher retries them), the kept send is written with its answer.
+    const { outcomes } = await db().transaction().execute((trx) => acceptPlainSends(trx, [send(a.phone, 'kept', kept)], t.app.services.webhooks.events));
+    const messageId = (outcomes[0] as { messageId: string }).messageId;
+    expect((await written()).map((m) => m.text)).toEqual(['kept']);
+    const row = await db().selectFrom('idempotency_keys').select(['status_code', 'response']).where('key', '=', 'batch-kept').executeTakeFirstOrThrow();
+    expect(row).toEqual({ status_code: 200, response: { message: { uuid: messageId, status: 'enqueued' } } });
+  });
+});
