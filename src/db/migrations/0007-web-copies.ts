@@ -5,8 +5,9 @@ import { sql, type Kysely } from 'kysely';
  * business before filtering; this one finds the number's web-client channels first, then updates
  * by the full key of messages_provider_id (business, channel, provider id). Same result.
  */
-export async function up(db: Kysely<unknown>): Promise<void> {
-  await sql.raw(`CREATE OR REPLACE FUNCTION messages_mark_web_copies() RETURNS trigger LANGUAGE plpgsql AS $$
+
+/** The row trigger's function as this migration leaves it (0008 restores it when rolled back). */
+export const MARK_WEB_COPIES_PER_ROW = `CREATE OR REPLACE FUNCTION messages_mark_web_copies() RETURNS trigger LANGUAGE plpgsql AS $$
     DECLARE web uuid;
     BEGIN
       FOR web IN SELECT w.id FROM channels c
@@ -16,7 +17,10 @@ export async function up(db: Kysely<unknown>): Promise<void> {
          WHERE business_id = NEW.business_id AND channel_id = web AND provider_message_id = NEW.provider_message_id AND NOT duplicate;
       END LOOP;
       RETURN NULL;
-    END $$`).execute(db);
+    END $$`;
+
+export async function up(db: Kysely<unknown>): Promise<void> {
+  await sql.raw(MARK_WEB_COPIES_PER_ROW).execute(db);
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {

@@ -1,4 +1,5 @@
 import { sql, type Kysely } from 'kysely';
+import { MARK_WEB_COPIES_PER_ROW } from './0007-web-copies.ts';
 
 /**
  * Marks web-client copies once per INSERT statement instead of once per row. The row trigger ran a
@@ -42,17 +43,7 @@ const up_ = [
 const down_ = [
   `DROP TRIGGER messages_mark_web_copies ON messages`,
   `DROP FUNCTION messages_mark_web_copies()`,
-  `CREATE FUNCTION messages_mark_web_copies() RETURNS trigger LANGUAGE plpgsql AS $$
-   DECLARE web uuid;
-   BEGIN
-     FOR web IN SELECT w.id FROM channels c
-                JOIN channels w ON w.business_id = c.business_id AND w.type = 'whatsapp_web' AND w.identifier = c.identifier
-                WHERE c.business_id = NEW.business_id AND c.id = NEW.channel_id LOOP
-       UPDATE messages SET duplicate = true
-        WHERE business_id = NEW.business_id AND channel_id = web AND provider_message_id = NEW.provider_message_id AND NOT duplicate;
-     END LOOP;
-     RETURN NULL;
-   END $$`,
+  MARK_WEB_COPIES_PER_ROW,
   `CREATE TRIGGER messages_mark_web_copies AFTER INSERT ON messages FOR EACH ROW
    WHEN (NEW.channel = 'whatsapp' AND NEW.provider_message_id IS NOT NULL AND NEW.channel_id IS NOT NULL)
    EXECUTE FUNCTION messages_mark_web_copies()`,

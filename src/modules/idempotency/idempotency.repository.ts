@@ -7,17 +7,21 @@ export type IdempotencyRow = Selectable<IdempotencyKeysTable>;
 /** How long a key is remembered (DESIGN.md: 24 hours). */
 export const KEY_LIFETIME = sql`interval '24 hours'`;
 
-/** A request's hold on a key: the key, and the lease id that is the key's while the hold lasts. */
-export interface Lease {
+/** A key as the records hold it: per business and route. */
+export interface IdempotencyKey {
   businessId: string;
   route: string;
   key: string;
+}
+
+/** A request's hold on a key: the key, and the lease id that is the key's while the hold lasts. */
+export interface Lease extends IdempotencyKey {
   leaseId: string;
 }
 
-/** The row of the claim's key. */
-const ofKey = (claim: Omit<Lease, 'leaseId'>) => (eb: ExpressionBuilder<Database, 'idempotency_keys'>) =>
-  eb.and([eb('business_id', '=', claim.businessId), eb('route', '=', claim.route), eb('key', '=', claim.key)]);
+/** The row of a key. */
+const ofKey = (key: IdempotencyKey) => (eb: ExpressionBuilder<Database, 'idempotency_keys'>) =>
+  eb.and([eb('business_id', '=', key.businessId), eb('route', '=', key.route), eb('key', '=', key.key)]);
 
 export const idempotencyRepository = {
   /**
@@ -35,17 +39,17 @@ export const idempotencyRepository = {
   },
 
   /** The live (unexpired) record of a key. */
-  find(db: Db, businessId: string, route: string, key: string): Promise<IdempotencyRow | undefined> {
+  find(db: Db, key: IdempotencyKey): Promise<IdempotencyRow | undefined> {
     return db.selectFrom('idempotency_keys').selectAll()
-      .where('business_id', '=', businessId).where('route', '=', route).where('key', '=', key)
+      .where(ofKey(key))
       .where('created_at', '>', sql<string>`now() - ${KEY_LIFETIME}`)
       .executeTakeFirst();
   },
 
   /** Removes this key's record if it has expired, so the key can be claimed afresh. */
-  async deleteIfExpired(db: Db, businessId: string, route: string, key: string): Promise<void> {
+  async deleteIfExpired(db: Db, key: IdempotencyKey): Promise<void> {
     await db.deleteFrom('idempotency_keys')
-      .where('business_id', '=', businessId).where('route', '=', route).where('key', '=', key)
+      .where(ofKey(key))
       .where('created_at', '<=', sql<string>`now() - ${KEY_LIFETIME}`)
       .execute();
   },

@@ -1,7 +1,7 @@
 import type { Db } from '../../db/database.ts';
 import { conflict } from '../../http/errors.ts';
 import { newId } from '../../lib/ids.ts';
-import { idempotencyRepository, type Lease } from './idempotency.repository.ts';
+import { idempotencyRepository, type IdempotencyKey, type Lease } from './idempotency.repository.ts';
 
 /**
  * How long a claim may run before a repeat of the same request may take it over. A send stores its
@@ -49,20 +49,19 @@ export class IdempotencyService {
    * Decides what a request with a key does; with `run`, the claim it holds (its lease). A running
    * claim of the same request older than ABANDONED_AFTER_SECONDS is taken over.
    */
-  async begin(key: Omit<IdempotencyClaim, 'leaseId'>, requestHash: string): Promise<IdempotencyDecision> {
-    const { businessId, route } = key;
+  async begin(key: IdempotencyKey, requestHash: string): Promise<IdempotencyDecision> {
     const claim = { ...key, leaseId: newId() };
     // Two rounds at most: the second follows the removal of an expired record of the same key.
     for (let round = 0; round < 2; round += 1) {
       if (await idempotencyRepository.claim(this.db, claim, requestHash)) return { kind: 'run', claim };
-      const row = await idempotencyRepository.find(this.db, businessId, route, key.key);
+      const row = await idempotencyRepository.find(this.db, key);
       if (row) {
         if (row.request_hash !== requestHash) return { kind: 'reused' };
         if (row.status_code !== null) return { kind: 'replay', statusCode: row.status_code, response: row.response };
         if (await idempotencyRepository.takeOver(this.db, claim, requestHash, ABANDONED_AFTER_SECONDS)) return { kind: 'run', claim };
         return { kind: 'running' };
       }
-      await idempotencyRepository.deleteIfExpired(this.db, businessId, route, key.key);
+      await idempotencyRepository.deleteIfExpired(this.db, key);
     }
     // The key was freed and taken again between our statements: the other request holds it.
     return { kind: 'running' };
