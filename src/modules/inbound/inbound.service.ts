@@ -13,7 +13,7 @@ import { MEDIA_FETCH_JOB } from '../media/media.fetch-job.ts';
 import type { WebhookEvents } from '../webhooks/webhook-events.ts';
 import { errorText, inboundMessageRow } from './inbound.content.ts';
 import { phoneLockName, resolveSender, senderPhone } from './inbound.contacts.ts';
-import { lockNames } from './inbound.repository.ts';
+import { inboundRepository } from './inbound.repository.ts';
 import { isSimple, storeSimpleMessages } from './inbound.store.ts';
 
 const WHATSAPP = 'whatsapp_cloud';
@@ -109,23 +109,27 @@ export class InboundService {
       }),
     );
     // Every sender's phone is locked up front, in one sorted order, so two notifications naming the
-    // same senders in another order cannot deadlock.
+    // same senders in another order cannot deadlock; the same statement finds the redeliveries.
     const locks = new Map<string, Set<string>>();
     for (const { channel, message } of entries) {
       const set = locks.get(channel.business_id) ?? new Set<string>();
       set.add(phoneLockName(senderPhone(message.from).key));
       locks.set(channel.business_id, set);
     }
+    const known = new Map<string, Set<string>>();
     for (const [businessId, names] of [...locks].sort(([a], [b]) => a.localeCompare(b))) {
-      await lockNames(trx, businessId, [...names].sort());
+      const messages = entries.flatMap((e) => (e.channel.business_id === businessId ? [{ channelId: e.channel.id, providerMessageId: e.message.providerMessageId }] : []));
+      known.set(businessId, await inboundRepository.lockSenders(trx, businessId, [...names].sort(), messages));
     }
     // Plain messages of each business set-based; attachments, replies and reactions one by one after.
     // The id of each message stored, by its place in `entries` (arrival order), for message_created.
     const storedIds: (string | null)[] = entries.map(() => null);
+    const webhookIds = new Map<string, string[]>();
     for (const businessId of locks.keys()) {
       const simple = entries.map((e, i) => ({ ...e, i })).filter((e) => e.channel.business_id === businessId && isSimple(e.message));
-      const ids = await storeSimpleMessages(trx, businessId, simple);
-      simple.forEach((e, k) => (storedIds[e.i] = ids[k]!));
+      const stored = await storeSimpleMessages(trx, businessId, simple, known.get(businessId)!);
+      simple.forEach((e, k) => (storedIds[e.i] = stored.ids[k]!));
+      if (stored.webhookIds) webhookIds.set(businessId, stored.webhookIds);
     }
     let mediaQueued = false;
     for (const [i, { channel, message }] of entries.entries()) {
@@ -139,7 +143,7 @@ export class InboundService {
     let webhooksQueued = false;
     for (const businessId of locks.keys()) {
       const ids = storedIds.filter((id, i): id is string => id !== null && entries[i]!.channel.business_id === businessId);
-      if (await this.webhookEvents.messagesCreated(trx, businessId, ids)) webhooksQueued = true;
+      if (await this.webhookEvents.messagesCreated(trx, businessId, ids, webhookIds.get(businessId))) webhooksQueued = true;
     }
     for (const [n, { parsed, channels }] of notifications.entries()) {
       for (const status of parsed.statuses) {

@@ -25,16 +25,23 @@ export const isSimple = (message: InboundMessage) => !message.media && !message.
 
 /**
  * Stores simple inbound messages of one business with one statement per step for all of them
- * (redeliveries, senders, conversations, rows, counters), with the same rules as storing them one
- * by one: a redelivered provider id changes nothing; the sender is found by phone key or created
- * with the profile name (and a nameless contact takes it); the conversation is found, created, or
- * reopened / bound by openConversation. The caller holds the senders' phone locks.
- * Answers, per entry, the id of the message stored, or null for a redelivery.
+ * (senders, conversations, rows, counters), with the same rules as storing them one by one: a
+ * redelivered provider id changes nothing; the sender is found by phone key or created with the
+ * profile name (and a nameless contact takes it); the conversation is found, created, or reopened /
+ * bound by openConversation. The caller holds the senders' phone locks and gives the messages
+ * stored already (`${channelId}:${providerMessageId}`, inboundRepository.lockSenders).
+ * Answers, per entry, the id of the message stored, or null for a redelivery, and the webhooks of
+ * message_created read with the insert (undefined when nothing was inserted).
  */
-export async function storeSimpleMessages(trx: Db, businessId: string, entries: InboundEntry[]): Promise<(string | null)[]> {
-  const outcomes = entries.map((): string | null => null);
-  const fresh = await freshEntries(trx, businessId, entries);
-  if (fresh.length === 0) return outcomes;
+export async function storeSimpleMessages(
+  trx: Db,
+  businessId: string,
+  entries: InboundEntry[],
+  known: ReadonlySet<string>,
+): Promise<{ ids: (string | null)[]; webhookIds?: string[] }> {
+  const ids = entries.map((): string | null => null);
+  const fresh = freshEntries(entries, known);
+  if (fresh.length === 0) return { ids };
 
   // Senders, in arrival order per phone key: the first creates, later ones may rename (profile rule).
   const keys = fresh.map((i) => senderPhone(entries[i]!.message.from).key);
@@ -72,28 +79,23 @@ export async function storeSimpleMessages(trx: Db, businessId: string, entries: 
     if (channel.type !== 'whatsapp_web') row.excluded = sender.is_test || conversation.is_internal || conversation.is_group;
     return row;
   });
-  const inserted = await inboundRepository.insertMessages(trx, businessId, rows);
+  const { inserted, webhookIds } = await messagingRepository.insertMessages(trx, businessId, rows);
   const insertedIds = new Set(inserted.map((r) => r.id));
   fresh.forEach((i, n) => {
     const id = rows[n]!.id as string;
-    if (insertedIds.has(id)) outcomes[i] = id;
+    if (insertedIds.has(id)) ids[i] = id;
   });
-  return outcomes;
+  return inserted.length > 0 ? { ids, webhookIds } : { ids };
 }
 
 /** Indexes of the entries whose provider id is neither stored already nor earlier in the batch. */
-async function freshEntries(trx: Db, businessId: string, entries: InboundEntry[]): Promise<number[]> {
-  const byChannel = new Map<string, string[]>();
-  for (const { channel, message } of entries) byChannel.set(channel.id, [...(byChannel.get(channel.id) ?? []), message.providerMessageId]);
-  const known = new Set<string>();
-  for (const [channelId, ids] of byChannel) {
-    for (const id of await inboundRepository.knownProviderIds(trx, businessId, channelId, ids)) known.add(`${channelId}:${id}`);
-  }
+function freshEntries(entries: InboundEntry[], known: ReadonlySet<string>): number[] {
+  const seen = new Set(known);
   const fresh: number[] = [];
   entries.forEach(({ channel, message }, i) => {
     const key = `${channel.id}:${message.providerMessageId}`;
-    if (known.has(key)) return;
-    known.add(key);
+    if (seen.has(key)) return;
+    seen.add(key);
     fresh.push(i);
   });
   return fresh;

@@ -3,10 +3,13 @@ import { canMoveStatus, type MessageStatus } from '../../channels/message-status
 import type { Db } from '../../db/database.ts';
 import type { ConversationsTable, MediaTable, MessagesTable } from '../../db/types.ts';
 import type { ContactRow } from '../contacts/contacts.repository.ts';
+import { webhooksRepository } from '../webhooks/webhooks.repository.ts';
 import { valuesList } from './values-list.ts';
 
 export type ConversationRow = Selectable<ConversationsTable>;
 export type MessageRow = Selectable<MessagesTable>;
+/** What insertMessages answers of each message it inserted. */
+export type InsertedMessage = Pick<MessageRow, 'id' | 'conversation_id' | 'provider_message_id' | 'created_at'>;
 
 /** Which message a status change is about: our id, or the provider's id on one channel. */
 export type MessageRef = { id: string } | { channelId: string; providerMessageId: string };
@@ -159,31 +162,30 @@ export const messagingRepository = {
   },
 
   /**
-   * insertMessage for several messages in one statement: rows whose provider id is
+   * insertMessage for several messages of one business in one statement: rows whose provider id is
    * stored already are skipped, and each conversation's counters move by the rows inserted into it.
-   * Answers the rows inserted (id, conversation, provider id, created_at).
+   * Answers the rows inserted (id, conversation, provider id, created_at) and, read in the same
+   * statement, the business's enabled `message_created` webhooks (WebhookEvents.messagesCreated
+   * then writes their deliveries without another round trip).
    */
-  async insertMessages(db: Db, rows: Insertable<MessagesTable>[]) {
-    if (rows.length === 0) return [];
+  async insertMessages(db: Db, businessId: string, rows: Insertable<MessagesTable>[]): Promise<{ inserted: InsertedMessage[]; webhookIds: string[] }> {
+    if (rows.length === 0) return { inserted: [], webhookIds: [] };
     const insert = db
       .insertInto('messages')
       .values(rows.map((row) => ({ ...row, metadata: JSON.stringify(row.metadata ?? {}) })))
       .onConflict((oc) => oc.columns(['business_id', 'channel_id', 'provider_message_id']).doNothing())
-      .returning(['business_id', 'id', 'conversation_id', 'provider_message_id', 'created_at'])
-      .compile();
+      .returning(['business_id', 'id', 'conversation_id', 'provider_message_id', 'created_at']);
     // The conversations are joined on their whole key (business_id from the rows, not a constant):
     // `business_id = $1` would be planned from a guess of the business's share of the table.
-    const text = `with inserted as (${insert.sql}),
+    const { rows: inserted } = await sql<InsertedMessage & { webhook_ids: string[] }>`with inserted as (${insert}),
       counted as (
         update conversations c
         set message_count = c.message_count + v.n, last_message_at = greatest(c.last_message_at, v.last)
         from (select business_id, conversation_id as id, count(*)::integer as n, max(created_at) as last from inserted group by business_id, conversation_id) v
         where c.business_id = v.business_id and c.id = v.id)
-      select id, conversation_id, provider_message_id, created_at from inserted`;
-    const result = await db.executeQuery<{ id: string; conversation_id: string; provider_message_id: string | null; created_at: string }>(
-      CompiledQuery.raw(text, [...insert.parameters]),
-    );
-    return result.rows;
+      select id, conversation_id, provider_message_id, created_at, ${webhooksRepository.enabledIds(businessId, 'message_created')} as webhook_ids
+      from inserted`.execute(db);
+    return { inserted: inserted.map(({ webhook_ids: _, ...row }) => row), webhookIds: inserted[0]?.webhook_ids ?? [] };
   },
 
   /** The message a provider knows by this id on this channel. */

@@ -83,13 +83,13 @@ export async function acceptPlainSends(
       const send = sends[c.i]!;
       return outboundMessageRow(businessId, newId(), { ...send, templateId: null }, { conversationId: conversations.get(pairKey(c))!.id, contactId: c.contact.id });
     });
-    await messagingRepository.insertMessages(trx, rows);
+    const { webhookIds } = await messagingRepository.insertMessages(trx, businessId, rows);
     writable.forEach((c, n) => {
       const messageId = rows[n]!.id as string;
       outcomes[c.i] = { messageId };
       accepted.push({ i: c.i, businessId, messageId });
     });
-    if (await webhookEvents.messagesCreated(trx, businessId, rows.map((r) => r.id as string))) webhooksQueued = true;
+    if (await webhookEvents.messagesCreated(trx, businessId, rows.map((r) => r.id as string), webhookIds)) webhooksQueued = true;
   }
   accepted.sort((a, b) => a.i - b.i);
   await enqueueJobs(trx, accepted.map((a) => ({ businessId: a.businessId, kind: 'send', refId: a.messageId })));

@@ -43,11 +43,12 @@ export class WebhookEvents {
   /**
    * messageCreated for several messages of one business written in one transaction (set-based
    * inbound storage), with a fixed number of statements. Give the ids in message order: deliveries
-   * of one conversation go out in the order they are written.
+   * of one conversation go out in the order they are written. `webhookIds`: the enabled webhooks
+   * when the caller read them in this transaction already (messagingRepository.insertMessages).
    */
-  async messagesCreated(trx: Db, businessId: string, messageIds: readonly string[]): Promise<boolean> {
+  async messagesCreated(trx: Db, businessId: string, messageIds: readonly string[], webhookIds?: readonly string[]): Promise<boolean> {
     if (messageIds.length === 0) return false;
-    const webhookIds = await webhooksRepository.enabledFor(trx, businessId, 'message_created');
+    webhookIds ??= await webhooksRepository.enabledFor(trx, businessId, 'message_created');
     if (webhookIds.length === 0) return false;
     const rows = await webhooksRepository.messages(trx, businessId, messageIds);
     const byId = new Map(rows.filter(firesMessageCreated).map((m) => [m.id, m]));
