@@ -14,7 +14,11 @@ import type { Db, Engine } from './database.ts';
  *
  * The rule is autovacuum's own: a table is analysed once the rows changed since its last analysis
  * exceed autovacuum_analyze_threshold + autovacuum_analyze_scale_factor x its rows (50 + 10% by
- * default), read from the server's settings. Tables are not vacuumed here: that can hold PGlite's
+ * default), read from the server's settings, and at most once per autovacuum_naptime (1 minute by
+ * default), as the daemon visits a database, unless the table has more than doubled since the
+ * planner last counted it: a growing table is analysed at every doubling, so its first plans are
+ * remade soon, while a table whose rows are only updated (a conversation's counters move with each
+ * message) is not analysed every few seconds. Tables are not vacuumed here: that can hold PGlite's
  * only connection for long on a big table; what matters for the plans is ANALYZE.
  */
 export class StatisticsKeeper {
@@ -28,13 +32,16 @@ export class StatisticsKeeper {
 
   /** Analyses the tables due (none while a PostgreSQL server's autovacuum is on); answers their names. */
   async analyzeChanged(): Promise<string[]> {
+    const threshold = sql`current_setting('autovacuum_analyze_threshold')::float8`;
     const { rows } = await sql<{ name: string }>`
-      select relname as name from pg_stat_user_tables
-      where schemaname = current_schema()
+      select s.relname as name from pg_stat_user_tables s join pg_class c on c.oid = s.relid
+      where s.schemaname = current_schema()
         and (${this.engine === 'pglite'} or current_setting('autovacuum') = 'off')
-        and n_mod_since_analyze > current_setting('autovacuum_analyze_threshold')::float8
-          + current_setting('autovacuum_analyze_scale_factor')::float8 * greatest(n_live_tup, 0)
-      order by relname`.execute(this.db);
+        and s.n_mod_since_analyze > ${threshold} + current_setting('autovacuum_analyze_scale_factor')::float8 * greatest(s.n_live_tup, 0)
+        and (s.last_analyze is null
+          or s.last_analyze < now() - current_setting('autovacuum_naptime')::interval
+          or s.n_live_tup > 2 * greatest(c.reltuples, 0) + ${threshold})
+      order by s.relname`.execute(this.db);
     for (const { name } of rows) await sql`analyze ${sql.table(name)}`.execute(this.db);
     return rows.map((r) => r.name);
   }

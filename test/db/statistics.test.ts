@@ -51,6 +51,23 @@ describe(`statistics kept without autovacuum (${engine})`, () => {
     await db.insertInto('contacts').values(contacts.slice(0, 30).map((c) => ({ ...c, id: newId() }))).execute();
     await sleep(1500);
     expect(await keeper.analyzeChanged()).not.toContain('contacts');
+
+    // Every row updated: past the threshold, but the table has not grown and was analysed within
+    // autovacuum_naptime, so it waits for the next visit.
+    await db.updateTable('contacts').set({ last_name: 'updated' }).where('business_id', '=', businessId).execute();
+    await sleep(1500);
+    expect(await keeper.analyzeChanged()).not.toContain('contacts');
+
+    // More than doubled since the planner counted it: analysed at once.
+    const more = Array.from({ length: 500 }, (_, i) => ({ business_id: businessId, id: newId(), first_name: `d${i}` }));
+    await db.insertInto('contacts').values(more).execute();
+    analysed = [];
+    for (let i = 0; i < 50 && !analysed.includes('contacts'); i++) {
+      await sleep(200);
+      analysed = await keeper.analyzeChanged();
+    }
+    expect(analysed).toContain('contacts');
+    expect((await tableState('contacts')).reltuples).toBeGreaterThanOrEqual(930);
   });
 
   it('runs on a timer and stops cleanly', async () => {
