@@ -6,8 +6,9 @@
  *   latency from each request's due time; afterwards the messages table must hold exactly the
  *   accepted provider message ids (and the contacts / conversations / counters must add up).
  * - send-fast: a channel paced at 1000/s; POST /external/v2/messages/send at a fixed rate to
- *   senders of the inbound part (24-hour window open); the rate at which the fake Graph API
- *   receives the sends, per 1-s window.
+ *   senders of the inbound part (24-hour window open), after a warm-up of --send-warmup seconds at
+ *   the same rate on the same connections; the rate at which the fake Graph API receives the
+ *   sends, per 1-s window.
  *   With --accept-only the fake holds every send request for a minute instead of answering, so
  *   the worker's slots stay taken and the CPU measured is that of accepting alone (nothing is
  *   waited for afterwards).
@@ -15,7 +16,7 @@
  *   receives for that number in any 1-s window (fixed and sliding).
  *
  *   npx tsx bench/messaging.bench.ts [--only inbound,send-fast,send-paced] [--rate 1000] [--duration 60]
- *     [--warmup 3] [--phones 5000] [--send-rate 1000] [--send-duration 20] [--paced 1200] [--accept-only]
+ *     [--warmup 3] [--phones 5000] [--send-rate 1000] [--send-duration 20] [--send-warmup 2] [--paced 1200] [--accept-only]
  *     [--connections 128] [--port 4750] [--db bench_messaging] [--profile inbound|send-fast] [--log-statements]
  *
  * PG_URL (default postgres://postgres@127.0.0.1:5432); the database --db is dropped and created anew.
@@ -42,6 +43,7 @@ const { values } = parseArgs({
     phones: { type: 'string', default: '5000' },
     'send-rate': { type: 'string', default: '1000' },
     'send-duration': { type: 'string', default: '20' },
+    'send-warmup': { type: 'string', default: '2' },
     paced: { type: 'string', default: '1200' },
     connections: { type: 'string', default: '128' },
     port: { type: 'string', default: '4750' },
@@ -144,13 +146,21 @@ try {
     await setPace(service.url, tenant.businessId, fast.id, 1000);
     if (acceptOnly) fake.setDelay(60_000);
     const sendRate = Number(values['send-rate']);
-    const requests = sendRequests(fast, tenant.apiKey, Array.from({ length: sendRate * Number(values['send-duration']) }, () => senders[Math.floor(random() * senders.length)]!), 'fast');
+    const recipients = (n: number) => Array.from({ length: n }, () => senders[Math.floor(random() * senders.length)]!);
+    const requests = sendRequests(fast, tenant.apiKey, recipients(sendRate * Number(values['send-duration'])), 'fast');
     const path = `/${fake.baseUrl.split('/').pop()}/${fast.phoneNumberId}/messages`;
+    // As for inbound: a warm-up at the same rate on the same connections, delivered before the run,
+    // so the run measures the service warm (compiled code, open connections, analysed tables).
+    const pool = new Pool(service.url, { connections: Number(values.connections), pipelining: 1, keepAliveTimeout: 30_000 });
+    const warmed = arrivals.length;
+    const warm = await openLoop(service.url, sendRequests(fast, tenant.apiKey, recipients(sendRate * Number(values['send-warmup'])), 'fast-warm'), sendRate, { pool });
+    for (let i = 0; i < 100 && !acceptOnly && arrivals.length - warmed < warm.accepted.length; i++) await sleep(100);
     const seen = arrivals.length;
     const loadBefore = load();
     const meter = cpu();
     toggleProfile('send-fast');
-    const result = await openLoop(service.url, requests, sendRate, { connections: Number(values.connections) });
+    const result = await openLoop(service.url, requests, sendRate, { pool });
+    await pool.close();
     const acceptSec = meter.seconds();
     const acceptSplit = meter.split();
     const deadline = acceptOnly ? Date.now() : Date.now() + 120_000;
@@ -169,7 +179,7 @@ try {
     report.sendFast = { sendRate, acceptOnly, result: { ...result, accepted: result.accepted.length }, delivered: times.length, windows, median, spanSec, statuses, acceptSec, acceptSplit, cpuSec, cpuSplit, loadBefore, loadAfter };
     const perSend = (sec: number, n: number) => fmt((sec * 1000) / Math.max(1, n), 2);
     lines.push(
-      `Sends, channel paced at 1000/s${acceptOnly ? ', fake holding every call (accept only)' : ''}: ${requests.length} sends offered at ${sendRate}/s; load average before ${loadBefore}, after ${loadAfter}`,
+      `Sends, channel paced at 1000/s${acceptOnly ? ', fake holding every call (accept only)' : ''}: ${requests.length} sends offered at ${sendRate}/s (after ${warm.accepted.length} of warm-up); load average before ${loadBefore}, after ${loadAfter}`,
       '',
       '| offered/s | accepted | accepted/s | accept p50 / p99 / max ms | non-2xx / errors | delivered to fake | delivered/s (first→last) | per 1-s window: median / min / max (inner windows) | statuses | CPU ms/send while accepting service+PG (CPU s) | CPU ms/send accept + delivery service+PG (CPU s) |',
       '|---:|---:|---:|---|---|---:|---:|---|---|---:|---:|',

@@ -1,7 +1,8 @@
 /**
  * Groups work that arrives while earlier work is being written, so one transaction (and one
  * statement per step) serves many requests: an item waits only for the batches already running
- * (at most `maxRunning`), never for a timer, so a lone request is written at once. When a batch
+ * (at most `maxRunning`), never for a timer, so a lone request is written at once (unless the
+ * batcher gathers: `gatherMs`). When a batch
  * fails, each of its items is run alone, so one bad item fails only its own request.
  */
 export class Batcher<T, R> {
@@ -16,23 +17,28 @@ export class Batcher<T, R> {
       maxItems: number;
       sizeOf?: (item: T) => number;
       /**
-       * Start a batch on the next turn of the event loop instead of at once, so that items submitted
-       * in the same turn (the jobs of one claim, the answers read from one socket poll) share it.
+       * Start a batch this many milliseconds after its first item instead of at once (0: on the next
+       * turn of the event loop), so that items submitted meanwhile share it: the jobs of one claim,
+       * the answers read from one socket poll, or calls spread out by a pacer (a statement costs
+       * far more than the few milliseconds each item waits).
        */
-      gatherTurn?: boolean;
+      gatherMs?: number;
     },
   ) {}
 
   submit(item: T): Promise<R> {
     return new Promise<R>((resolve, reject) => {
       this.queue.push({ item, resolve, reject });
-      if (!this.options.gatherTurn) return this.pump();
+      const { gatherMs } = this.options;
+      if (gatherMs === undefined) return this.pump();
       if (this.pumpScheduled) return;
       this.pumpScheduled = true;
-      setImmediate(() => {
+      const pump = () => {
         this.pumpScheduled = false;
         this.pump();
-      });
+      };
+      if (gatherMs === 0) setImmediate(pump);
+      else setTimeout(pump, gatherMs);
     });
   }
 
@@ -42,7 +48,8 @@ export class Batcher<T, R> {
       this.running++;
       void this.execute(batch).finally(() => {
         this.running--;
-        this.pump();
+        // Items still gathering (their timer is set) are left to it, not taken at once.
+        if (!this.pumpScheduled) this.pump();
       });
     }
   }

@@ -10,6 +10,9 @@ import { sendingRepository as repo, type MessageKey, type OutboundMessage } from
 
 const keyOf = (ref: MessageKey) => `${ref.businessId}:${ref.id}`;
 
+/** How long a "call started" or SENT mark waits for others to share its statement (ms). */
+const MARK_GATHER_MS = 5;
+
 /** Stored on a message whose provider call may or may not have happened. */
 export const OUTCOME_UNKNOWN = 'outcome unknown: the service stopped during the provider call; not resent';
 
@@ -39,14 +42,17 @@ export class SendJobHandler implements JobHandler {
   private readonly options: Required<Omit<SendJobOptions, 'concurrency'>>;
   // The message reads, the "call started" marks and the SENT marks of the jobs running at the same
   // time share statements (one round trip per batch instead of per message; one batch of each in
-  // flight while the next gathers, from the end of the current event-loop turn); each write is
-  // still committed before the job goes on.
+  // flight while the next gathers); each write is still committed before the job goes on. Reads
+  // gather for one event-loop turn (the jobs of one claim arrive together). Marks gather for
+  // MARK_GATHER_MS: the pacer spreads the calls of a busy number a millisecond or less apart, so
+  // a turn holds one or two of them and a statement per call cost more than the call (measured
+  // at 1 000 sends/s: 1.03 mark statements per send when they gathered for one turn).
   private readonly reads = new Batcher<MessageKey, OutboundMessage | undefined>(
     async (refs) => {
       const rows = await repo.outboundMessages(this.db, refs);
       return refs.map((ref) => rows.get(keyOf(ref)));
     },
-    { maxRunning: 1, maxItems: 100, gatherTurn: true },
+    { maxRunning: 1, maxItems: 100, gatherMs: 0 },
   );
   // Never thrown as a batch: when the statement's outcome is unknown, marking each again alone
   // would find it marked and leave it PENDING for good; the job fails instead and its next try
@@ -60,7 +66,7 @@ export class SendJobHandler implements JobHandler {
         return refs.map(() => ({ error }));
       }
     },
-    { maxRunning: 1, maxItems: 100, gatherTurn: true },
+    { maxRunning: 1, maxItems: 100, gatherMs: MARK_GATHER_MS },
   );
   // The SENT mark completes the outbox job in the same statement (see markSentMany).
   private readonly sents = new Batcher<MessageKey & { providerMessageId: string; jobId: string }, true>(
@@ -68,7 +74,7 @@ export class SendJobHandler implements JobHandler {
       await repo.markSentMany(this.db, items);
       return items.map(() => true as const);
     },
-    { maxRunning: 1, maxItems: 100, gatherTurn: true },
+    { maxRunning: 1, maxItems: 100, gatherMs: MARK_GATHER_MS },
   );
   private readonly channelRows: ChannelCache;
 
