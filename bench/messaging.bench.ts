@@ -158,6 +158,7 @@ try {
     const seen = arrivals.length;
     const loadBefore = load();
     const meter = cpu();
+    const bench = process.cpuUsage();
     toggleProfile('send-fast');
     const result = await openLoop(service.url, requests, sendRate, { pool });
     await pool.close();
@@ -169,6 +170,7 @@ try {
     toggleProfile('send-fast');
     const cpuSec = meter.seconds();
     const cpuSplit = meter.split();
+    const benchCpuSec = (process.cpuUsage(bench).user + process.cpuUsage(bench).system) / 1e6;
     const loadAfter = load();
     const times = mine().map((a) => a.t);
     const windows = arrivalWindows(times);
@@ -176,14 +178,14 @@ try {
     const median = inner[Math.floor(inner.length / 2)] ?? NaN;
     const spanSec = times.length > 1 ? (Math.max(...times) - Math.min(...times)) / 1000 : NaN;
     const statuses = acceptOnly ? {} : await settledStatuses(databaseUrl, tenant.businessId, fast.id);
-    report.sendFast = { sendRate, acceptOnly, result: { ...result, accepted: result.accepted.length }, delivered: times.length, windows, median, spanSec, statuses, acceptSec, acceptSplit, cpuSec, cpuSplit, loadBefore, loadAfter };
+    report.sendFast = { sendRate, acceptOnly, result: { ...result, accepted: result.accepted.length }, delivered: times.length, windows, median, spanSec, statuses, acceptSec, acceptSplit, cpuSec, cpuSplit, benchCpuSec, loadBefore, loadAfter };
     const perSend = (sec: number, n: number) => fmt((sec * 1000) / Math.max(1, n), 2);
     lines.push(
       `Sends, channel paced at 1000/s${acceptOnly ? ', fake holding every call (accept only)' : ''}: ${requests.length} sends offered at ${sendRate}/s (after ${warm.accepted.length} of warm-up); load average before ${loadBefore}, after ${loadAfter}`,
       '',
-      '| offered/s | accepted | accepted/s | accept p50 / p99 / max ms | non-2xx / errors | delivered to fake | delivered/s (first→last) | per 1-s window: median / min / max (inner windows) | statuses | CPU ms/send while accepting service+PG (CPU s) | CPU ms/send accept + delivery service+PG (CPU s) |',
-      '|---:|---:|---:|---|---|---:|---:|---|---|---:|---:|',
-      `| ${sendRate} | ${result.accepted.length} | ${fmt(result.acceptedPerSec, 0)} | ${lat(result)} | ${result.rejected.length} / ${result.failed.length} | ${times.length} | ${fmt(times.length / spanSec, 0)} | ${median} / ${inner[0] ?? NaN} / ${inner[inner.length - 1] ?? NaN} | ${JSON.stringify(statuses)} | ${perSend(acceptSec, result.accepted.length)} (${acceptSplit}) | ${acceptOnly ? '–' : `${perSend(cpuSec, times.length)} (${cpuSplit})`} |`,
+      '| offered/s | accepted | accepted/s | accept p50 / p99 / max ms | non-2xx / errors | delivered to fake | delivered/s (first→last) | per 1-s window: median / min / max (inner windows) | statuses | CPU ms/send while accepting service+PG (CPU s) | CPU ms/send accept + delivery service+PG (CPU s) | bench CPU s (load and fake Graph API) |',
+      '|---:|---:|---:|---|---|---:|---:|---|---|---:|---:|---:|',
+      `| ${sendRate} | ${result.accepted.length} | ${fmt(result.acceptedPerSec, 0)} | ${lat(result)} | ${result.rejected.length} / ${result.failed.length} | ${times.length} | ${fmt(times.length / spanSec, 0)} | ${median} / ${inner[0] ?? NaN} / ${inner[inner.length - 1] ?? NaN} | ${JSON.stringify(statuses)} | ${perSend(acceptSec, result.accepted.length)} (${acceptSplit}) | ${acceptOnly ? '–' : `${perSend(cpuSec, times.length)} (${cpuSplit})`} | ${fmt(benchCpuSec)} |`,
       '',
       `windows: ${windows.perSecond.join(' ')}`,
       '',
