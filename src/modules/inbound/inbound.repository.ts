@@ -7,22 +7,16 @@ import { valuesList } from '../messaging/values-list.ts';
 // Set-based statements for a batch of inbound messages: one statement per step for the whole batch
 // instead of one per message. Lock names travel as one jsonb parameter, rows as a VALUES list.
 
-/** Transaction-scoped advisory locks on `${businessId}:${name}`, taken in the order given (callers sort). */
-export async function lockNames(db: Db, businessId: string, names: string[]): Promise<void> {
-  if (names.length === 0) return;
-  const keys = JSON.stringify(names.map((name) => `${businessId}:${name}`));
-  await sql`select pg_advisory_xact_lock(hashtextextended(k, 0)) from jsonb_array_elements_text(${keys}::jsonb) as k`.execute(db);
-}
-
 export const inboundRepository = {
   /**
-   * Locks the senders' phones (lockNames) and, in the same round trip, answers which of the
-   * messages are stored already, as `${channelId}:${providerMessageId}`. The probe reads the
-   * snapshot from before any lock wait, so a redelivery stored by the transaction waited for is
-   * not among them; the message insert's ON CONFLICT still skips it, and everything else that
-   * transaction did (contact, conversation) is found by the statements that follow.
-   * One probe of the unique index per message (LATERAL) over a VALUES list, so each batch is
-   * planned at the table's current size (values-list.ts).
+   * Takes transaction-scoped advisory locks on `${businessId}:${name}` for the senders' phones, in
+   * the order given (callers sort), and in the same round trip answers which of the messages are
+   * stored already, as `${channelId}:${providerMessageId}`. The probe reads the snapshot from
+   * before any lock wait, so a redelivery stored by the transaction waited for is not among them;
+   * the message insert's ON CONFLICT still skips it, and everything else that transaction did
+   * (contact, conversation) is found by the statements that follow. One probe of the unique index
+   * per message (LATERAL) over a VALUES list, so each batch is planned at the table's current size
+   * (values-list.ts).
    */
   async lockSenders(db: Db, businessId: string, names: string[], messages: { channelId: string; providerMessageId: string }[]): Promise<Set<string>> {
     const keys = JSON.stringify(names.map((name) => `${businessId}:${name}`));

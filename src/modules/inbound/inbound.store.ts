@@ -9,7 +9,7 @@ import { openConversation } from '../messaging/messaging.conversations.ts';
 import { messagingRepository, type ConversationRow } from '../messaging/messaging.repository.ts';
 import { inboundMessageRow } from './inbound.content.ts';
 import { newSenderRow, senderPhone, takeProfileName, wouldTakeProfileName } from './inbound.contacts.ts';
-import { inboundRepository, lockNames } from './inbound.repository.ts';
+import { inboundRepository } from './inbound.repository.ts';
 
 /** One inbound message and the channel it came on. */
 export interface InboundEntry {
@@ -44,8 +44,9 @@ export async function storeSimpleMessages(
   if (fresh.length === 0) return { ids };
 
   // Senders, in arrival order per phone key: the first creates, later ones may rename (profile rule).
+  // The lookup also takes the conversation locks of the senders found (see conversationsOf).
   const keys = fresh.map((i) => senderPhone(entries[i]!.message.from).key);
-  const contacts = await messagingRepository.contactsByPhoneKey(trx, businessId, [...new Set(keys)]);
+  const contacts = await messagingRepository.sendersByPhoneKey(trx, businessId, fresh.map((i, n) => ({ key: keys[n]!, channelId: entries[i]!.channel.id })));
   const toCreate = new Set<string>();
   const pending: Insertable<ContactsTable>[] = [];
   fresh.forEach((i, n) => {
@@ -104,14 +105,14 @@ function freshEntries(entries: InboundEntry[], known: ReadonlySet<string>): numb
 /**
  * The open conversation of each (contact, channel), keyed `${contactId}:${channelId}`: found and
  * open on the channel, or created, all in one statement each; a closed one or one without a
- * channel id goes through openConversation (reopening writes its event).
+ * channel id goes through openConversation (reopening writes its event). The caller holds the
+ * lock openConversation takes for each pair whose contact existed before this transaction
+ * (messagingRepository.sendersByPhoneKey); a contact created in it is seen by no other writer.
  */
 async function conversationsOf(trx: Db, businessId: string, targets: { contact: ContactRow; channel: ChannelRow }[]): Promise<Map<string, ConversationRow>> {
   const unique = new Map<string, { contact: ContactRow; channel: ChannelRow }>();
   for (const t of targets) unique.set(`${t.contact.id}:${t.channel.id}`, t);
   const keys = [...unique.keys()].sort();
-  // The lock openConversation takes, for all of them at once and in one order.
-  await lockNames(trx, businessId, keys.map((k) => `conversation:${k}`));
   const found = await messagingRepository.findConversations(
     trx,
     businessId,

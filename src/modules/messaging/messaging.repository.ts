@@ -19,6 +19,22 @@ const allStatuses: MessageStatus[] = ['PENDING', 'SENT', 'DELIVERED', 'READ', 'E
 /** The statuses a message may be in for a move to `to` to be allowed (canMoveStatus, as SQL). */
 export const statusesBefore = (to: MessageStatus): MessageStatus[] => allStatuses.filter((from) => canMoveStatus(from, to));
 
+/** The rows of contactsByPhoneKey: `lookup` (the key asked) and the contact's columns. */
+function contactsByPhoneKeyQuery(businessId: string, keys: string[]) {
+  return sql`
+    select p.key as lookup, k.*
+    from ${valuesList(keys.map((key) => [key]), ['text'])} as p(key)
+    cross join lateral (
+      select c.* from (
+        select id from contacts where business_id = ${businessId} and phone_key = p.key
+        union
+        select contact_id from contact_aliases where business_id = ${businessId} and kind = 'phone' and value = p.key
+      ) m
+      cross join lateral (select * from contacts x where x.business_id = ${businessId} and x.id = m.id limit 1) c
+      order by c.created_at, c.id
+      limit 1) k`;
+}
+
 /**
  * The SQL that writes messages and keeps their conversations (inbound notifications, sends,
  * imports of live traffic). Every function takes the caller's transaction.
@@ -34,18 +50,28 @@ export const messagingRepository = {
    */
   async contactsByPhoneKey(db: Db, businessId: string, keys: string[]): Promise<Map<string, ContactRow>> {
     if (keys.length === 0) return new Map();
+    const { rows } = await sql<ContactRow & { lookup: string }>`${contactsByPhoneKeyQuery(businessId, keys)}`.execute(db);
+    return new Map(rows.map(({ lookup, ...row }) => [lookup, row as ContactRow]));
+  },
+
+  /**
+   * contactsByPhoneKey for senders, which in the same statement takes the lock openConversation
+   * takes (`conversation:${contactId}:${channelId}`) for each contact found and the channel given
+   * with its key, all in one sorted order (as lockMany's callers sort). A contact the caller
+   * creates afterwards needs no such lock: no other transaction can see it until the commit.
+   */
+  async sendersByPhoneKey(db: Db, businessId: string, wanted: { key: string; channelId: string }[]): Promise<Map<string, ContactRow>> {
+    if (wanted.length === 0) return new Map();
+    const keys = [...new Set(wanted.map((w) => w.key))];
     const { rows } = await sql<ContactRow & { lookup: string }>`
-      select p.key as lookup, k.*
-      from ${valuesList(keys.map((key) => [key]), ['text'])} as p(key)
-      cross join lateral (
-        select c.* from (
-          select id from contacts where business_id = ${businessId} and phone_key = p.key
-          union
-          select contact_id from contact_aliases where business_id = ${businessId} and kind = 'phone' and value = p.key
-        ) m
-        cross join lateral (select * from contacts x where x.business_id = ${businessId} and x.id = m.id limit 1) c
-        order by c.created_at, c.id
-        limit 1) k`.execute(db);
+      with found as materialized (${contactsByPhoneKeyQuery(businessId, keys)}),
+      locked as (
+        select count(pg_advisory_xact_lock(hashtextextended(l.name, 0))) as n
+        from (
+          select distinct (${businessId}::text || ':conversation:' || f.id || ':' || w.channel_id) collate "C" as name
+          from found f join ${valuesList(wanted.map((w) => [w.key, w.channelId]), ['text', 'text'])} as w(key, channel_id) on w.key = f.lookup
+          order by name) l)
+      select found.* from found, locked`.execute(db);
     return new Map(rows.map(({ lookup, ...row }) => [lookup, row as ContactRow]));
   },
 
