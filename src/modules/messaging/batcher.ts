@@ -2,8 +2,8 @@
  * Groups work that arrives while earlier work is being written, so one transaction (and one
  * statement per step) serves many requests: an item waits only for the batches already running
  * (at most `maxRunning`), never for a timer, so a lone request is written at once (unless the
- * batcher gathers: `gatherMs`). When a batch
- * fails, each of its items is run alone, so one bad item fails only its own request.
+ * batcher gathers: `gatherMs`). When a batch fails, each of its items is run alone, so one bad
+ * item fails only its own request.
  */
 export class Batcher<T, R> {
   private queue: { item: T; resolve: (r: R) => void; reject: (e: unknown) => void }[] = [];
