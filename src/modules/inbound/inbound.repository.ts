@@ -2,35 +2,31 @@ import { sql, type Insertable } from 'kysely';
 import type { Db } from '../../db/database.ts';
 import type { ContactsTable } from '../../db/types.ts';
 import type { ContactRow } from '../contacts/contacts.repository.ts';
+import { advisoryLocks } from '../messaging/messaging.repository.ts';
 import { valuesList } from '../messaging/values-list.ts';
 
 // Set-based statements for a batch of inbound messages: one statement per step for the whole batch
-// instead of one per message. Lock names travel as one jsonb parameter, rows as a VALUES list.
+// instead of one per message; rows travel as a VALUES list.
 
 export const inboundRepository = {
   /**
-   * Takes transaction-scoped advisory locks on `${businessId}:${name}` for the senders' phones, in
-   * the order given (callers sort), and in the same round trip answers which of the messages are
-   * stored already, as `${channelId}:${providerMessageId}`. The probe reads the snapshot from
-   * before any lock wait, so a redelivery stored by the transaction waited for is not among them;
-   * the message insert's ON CONFLICT still skips it, and everything else that transaction did
-   * (contact, conversation) is found by the statements that follow. One probe of the unique index
-   * per message (LATERAL) over a VALUES list, so each batch is planned at the table's current size
-   * (values-list.ts).
+   * Takes the senders' phone locks (messagingRepository.lock's, in the order given: callers sort)
+   * and, in the same round trip, answers which of the messages (at least one) are stored already,
+   * as `${channelId}:${providerMessageId}`. The probe reads the snapshot from before any lock wait,
+   * so a redelivery stored by the transaction waited for is not among them; the message insert's
+   * ON CONFLICT still skips it, and everything else that transaction did (contact, conversation) is
+   * found by the statements that follow. One probe of the unique index per message (LATERAL) over
+   * a VALUES list, so each batch is planned at the table's current size (values-list.ts).
    */
   async lockSenders(db: Db, businessId: string, names: string[], messages: { channelId: string; providerMessageId: string }[]): Promise<Set<string>> {
-    const keys = JSON.stringify(names.map((name) => `${businessId}:${name}`));
-    const known = messages.length === 0
-      ? sql`'{}'::text[]`
-      : sql`array(select p.channel_id::text || ':' || p.id
-          from ${valuesList(messages.map((m) => [m.channelId, m.providerMessageId]), ['uuid', 'text'])} as p(channel_id, id)
-          cross join lateral (
-            select 1 from messages m
-            where m.business_id = ${businessId} and m.channel_id = p.channel_id and m.provider_message_id = p.id
-            limit 1) m)`;
-    const { rows } = await sql<{ known: string[] }>`select
-        (select count(pg_advisory_xact_lock(hashtextextended(k, 0))) from jsonb_array_elements_text(${keys}::jsonb) as k) as locked,
-        ${known} as known`.execute(db);
+    const known = sql`array(select p.channel_id::text || ':' || p.id
+      from ${valuesList(messages.map((m) => [m.channelId, m.providerMessageId]), ['uuid', 'text'])} as p(channel_id, id)
+      cross join lateral (
+        select 1 from messages m
+        where m.business_id = ${businessId} and m.channel_id = p.channel_id and m.provider_message_id = p.id
+        limit 1) m)`;
+    const locks = advisoryLocks(names.map((key) => ({ businessId, key })));
+    const { rows } = await sql<{ known: string[] }>`select ${locks} as locked, ${known} as known`.execute(db);
     return new Set(rows[0]!.known);
   },
 

@@ -86,7 +86,7 @@ export async function storeSimpleMessages(
     const id = rows[n]!.id as string;
     if (insertedIds.has(id)) ids[i] = id;
   });
-  return inserted.length > 0 ? { ids, webhookIds } : { ids };
+  return { ids, webhookIds };
 }
 
 /** Indexes of the entries whose provider id is neither stored already nor earlier in the batch. */

@@ -1,4 +1,4 @@
-import { CompiledQuery, sql, type Insertable, type Selectable } from 'kysely';
+import { CompiledQuery, sql, type Insertable, type RawBuilder, type Selectable } from 'kysely';
 import { canMoveStatus, type MessageStatus } from '../../channels/message-status.ts';
 import type { Db } from '../../db/database.ts';
 import type { ConversationsTable, MediaTable, MessagesTable } from '../../db/types.ts';
@@ -18,6 +18,15 @@ const allStatuses: MessageStatus[] = ['PENDING', 'SENT', 'DELIVERED', 'READ', 'E
 
 /** The statuses a message may be in for a move to `to` to be allowed (canMoveStatus, as SQL). */
 export const statusesBefore = (to: MessageStatus): MessageStatus[] => allStatuses.filter((from) => canMoveStatus(from, to));
+
+/**
+ * The locks of messagingRepository.lock() on several keys, in the order given, as an expression (the
+ * number of locks taken), so that a statement can take them and read something in one round trip.
+ */
+export function advisoryLocks(keys: { businessId: string; key: string }[]): RawBuilder<number> {
+  const names = JSON.stringify(keys.map((k) => `${k.businessId}:${k.key}`));
+  return sql<number>`(select count(pg_advisory_xact_lock(hashtextextended(k, 0))) from jsonb_array_elements_text(${names}::jsonb) as k)`;
+}
 
 /** The rows of contactsByPhoneKey: `lookup` (the key asked) and the contact's columns. */
 function contactsByPhoneKeyQuery(businessId: string, keys: string[]) {
@@ -86,8 +95,7 @@ export const messagingRepository = {
    */
   async lockMany(db: Db, keys: { businessId: string; key: string }[]): Promise<void> {
     if (keys.length === 0) return;
-    const names = JSON.stringify(keys.map((k) => `${k.businessId}:${k.key}`));
-    await sql`select pg_advisory_xact_lock(hashtextextended(k, 0)) from jsonb_array_elements_text(${names}::jsonb) as k`.execute(db);
+    await sql`select ${advisoryLocks(keys)}`.execute(db);
   },
 
   /**
@@ -192,10 +200,10 @@ export const messagingRepository = {
    * stored already are skipped, and each conversation's counters move by the rows inserted into it.
    * Answers the rows inserted (id, conversation, provider id, created_at) and, read in the same
    * statement, the business's enabled `message_created` webhooks (WebhookEvents.messagesCreated
-   * then writes their deliveries without another round trip).
+   * then writes their deliveries without another round trip); undefined when nothing was inserted.
    */
-  async insertMessages(db: Db, businessId: string, rows: Insertable<MessagesTable>[]): Promise<{ inserted: InsertedMessage[]; webhookIds: string[] }> {
-    if (rows.length === 0) return { inserted: [], webhookIds: [] };
+  async insertMessages(db: Db, businessId: string, rows: Insertable<MessagesTable>[]): Promise<{ inserted: InsertedMessage[]; webhookIds?: string[] }> {
+    if (rows.length === 0) return { inserted: [] };
     const insert = db
       .insertInto('messages')
       .values(rows.map((row) => ({ ...row, metadata: JSON.stringify(row.metadata ?? {}) })))
@@ -211,7 +219,7 @@ export const messagingRepository = {
         where c.business_id = v.business_id and c.id = v.id)
       select id, conversation_id, provider_message_id, created_at, ${webhooksRepository.enabledIds(businessId, 'message_created')} as webhook_ids
       from inserted`.execute(db);
-    return { inserted: inserted.map(({ webhook_ids: _, ...row }) => row), webhookIds: inserted[0]?.webhook_ids ?? [] };
+    return { inserted: inserted.map(({ webhook_ids: _, ...row }) => row), webhookIds: inserted[0]?.webhook_ids };
   },
 
   /** The message a provider knows by this id on this channel. */
