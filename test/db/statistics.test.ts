@@ -8,7 +8,8 @@ import { createTenant } from '../helpers/tenants.ts';
 let t: TestApp;
 
 beforeAll(async () => {
-  t = await buildTestApp();
+  // The app's own keeper stays stopped: it would analyse the tables before the keeper under test.
+  t = await buildTestApp({}, { workers: false });
 });
 afterAll(() => t.close());
 

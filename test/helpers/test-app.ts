@@ -26,16 +26,17 @@ export function testConfig(env: Record<string, string> = {}): Config {
 
 /**
  * The real app over a real, empty database of the current engine: a fresh in-memory PGlite, or a
- * fresh schema of TEST_DATABASE_URL that is dropped afterwards.
+ * fresh schema of TEST_DATABASE_URL that is dropped afterwards. `workers: false` leaves the
+ * background workers (outbox, webhooks, statistics) stopped, for a test that drives one itself.
  */
-export async function buildTestApp(env: Record<string, string> = {}): Promise<TestApp> {
+export async function buildTestApp(env: Record<string, string> = {}, options: { workers?: boolean } = {}): Promise<TestApp> {
   const databaseUrl = engine === 'postgres' ? process.env.TEST_DATABASE_URL : undefined;
   if (engine === 'postgres' && !databaseUrl) throw new Error('TEST_DATABASE_URL is required for the postgres project');
   const schema = databaseUrl ? `test_${randomBytes(6).toString('hex')}` : undefined;
   const config = testConfig(env);
   const database = await openDatabase({ databaseUrl, dataDir: 'memory://', schema, poolSize: 5 });
   await migrateToLatest(database.db, schema);
-  const app = await buildApp(config, { database, logger: false });
+  const app = await buildApp(config, { database, logger: false, workers: options.workers });
   await app.ready();
   return {
     app,
