@@ -1,5 +1,34 @@
 import type { Compilable, CompiledQuery } from 'kysely';
+import { Batcher } from '../lib/batcher.ts';
 import type { Db } from './database.ts';
+
+type Args = readonly (string | number)[];
+type Build<A extends Args, R> = (db: Db, ...args: A) => Compilable<R>;
+
+/** A query compiled with placeholders, and which parameter slot holds which argument. */
+interface Compiled<R> {
+  query: CompiledQuery<R>;
+  /** For each parameter of the query, the index of the argument it takes, or undefined for a constant. */
+  slots: (number | undefined)[];
+}
+
+function compile<A extends Args, R>(db: Db, placeholders: A, build: Build<A, R>): Compiled<R> {
+  const query = build(db, ...placeholders).compile();
+  const slots = query.parameters.map((value) => {
+    const slot = placeholders.indexOf(value as A[number]);
+    return slot === -1 ? undefined : slot;
+  });
+  return { query, slots };
+}
+
+async function executeOne<R>({ query, slots }: Compiled<R>, db: Db, args: Args): Promise<R[]> {
+  const parameters = query.parameters.map((value, i) => {
+    const slot = slots[i];
+    return slot === undefined ? value : args[slot];
+  });
+  const result = await db.executeQuery<R>({ ...query, parameters });
+  return result.rows;
+}
 
 /**
  * Builds a Kysely query once and reuses its compiled SQL, so a hot path does not pay for building
@@ -13,26 +42,97 @@ import type { Db } from './database.ts';
  * database handle (both engines use Kysely's PostgreSQL compiler), so the one compilation serves a
  * transaction as well as the pool, and the same text is what prepared-statements.ts names.
  */
-export function compiledOnce<A extends readonly (string | number)[], R>(
-  placeholders: A,
-  build: (db: Db, ...args: A) => Compilable<R>,
-): (db: Db, ...args: A) => Promise<R[]> {
-  let compiled: { query: CompiledQuery<R>; slots: (number | undefined)[] } | undefined;
-  return async (db, ...args) => {
-    if (!compiled) {
-      const query = build(db, ...placeholders).compile();
-      const slots = query.parameters.map((value) => {
-        const slot = placeholders.indexOf(value as A[number]);
-        return slot === -1 ? undefined : slot;
-      });
-      compiled = { query, slots };
-    }
-    const { query, slots } = compiled;
-    const parameters = query.parameters.map((value, i) => {
-      const slot = slots[i];
-      return slot === undefined ? value : args[slot];
-    });
-    const result = await db.executeQuery<R>({ ...query, parameters });
-    return result.rows;
+export function compiledOnce<A extends Args, R>(placeholders: A, build: Build<A, R>): (db: Db, ...args: A) => Promise<R[]> {
+  let compiled: Compiled<R> | undefined;
+  return (db, ...args) => {
+    compiled ??= compile(db, placeholders, build);
+    return executeOne(compiled, db, args);
   };
+}
+
+/** How the calls of a batchedOnce query gather. */
+export interface BatchOptions {
+  /** Statements of the query running at once on the pool; calls made meanwhile wait and share the next. */
+  maxRunning: number;
+  /** Calls answered by one statement at most. */
+  maxItems: number;
+}
+
+const BATCH_COLUMN = '__batch';
+
+/**
+ * compiledOnce for a read that many requests run at the same time (the public lookups): calls made
+ * while `maxRunning` statements of the query are running wait, and are answered together by one
+ * statement that runs the query once per call,
+ *
+ *   select b.n as __batch, r.* from unnest($1::uuid[], $2::text[]) with ordinality as b(a0, a1, n)
+ *   cross join lateral (<the query, its arguments read from b>) as r
+ *
+ * Each statement costs the service a socket write and a wake-up, and PostgreSQL a protocol round
+ * of its own (bind, execute, sync, ready), which together were most of a lookup's CPU
+ * (docs/PERFORMANCE.md); a statement for k calls pays them once. A lone call (the usual case
+ * below saturation) runs the plain query at once, so batching adds no wait; a call inside a
+ * transaction always runs alone on the transaction's connection.
+ *
+ * The text never changes with the number of calls (the arguments travel as arrays), so it is one
+ * named statement (prepared-statements.ts). The rows of a call keep the query's order: a LATERAL
+ * subquery is run by a nested loop over `b`, in order, once per row, and each run returns its rows
+ * in its own ORDER BY (tested). `types` gives the PostgreSQL type of each argument, for the arrays.
+ * The query's text must not contain `$` except in its parameters (Kysely's compiler quotes names
+ * and passes every value as a parameter). A failed statement is retried call by call (Batcher),
+ * so a bad argument fails only its own request.
+ */
+export function batchedOnce<A extends Args, R>(
+  placeholders: A,
+  types: { readonly [K in keyof A]: string },
+  build: Build<A, R>,
+  options: BatchOptions = { maxRunning: 2, maxItems: 50 },
+): (db: Db, ...args: A) => Promise<R[]> {
+  let compiled: Compiled<R> | undefined;
+  let batched: Compiled<R & { [BATCH_COLUMN]: string }> | undefined;
+  const batchers = new WeakMap<Db, Batcher<A, R[]>>();
+
+  const runBatch = async (db: Db, calls: A[]): Promise<R[][]> => {
+    if (calls.length === 1) return [await executeOne(compiled!, db, calls[0]!)];
+    batched ??= batchOf(compiled!, types);
+    // Parameters: one array per argument, then the query's constants (slots undefined).
+    const parameters = [
+      ...types.map((_, slot) => calls.map((call) => call[slot])),
+      ...compiled!.query.parameters.filter((_, i) => compiled!.slots[i] === undefined),
+    ];
+    const { rows } = await db.executeQuery<R & { [BATCH_COLUMN]: string }>({ ...batched.query, parameters });
+    const answers: R[][] = calls.map(() => []);
+    for (const { [BATCH_COLUMN]: n, ...row } of rows) answers[Number(n) - 1]!.push(row as R);
+    return answers;
+  };
+
+  return (db, ...args) => {
+    compiled ??= compile(db, placeholders, build);
+    if (db.isTransaction) return executeOne(compiled, db, args);
+    let batcher = batchers.get(db);
+    if (!batcher) {
+      batcher = new Batcher<A, R[]>((calls) => runBatch(db, calls), options);
+      batchers.set(db, batcher);
+    }
+    return batcher.submit(args);
+  };
+}
+
+/** The statement that runs `single` once per row of argument arrays (see batchedOnce). */
+function batchOf<R>(single: Compiled<R>, types: readonly string[]): Compiled<R & { [BATCH_COLUMN]: string }> {
+  const { query, slots } = single;
+  const constants = new Map<number, number>();
+  slots.forEach((slot, i) => {
+    if (slot === undefined) constants.set(i, types.length + constants.size + 1);
+  });
+  const inner = query.sql.replace(/\$(\d+)/g, (_, digits: string) => {
+    const i = Number(digits) - 1;
+    if (i < 0 || i >= slots.length) throw new Error(`batchedOnce: $${digits} is not a parameter of the query`);
+    const slot = slots[i];
+    return slot === undefined ? `$${constants.get(i)}` : `b.a${slot}`;
+  });
+  const arrays = types.map((type, slot) => `$${slot + 1}::${type}[]`).join(', ');
+  const columns = types.map((_, slot) => `a${slot}`).join(', ');
+  const sql = `select b.n as "${BATCH_COLUMN}", r.* from unnest(${arrays}) with ordinality as b(${columns}, n) cross join lateral (${inner}) as r`;
+  return { query: { ...query, sql, parameters: [] }, slots: [] };
 }

@@ -1,6 +1,6 @@
 import { sql, type Insertable, type Selectable, type Updateable } from 'kysely';
 import type { Db } from '../../db/database.ts';
-import { compiledOnce } from '../../db/prepared-queries.ts';
+import { batchedOnce } from '../../db/prepared-queries.ts';
 import type { ContactsTable } from '../../db/types.ts';
 
 export type ContactRow = Selectable<ContactsTable>;
@@ -20,6 +20,7 @@ export interface ContactIdentifiers {
 
 /** Lower-case (identifiersQuery lower-cases the email) and never a real identifier. */
 const IDENTIFIER_PLACEHOLDERS: [string, string, string, string, number] = ['\u0000business', '\u0000email', '\u0000phone', '\u0000external', -1];
+const IDENTIFIER_TYPES = ['uuid', 'text', 'text', 'text', 'int4'] as const;
 const identifierLookups = new Map<string, (db: Db, ...args: typeof IDENTIFIER_PLACEHOLDERS) => Promise<ContactRow[]>>();
 
 export const contactsRepository = {
@@ -36,11 +37,12 @@ export const contactsRepository = {
     const email = ids.email?.toLowerCase();
     const has = [email !== undefined, ids.phoneKey !== undefined, ids.externalId !== undefined] as const;
     if (!has.includes(true)) return Promise.resolve([]);
-    // Built and compiled once per combination of identifiers (prepared-queries.ts), not per call.
+    // Built and compiled once per combination of identifiers, not per call, and the lookups of
+    // concurrent requests share statements (prepared-queries.ts).
     const shape = has.join('/');
     let run = identifierLookups.get(shape);
     if (!run) {
-      run = compiledOnce(IDENTIFIER_PLACEHOLDERS, (d, business, e, phoneKey, externalId, max) => {
+      run = batchedOnce(IDENTIFIER_PLACEHOLDERS, IDENTIFIER_TYPES, (d, business, e, phoneKey, externalId, max) => {
         const query = contactsRepository.identifiersQuery(d, business, {
           email: has[0] ? e : undefined,
           phoneKey: has[1] ? phoneKey : undefined,

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../../db/database.ts';
-import { compiledOnce } from '../../db/prepared-queries.ts';
+import { batchedOnce, compiledOnce } from '../../db/prepared-queries.ts';
 import { contactsRepository } from '../contacts/contacts.repository.ts';
 
 /** Stand-ins for the arguments while the hot queries compile once (prepared-queries.ts). */
@@ -100,8 +100,11 @@ export const conversationsRepository = {
       .execute();
   },
 
-  /** phoneLookupQuery: contacts, conversations and (for a single pair) its latest messages in one statement. */
-  phoneLookup: compiledOnce(PHONE_LOOKUP_PLACEHOLDERS, phoneLookupQuery),
+  /**
+   * phoneLookupQuery: contacts, conversations and (for a single pair) its latest messages in one
+   * statement, shared by the lookups of concurrent requests (prepared-queries.ts).
+   */
+  phoneLookup: batchedOnce(PHONE_LOOKUP_PLACEHOLDERS, ['uuid', 'text', 'int4', 'int4'], phoneLookupQuery),
 
   /**
    * The latest `limit` messages of a conversation, newest first (index messages_conversation): the

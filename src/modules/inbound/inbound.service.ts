@@ -8,7 +8,7 @@ import { enqueueJob, type OutboxWorker } from '../../jobs/outbox.worker.ts';
 import type { ChannelRow, ChannelsService } from '../channels/channels.service.ts';
 import { openConversation } from '../messaging/messaging.conversations.ts';
 import { messagingRepository } from '../messaging/messaging.repository.ts';
-import { Batcher } from '../messaging/batcher.ts';
+import { Batcher } from '../../lib/batcher.ts';
 import { MEDIA_FETCH_JOB } from '../media/media.fetch-job.ts';
 import type { WebhookEvents } from '../webhooks/webhook-events.ts';
 import { errorText, inboundMessageRow } from './inbound.content.ts';

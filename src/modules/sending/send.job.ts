@@ -5,7 +5,7 @@ import type { JobHandler, JobOutcome } from '../../jobs/outbox.worker.ts';
 import { ChannelCache } from './channel-cache.ts';
 import { ChannelPacer } from './channel-pacer.ts';
 import type { ChannelRow } from '../channels/channels.repository.ts';
-import { Batcher } from '../messaging/batcher.ts';
+import { Batcher } from '../../lib/batcher.ts';
 import { sendingRepository as repo, type MessageKey, type OutboundMessage } from './sending.repository.ts';
 
 const keyOf = (ref: MessageKey) => `${ref.businessId}:${ref.id}`;

@@ -11,7 +11,7 @@ import { usersRepository } from '../users/users.repository.ts';
 import { ChannelPacer } from './channel-pacer.ts';
 import { SendJobHandler, type SendJobOptions } from './send.job.ts';
 import type { WebhookEvents } from '../webhooks/webhook-events.ts';
-import { Batcher } from '../messaging/batcher.ts';
+import { Batcher } from '../../lib/batcher.ts';
 import { ChannelCache } from './channel-cache.ts';
 import { acceptPlainSends, plainSendAnswer, type PlainSend, type PlainSendOutcome } from './sending.accept-many.ts';
 import { acceptSend, type SendPlan } from './sending.accept.ts';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Batcher } from '../../../src/modules/messaging/batcher.ts';
+import { Batcher } from '../../src/lib/batcher.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
