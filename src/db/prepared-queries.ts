@@ -61,26 +61,27 @@ export interface BatchOptions {
 const BATCH_COLUMN = '__batch';
 
 /**
- * compiledOnce for a read that many requests run at the same time (the public lookups): calls made
- * while `maxRunning` statements of the query are running wait, and are answered together by one
- * statement that runs the query once per call,
+ * compiledOnce for a read that many requests run at the same time (the public lookups): the calls
+ * made in one turn of the event loop (the requests read from one socket poll), and those made while
+ * `maxRunning` statements of the query are running, are answered by one statement that runs the
+ * query once per call,
  *
  *   select b.n as __batch, r.* from unnest($1::uuid[], $2::text[]) with ordinality as b(a0, a1, n)
  *   cross join lateral (<the query, its arguments read from b>) as r
  *
- * Each statement costs the service a socket write and a wake-up, and PostgreSQL a protocol round
- * of its own (bind, execute, sync, ready), which together were most of a lookup's CPU
- * (docs/PERFORMANCE.md); a statement for k calls pays them once. A lone call (the usual case
- * below saturation) runs the plain query at once, so batching adds no wait; a call inside a
- * transaction always runs alone on the transaction's connection.
+ * Per statement the service pays a socket write that wakes the database, and the database a
+ * protocol round (bind, execute, sync, ready) and, on PGlite, parsing and planning: most of a
+ * lookup's CPU (docs/PERFORMANCE.md). A statement for k calls pays them once. A call waits at most
+ * one turn of the event loop when nothing else is running; a call inside a transaction runs alone,
+ * at once, on the transaction's connection.
  *
- * The text never changes with the number of calls (the arguments travel as arrays), so it is one
- * named statement (prepared-statements.ts). The rows of a call keep the query's order: a LATERAL
- * subquery is run by a nested loop over `b`, in order, once per row, and each run returns its rows
- * in its own ORDER BY (tested). `types` gives the PostgreSQL type of each argument, for the arrays.
- * The query's text must not contain `$` except in its parameters (Kysely's compiler quotes names
- * and passes every value as a parameter). A failed statement is retried call by call (Batcher),
- * so a bad argument fails only its own request.
+ * The text never changes with the number of calls (the arguments travel as arrays), so on
+ * PostgreSQL it is one named statement (prepared-statements.ts). The rows of a call keep the
+ * query's order: a LATERAL subquery is run by a nested loop over `b`, in order, once per row, and
+ * each run returns its rows in its own ORDER BY (tested). `types` gives the PostgreSQL type of each
+ * argument, for the arrays. The query's text must not contain `$` except in its parameters
+ * (Kysely's compiler quotes names and passes every value as a parameter). A failed statement is
+ * retried call by call (Batcher), so a bad argument fails only its own request.
  */
 export function batchedOnce<A extends Args, R>(
   placeholders: A,
@@ -111,7 +112,7 @@ export function batchedOnce<A extends Args, R>(
     if (db.isTransaction) return executeOne(compiled, db, args);
     let batcher = batchers.get(db);
     if (!batcher) {
-      batcher = new Batcher<A, R[]>((calls) => runBatch(db, calls), options);
+      batcher = new Batcher<A, R[]>((calls) => runBatch(db, calls), { ...options, gatherMs: 0 });
       batchers.set(db, batcher);
     }
     return batcher.submit(args);
