@@ -31,6 +31,8 @@ export interface CpuPerRequest {
 
 export interface LookupResult {
   route: LookupRoute;
+  /** Connections autocannon kept open (each with one request in flight), for both processes. */
+  connections: number;
   bodyBytes: number;
   service: LoadResult;
   bare: LoadResult;
@@ -43,7 +45,12 @@ export interface LookupOptions {
   contacts: number;
   durationSec: number;
   warmupSec: number;
-  connections: number;
+  /**
+   * Concurrency levels of the throughput comparison, each run on both processes. The service's
+   * capacity shows at the highest: with few connections each request waits for its database round
+   * trip and the service is partly idle, while the bare route is busy at any level.
+   */
+  connections: number[];
   /** Database whose PostgreSQL backends count in the CPU figures (postgres engine only). */
   database?: string;
   /** Run the fixed-rate (200/s, 20 s) latency check too. */
@@ -85,33 +92,34 @@ export async function runLookups(service: RunningProcess, tenant: Tenant, option
   try {
     for (const route of Object.keys(LOOKUP_ROUTES) as LookupRoute[]) {
       const path = () => `${LOOKUP_ROUTES[route]}?phone=${randomQueryPhone(options.contacts, random)}`;
-      const run = (url: string, durationSec: number) => load({ url, path, headers, connections: options.connections, durationSec });
-      process.stderr.write(`  lookup ${route}: warm-up, then ${options.durationSec} s service / ${options.durationSec} s bare\n`);
-      await run(service.url, options.warmupSec);
-      await run(bare.url, options.warmupSec);
-      const serviceCpu = new CpuMeter(() => [service.pid]).start();
-      const pgCpu = new CpuMeter(() => (options.database ? postgresBackends(options.database) : [])).start();
-      const serviceResult = await run(service.url, options.durationSec);
-      const [serviceSec, pgSec] = [serviceCpu.seconds(), pgCpu.seconds()];
-      const bareCpu = new CpuMeter(() => [bare.pid]).start();
-      const bareResult = await run(bare.url, options.durationSec);
-      const bareSec = bareCpu.seconds();
-      const perRequest = (sec: number, r: LoadResult) => (sec * 1000) / Math.max(1, r.requests);
-      const cpu = { serviceMs: perRequest(serviceSec, serviceResult), postgresMs: perRequest(pgSec, serviceResult), bareMs: perRequest(bareSec, bareResult) };
-      let fixedRate: LoadResult | undefined;
+      for (const connections of options.connections) {
+        const run = (url: string, durationSec: number) => load({ url, path, headers, connections, durationSec });
+        process.stderr.write(`  lookup ${route}, ${connections} connections: warm-up, then ${options.durationSec} s service / ${options.durationSec} s bare\n`);
+        await run(service.url, options.warmupSec);
+        await run(bare.url, options.warmupSec);
+        const serviceCpu = new CpuMeter(() => [service.pid]).start();
+        const pgCpu = new CpuMeter(() => (options.database ? postgresBackends(options.database) : [])).start();
+        const serviceResult = await run(service.url, options.durationSec);
+        const [serviceSec, pgSec] = [serviceCpu.seconds(), pgCpu.seconds()];
+        const bareCpu = new CpuMeter(() => [bare.pid]).start();
+        const bareResult = await run(bare.url, options.durationSec);
+        const bareSec = bareCpu.seconds();
+        const perRequest = (sec: number, r: LoadResult) => (sec * 1000) / Math.max(1, r.requests);
+        results.push({
+          route,
+          connections,
+          bodyBytes: bare.bodyBytes[LOOKUP_ROUTES[route]],
+          service: serviceResult,
+          bare: bareResult,
+          ratio: serviceResult.requestsPerSec / bareResult.requestsPerSec,
+          cpu: { serviceMs: perRequest(serviceSec, serviceResult), postgresMs: perRequest(pgSec, serviceResult), bareMs: perRequest(bareSec, bareResult) },
+        });
+      }
       if (options.fixedRate) {
         process.stderr.write(`  lookup ${route}: ${options.fixedRate.rate} requests/s for ${options.fixedRate.durationSec} s\n`);
-        fixedRate = await evenRate(service.url, path, headers, options.connections, options.fixedRate);
+        const fixedRate = await evenRate(service.url, path, headers, options.connections[0]!, options.fixedRate);
+        results.find((r) => r.route === route)!.fixedRate = fixedRate;
       }
-      results.push({
-        route,
-        bodyBytes: bare.bodyBytes[LOOKUP_ROUTES[route]],
-        service: serviceResult,
-        bare: bareResult,
-        ratio: serviceResult.requestsPerSec / bareResult.requestsPerSec,
-        cpu,
-        fixedRate,
-      });
     }
   } finally {
     await bare.stop();

@@ -4,7 +4,7 @@
  *
  *   npm run bench -- [--engine postgres|pglite|both] [--size 100000] [--messages 1000000]
  *                    [--only import,lookup,scaling] [--scale 10000,1000000] [--scale-messages 1]
- *                    [--duration 10] [--warmup 3] [--connections 10] [--count 2000] [--db bench_speed]
+ *                    [--duration 10] [--warmup 3] [--connections 10,100] [--count 2000] [--db bench_speed]
  *                    [--max-import-seconds 1800]
  *
  * PostgreSQL: PG_URL (default postgres://postgres@127.0.0.1:5432); the database `--db` (default
@@ -30,7 +30,7 @@ const { values } = parseArgs({
     'scale-messages': { type: 'string', default: '1' },
     duration: { type: 'string', default: '10' },
     warmup: { type: 'string', default: '3' },
-    connections: { type: 'string', default: '10' },
+    connections: { type: 'string', default: '10,100' },
     count: { type: 'string', default: '2000' },
     port: { type: 'string', default: '3900' },
     db: { type: 'string', default: 'bench_speed' },
@@ -49,7 +49,7 @@ const lookupOptions = {
   contacts,
   durationSec: Number(values.duration),
   warmupSec: Number(values.warmup),
-  connections: Number(values.connections),
+  connections: values.connections.split(',').map(Number),
   fixedRate: { rate: 200, durationSec: 20 },
   barePort: port + 1,
 };

@@ -32,12 +32,12 @@ export function importTable(rows: { engine: string; label: string; result: Impor
 
 export function lookupTable(engine: string, rows: LookupResult[]): string {
   const lines = [
-    '| engine | route | body bytes | service req/s | p50 / p99 ms | bare req/s | p50 / p99 ms | ratio | ≥ 0.30 | CPU ms/req service + PG / bare | non-2xx / errors |',
-    '|---|---|---:|---:|---|---:|---|---:|---|---|---|',
+    '| engine | route | connections | body bytes | service req/s | p50 / p99 ms | bare req/s | p50 / p99 ms | ratio | ≥ 0.30 | CPU ms/req service + PG / bare | non-2xx / errors |',
+    '|---|---|---:|---:|---:|---|---:|---|---:|---|---|---|',
   ];
   for (const r of rows) {
     lines.push(
-      `| ${engine} | ${r.route} | ${r.bodyBytes} | ${n(r.service.requestsPerSec)} | ${r.service.p50Ms} / ${r.service.p99Ms} | ${n(r.bare.requestsPerSec)} | ${r.bare.p50Ms} / ${r.bare.p99Ms} | ${n(r.ratio, 2)} | ${mark(r.ratio >= TARGETS.lookupRatio)} | ${n(r.cpu.serviceMs, 2)} + ${n(r.cpu.postgresMs, 2)} / ${n(r.cpu.bareMs, 2)} | ${r.service.non2xx} / ${r.service.errors + r.service.timeouts} |`,
+      `| ${engine} | ${r.route} | ${r.connections} | ${r.bodyBytes} | ${n(r.service.requestsPerSec)} | ${r.service.p50Ms} / ${r.service.p99Ms} | ${n(r.bare.requestsPerSec)} | ${r.bare.p50Ms} / ${r.bare.p99Ms} | ${n(r.ratio, 2)} | ${mark(r.ratio >= TARGETS.lookupRatio)} | ${n(r.cpu.serviceMs, 2)} + ${n(r.cpu.postgresMs, 2)} / ${n(r.cpu.bareMs, 2)} | ${r.service.non2xx} / ${r.service.errors + r.service.timeouts} |`,
     );
   }
   return lines.join('\n');
