@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import { jsonArrayFrom } from 'kysely/helpers/postgres';
 import type { Db } from '../../db/database.ts';
 import { batchedOnce, compiledOnce } from '../../db/prepared-queries.ts';
 import { contactsRepository } from '../contacts/contacts.repository.ts';
@@ -41,35 +42,36 @@ function contactsWithConversationsQuery(db: Db, businessId: string, phoneKey: st
 
 /**
  * The pairs above, and when there is exactly one pair (the answer of a successful lookup) the latest
- * `messageLimit` messages of its conversation on the same rows: the whole lookup in one statement.
- * With several pairs no message is read (the lookup answers 409, or a field filter picks one pair
- * and the service reads its messages apart); `(select count(*) from pairs)` runs once.
+ * `messageLimit` messages of its conversation, newest first, as a JSON array on its row: the whole
+ * lookup in one statement, one row per pair. With several pairs the array is empty (the lookup
+ * answers 409, or a field filter picks one pair and the service reads its messages apart);
+ * `(select count(*) from pairs)` runs once.
+ *
+ * The messages travel as one JSON value rather than as a row each: rows repeating the pair's
+ * columns cost the service a parse of every column of every row and most of its garbage collection
+ * (measured: docs/PERFORMANCE.md, session of 2026-11-24). `created_at` is written as
+ * pgTimestampToIso writes it (six fraction digits, `Z`), so the answer is the same either way.
  */
 function phoneLookupQuery(db: Db, businessId: string, phoneKey: string, matchLimit: number, messageLimit: number) {
   return db
     .with('pairs', () => contactsWithConversationsQuery(db, businessId, phoneKey, matchLimit))
     .selectFrom('pairs as p')
-    .leftJoinLateral(
-      (eb) => eb
-        .selectFrom('messages as m')
-        .select(['m.id', 'm.text', 'm.direction', 'm.status', 'm.error', 'm.created_at'])
+    .selectAll('p')
+    .select((eb) => jsonArrayFrom(
+      eb.selectFrom('messages as m')
+        .select(['m.id', 'm.text', 'm.direction', 'm.status', 'm.error'])
+        .select(sql<string>`to_char(m.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`.as('created_at'))
         .where('m.business_id', '=', businessId)
         .whereRef('m.conversation_id', '=', 'p.conversation_id')
         .where(sql<boolean>`(select count(*) from pairs) = 1`)
         .orderBy('m.created_at', 'desc')
         .orderBy('m.id', 'desc')
-        .limit(messageLimit)
-        .as('m'),
-      (join) => join.onTrue(),
-    )
-    .selectAll('p')
-    .select(['m.id as message_id', 'm.text', 'm.direction', 'm.status', 'm.error', 'm.created_at as message_created_at'])
+        .limit(messageLimit),
+    ).as('messages'))
     .orderBy('p.contact_created_at')
     .orderBy('p.id')
     .orderBy('p.conversation_created_at')
-    .orderBy('p.conversation_id')
-    .orderBy('m.created_at', 'desc')
-    .orderBy('m.id', 'desc');
+    .orderBy('p.conversation_id');
 }
 
 export const conversationsRepository = {

@@ -80,7 +80,7 @@ export class ConversationsService {
     const rows = await conversationsRepository.phoneLookup(this.db, businessId, phoneKey, MATCH_LIMIT, messageLimit);
     const contacts = new Map<string, Match>();
     const pairs = new Set<string>();
-    const messages: LookupMessage[] = [];
+    let messages: LookupMessage[] = [];
     for (const row of rows) {
       pairs.add(`${row.id}/${row.conversation_id}`);
       if (fieldKey !== undefined && !hasFieldValue(row.custom_fields, fieldKey, values)) continue;
@@ -99,9 +99,7 @@ export class ConversationsService {
           message_count: row.message_count,
         });
       }
-      if (row.message_id !== null && row.text !== null && row.direction !== null && row.status !== null && row.message_created_at !== null) {
-        messages.push({ id: row.message_id, text: row.text, direction: row.direction, status: row.status, error: row.error, created_at: row.message_created_at });
-      }
+      messages = row.messages as LookupMessage[];
     }
     const match = onlyOne([...contacts.values()]);
     // The statement reads messages only for a single pair; otherwise the caller reads them.
