@@ -164,18 +164,31 @@ export function postgresBackends(database: string): number[] {
  */
 export class CpuMeter {
   private startTicks = new Map<number, number>();
-
+  /** The last reading of each process, so one that exits before the end still counts until then. */
+  private lastTicks = new Map<number, number>();
   constructor(private readonly pids: () => number[]) {}
 
   start(): this {
     this.startTicks = new Map(this.pids().map((p) => [p, cpuTicks(p)]));
+    this.lastTicks = new Map(this.startTicks);
+    // Read on while it lives (unref'd: it never holds the process open); seconds() may be asked more than once.
+    setInterval(() => this.read(), 500).unref();
     return this;
+  }
+
+  private read(): void {
+    for (const p of new Set([...this.lastTicks.keys(), ...this.pids()])) {
+      const ticks = cpuTicks(p);
+      if (ticks > 0) this.lastTicks.set(p, ticks);
+    }
   }
 
   /** CPU seconds since start (processes that started since count from zero). */
   seconds(): number {
+    this.read();
     let ticks = 0;
-    for (const p of new Set([...this.startTicks.keys(), ...this.pids()])) ticks += cpuTicks(p) - (this.startTicks.get(p) ?? 0);
+    for (const [p, last] of this.lastTicks) ticks += last - (this.startTicks.get(p) ?? 0);
     return ticks / TICKS_PER_SEC;
   }
 }
+
