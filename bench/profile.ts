@@ -4,7 +4,7 @@
  * self time. For finding the cause when a lookup target is missed.
  *
  *   npx tsx bench/profile.ts [--phase lookup|import] [--engine postgres|pglite] [--route contacts|conversations]
- *                            [--size 10000] [--messages 10] [--duration 10] [--node-options=--max-old-space-size=96]
+ *                            [--size 10000] [--messages 10] [--duration 10] [--connections 10] [--node-options=--max-old-space-size=96]
  */
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -27,6 +27,7 @@ const { values } = parseArgs({
     phase: { type: 'string', default: 'lookup' },
     'node-options': { type: 'string', default: '' },
     top: { type: 'string', default: '30' },
+    connections: { type: 'string', default: '10' },
   },
 });
 
@@ -56,7 +57,7 @@ try {
   if (values.phase !== 'import') toggleProfiler();
   const random = rng(3);
   const path = () => `${LOOKUP_ROUTES[values.route as LookupRoute]}?phone=${randomQueryPhone(contacts, random)}`;
-  const result = values.phase === 'import' ? undefined : await load({ url: service.url, path, headers: { 'x-api-key': tenant.apiKey }, durationSec: Number(values.duration) });
+  const result = values.phase === 'import' ? undefined : await load({ url: service.url, path, headers: { 'x-api-key': tenant.apiKey }, connections: Number(values.connections), durationSec: Number(values.duration) });
   if (result) process.stdout.write(`${result.requests} requests, ${Math.round(result.requestsPerSec)}/s, p50 ${result.p50Ms} ms, p99 ${result.p99Ms} ms\n`);
   toggleProfiler();
   for (let i = 0; i < 100 && !existsSync(profileFile); i++) await new Promise((r) => setTimeout(r, 100));
