@@ -99,6 +99,24 @@ describe('GET /contacts', () => {
     expect((await search('email=private@example.com', other.headers)).json()).toEqual({ results: [] });
   });
 
+  it('answers concurrent lookups of two businesses, which share statements, each with its own contacts', async () => {
+    // The same phones in both businesses, and lookups made at once so they run in shared statements.
+    const phones = ['5491155550001', '5215555550002', '34600555003', '14155550004', '56955550005'];
+    const mine = [];
+    const theirs = [];
+    for (const phone of phones) {
+      mine.push(await insertContact(t.database.db, tenant.businessId, { phone_number: phone }));
+      theirs.push(await insertContact(t.database.db, other.businessId, { phone_number: phone }));
+    }
+    const lookups = phones.flatMap((phone, i) => [
+      { headers: tenant.headers, query: `phone=${phone}`, expected: [mine[i]!.id] },
+      { headers: other.headers, query: `phone=${phone}`, expected: [theirs[i]!.id] },
+      { headers: tenant.headers, query: `phone=${phone}&email=shared-none@example.com`, expected: [mine[i]!.id] },
+    ]);
+    const answers = await Promise.all([...lookups, ...lookups].map((l) => search(l.query, l.headers)));
+    answers.forEach((res, i) => expect(ids(res)).toEqual(lookups[i % lookups.length]!.expected));
+  });
+
   it.each([
     ['no identifier', ''],
     ['empty email', 'email='],

@@ -198,6 +198,28 @@ describe('GET /conversations errors', () => {
     expect((await lookup('field_key=other_only&field_value=z', other.headers)).statusCode).toBe(200);
   });
 
+  it('answers concurrent lookups of two businesses, which share statements, each with its own conversation and messages', async () => {
+    const phones = ['4915100000101', '4915100000102', '4915100000103'];
+    const cases = [];
+    for (const [i, phone] of phones.entries()) {
+      for (const owner of [tenant, other]) {
+        const made = await contactWithMessages({ phone_number: phone }, i + 1, owner.businessId);
+        cases.push({ owner, phone, limit: i + 1, conversation: made.conversation.id, messages: made.messages.map((m) => m.id) });
+      }
+    }
+    // Each case twice, once with a smaller message_limit, all at once.
+    const lookups = cases.flatMap((c) => [
+      { ...c, query: `phone=${c.phone}`, expected: c.messages },
+      { ...c, query: `phone=${c.phone}&message_limit=1`, expected: c.messages.slice(-1) },
+    ]);
+    const answers = await Promise.all(lookups.map((l) => lookup(l.query, l.owner.headers)));
+    answers.forEach((res, i) => {
+      const body = res.json();
+      expect(body.conversation.id).toBe(lookups[i]!.conversation);
+      expect(body.conversation.messages.map((m: { id: string }) => m.id)).toEqual(lookups[i]!.expected);
+    });
+  });
+
   it.each([
     ['no lookup method', ''],
     ['only message_limit', 'message_limit=10'],
