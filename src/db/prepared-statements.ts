@@ -20,7 +20,7 @@ import type pg from 'pg';
  * MAX_NAMED distinct texts, which bounds the statements a backend keeps.
  */
 
-const MAX_TEXT_LENGTH = 2000;
+const MAX_TEXT_LENGTH = 4000;
 const MAX_PARAMETERS = 50;
 const MAX_NAMED = 500;
 /** Remembered decisions (name or unnamed) per text; bounded, cleared when full. */

@@ -15,7 +15,7 @@ describe('statementName', () => {
     expect(statementName('create table t (id int); insert into t values (1)', 0)).toBeNull();
     expect(statementName('select * from "contacts" where "id" in ($1, $2, $3)', 3)).toBeNull();
     expect(statementName('insert into "tags" ("a", "b") values ($1, $2), ($3, $4)', 4)).toBeNull();
-    expect(statementName(`select * from "contacts" where "id" = $1 ${' '.repeat(2000)}`, 1)).toBeNull();
+    expect(statementName(`select * from "contacts" where "id" = $1 ${' '.repeat(4000)}`, 1)).toBeNull();
     expect(statementName('select * from "contacts" where "id" = any($1)', 51)).toBeNull();
     expect(statementName('alter table "contacts" add column "x" int default $1', 1)).toBeNull();
   });

@@ -79,18 +79,15 @@ export class ConversationsService {
   private async byPhone(businessId: string, phoneKey: string, fieldKey: string | undefined, values: unknown[], messageLimit: number): Promise<Match> {
     const rows = await conversationsRepository.phoneLookup(this.db, businessId, phoneKey, MATCH_LIMIT, messageLimit);
     const contacts = new Map<string, Match>();
-    const pairs = new Set<string>();
-    let messages: LookupMessage[] = [];
+    // One row per contact-conversation pair (a contact without conversations has one, with nulls).
     for (const row of rows) {
-      pairs.add(`${row.id}/${row.conversation_id}`);
       if (fieldKey !== undefined && !hasFieldValue(row.custom_fields, fieldKey, values)) continue;
       let match = contacts.get(row.id);
       if (!match) {
         match = { contact: row, conversations: [] };
         contacts.set(row.id, match);
       }
-      const last = match.conversations.at(-1);
-      if (row.conversation_id !== null && row.conversation_id !== last?.id && row.channel !== null && row.conversation_created_at !== null && row.message_count !== null) {
+      if (row.conversation_id !== null && row.channel !== null && row.conversation_created_at !== null && row.message_count !== null) {
         match.conversations.push({
           id: row.conversation_id,
           channel: row.channel,
@@ -99,11 +96,10 @@ export class ConversationsService {
           message_count: row.message_count,
         });
       }
-      messages = row.messages as LookupMessage[];
     }
     const match = onlyOne([...contacts.values()]);
     // The statement reads messages only for a single pair; otherwise the caller reads them.
-    return pairs.size === 1 ? { ...match, messages } : match;
+    return rows.length === 1 ? { ...match, messages: rows[0]!.messages as LookupMessage[] } : match;
   }
 
   /** The one contact whose custom field holds the value, then its conversations. */

@@ -102,8 +102,8 @@ describe('GET /contacts', () => {
   it('answers concurrent lookups of two businesses, which share statements, each with its own contacts', async () => {
     // The same phones in both businesses, and lookups made at once so they run in shared statements.
     const phones = ['5491155550001', '5215555550002', '34600555003', '14155550004', '56955550005'];
-    const mine = [];
-    const theirs = [];
+    const mine: { id: string }[] = [];
+    const theirs: { id: string }[] = [];
     for (const phone of phones) {
       mine.push(await insertContact(t.database.db, tenant.businessId, { phone_number: phone }));
       theirs.push(await insertContact(t.database.db, other.businessId, { phone_number: phone }));
