@@ -89,51 +89,60 @@ export function batchedOnce<A extends Args, R>(
   build: Build<A, R>,
   options: BatchOptions = { maxRunning: 2, maxItems: 50 },
 ): (db: Db, ...args: A) => Promise<R[]> {
-  let compiled: Compiled<R> | undefined;
-  let batched: Compiled<R & { [BATCH_COLUMN]: string }> | undefined;
+  let compiled: { one: Compiled<R>; many: Batched<R> } | undefined;
   const batchers = new WeakMap<Db, Batcher<A, R[]>>();
 
-  const runBatch = async (db: Db, calls: A[]): Promise<R[][]> => {
-    if (calls.length === 1) return [await executeOne(compiled!, db, calls[0]!)];
-    batched ??= batchOf(compiled!, types);
-    // Parameters: one array per argument, then the query's constants (slots undefined).
-    const parameters = [
-      ...types.map((_, slot) => calls.map((call) => call[slot])),
-      ...compiled!.query.parameters.filter((_, i) => compiled!.slots[i] === undefined),
-    ];
-    const { rows } = await db.executeQuery<R & { [BATCH_COLUMN]: string }>({ ...batched.query, parameters });
+  const runBatch = async (db: Db, { one, many }: NonNullable<typeof compiled>, calls: A[]): Promise<R[][]> => {
+    if (calls.length === 1) return [await executeOne(one, db, calls[0]!)];
+    const parameters = [...types.map((_, slot) => calls.map((call) => call[slot])), ...many.constants];
+    const { rows } = await db.executeQuery<R & { [BATCH_COLUMN]: string }>({ ...many.query, parameters });
     const answers: R[][] = calls.map(() => []);
     for (const { [BATCH_COLUMN]: n, ...row } of rows) answers[Number(n) - 1]!.push(row as R);
     return answers;
   };
 
   return (db, ...args) => {
-    compiled ??= compile(db, placeholders, build);
-    if (db.isTransaction) return executeOne(compiled, db, args);
+    if (!compiled) {
+      const one = compile(db, placeholders, build);
+      compiled = { one, many: batchOf(one, types) };
+    }
+    if (db.isTransaction) return executeOne(compiled.one, db, args);
     let batcher = batchers.get(db);
     if (!batcher) {
-      batcher = new Batcher<A, R[]>((calls) => runBatch(db, calls), { ...options, gatherMs: 0 });
+      const queries = compiled;
+      batcher = new Batcher<A, R[]>((calls) => runBatch(db, queries, calls), { ...options, gatherMs: 0 });
       batchers.set(db, batcher);
     }
     return batcher.submit(args);
   };
 }
 
+/** The statement of batchedOnce: the arrays of the arguments come first, then `constants`. */
+interface Batched<R> {
+  query: CompiledQuery<R & { [BATCH_COLUMN]: string }>;
+  /** The query's own constant parameters (those no argument fills), after the arrays. */
+  constants: readonly unknown[];
+}
+
 /** The statement that runs `single` once per row of argument arrays (see batchedOnce). */
-function batchOf<R>(single: Compiled<R>, types: readonly string[]): Compiled<R & { [BATCH_COLUMN]: string }> {
+function batchOf<R>(single: Compiled<R>, types: readonly string[]): Batched<R> {
   const { query, slots } = single;
-  const constants = new Map<number, number>();
+  // The query's constants keep their order, numbered after the arrays.
+  const renumbered = new Map<number, number>();
   slots.forEach((slot, i) => {
-    if (slot === undefined) constants.set(i, types.length + constants.size + 1);
+    if (slot === undefined) renumbered.set(i, types.length + renumbered.size + 1);
   });
   const inner = query.sql.replace(/\$(\d+)/g, (_, digits: string) => {
     const i = Number(digits) - 1;
     if (i < 0 || i >= slots.length) throw new Error(`batchedOnce: $${digits} is not a parameter of the query`);
     const slot = slots[i];
-    return slot === undefined ? `$${constants.get(i)}` : `b.a${slot}`;
+    return slot === undefined ? `$${renumbered.get(i)}` : `b.a${slot}`;
   });
   const arrays = types.map((type, slot) => `$${slot + 1}::${type}[]`).join(', ');
   const columns = types.map((_, slot) => `a${slot}`).join(', ');
   const sql = `select b.n as "${BATCH_COLUMN}", r.* from unnest(${arrays}) with ordinality as b(${columns}, n) cross join lateral (${inner}) as r`;
-  return { query: { ...query, sql, parameters: [] }, slots: [] };
+  return {
+    query: { ...query, sql, parameters: [] } as CompiledQuery<R & { [BATCH_COLUMN]: string }>,
+    constants: query.parameters.filter((_, i) => slots[i] === undefined),
+  };
 }
