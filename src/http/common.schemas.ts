@@ -1,7 +1,21 @@
-import { Type, type TSchema } from 'typebox';
+import { Type, type Static, type TSchema } from 'typebox';
 
 export const Uuid = Type.String({ format: 'uuid', description: 'UUID' });
 export const Timestamp = Type.String({ format: 'date-time', description: 'ISO 8601, UTC, microseconds' });
+
+/**
+ * A value of `schema` or null. A schema of one primitive type becomes `type: [type, 'null']`, the
+ * rest `anyOf`. Both mean the same to validation and to OpenAPI 3.1, but fast-json-stringify writes
+ * a type list after a typeof test, while for `anyOf` it runs an Ajv check of every value (formats
+ * included: a date-time pattern per timestamp), which was 2% of a conversation lookup's CPU.
+ */
+export function Nullable<T extends TSchema>(schema: T, options: { description?: string } = {}) {
+  const { type } = schema as { type?: unknown };
+  if (typeof type === 'string' && type !== 'object' && type !== 'array') {
+    return Type.Unsafe<Static<T> | null>({ ...schema, ...options, type: [type, 'null'] });
+  }
+  return Type.Unsafe<Static<T> | null>(Type.Union([schema, Type.Null()], options));
+}
 
 export const ErrorBody = Type.Object(
   {

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { Timestamp, Uuid } from '../../http/common.schemas.ts';
+import { Nullable, Timestamp, Uuid } from '../../http/common.schemas.ts';
 
 export const BusinessParams = Type.Object({ bid: Uuid }, { additionalProperties: false });
 export const BusinessItemParams = Type.Object({ bid: Uuid, id: Uuid }, { additionalProperties: false });
@@ -13,7 +13,7 @@ export const ApiKey = Type.Object({
   name: Type.String(),
   prefix: Type.String({ description: 'first characters of the key, to recognise it' }),
   created_at: Timestamp,
-  revoked_at: Type.Optional(Type.Union([Timestamp, Type.Null()])),
+  revoked_at: Type.Optional(Nullable(Timestamp)),
 });
 
 /** Operator lists are bounded: `limit` records, oldest first. */

@@ -1,7 +1,7 @@
 import { Type, type Static } from 'typebox';
 import { ProviderConfigSchema } from '../../channels/registry.ts';
 import { WhatsAppCloudConfigSchema } from '../../channels/whatsapp-cloud/whatsapp-cloud.config.ts';
-import { Timestamp, Uuid } from '../../http/common.schemas.ts';
+import { Nullable, Timestamp, Uuid } from '../../http/common.schemas.ts';
 import { CHANNELS } from '../import/import.schemas.ts';
 
 /** Channel values of the contract. */
@@ -49,7 +49,7 @@ export const Channel = Type.Object({
   identifier: Type.String(),
   pace_per_second: Type.Integer(),
   provider: Type.Union([
-    Type.Object({ kind: Type.String(), account: Type.Union([Type.String(), Type.Null()], { description: 'WhatsApp: phone_number_id' }), api_base_url: Type.Optional(Type.String()) }),
+    Type.Object({ kind: Type.String(), account: Nullable(Type.String(), { description: 'WhatsApp: phone_number_id' }), api_base_url: Type.Optional(Type.String()) }),
     Type.Null(),
   ]),
   created_at: Timestamp,

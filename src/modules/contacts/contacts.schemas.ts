@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { Timestamp, Uuid } from '../../http/common.schemas.ts';
+import { Nullable, Timestamp, Uuid } from '../../http/common.schemas.ts';
 
 /** At most this many contacts answer one search (the contract's limit). */
 export const SEARCH_LIMIT = 50;
@@ -26,9 +26,9 @@ export const ContactSnake = Type.Object(
     id: Uuid,
     first_name: Type.String(),
     last_name: Type.String(),
-    email: Type.Union([Type.String(), Type.Null()], { description: 'null when the contact has no email' }),
-    phone_number: Type.Union([Type.String(), Type.Null()], { description: 'digits only, with country code; null when the contact has no phone' }),
-    external_id: Type.Union([Type.String(), Type.Null()]),
+    email: Nullable(Type.String(), { description: 'null when the contact has no email' }),
+    phone_number: Nullable(Type.String(), { description: 'digits only, with country code; null when the contact has no phone' }),
+    external_id: Nullable(Type.String()),
     created_at: Timestamp,
   },
   { description: 'contact, snake_case form' },
@@ -39,15 +39,15 @@ export const ContactCamel = Type.Object(
   {
     uuid: Uuid,
     name: Type.String({ description: 'full name' }),
-    phoneNumber: Type.Union([Type.String(), Type.Null()], { description: 'with leading plus sign; null when the contact has no phone' }),
-    avatarUrl: Type.Union([Type.String(), Type.Null()]),
+    phoneNumber: Nullable(Type.String(), { description: 'with leading plus sign; null when the contact has no phone' }),
+    avatarUrl: Nullable(Type.String()),
     createdAt: Timestamp,
-    source: Type.Union([Type.String(), Type.Null()], { description: 'channel the contact came from, e.g. whatsapp; api for contacts created through the API' }),
-    closedAt: Type.Union([Timestamp, Type.Null()], { description: 'latest closing time when none of its conversations is open, else null' }),
+    source: Nullable(Type.String(), { description: 'channel the contact came from, e.g. whatsapp; api for contacts created through the API' }),
+    closedAt: Nullable(Timestamp, { description: 'latest closing time when none of its conversations is open, else null' }),
     href: Type.String({ description: 'dashboard link to the contact' }),
     conversationHref: Type.String({ description: "dashboard link to the contact's most recent conversation (the contact link when it has none)" }),
     tags: Type.Array(Type.String()),
-    assignedUser: Type.Union([Type.String(), Type.Null()], { description: 'email of the assigned business user' }),
+    assignedUser: Nullable(Type.String(), { description: 'email of the assigned business user' }),
     customFields: Type.Record(Type.String(), Type.Unknown()),
   },
   { description: 'contact, camelCase form' },

@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { Timestamp, Uuid } from '../../http/common.schemas.ts';
+import { Nullable, Timestamp, Uuid } from '../../http/common.schemas.ts';
 
 export const MESSAGE_LIMIT_DEFAULT = 50;
 export const MESSAGE_LIMIT_MAX = 200;
@@ -26,7 +26,7 @@ export const LookupMessage = Type.Object({
   text: Type.String(),
   direction: Type.Union([Type.Literal('inbound'), Type.Literal('outbound')]),
   status: Type.String({ description: 'inbound RECEIVED; outbound PENDING, SENT, DELIVERED, READ or ERROR' }),
-  error: Type.Union([Type.String(), Type.Null()], { description: 'null unless the message failed' }),
+  error: Nullable(Type.String(), { description: 'null unless the message failed' }),
   created_at: Timestamp,
 });
 
@@ -35,13 +35,13 @@ export const ConversationLookup = Type.Object({
     id: Uuid,
     first_name: Type.String(),
     last_name: Type.String(),
-    phone_number: Type.Union([Type.String(), Type.Null()], { description: 'digits with country code; null when the contact has no phone' }),
+    phone_number: Nullable(Type.String(), { description: 'digits with country code; null when the contact has no phone' }),
   }),
   conversation: Type.Object({
     id: Uuid,
     platform: Type.String({ description: 'channel of the conversation, e.g. whatsapp' }),
     created_at: Timestamp,
-    last_message_at: Type.Union([Timestamp, Type.Null()], { description: 'null while the conversation has no message' }),
+    last_message_at: Nullable(Timestamp, { description: 'null while the conversation has no message' }),
     message_count: Type.Integer({ description: 'all messages of the conversation, not only those returned' }),
     messages: Type.Array(LookupMessage, {
       description: 'the most recent message_limit messages, returned oldest first (in reading order, as a chat shows them)',

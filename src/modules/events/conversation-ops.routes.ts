@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { responses, Timestamp, Uuid } from '../../http/common.schemas.ts';
+import { Nullable, responses, Timestamp, Uuid } from '../../http/common.schemas.ts';
 import { BusinessItemParams } from '../admin/admin.schemas.ts';
 
 const tags = ['operator'];
@@ -11,10 +11,10 @@ const Conversation = Type.Object({
   id: Uuid,
   contact_id: Uuid,
   channel: Type.String(),
-  closed_at: Type.Union([Timestamp, Type.Null()]),
+  closed_at: Nullable(Timestamp),
   manual_control: Type.Boolean(),
   manual_control_locked: Type.Boolean(),
-  agent_id: Type.Union([Uuid, Type.Null()]),
+  agent_id: Nullable(Uuid),
 });
 const answer = responses({ 200: Type.Object({ conversation: Conversation }) }, 400, 401, 404);
 const path = '/businesses/:bid/conversations/:id';
@@ -47,7 +47,7 @@ export const conversationOpsRoutes: FastifyPluginAsyncTypebox = async (app) => {
     schema: {
       tags, security, params: BusinessItemParams, response: answer,
       summary: 'Set or remove the conversation\'s AI agent (agent_assigned / agent_switched / agent_removed)',
-      body: Type.Object({ ...actor, agent_id: Type.Union([Type.String({ format: 'uuid' }), Type.Null()]) }, { additionalProperties: false }),
+      body: Type.Object({ ...actor, agent_id: Nullable(Type.String({ format: 'uuid' })) }, { additionalProperties: false }),
     },
   }, async (request) => wrap(ops.setAgent(request.params.bid, request.params.id, request.body)));
 };

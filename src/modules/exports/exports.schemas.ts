@@ -1,13 +1,10 @@
 import { Type, type Static } from 'typebox';
-import { Timestamp, Uuid } from '../../http/common.schemas.ts';
+import { Nullable, Timestamp, Uuid } from '../../http/common.schemas.ts';
 import { CHANNELS } from '../import/import.schemas.ts';
 import { EVENT_TYPES } from '../events/events.writer.ts';
 
 export const EXPORT_LIMIT_DEFAULT = 100;
 export const EXPORT_LIMIT_MAX = 500;
-
-const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T, description?: string) =>
-  Type.Union([schema, Type.Null()], description ? { description } : {});
 
 const common = {
   since: Type.String({ maxLength: 40, description: 'ISO 8601; records created at or after it (a date alone is midnight UTC)' }),
@@ -36,11 +33,11 @@ export const MessageExport = Type.Object({
   channel: Type.String(),
   direction: Type.String({ description: 'inbound or outbound' }),
   sender_type: Type.String({ description: 'contact, ai_agent, human, api or automation' }),
-  agent: Nullable(AgentRef, 'AI agent that replied'),
-  user: Nullable(UserRef, 'team member who replied from the dashboard'),
+  agent: Nullable(AgentRef, { description: 'AI agent that replied' }),
+  user: Nullable(UserRef, { description: 'team member who replied from the dashboard' }),
   type: Type.String(),
   text: Type.String(),
-  media: Nullable(Type.Object({ id: Type.Integer(), filename: Nullable(Type.String()), content_type: Nullable(Type.String()) }), 'first attached file; GET /media/:id gives a download address'),
+  media: Nullable(Type.Object({ id: Type.Integer(), filename: Nullable(Type.String()), content_type: Nullable(Type.String()) }), { description: 'first attached file; GET /media/:id gives a download address' }),
   reply_to_id: Nullable(Uuid),
   status: Type.String({ description: 'RECEIVED, PENDING, SENT, DELIVERED, READ or ERROR' }),
   error: Nullable(Type.String()),
@@ -51,9 +48,9 @@ export type MessageExport = Static<typeof MessageExport>;
 export const EventRecord = Type.Object({
   id: Uuid,
   type: Type.String(),
-  conversation_id: Nullable(Uuid, 'null for contact_field_changed'),
+  conversation_id: Nullable(Uuid, { description: 'null for contact_field_changed' }),
   contact_id: Uuid,
-  channel: Nullable(Type.String(), 'null for contact_field_changed'),
+  channel: Nullable(Type.String(), { description: 'null for contact_field_changed' }),
   actor_type: Type.String({ description: 'ai_agent, human, api or system' }),
   agent: Nullable(AgentRef),
   user: Nullable(UserRef),
@@ -62,6 +59,6 @@ export const EventRecord = Type.Object({
 });
 export type EventRecord = Static<typeof EventRecord>;
 
-const NextCursor = Nullable(Type.String(), 'pass it as cursor to get the next page; null only when the window is done');
+const NextCursor = Nullable(Type.String(), { description: 'pass it as cursor to get the next page; null only when the window is done' });
 export const MessagesExportPage = Type.Object({ messages: Type.Array(MessageExport), next_cursor: NextCursor });
 export const EventsExportPage = Type.Object({ events: Type.Array(EventRecord), next_cursor: NextCursor });

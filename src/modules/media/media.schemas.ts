@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { Timestamp } from '../../http/common.schemas.ts';
+import { Nullable, Timestamp } from '../../http/common.schemas.ts';
 
 export const MediaParams = Type.Object(
   { id: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'media id, as in `media[].id` of messages' }) },
@@ -9,9 +9,9 @@ export const MediaParams = Type.Object(
 export const MediaLinkSchema = Type.Object({
   id: Type.Integer(),
   url: Type.String({ description: 'signed download address, valid 120 minutes (a file the business sent by URL: that URL)' }),
-  filename: Type.Union([Type.String(), Type.Null()]),
-  contentType: Type.Union([Type.String(), Type.Null()]),
-  expiresAt: Type.Union([Timestamp, Type.Null()], { description: 'when `url` stops working; null for a URL the business gave' }),
+  filename: Nullable(Type.String()),
+  contentType: Nullable(Type.String()),
+  expiresAt: Nullable(Timestamp, { description: 'when `url` stops working; null for a URL the business gave' }),
 });
 
 export const FileParams = Type.Object({ id: Type.String({ maxLength: 20 }) }, { additionalProperties: false });

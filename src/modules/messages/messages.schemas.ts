@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { Timestamp, Uuid } from '../../http/common.schemas.ts';
+import { Nullable, Timestamp, Uuid } from '../../http/common.schemas.ts';
 
 export const CONTACT_MESSAGES_LIMIT_DEFAULT = 100;
 export const CONTACT_MESSAGES_LIMIT_MAX = 200;
@@ -14,8 +14,8 @@ export const ContactMessagesQuery = Type.Object(
 export const MediaItem = Type.Object({
   id: Type.Integer(),
   url: Type.String({ description: 'signed download address, valid 120 minutes' }),
-  filename: Type.Union([Type.String(), Type.Null()]),
-  contentType: Type.Union([Type.String(), Type.Null()]),
+  filename: Nullable(Type.String()),
+  contentType: Nullable(Type.String()),
 });
 
 export const ContactMessage = Type.Object({

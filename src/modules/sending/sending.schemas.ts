@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { Uuid } from '../../http/common.schemas.ts';
+import { Nullable, Uuid } from '../../http/common.schemas.ts';
 import { ContactCamel } from '../contacts/contacts.schemas.ts';
 
 export const MESSAGE_TYPES = ['text', 'image', 'audio', 'video', 'document', 'sticker', 'template'] as const;
@@ -46,15 +46,15 @@ export type SendBody = Static<typeof SendBody>;
 export const SendConversation = Type.Object({
   id: Uuid,
   platform: Type.String(),
-  channel_id: Type.Union([Uuid, Type.Null()]),
+  channel_id: Nullable(Uuid),
   created_at: Type.String(),
-  last_message_at: Type.Union([Type.String(), Type.Null()]),
+  last_message_at: Nullable(Type.String()),
   message_count: Type.Integer(),
-  closed_at: Type.Union([Type.String(), Type.Null()]),
+  closed_at: Nullable(Type.String()),
   manual_control: Type.Boolean({ description: 'true while people, not the AI agent, answer (bot_end)' }),
-  assigned_user: Type.Union([Type.String(), Type.Null()], { description: 'email of the assigned user' }),
-  team_uuid: Type.Union([Uuid, Type.Null()]),
-  agent_id: Type.Union([Uuid, Type.Null()]),
+  assigned_user: Nullable(Type.String(), { description: 'email of the assigned user' }),
+  team_uuid: Nullable(Uuid),
+  agent_id: Nullable(Uuid),
 });
 export type SendConversation = Static<typeof SendConversation>;
 
@@ -68,13 +68,13 @@ export const MessageStatusResponse = Type.Object({
   message: Type.Object({
     uuid: Uuid,
     status: Type.String({ description: 'enqueued (queued, PENDING), sent, delivered, read or failed' }),
-    error: Type.Union([Type.String(), Type.Null()], { description: 'delivery error detail when failed (an extension)' }),
+    error: Nullable(Type.String(), { description: 'delivery error detail when failed (an extension)' }),
     messageStatusPayload: Type.Object({
       id: Uuid,
       type: Type.String({ description: 'same as status' }),
       payload: Type.Object({
         type: Type.Union([Type.Literal('session'), Type.Literal('template')]),
-        whatsappMessageId: Type.Union([Type.String(), Type.Null()], { description: "the provider's message id; null until the provider accepted it" }),
+        whatsappMessageId: Nullable(Type.String(), { description: "the provider's message id; null until the provider accepted it" }),
       }),
       destination: Type.String({ description: 'recipient address' }),
     }),

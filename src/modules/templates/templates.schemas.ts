@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { Timestamp, Uuid } from '../../http/common.schemas.ts';
+import { Nullable, Timestamp, Uuid } from '../../http/common.schemas.ts';
 
 const ButtonText = Type.String({ minLength: 1, maxLength: 25, description: 'button label (WhatsApp: up to 25 characters)' });
 
@@ -46,13 +46,13 @@ export type CreateTemplateBody = Static<typeof CreateTemplateBody>;
 
 export const Template = Type.Object({
   id: Uuid,
-  channel_id: Type.Union([Uuid, Type.Null()]),
+  channel_id: Nullable(Uuid),
   name: Type.String(),
   language: Type.String(),
-  category: Type.Union([Type.String(), Type.Null()]),
+  category: Nullable(Type.String()),
   body: Type.String(),
-  header: Type.Union([Type.String(), Type.Null()]),
-  footer: Type.Union([Type.String(), Type.Null()]),
+  header: Nullable(Type.String()),
+  footer: Nullable(Type.String()),
   variables: Type.Array(Type.String(), { description: 'placeholder names in order: "1", "2", ... or the named ones' }),
   buttons: Type.Array(TemplateButton),
   created_at: Timestamp,

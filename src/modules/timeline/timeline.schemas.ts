@@ -1,4 +1,5 @@
 import { Type, type Static } from 'typebox';
+import { Nullable } from '../../http/common.schemas.ts';
 import { EventRecord, MessageExport } from '../exports/exports.schemas.ts';
 
 export const TIMELINE_LIMIT_DEFAULT = 50;
@@ -19,5 +20,5 @@ export type TimelineItem = Static<typeof TimelineMessage> | Static<typeof Timeli
 
 export const TimelinePage = Type.Object({
   items: Type.Array(Type.Union([TimelineMessage, TimelineEvent]), { description: 'newest first, ordered by (created_at, id)' }),
-  next_cursor: Type.Union([Type.String(), Type.Null()], { description: 'null only when the contact\'s history is done' }),
+  next_cursor: Nullable(Type.String(), { description: 'null only when the contact\'s history is done' }),
 });

@@ -1,13 +1,14 @@
 import { Type, type Static } from 'typebox';
+import { Nullable } from '../../http/common.schemas.ts';
 
 const Str = Type.String();
-const NullableStr = Type.Union([Type.String(), Type.Null()]);
+const NullableStr = Nullable(Type.String());
 
 /** Reply context: the message this one answers. */
 export const MessageContext = Type.Object(
   {
-    messageId: Type.Union([Type.String({ format: 'uuid' }), Type.Null()], { description: 'our id of the message replied to; null when it is unknown to the service' }),
-    providerMessageId: Type.Union([Type.String(), Type.Null()], { description: "the provider's id of the message replied to (WhatsApp: wamid)" }),
+    messageId: Nullable(Type.String({ format: 'uuid' }), { description: 'our id of the message replied to; null when it is unknown to the service' }),
+    providerMessageId: Nullable(Type.String(), { description: "the provider's id of the message replied to (WhatsApp: wamid)" }),
   },
   { description: 'present when the message is a reply' },
 );
@@ -41,9 +42,9 @@ export const MessageInteractiveList = Type.Object(
 
 export const MessageReplyButton = Type.Object(
   {
-    id: Type.Union([Type.String(), Type.Null()], { description: 'id of the reply button; null for a template quick reply' }),
+    id: Nullable(Type.String(), { description: 'id of the reply button; null for a template quick reply' }),
     title: Type.String({ description: 'text of the button' }),
-    payload: Type.Union([Type.String(), Type.Null()], { description: 'payload of a template quick-reply button' }),
+    payload: Nullable(Type.String(), { description: 'payload of a template quick-reply button' }),
   },
   { description: 'present when the contact pressed a reply button (interactive or template quick reply)' },
 );
@@ -56,7 +57,7 @@ export const MessageForward = Type.Object(
 export const WebhookContact = Type.Object({
   uuid: Type.String({ format: 'uuid' }),
   name: Str,
-  phoneNumber: Type.Union([Type.String(), Type.Null()], { description: 'with leading plus sign' }),
+  phoneNumber: Nullable(Type.String(), { description: 'with leading plus sign' }),
   avatarUrl: NullableStr,
   createdAt: Str,
   source: NullableStr,
