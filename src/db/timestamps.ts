@@ -10,6 +10,14 @@ export function pgTimestampToIso(value: string): string {
   return `${match[1]}T${match[2]}.${(match[3] ?? '').padEnd(6, '0')}Z`;
 }
 
+/**
+ * The SQL that writes a timestamptz expression as pgTimestampToIso does ("2026-11-21T19:54:13.152000Z"),
+ * for statements whose answer PostgreSQL formats itself (JSON built in the database).
+ */
+export function isoTimestampSql(expression: string): string {
+  return `to_char(${expression} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
+}
+
 export const TIMESTAMPTZ_OID = 1184;
 export const INT8_OID = 20;
 

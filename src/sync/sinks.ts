@@ -3,6 +3,7 @@ import { appendFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import pg from 'pg';
+import { isoTimestampSql } from '../db/timestamps.ts';
 import type { ExportKind, ExportRecord } from './export-client.ts';
 
 /** Where the sync stores records: it says where to resume, and stores a page once. */
@@ -56,10 +57,9 @@ export async function postgresSink(connectionString: string): Promise<Sink> {
     await pool.query(`CREATE TABLE IF NOT EXISTS sync_${kind} (id uuid PRIMARY KEY, created_at timestamptz NOT NULL, record jsonb NOT NULL)`);
     await pool.query(`CREATE INDEX IF NOT EXISTS sync_${kind}_created ON sync_${kind} (created_at)`);
   }
-  const iso = `to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
   return {
     async lastCreatedAt(kind) {
-      const { rows } = await pool.query<{ last: string | null }>(`SELECT ${iso.replace('created_at', 'max(created_at)')} AS last FROM sync_${kind}`);
+      const { rows } = await pool.query<{ last: string | null }>(`SELECT ${isoTimestampSql('max(created_at)')} AS last FROM sync_${kind}`);
       return rows[0]?.last ?? null;
     },
     async idsSince(kind, from) {

@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import { jsonArrayFrom } from 'kysely/helpers/postgres';
 import type { Db } from '../../db/database.ts';
 import { batchedOnce, compiledOnce } from '../../db/prepared-queries.ts';
+import { isoTimestampSql } from '../../db/timestamps.ts';
 import { contactsRepository } from '../contacts/contacts.repository.ts';
 
 /** Stand-ins for the arguments while the hot queries compile once (prepared-queries.ts). */
@@ -49,8 +50,8 @@ function contactsWithConversationsQuery(db: Db, businessId: string, phoneKey: st
  *
  * The messages travel as one JSON value rather than as a row each: rows repeating the pair's
  * columns cost the service a parse of every column of every row and most of its garbage collection
- * (measured: docs/PERFORMANCE.md, session of 2026-11-24). `created_at` is written as
- * pgTimestampToIso writes it (six fraction digits, `Z`), so the answer is the same either way.
+ * (measured: docs/PERFORMANCE.md, session of 2026-11-24). `created_at` is written by isoTimestampSql,
+ * as pgTimestampToIso writes it, so the answer is the same either way.
  */
 function phoneLookupQuery(db: Db, businessId: string, phoneKey: string, matchLimit: number, messageLimit: number) {
   return db
@@ -60,7 +61,7 @@ function phoneLookupQuery(db: Db, businessId: string, phoneKey: string, matchLim
     .select((eb) => jsonArrayFrom(
       eb.selectFrom('messages as m')
         .select(['m.id', 'm.text', 'm.direction', 'm.status', 'm.error'])
-        .select(sql<string>`to_char(m.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`.as('created_at'))
+        .select(sql.raw<string>(isoTimestampSql('m.created_at')).as('created_at'))
         .where('m.business_id', '=', businessId)
         .whereRef('m.conversation_id', '=', 'p.conversation_id')
         .where(sql<boolean>`(select count(*) from pairs) = 1`)

@@ -1,5 +1,6 @@
 import { sql, type Expression, type InferResult, type SelectQueryBuilder } from 'kysely';
 import type { Db } from '../../db/database.ts';
+import { isoTimestampSql } from '../../db/timestamps.ts';
 import type { Database } from '../../db/types.ts';
 import type { CursorPosition } from '../../http/cursor.ts';
 
@@ -74,7 +75,7 @@ export function eventExportColumns<O>(q: SelectQueryBuilder<Database, 'events', 
  */
 
 /** Timestamps as the API prints them everywhere (src/db/timestamps.ts): UTC, six fraction digits, 'Z'. */
-const isoCreatedAt = (alias: string) => sql.raw(`to_char(${alias}.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`);
+const isoCreatedAt = (alias: string) => sql.raw(isoTimestampSql(`${alias}.created_at`));
 
 /** Agent and user by primary key, looked up only for the records that name one. */
 const agentOf = (alias: string) =>
