@@ -166,13 +166,13 @@ export class CpuMeter {
   private startTicks = new Map<number, number>();
   /** The last reading of each process, so one that exits before the end still counts until then. */
   private lastTicks = new Map<number, number>();
+  private timer?: NodeJS.Timeout;
   constructor(private readonly pids: () => number[]) {}
 
   start(): this {
     this.startTicks = new Map(this.pids().map((p) => [p, cpuTicks(p)]));
     this.lastTicks = new Map(this.startTicks);
-    // Read on while it lives (unref'd: it never holds the process open); seconds() may be asked more than once.
-    setInterval(() => this.read(), 500).unref();
+    this.timer = setInterval(() => this.read(), 500).unref();
     return this;
   }
 
@@ -183,8 +183,13 @@ export class CpuMeter {
     }
   }
 
-  /** CPU seconds since start (processes that started since count from zero). */
+  /**
+   * CPU seconds since start (processes that started since count from zero). The periodic readings
+   * stop here; asked again, it reads the processes once more (an exit after the first answer loses
+   * only what that process used since).
+   */
   seconds(): number {
+    clearInterval(this.timer);
     this.read();
     let ticks = 0;
     for (const [p, last] of this.lastTicks) ticks += last - (this.startTicks.get(p) ?? 0);
