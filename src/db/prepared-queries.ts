@@ -66,8 +66,10 @@ const BATCH_COLUMN = '__batch';
  * `maxRunning` statements of the query are running, are answered by one statement that runs the
  * query once per call,
  *
- *   select b.n as __batch, r.* from unnest($1::uuid[], $2::text[]) with ordinality as b(a0, a1, n)
+ *   select b.n as __batch, r.* from json_to_recordset($1::json) as b(a0 uuid, a1 text, n int4)
  *   cross join lateral (<the query, its arguments read from b>) as r
+ *
+ * with $1 the calls' arguments, `[{"a0": …, "a1": …, "n": 1}, …]`.
  *
  * Per statement the service pays a socket write that wakes the database, and the database a
  * protocol round (bind, execute, sync, ready) and, on PGlite, parsing and planning: most of a
@@ -75,13 +77,19 @@ const BATCH_COLUMN = '__batch';
  * one turn of the event loop when nothing else is running; a call inside a transaction runs alone,
  * at once, on the transaction's connection.
  *
- * The text never changes with the number of calls (the arguments travel as arrays), so on
- * PostgreSQL it is one named statement (prepared-statements.ts). The rows of a call keep the
- * query's order: a LATERAL subquery is run by a nested loop over `b`, in order, once per row, and
- * each run returns its rows in its own ORDER BY (tested). `types` gives the PostgreSQL type of each
- * argument, for the arrays. The query's text must not contain `$` except in its parameters
- * (Kysely's compiler quotes names and passes every value as a parameter). A failed statement is
- * retried call by call (Batcher), so a bad argument fails only its own request.
+ * The text never changes with the number of calls (the arguments travel in one JSON value), so on
+ * PostgreSQL it is one named statement (prepared-statements.ts), and its plan is kept: the rows of
+ * `json_to_recordset` are estimated alike whatever the calls. With an array per argument
+ * (`unnest`), PostgreSQL estimated the rows from the arrays it was given, found a statement of few
+ * calls cheaper planned for its own arguments than with the kept plan, and planned it again every
+ * time, which cost more than running it (5 calls: 1.5 ms a statement against 0.6 ms;
+ * docs/PERFORMANCE.md, session of 2026-11-25). `types` gives the PostgreSQL type of each argument.
+ *
+ * The rows of a call keep the query's order: a LATERAL subquery is run by a nested loop over `b`,
+ * once per row, and each run returns its rows in its own ORDER BY (tested). The query's text must
+ * not contain `$` except in its parameters (Kysely's compiler quotes names and passes every value
+ * as a parameter). A failed statement is retried call by call (Batcher), so a bad argument fails
+ * only its own request.
  */
 export function batchedOnce<A extends Args, R>(
   placeholders: A,
@@ -94,7 +102,7 @@ export function batchedOnce<A extends Args, R>(
 
   const runBatch = async (db: Db, { one, many }: NonNullable<typeof compiled>, calls: A[]): Promise<R[][]> => {
     if (calls.length === 1) return [await executeOne(one, db, calls[0]!)];
-    const parameters = [...types.map((_, slot) => calls.map((call) => call[slot])), ...many.constants];
+    const parameters = [JSON.stringify(calls.map(argumentsRecord)), ...many.constants];
     const { rows } = await db.executeQuery<R & { [BATCH_COLUMN]: string }>({ ...many.query, parameters });
     const answers: R[][] = calls.map(() => []);
     for (const { [BATCH_COLUMN]: n, ...row } of rows) answers[Number(n) - 1]!.push(row as R);
@@ -117,20 +125,29 @@ export function batchedOnce<A extends Args, R>(
   };
 }
 
-/** The statement of batchedOnce: the arrays of the arguments come first, then `constants`. */
+/** A call's arguments as a record of json_to_recordset: a0, a1, …, and n, its position from 1. */
+function argumentsRecord(call: Args, index: number): Record<string, string | number> {
+  const record: Record<string, string | number> = { n: index + 1 };
+  call.forEach((value, slot) => {
+    record[`a${slot}`] = value;
+  });
+  return record;
+}
+
+/** The statement of batchedOnce: the calls' arguments (argumentsRecord) come first, then `constants`. */
 interface Batched<R> {
   query: CompiledQuery<R & { [BATCH_COLUMN]: string }>;
-  /** The query's own constant parameters (those no argument fills), after the arrays. */
+  /** The query's own constant parameters (those no argument fills), after the arguments. */
   constants: readonly unknown[];
 }
 
-/** The statement that runs `single` once per row of argument arrays (see batchedOnce). */
+/** The statement that runs `single` once per call's arguments (see batchedOnce). */
 function batchOf<R>(single: Compiled<R>, types: readonly string[]): Batched<R> {
   const { query, slots } = single;
-  // The query's constants keep their order, numbered after the arrays.
+  // The query's constants keep their order, numbered after the arguments' parameter.
   const renumbered = new Map<number, number>();
   slots.forEach((slot, i) => {
-    if (slot === undefined) renumbered.set(i, types.length + renumbered.size + 1);
+    if (slot === undefined) renumbered.set(i, renumbered.size + 2);
   });
   const inner = query.sql.replace(/\$(\d+)/g, (_, digits: string) => {
     const i = Number(digits) - 1;
@@ -138,9 +155,8 @@ function batchOf<R>(single: Compiled<R>, types: readonly string[]): Batched<R> {
     const slot = slots[i];
     return slot === undefined ? `$${renumbered.get(i)}` : `b.a${slot}`;
   });
-  const arrays = types.map((type, slot) => `$${slot + 1}::${type}[]`).join(', ');
-  const columns = types.map((_, slot) => `a${slot}`).join(', ');
-  const sql = `select b.n as "${BATCH_COLUMN}", r.* from unnest(${arrays}) with ordinality as b(${columns}, n) cross join lateral (${inner}) as r`;
+  const columns = types.map((type, slot) => `a${slot} ${type}`).join(', ');
+  const sql = `select b.n as "${BATCH_COLUMN}", r.* from json_to_recordset($1::json) as b(${columns}, n int4) cross join lateral (${inner}) as r`;
   return {
     query: { ...query, sql, parameters: [] } as CompiledQuery<R & { [BATCH_COLUMN]: string }>,
     constants: query.parameters.filter((_, i) => slots[i] === undefined),

@@ -99,6 +99,23 @@ describe(`batchedOnce (${engine})`, () => {
     expect(rest.slice(calls.length).map((answer) => answer.status)).toEqual(['rejected', 'rejected']);
   });
 
+  // PostgreSQL plans a named statement for its first five runs, then keeps a plan if it costs no
+  // more than those. A statement of few calls must keep it rather than be planned again each time.
+  it.runIf(engine === 'postgres')('keeps the plan of a statement of few calls on PostgreSQL', async () => {
+    const run = itemsOf();
+    const plans = await t.database.db.connection().execute(async (connection) => {
+      for (let round = 0; round < 10; round++) {
+        const answers = await Promise.all(calls.slice(0, 3).map((args) => run(connection, ...args)));
+        answers.forEach((rows, i) => expect(rows).toEqual(expected(...calls[i]!)));
+      }
+      const { rows } = await sql<{ generic_plans: string; custom_plans: string }>`select generic_plans, custom_plans
+        from pg_prepared_statements where statement like '%batch_items%' and statement like '%"__batch"%'`.execute(connection);
+      return rows;
+    });
+    expect(plans).toHaveLength(1);
+    expect(Number(plans[0]!.generic_plans)).toBeGreaterThanOrEqual(5);
+  });
+
   it('keeps the calls of two database handles apart', async () => {
     const run = itemsOf();
     const one = counted(t.database.db);

@@ -1,5 +1,4 @@
 import { sql } from 'kysely';
-import { jsonArrayFrom } from 'kysely/helpers/postgres';
 import type { Db } from '../../db/database.ts';
 import { batchedOnce, compiledOnce } from '../../db/prepared-queries.ts';
 import { isoTimestampSql } from '../../db/timestamps.ts';
@@ -41,34 +40,53 @@ function contactsWithConversationsQuery(db: Db, businessId: string, phoneKey: st
     .orderBy('v.id');
 }
 
+/** A timestamptz column as the API writes it (src/db/timestamps.ts). */
+const iso = (column: string) => sql.raw(isoTimestampSql(column));
+
 /**
- * The pairs above, and when there is exactly one pair (the answer of a successful lookup) the latest
- * `messageLimit` messages of its conversation, newest first, as a JSON array on its row: the whole
- * lookup in one statement, one row per pair. With several pairs the array is empty (the lookup
- * answers 409, or a field filter picks one pair and the service reads its messages apart);
- * `(select count(*) from pairs)` runs once.
+ * The 200 answer of the lookup for the pair `p`, as JSON text (null unless `pairs` holds exactly
+ * one pair and it has a conversation): the contact, the conversation and its latest `messageLimit`
+ * messages, oldest first, with the keys in the order of the ConversationLookup schema, compact, as
+ * the service would serialise it.
  *
- * The messages travel as one JSON value rather than as a row each: rows repeating the pair's
- * columns cost the service a parse of every column of every row and most of its garbage collection
- * (measured: docs/PERFORMANCE.md, session of 2026-11-24). `created_at` is written by isoTimestampSql,
- * as pgTimestampToIso writes it, so the answer is the same either way.
+ * The database writes it so the service can send it as it is: decoding the rows of a lookup and
+ * serialising them again was most of the service's work per request, and most of its garbage
+ * collection (docs/PERFORMANCE.md, session of 2026-11-25). `string_agg` rather than `json_agg`,
+ * which puts a space after each comma.
+ */
+function answerSql(businessId: string, messageLimit: number) {
+  return sql<string | null>`case when p.conversation_id is not null and (select count(*) from pairs) = 1 then (
+    select row_to_json(a)::text from (select
+      (select row_to_json(c) from (select p.id, p.first_name, p.last_name, p.phone_number) c) as contact,
+      (select row_to_json(v) from (select p.conversation_id as id, p.channel as platform,
+        ${iso('p.conversation_created_at')} as created_at, ${iso('p.last_message_at')} as last_message_at, p.message_count,
+        coalesce((
+          select '[' || string_agg(j.message, ',' order by l.created_at, l.id) || ']'
+          from (
+            select m.id, m.text, m.direction, m.status, m.error, m.created_at from messages m
+            where m.business_id = ${businessId} and m.conversation_id = p.conversation_id
+            order by m.created_at desc, m.id desc limit ${messageLimit}
+          ) l
+          cross join lateral (
+            select row_to_json(o)::text as message
+            from (select l.id, l.text, l.direction, l.status, l.error, ${iso('l.created_at')} as created_at) o
+          ) j
+        ), '[]')::json as messages) v) as conversation
+    ) a) end`;
+}
+
+/**
+ * The pairs above, each with the lookup's answer when it is the only one (answerSql): the whole
+ * lookup in one statement, one row per pair. With several pairs there is no answer: the lookup
+ * answers 409, or a field filter picks one pair and the service reads its messages apart.
+ * `(select count(*) from pairs)` runs once.
  */
 function phoneLookupQuery(db: Db, businessId: string, phoneKey: string, matchLimit: number, messageLimit: number) {
   return db
     .with('pairs', () => contactsWithConversationsQuery(db, businessId, phoneKey, matchLimit))
     .selectFrom('pairs as p')
     .selectAll('p')
-    .select((eb) => jsonArrayFrom(
-      eb.selectFrom('messages as m')
-        .select(['m.id', 'm.text', 'm.direction', 'm.status', 'm.error'])
-        .select(sql.raw<string>(isoTimestampSql('m.created_at')).as('created_at'))
-        .where('m.business_id', '=', businessId)
-        .whereRef('m.conversation_id', '=', 'p.conversation_id')
-        .where(sql<boolean>`(select count(*) from pairs) = 1`)
-        .orderBy('m.created_at', 'desc')
-        .orderBy('m.id', 'desc')
-        .limit(messageLimit),
-    ).as('messages'))
+    .select(answerSql(businessId, messageLimit).as('answer'))
     .orderBy('p.contact_created_at')
     .orderBy('p.id')
     .orderBy('p.conversation_created_at')

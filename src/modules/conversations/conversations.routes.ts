@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { responses } from '../../http/common.schemas.ts';
+import { sendJsonText } from '../../http/json-text.ts';
 import { ConversationLookup, ConversationLookupQuery } from './conversations.schemas.ts';
 
 const security = [{ apiKey: [] }];
@@ -23,6 +24,9 @@ export const conversationsRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: responses({ 200: ConversationLookup }, 400, 401, 404, 409),
       },
     },
-    async (request) => app.services.conversations.lookup(request.businessId, request.query),
+    async (request, reply) => {
+      const answer = await app.services.conversations.lookup(request.businessId, request.query);
+      return 'json' in answer ? sendJsonText(reply, answer.json) : answer;
+    },
   );
 };

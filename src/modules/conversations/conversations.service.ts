@@ -31,7 +31,7 @@ export class ConversationsService {
    * statement on the phone path (contacts, their conversations and the latest messages, each an
    * index probe); a field lookup checks the field definition first, then reads in three queries.
    */
-  async lookup(businessId: string, query: ConversationLookupQuery): Promise<Static<typeof ConversationLookup>> {
+  async lookup(businessId: string, query: ConversationLookupQuery): Promise<LookupAnswer> {
     const { phone, field_key: fieldKey, field_value: fieldValue } = query;
     if ((fieldKey === undefined) !== (fieldValue === undefined)) {
       throw badRequest('field_key and field_value must be sent together');
@@ -48,16 +48,17 @@ export class ConversationsService {
       throw badRequest(`field_key "${fieldKey}" is not a contact field of this business`, [{ location: 'querystring', path: '/field_key', message: 'unknown contact field' }]);
     }
 
-    const { contact, conversations, messages } = phoneKey !== undefined
+    const { contact, conversations, answer } = phoneKey !== undefined
       ? await this.byPhone(businessId, phoneKey, fieldKey, values, query.message_limit)
       : await this.byField(businessId, fieldKey as string, values);
     if (conversations.length === 0) throw notFound('conversation');
     if (conversations.length > 1) {
       throw conflict(`the contact has ${conversations.length} conversations`, conversations.map((c) => ({ conversation_id: c.id, platform: c.channel })));
     }
+    if (answer !== undefined) return { json: answer };
     const conversation = conversations[0];
 
-    const latest = messages ?? await conversationsRepository.latestMessages(this.db, businessId, conversation.id, query.message_limit);
+    const latest = await conversationsRepository.latestMessages(this.db, businessId, conversation.id, query.message_limit);
     return {
       contact: { id: contact.id, first_name: contact.first_name, last_name: contact.last_name, phone_number: contact.phone_number },
       conversation: {
@@ -72,9 +73,9 @@ export class ConversationsService {
   }
 
   /**
-   * The one contact of the phone (and field, when sent) with its conversations, and the latest
-   * messages when the statement could read them (a single contact-conversation pair): one
-   * statement on the common path (phoneLookupQuery); 404/409 on zero or several contacts.
+   * The one contact of the phone (and field, when sent) with its conversations, and the answer
+   * when the statement wrote it (a single contact-conversation pair): one statement on the common
+   * path (phoneLookupQuery); 404/409 on zero or several contacts.
    */
   private async byPhone(businessId: string, phoneKey: string, fieldKey: string | undefined, values: unknown[], messageLimit: number): Promise<Match> {
     const rows = await conversationsRepository.phoneLookup(this.db, businessId, phoneKey, MATCH_LIMIT, messageLimit);
@@ -98,8 +99,9 @@ export class ConversationsService {
       }
     }
     const match = onlyOne([...contacts.values()]);
-    // The statement reads messages only for a single pair; otherwise the caller reads them.
-    return rows.length === 1 ? { ...match, messages: rows[0]!.messages as LookupMessage[] } : match;
+    // The statement writes the answer only for a single pair; otherwise the caller builds it.
+    const answer = rows.length === 1 ? rows[0]!.answer : null;
+    return answer === null ? match : { ...match, answer };
   }
 
   /** The one contact whose custom field holds the value, then its conversations. */
@@ -110,13 +112,17 @@ export class ConversationsService {
   }
 }
 
-type LookupMessage = Static<typeof ConversationLookup>['conversation']['messages'][number];
+/**
+ * The 200 answer of a lookup, or its JSON text when the database wrote it (phoneLookupQuery), to
+ * be sent as it is.
+ */
+export type LookupAnswer = Static<typeof ConversationLookup> | { json: string };
 
 interface Match {
   contact: { id: string; first_name: string; last_name: string; phone_number: string | null };
   conversations: { id: string; channel: string; created_at: string; last_message_at: string | null; message_count: number }[];
-  /** The latest messages of the one conversation, newest first, when already read. */
-  messages?: LookupMessage[];
+  /** The lookup's answer as JSON text, when the database wrote it. */
+  answer?: string;
 }
 
 function onlyOne(matches: Match[]): Match {

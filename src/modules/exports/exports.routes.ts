@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { FastifyReply } from 'fastify';
 import { responses } from '../../http/common.schemas.ts';
+import { sendJsonText } from '../../http/json-text.ts';
 import { EventsExportPage, EventsExportQuery, MessagesExportPage, MessagesExportQuery } from './exports.schemas.ts';
 
 const security = [{ apiKey: [] }];
@@ -11,14 +11,6 @@ const paging =
   ' bound to the business and the filters: a changed or foreign cursor answers 400. since and until at most 31 days' +
   ' apart. For incremental sync request again from the last stored created_at minus a few minutes and skip ids' +
   ' already held. Every answer carries RateLimit-Policy and RateLimit headers; beyond the limit 429 with Retry-After.';
-
-/**
- * The answer's JSON text as it is (the database wrote the records, exports.repository.ts): Fastify
- * sends a string with a JSON content type without serialising it. The response schemas document it.
- */
-function sendJson(reply: FastifyReply, json: string) {
-  return reply.type('application/json; charset=utf-8').send(json);
-}
 
 /** The export endpoints: every message and every event of the business in a window. */
 export const exportsRoutes: FastifyPluginAsyncTypebox = async (app) => {
@@ -38,7 +30,7 @@ export const exportsRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: responses({ 200: MessagesExportPage }, 400, 401, 429),
       },
     },
-    async (request, reply) => sendJson(reply, await app.services.exports.messages(request.businessId, request.query)),
+    async (request, reply) => sendJsonText(reply, await app.services.exports.messages(request.businessId, request.query)),
   );
 
   app.get(
@@ -57,6 +49,6 @@ export const exportsRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: responses({ 200: EventsExportPage }, 400, 401, 429),
       },
     },
-    async (request, reply) => sendJson(reply, await app.services.exports.events(request.businessId, request.query)),
+    async (request, reply) => sendJsonText(reply, await app.services.exports.events(request.businessId, request.query)),
   );
 };

@@ -169,6 +169,33 @@ describe('GET /conversations with phone and field (AND)', () => {
   });
 });
 
+describe('GET /conversations answer written by the database', () => {
+  // A phone that identifies one pair gets the answer the database wrote; a field lookup gets the
+  // one the service serialises from the response schema. Both must be the same bytes.
+  it.each([
+    ['with messages and awkward text', 3],
+    ['without messages', 0],
+  ])('is byte for byte the service\'s own answer, %s', async (_name, count) => {
+    const phone = `49151777000${count}`;
+    const { conversation } = await contactWithMessages({
+      phone_number: phone, first_name: 'Zoë "Q"', last_name: 'back\\slash\ttab', custom_fields: { crm_id: `BYTES-${count}` },
+    }, count);
+    if (count > 0) {
+      await insertMessage(t.database.db, tenant.businessId, conversation, {
+        text: 'line\nbreak \u0001 control, emoji 🎉, </script> & "quotes"', error: 'é', status: 'ERROR', direction: 'outbound', created_at: at(50, 7),
+      });
+    }
+    for (const limit of ['', '&message_limit=2']) {
+      const written = await lookup(`phone=${phone}${limit}`);
+      const built = await lookup(`field_key=crm_id&field_value=BYTES-${count}${limit}`);
+      expect(written.statusCode).toBe(200);
+      expect(built.statusCode).toBe(200);
+      expect(written.headers['content-type']).toBe(built.headers['content-type']);
+      expect(written.body).toBe(built.body);
+    }
+  });
+});
+
 describe('GET /conversations errors', () => {
   it('answers 404 when no contact matches, and when the contact has no conversation', async () => {
     const none = await lookup('phone=4915100000001');
