@@ -99,9 +99,9 @@ describe(`batchedOnce (${engine})`, () => {
     expect(rest.slice(calls.length).map((answer) => answer.status)).toEqual(['rejected', 'rejected']);
   });
 
-  // PostgreSQL plans a named statement for its first five runs, then keeps a plan if it costs no
+  // The database plans a named statement for its first five runs, then keeps a plan if it costs no
   // more than those. A statement of few calls must keep it rather than be planned again each time.
-  it.runIf(engine === 'postgres')('keeps the plan of a statement of few calls on PostgreSQL', async () => {
+  it('keeps the plan of a statement of few calls', async () => {
     const run = itemsOf();
     const plans = await t.database.db.connection().execute(async (connection) => {
       for (let round = 0; round < 10; round++) {
