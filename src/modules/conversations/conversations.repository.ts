@@ -128,8 +128,9 @@ export const conversationsRepository = {
   phoneLookup: batchedOnce(PHONE_LOOKUP_PLACEHOLDERS, ['uuid', 'text', 'int4', 'int4'], phoneLookupQuery),
 
   /**
-   * The latest `limit` messages of a conversation, newest first (index messages_conversation): the
-   * query of messagesRepository.latestOfConversation, compiled once for this hot path.
+   * The latest `limit` messages of a conversation, newest first (index messages_conversation), for
+   * the answers the lookup statement does not write (a field lookup): the query of
+   * messagesRepository.latestOfConversation, compiled once.
    */
   latestMessages: compiledOnce(LOOKUP_PLACEHOLDERS, (db, businessId, conversationId, limit) => db
     .selectFrom('messages')
