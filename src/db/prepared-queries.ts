@@ -71,14 +71,14 @@ const BATCH_COLUMN = '__batch';
  *
  * with $1 the calls' arguments, `[{"a0": …, "a1": …, "n": 1}, …]`.
  *
- * Per statement the service pays a socket write that wakes the database, and the database a
- * protocol round (bind, execute, sync, ready) and, on PGlite, parsing and planning: most of a
- * lookup's CPU (docs/PERFORMANCE.md). A statement for k calls pays them once. A call waits at most
+ * Per statement the service pays a write to the database (on PostgreSQL a socket write that wakes
+ * a backend, on PGlite a crossing into WebAssembly), and the database a protocol round (bind,
+ * execute, sync, ready): most of a lookup's CPU (docs/PERFORMANCE.md). A statement for k calls pays them once. A call waits at most
  * one turn of the event loop when nothing else is running; a call inside a transaction runs alone,
  * at once, on the transaction's connection.
  *
  * The text never changes with the number of calls (the arguments travel in one JSON value), so on
- * PostgreSQL it is one named statement (prepared-statements.ts), and its plan is kept: the rows of
+ * both engines it is one named statement (prepared-statements.ts), and its plan is kept: the rows of
  * `json_to_recordset` are estimated alike whatever the calls. With an array per argument
  * (`unnest`), PostgreSQL estimated the rows from the arrays it was given, found a statement of few
  * calls cheaper planned for its own arguments than with the kept plan, and planned it again every

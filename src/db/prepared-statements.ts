@@ -3,7 +3,10 @@ import type { PostgresCursor, PostgresPool, PostgresPoolClient, PostgresQueryRes
 import type pg from 'pg';
 
 /**
- * Named (server-side prepared) statements for Kysely on node-postgres.
+ * Named (server-side prepared) statements for Kysely on node-postgres, on both engines (PGlite is
+ * reached through node-postgres too, database.ts). A kept plan is made again when a table it reads
+ * is analysed, so one made while the table was nearly empty does not outlive the table's growth
+ * (autovacuum analyses on a PostgreSQL server; statistics.ts where there is none, as on PGlite).
  *
  * An unnamed query is parsed and planned by PostgreSQL on every execution; for the short indexed
  * lookups of the public API planning costs more than executing (0.22 ms against 0.08 ms for the
