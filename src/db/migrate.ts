@@ -8,6 +8,7 @@ import * as importFlags from './migrations/0006-import-flags.ts';
 import * as webCopies from './migrations/0007-web-copies.ts';
 import * as webCopiesPerStatement from './migrations/0008-web-copies-per-statement.ts';
 import * as idempotencyLeases from './migrations/0009-idempotency-leases.ts';
+import * as batchRows from './migrations/0010-batch-rows.ts';
 
 /** Migrations are imported statically so they run the same under tsx, Vitest and a bundle. */
 const migrations: Record<string, Migration> = {
@@ -20,6 +21,7 @@ const migrations: Record<string, Migration> = {
   '0007-web-copies': webCopies,
   '0008-web-copies-per-statement': webCopiesPerStatement,
   '0009-idempotency-leases': idempotencyLeases,
+  '0010-batch-rows': batchRows,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

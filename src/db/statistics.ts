@@ -2,24 +2,30 @@ import { sql } from 'kysely';
 import type { Db, Engine } from './database.ts';
 
 /**
- * Keeps the planner's statistics current where no autovacuum daemon does: PGlite (PostgreSQL in
- * single-user mode, without background workers) and a PostgreSQL server with `autovacuum = off`.
+ * Keeps the planner's statistics current where no autovacuum daemon does (PGlite, which is
+ * PostgreSQL in single-user mode without background workers, and a PostgreSQL server with
+ * `autovacuum = off`), and, on every engine, analyses a table that has doubled since its last
+ * analysis.
  *
  * Without statistics the planner costs a table by the size it had when a plan was made, and some
  * plans are kept for the life of a connection: the foreign-key checks PostgreSQL runs on every
- * insert, for one. A check planned while `contacts` was nearly empty read every contact of the
- * business through the external_id index to find one by id (9 ms per conversation created at
- * 2 300 contacts, measured with auto_explain); ANALYZE invalidates such plans, and they are made
- * again at the table's real size.
+ * insert, and the named statements of the service (prepared-statements.ts), those that join a
+ * batch's rows to a table among them (json-rows.ts). A check planned while `contacts` was nearly
+ * empty read every contact of the business through the external_id index to find one by id (9 ms
+ * per conversation created at 2 300 contacts, measured with auto_explain); ANALYZE invalidates
+ * such plans, and they are made again at the table's real size.
  *
- * The rule is autovacuum's own: a table is analysed once the rows changed since its last analysis
- * exceed autovacuum_analyze_threshold + autovacuum_analyze_scale_factor x its rows (50 + 10% by
- * default), read from the server's settings, and at most once per autovacuum_naptime (1 minute by
- * default), as the daemon visits a database, unless the table has more than doubled since the
- * planner last counted it: a growing table is analysed at every doubling, so its first plans are
- * remade soon, while a table whose rows are only updated (a conversation's counters move with each
- * message) is not analysed every few seconds. Tables are not vacuumed here: that can hold PGlite's
- * only connection for long on a big table; what matters for the plans is ANALYZE.
+ * Where no daemon runs, the rule is autovacuum's own: a table is analysed once the rows changed
+ * since its last analysis exceed autovacuum_analyze_threshold + autovacuum_analyze_scale_factor x
+ * its rows (50 + 10% by default), read from the server's settings, and at most once per
+ * autovacuum_naptime (1 minute by default), as the daemon visits a database, so a table whose rows
+ * are only updated (a conversation's counters move with each message) is not analysed every few
+ * seconds. A table that has more than doubled since the planner last counted it is analysed at
+ * once, daemon or not: a new install's tables grow from nothing to thousands of rows within the
+ * daemon's minute, and a plan kept from their first rows scans them all the while. Analysed at
+ * every doubling, a table is never much bigger than it was when its plans were made. Tables are
+ * not vacuumed here: that can hold PGlite's only connection for long on a big table; what matters
+ * for the plans is ANALYZE.
  */
 export class StatisticsKeeper {
   private timer: NodeJS.Timeout | undefined;
@@ -30,17 +36,16 @@ export class StatisticsKeeper {
     private readonly engine: Engine,
   ) {}
 
-  /** Analyses the tables due (none while a PostgreSQL server's autovacuum is on); answers their names. */
+  /** Analyses the tables due; answers their names. */
   async analyzeChanged(): Promise<string[]> {
     const threshold = sql`current_setting('autovacuum_analyze_threshold')::float8`;
     const { rows } = await sql<{ name: string }>`
       select s.relname as name from pg_stat_user_tables s join pg_class c on c.oid = s.relid
       where s.schemaname = current_schema()
-        and (${this.engine === 'pglite'} or current_setting('autovacuum') = 'off')
         and s.n_mod_since_analyze > ${threshold} + current_setting('autovacuum_analyze_scale_factor')::float8 * greatest(s.n_live_tup, 0)
-        and (s.last_analyze is null
-          or s.last_analyze < now() - current_setting('autovacuum_naptime')::interval
-          or s.n_live_tup > 2 * greatest(c.reltuples, 0) + ${threshold})
+        and (s.n_live_tup > 2 * greatest(c.reltuples, 0) + ${threshold}
+          or ((${this.engine === 'pglite'} or current_setting('autovacuum') = 'off')
+            and (s.last_analyze is null or s.last_analyze < now() - current_setting('autovacuum_naptime')::interval)))
       order by s.relname`.execute(this.db);
     for (const { name } of rows) await sql`analyze ${sql.table(name)}`.execute(this.db);
     return rows.map((r) => r.name);

@@ -1,12 +1,12 @@
 import { sql, type Insertable } from 'kysely';
 import type { Db } from '../../db/database.ts';
+import { jsonRows } from '../../db/json-rows.ts';
 import type { ContactsTable } from '../../db/types.ts';
 import type { ContactRow } from '../contacts/contacts.repository.ts';
 import { advisoryLocks } from '../messaging/messaging.repository.ts';
-import { valuesList } from '../messaging/values-list.ts';
 
 // Set-based statements for a batch of inbound messages: one statement per step for the whole batch
-// instead of one per message; rows travel as a VALUES list.
+// instead of one per message; rows travel as one JSON value (jsonRows).
 
 export const inboundRepository = {
   /**
@@ -16,11 +16,11 @@ export const inboundRepository = {
    * so a redelivery stored by the transaction waited for is not among them; the message insert's
    * ON CONFLICT still skips it, and everything else that transaction did (contact, conversation) is
    * found by the statements that follow. One probe of the unique index per message (LATERAL) over
-   * a VALUES list, so each batch is planned at the table's current size (values-list.ts).
+   * the messages' rows (jsonRows).
    */
   async lockSenders(db: Db, businessId: string, names: string[], messages: { channelId: string; providerMessageId: string }[]): Promise<Set<string>> {
     const known = sql`array(select p.channel_id::text || ':' || p.id
-      from ${valuesList(messages.map((m) => [m.channelId, m.providerMessageId]), ['uuid', 'text'])} as p(channel_id, id)
+      from ${jsonRows('p', { channel_id: 'uuid', id: 'text' }, messages.map((m) => ({ channel_id: m.channelId, id: m.providerMessageId })))}
       cross join lateral (
         select 1 from messages m
         where m.business_id = ${businessId} and m.channel_id = p.channel_id and m.provider_message_id = p.id

@@ -1,7 +1,7 @@
 import { sql, type Selectable, type Updateable } from 'kysely';
 import type { Db } from '../../db/database.ts';
 import type { ConversationsTable, MessagesTable } from '../../db/types.ts';
-import { valuesList } from '../messaging/values-list.ts';
+import { jsonRows } from '../../db/json-rows.ts';
 
 export type ConversationRow = Selectable<ConversationsTable>;
 
@@ -19,7 +19,8 @@ const messageColumns = [
 /** An outbound message as the worker and the status endpoint read it. */
 export type OutboundMessage = Pick<Selectable<MessagesTable>, (typeof messageColumns)[number]>;
 
-const keys = (refs: MessageKey[]) => valuesList(refs.map((r) => [r.businessId, r.id]), ['uuid', 'uuid']);
+/** Messages (or outbox jobs) by key, as rows `v(business_id, id)` (jsonRows). */
+const keys = (refs: MessageKey[]) => jsonRows('v', { business_id: 'uuid', id: 'uuid' }, refs.map((r) => ({ business_id: r.businessId, id: r.id })));
 
 /** All SQL of sending: recipients' conversations, outbound messages and their delivery state. */
 export const sendingRepository = {
@@ -54,7 +55,7 @@ export const sendingRepository = {
     // LATERAL ... LIMIT 1: one probe of messages_contact per pair, never a scan of the business's day.
     const { rows } = await sql<{ lookup: string }>`
       select p.contact_id || ':' || p.channel_id as lookup
-      from ${valuesList(pairs.map((p) => [p.contact_id, p.channel_id, p.channel]), ['uuid', 'uuid', 'text'])} as p(contact_id, channel_id, channel)
+      from ${jsonRows('p', { contact_id: 'uuid', channel_id: 'uuid', channel: 'text' }, pairs)}
       cross join lateral (
         select 1 from messages m
         where m.business_id = ${businessId} and m.contact_id = p.contact_id
@@ -83,17 +84,17 @@ export const sendingRepository = {
       .executeTakeFirst();
   },
 
-  // The statements for several messages below join a VALUES list of (business_id, id) to the table
-  // on its whole primary key (see valuesList): `business_id = $1 and id = any($2)` would be planned
-  // from a guess of the business's share of the table (0.5 % without statistics) and can become a
-  // scan of all the business's messages.
+  // The statements for several messages below join rows of (business_id, id) to the table on its
+  // whole primary key (jsonRows): `business_id = $1 and id = any($2)` would be planned from a guess
+  // of the business's share of the table (0.5 % without statistics) and can become a scan of all
+  // the business's messages.
 
   /** Outbound messages by business and id (see outboundMessage), keyed `${business_id}:${id}`. */
   async outboundMessages(db: Db, refs: MessageKey[]): Promise<Map<string, OutboundMessage>> {
     if (refs.length === 0) return new Map();
     const { rows } = await sql<OutboundMessage>`
       select ${sql.join(messageColumns.map((c) => sql.ref(`m.${c}`)))}
-      from ${keys(refs)} as v(business_id, id)
+      from ${keys(refs)}
       join messages m on m.business_id = v.business_id and m.id = v.id
       where m.direction = 'outbound'`.execute(db);
     return new Map(rows.map((row) => [`${row.business_id}:${row.id}`, row]));
@@ -109,7 +110,7 @@ export const sendingRepository = {
     const { rows } = await sql<{ business_id: string; id: string }>`
       update messages m
       set provider_call_at = now(), send_attempts = m.send_attempts + 1
-      from ${keys(refs)} as v(business_id, id)
+      from ${keys(refs)}
       where m.business_id = v.business_id and m.id = v.id and m.status = 'PENDING' and m.provider_call_at is null
       returning m.business_id, m.id`.execute(db);
     return new Set(rows.map((r) => `${r.business_id}:${r.id}`));
@@ -122,15 +123,15 @@ export const sendingRepository = {
    */
   async markSentMany(db: Db, sent: (MessageKey & { providerMessageId: string; jobId: string })[]): Promise<void> {
     if (sent.length === 0) return;
-    const messages = valuesList(sent.map((s) => [s.businessId, s.id, s.providerMessageId]), ['uuid', 'uuid', 'text']);
+    const messages = jsonRows('v', { business_id: 'uuid', id: 'uuid', provider_message_id: 'text' }, sent.map((s) => ({ business_id: s.businessId, id: s.id, provider_message_id: s.providerMessageId })));
     await sql`
       with sent as (
         update messages m
         set status = 'SENT', provider_message_id = v.provider_message_id, status_at = now(), provider_call_at = null, error = null
-        from ${messages} as v(business_id, id, provider_message_id)
+        from ${messages}
         where m.business_id = v.business_id and m.id = v.id and m.status = 'PENDING')
       update outbox o set state = 'done', locked_until = null, last_error = null
-      from ${keys(sent.map((s) => ({ businessId: s.businessId, id: s.jobId })))} as v(business_id, id)
+      from ${keys(sent.map((s) => ({ businessId: s.businessId, id: s.jobId })))}
       where o.business_id = v.business_id and o.id = v.id`.execute(db);
   },
 
