@@ -17,7 +17,12 @@ const MARK_GATHER_MS = 5;
 export const OUTCOME_UNKNOWN = 'outcome unknown: the service stopped during the provider call; not resent';
 
 export interface SendJobOptions {
-  /** Sends in flight at once in this process (default 64). */
+  /**
+   * Sends in flight at once in this process (default 128). A send is in hand for its read, its turn
+   * on the channel, two marks that gather for MARK_GATHER_MS and the provider call: 60-130 ms at
+   * 1 000 sends/s on 2 cores, so 64 slots held a channel paced at 1 000/s to 930-955/s there
+   * (docs/PERFORMANCE.md, session of 2026-11-25, second part).
+   */
   concurrency?: number;
   /** Provider calls per message before it is marked ERROR (default 10). */
   maxAttempts?: number;
@@ -88,7 +93,7 @@ export class SendJobHandler implements JobHandler {
     options: SendJobOptions = {},
   ) {
     this.channelRows = new ChannelCache((businessId, id) => channels.find(businessId, id));
-    this.concurrency = options.concurrency ?? 64;
+    this.concurrency = options.concurrency ?? 128;
     this.options = {
       maxAttempts: options.maxAttempts ?? 10,
       baseDelaySeconds: options.baseDelaySeconds ?? 1,
