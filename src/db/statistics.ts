@@ -1,6 +1,9 @@
 import { sql } from 'kysely';
 import type { Db, Engine } from './database.ts';
 
+/** default_statistics_target of the analyses on PGlite (PostgreSQL's default is 100); see analyze(). */
+export const PGLITE_STATISTICS_TARGET = 30;
+
 /**
  * Keeps the planner's statistics current where no autovacuum daemon does (PGlite, which is
  * PostgreSQL in single-user mode without background workers, and a PostgreSQL server with
@@ -27,9 +30,6 @@ import type { Db, Engine } from './database.ts';
  * not vacuumed here: that can hold PGlite's only connection for long on a big table; what matters
  * for the plans is ANALYZE.
  */
-/** default_statistics_target of the analyses on PGlite (PostgreSQL's default is 100); see analyze(). */
-export const PGLITE_STATISTICS_TARGET = 30;
-
 export class StatisticsKeeper {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<unknown> | undefined;

@@ -51,10 +51,11 @@ function contactsByPhoneKeyQuery(businessId: string, keys: string[]) {
 export const messagingRepository = {
   /**
    * For each phone key, the oldest contact that has it as its own key or as an alias (what
-   * contactsRepository.findByIdentifiers answers for one key), in one statement: per key (jsonRows), a
-   * probe of contacts_phone_key and of the alias key, then a primary-key probe per id found. `phone_key IN (...)` was a named statement whose generic plan, made while the table
-   * was nearly empty, scanned every contact of the business (1 ms a batch at 5 000 contacts, growing
-   * with the table).
+   * contactsRepository.findByIdentifiers answers for one key), in one statement: per key (jsonRows),
+   * a probe of contacts_phone_key and of the alias key, then a primary-key probe per id found.
+   * `phone_key IN (...)` was a named statement whose generic plan, made while the table was nearly
+   * empty, scanned every contact of the business (1 ms a batch at 5 000 contacts, growing with the
+   * table).
    */
   async contactsByPhoneKey(db: Db, businessId: string, keys: string[]): Promise<Map<string, ContactRow>> {
     if (keys.length === 0) return new Map();
