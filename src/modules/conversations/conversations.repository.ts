@@ -130,8 +130,8 @@ export const conversationsRepository = {
   /**
    * The latest `limit` messages of a conversation, newest first (index messages_conversation), for
    * the answers the lookup statement does not write (a field lookup, or a field picking one of
-   * several contacts of a phone): the query of
-   * messagesRepository.latestOfConversation, compiled once.
+   * several contacts of a phone): the query of messagesRepository.latestOfConversation, compiled
+   * once.
    */
   latestMessages: compiledOnce(LOOKUP_PLACEHOLDERS, (db, businessId, conversationId, limit) => db
     .selectFrom('messages')
