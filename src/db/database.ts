@@ -3,6 +3,7 @@ import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import { listenPostgres, type ListenState } from './listen.ts';
 import { initPgliteDataDir } from './pglite-init.ts';
+import { PgliteSocket } from './pglite-socket.ts';
 import { preparingPool } from './prepared-statements.ts';
 import { INT8_OID, parseInt8, pgTimestampToIso, TIMESTAMPTZ_OID } from './timestamps.ts';
 import type { Database } from './types.ts';
@@ -98,14 +99,20 @@ export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHa
   const settings = Object.entries(PGLITE_SETTINGS).flatMap(([name, value]) => ['-c', `${name}=${value}`]);
   const pglite = await PGlite.create(pgliteDir, { startParams: [...PGlite.defaultStartParams, ...settings] });
   await pglite.exec(`SET TIME ZONE 'UTC'`);
-  // node-postgres speaks to PGlite through PGlite's own connection class, in this process: the same
-  // driver, type parsers and named statements as on PostgreSQL. Named, a shared lookup statement of
-  // five calls runs in 0.47 ms instead of 2.25 ms through PGlite's query(), which parses and plans
-  // every statement (docs/PERFORMANCE.md, session of 2026-11-25). PGlite is a single session, so
-  // the pool holds one client: a transaction owns it until it ends, and other queries wait their
-  // turn. The client is never closed for idleness; PGlite's connection object serves one client.
-  const { createPgConfig } = await import('@electric-sql/pglite/node-postgres');
-  const pool = new pg.Pool({ ...createPgConfig(pglite), max: 1, idleTimeoutMillis: 0, types });
+  // node-postgres speaks to PGlite in this process, over a socket that hands its bytes to PGlite
+  // (pglite-socket.ts): the same driver, type parsers and named statements as on PostgreSQL. Named,
+  // a shared lookup statement of five calls runs in 0.47 ms instead of 2.25 ms through PGlite's
+  // query(), which parses and plans every statement (docs/PERFORMANCE.md, session of 2026-11-25).
+  // PGlite is a single session, so the pool holds one client: a transaction owns it until it ends,
+  // and other queries wait their turn. The client is never closed for idleness.
+  const pool = new pg.Pool({
+    stream: () => new PgliteSocket(pglite),
+    user: 'postgres',
+    database: 'postgres',
+    max: 1,
+    idleTimeoutMillis: 0,
+    types,
+  });
   const db = kyselyOver(pool);
   return {
     db,
