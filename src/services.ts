@@ -2,6 +2,7 @@ import type { Config } from './config.ts';
 import type { Db } from './db/database.ts';
 import type { OutboxWorker } from './jobs/outbox.worker.ts';
 import { dashboardLinks } from './lib/links.ts';
+import { SecretBox } from './lib/secret-box.ts';
 import type { ApiKeyCache } from './modules/api-keys/api-key-cache.ts';
 import { ApiKeysService } from './modules/api-keys/api-keys.service.ts';
 import { BusinessesService } from './modules/businesses/businesses.service.ts';
@@ -36,7 +37,7 @@ export function createServices(
   options: { apiKeyCache: ApiKeyCache; clock?: Clock; webhookWorker?: WebhookWorkerOptions },
 ) {
   const links = dashboardLinks(config.publicUrl);
-  const channels = new ChannelsService(db);
+  const channels = new ChannelsService(db, new SecretBox(config.secretKey, 'channel-secrets'));
   const contacts = new ContactsService(db, links);
   const templates = new TemplatesService(db);
   // Webhook registrations (.service), the message_created hook (.events) and the delivery worker.

@@ -6,13 +6,16 @@ import { WhatsAppCloudConfigSchema } from './whatsapp-cloud/whatsapp-cloud.confi
 import { WhatsAppCloudProvider } from './whatsapp-cloud/whatsapp-cloud.provider.ts';
 
 /**
- * Every provider kind with its config schema and factory. A new channel is one adapter folder
- * plus one entry here (and its schema in the union below).
+ * Every provider kind with its config schema and factory, the fields of its config that are
+ * secrets (stored sealed, channel-secrets.ts), and those of them a channel is looked up by. A new
+ * channel is one adapter folder plus one entry here (and its schema in the union below).
  */
 const providers = {
   whatsapp_cloud: {
     schema: WhatsAppCloudConfigSchema,
     create: (config: Static<typeof WhatsAppCloudConfigSchema>, http?: ProviderHttpOptions) => new WhatsAppCloudProvider(config, http),
+    secretFields: ['access_token', 'app_secret', 'verify_token'],
+    lookupFields: ['verify_token'],
   },
 } as const;
 
@@ -28,6 +31,11 @@ export type ProviderConfig = Static<typeof ProviderConfigSchema>;
 /** Whether `kind` names a provider this service has an adapter for. */
 export function isProviderKind(kind: unknown): kind is ProviderKind {
   return typeof kind === 'string' && Object.hasOwn(providers, kind);
+}
+
+/** The secret fields of a provider kind's config, and those a channel is looked up by; none for an unknown kind. */
+export function providerSecretFields(kind: unknown): { secretFields: readonly string[]; lookupFields: readonly string[] } {
+  return isProviderKind(kind) ? providers[kind] : { secretFields: [], lookupFields: [] };
 }
 
 /**

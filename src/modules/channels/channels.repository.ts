@@ -33,8 +33,9 @@ export const channelsRepository = {
   },
 
   /**
-   * A channel of the kind whose provider config holds this value under `key` (e.g. the verify token
-   * of Meta's handshake, which names no account). Scans the kind's channels: the handshake is rare.
+   * A channel of the kind whose provider config holds this value under `key` (the digest of the
+   * verify token of Meta's handshake, which names no account). Scans the kind's channels: the
+   * handshake is rare.
    */
   findByProviderSetting(db: Db, kind: string, key: string, value: string): Promise<ChannelRow | undefined> {
     return db
@@ -45,6 +46,13 @@ export const channelsRepository = {
       .orderBy('created_at')
       .limit(1)
       .executeTakeFirst();
+  },
+
+  /** Channels with a provider, of every business, in (business_id, id) order after `after`: a maintenance pass. */
+  withProviderAfter(db: Db, after: { business_id: string; id: string } | undefined, limit: number): Promise<ChannelRow[]> {
+    let query = db.selectFrom('channels').selectAll().where('provider_kind', 'is not', null);
+    if (after) query = query.where((eb) => eb(eb.refTuple('business_id', 'id'), '>', eb.tuple(after.business_id, after.id)));
+    return query.orderBy('business_id').orderBy('id').limit(limit).execute();
   },
 
   list(db: Db, businessId: string, limit: number): Promise<ChannelRow[]> {

@@ -5,6 +5,8 @@ import type { Db } from '../../db/database.ts';
 import { isUniqueViolation } from '../../db/errors.ts';
 import { badRequest, conflict, notFound } from '../../http/errors.ts';
 import { newId } from '../../lib/ids.ts';
+import type { SecretBox } from '../../lib/secret-box.ts';
+import { digestField, needsSealing, openProviderConfig, sealProviderConfig, type StoredProviderConfig } from './channel-secrets.ts';
 import { channelsRepository, type ChannelRow } from './channels.repository.ts';
 import type { ChannelForm, CreateChannelBody, UpdateChannelBody } from './channels.schemas.ts';
 
@@ -20,13 +22,17 @@ const ACCOUNT_CACHE_MS = 30_000;
 
 const duplicate = (field: string) => conflict(`a channel with this ${field} already exists`, [{ field }]);
 
-/** Channels of a business (operator API) and their provider adapters (for sends and inbound). */
+/**
+ * Channels of a business (operator API) and their provider adapters (for sends and inbound). The
+ * provider's secrets are stored sealed (channel-secrets.ts) and opened only to build an adapter.
+ */
 export class ChannelsService {
   private readonly providers = new Map<string, { configKey: string; provider: ChannelProvider }>();
   private readonly byAccount = new Map<string, { row: ChannelRow; expiresAt: number }>();
 
   constructor(
     private readonly db: Db,
+    private readonly secrets: SecretBox,
     private readonly http?: ProviderHttpOptions,
   ) {}
 
@@ -51,7 +57,7 @@ export class ChannelsService {
         identifier,
         provider_kind: provider?.kind ?? null,
         provider_account: account,
-        provider_config: provider ?? {},
+        provider_config: provider ? sealProviderConfig(this.secrets, provider) : {},
         pace_per_second: body.pace_per_second,
       });
       return toChannelForm(row);
@@ -75,12 +81,12 @@ export class ChannelsService {
     let providerConfig: ProviderConfig | undefined;
     if (body.provider !== undefined) {
       if (!row.provider_kind) throw badRequest('the channel has no provider to update', [{ path: '/provider' }]);
-      providerConfig = { ...(row.provider_config as ProviderConfig), ...body.provider };
+      providerConfig = { ...this.openConfig(row), ...body.provider };
     }
     const updated = await channelsRepository.update(this.db, businessId, id, {
       ...(body.name !== undefined ? { name: body.name } : {}),
       ...(body.pace_per_second !== undefined ? { pace_per_second: body.pace_per_second } : {}),
-      ...(providerConfig ? { provider_config: providerConfig } : {}),
+      ...(providerConfig ? { provider_config: sealProviderConfig(this.secrets, providerConfig) } : {}),
     });
     if (!updated) throw notFound('channel');
     this.forget(updated);
@@ -121,9 +127,30 @@ export class ChannelsService {
     return row;
   }
 
-  /** A channel of the kind whose provider setting `key` equals `value` (e.g. Meta's verify_token). */
-  findByProviderSetting(kind: string, key: string, value: string): Promise<ChannelRow | undefined> {
-    return channelsRepository.findByProviderSetting(this.db, kind, key, value);
+  /**
+   * A channel of the kind whose secret `key` equals `value` (Meta's verify_token): found by the
+   * value's digest, so the secret is never compared in the clear, nor stored so.
+   */
+  findBySecret(kind: string, key: string, value: string): Promise<ChannelRow | undefined> {
+    return channelsRepository.findByProviderSetting(this.db, kind, digestField(key), this.secrets.digest(value));
+  }
+
+  /**
+   * Seals the secrets of channels stored in the clear by an earlier version, so every channel can
+   * be found by its verify token's digest; run at start. Answers how many were sealed.
+   */
+  async sealStored(): Promise<number> {
+    let sealed = 0;
+    for (let after: ChannelRow | undefined, page: ChannelRow[]; (page = await channelsRepository.withProviderAfter(this.db, after, 200)).length > 0;) {
+      for (const row of page) {
+        if (!needsSealing(row.provider_config as StoredProviderConfig)) continue;
+        await channelsRepository.update(this.db, row.business_id, row.id, { provider_config: sealProviderConfig(this.secrets, row.provider_config as StoredProviderConfig) });
+        this.forget(row);
+        sealed += 1;
+      }
+      after = page.at(-1);
+    }
+    return sealed;
   }
 
   /**
@@ -135,9 +162,13 @@ export class ChannelsService {
     const configKey = JSON.stringify(channel.provider_config);
     const cached = this.providers.get(channel.id);
     if (cached && cached.configKey === configKey) return cached.provider;
-    const provider = createChannelProvider(channel.provider_config as ProviderConfig, this.http);
+    const provider = createChannelProvider(this.openConfig(channel), this.http);
     this.providers.set(channel.id, { configKey, provider });
     return provider;
+  }
+
+  private openConfig(row: ChannelRow): ProviderConfig {
+    return openProviderConfig(this.secrets, row.provider_config as StoredProviderConfig) as ProviderConfig;
   }
 
   private forget(row: ChannelRow): void {

@@ -59,7 +59,7 @@ export class InboundService {
   /** Meta's `hub.challenge` when the verify token is a WhatsApp channel's; 403 otherwise. */
   async verifyWhatsAppSubscription(query: Record<string, unknown>): Promise<string> {
     const token = query['hub.verify_token'];
-    const channel = typeof token === 'string' && token !== '' ? await this.channels.findByProviderSetting(WHATSAPP, 'verify_token', token) : undefined;
+    const channel = typeof token === 'string' && token !== '' ? await this.channels.findBySecret(WHATSAPP, 'verify_token', token) : undefined;
     const challenge = channel ? (this.channels.providerFor(channel).verifySubscription?.(query) ?? null) : null;
     if (challenge === null) throw new AppError(403, 'forbidden', 'verification refused');
     return challenge;

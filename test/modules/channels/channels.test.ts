@@ -1,4 +1,7 @@
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openProviderConfig } from '../../../src/modules/channels/channel-secrets.ts';
+import { SecretBox } from '../../../src/lib/secret-box.ts';
 import { adminHeaders, createTenant, type Tenant } from '../../helpers/tenants.ts';
 import { buildTestApp, type TestApp } from '../../helpers/test-app.ts';
 
@@ -26,6 +29,8 @@ const provider = (overrides: Record<string, unknown> = {}) => ({
 const whatsapp = (overrides: Record<string, unknown> = {}) => ({ type: 'whatsapp', identifier: `+1555000${String(++seq).padStart(4, '0')}`, provider: provider(), ...overrides });
 const create = (payload: unknown, bid = tenant.businessId) =>
   t.app.inject({ method: 'POST', url: url(bid), headers: adminHeaders, payload: payload as object });
+/** The stored config of a channel as the service reads it, with the test app's SECRET_KEY. */
+const opened = (stored: unknown) => openProviderConfig(new SecretBox(t.config.secretKey, 'channel-secrets'), stored as Record<string, unknown>);
 const secretsIn = (text: string) => ['EAAG-secret-token', 'app-secret-value', 'verify-token-value', 'rotated'].filter((s) => text.includes(s));
 
 describe('POST /admin/v1/businesses/:bid/channels', () => {
@@ -45,7 +50,7 @@ describe('POST /admin/v1/businesses/:bid/channels', () => {
     });
     expect(secretsIn(res.body)).toEqual([]);
     const row = await t.database.db.selectFrom('channels').selectAll().where('id', '=', channel.id).executeTakeFirstOrThrow();
-    expect(row.provider_config).toEqual(body.provider);
+    expect(opened(row.provider_config)).toEqual(body.provider);
     expect(row.provider_account).toBe(body.provider.phone_number_id);
   });
 
@@ -143,7 +148,8 @@ describe('GET, PATCH, DELETE /admin/v1/businesses/:bid/channels/:id', () => {
     expect(res.json().channel).toMatchObject({ id: channel.id, name: 'Renamed', pace_per_second: 1000 });
     expect(secretsIn(res.body)).toEqual([]);
     const row = await t.database.db.selectFrom('channels').selectAll().where('id', '=', channel.id).executeTakeFirstOrThrow();
-    expect(row.provider_config).toEqual({ ...body.provider, app_secret: 'rotated', access_token: 'rotated' });
+    expect(opened(row.provider_config)).toEqual({ ...body.provider, app_secret: 'rotated', access_token: 'rotated' });
+    expect(secretsIn(JSON.stringify(row.provider_config))).toEqual([]);
     const service = t.app.services.channels;
     const provider = service.providerFor(await service.get(tenant.businessId, channel.id));
     const payload = Buffer.from('{}');
@@ -197,5 +203,52 @@ describe('ChannelsService lookups', () => {
     expect(provider.kind).toBe('whatsapp_cloud');
     expect(service.providerFor(await service.get(tenant.businessId, channel.id))).toBe(provider);
     await expect(service.get(other.businessId, channel.id)).rejects.toMatchObject({ status: 404 });
+  });
+});
+
+describe('provider secrets at rest', () => {
+  const storedText = async (id: string) =>
+    (await sql<{ text: string }>`select provider_config::text as text from channels where id = ${id}`.execute(t.database.db)).rows[0]!.text;
+  const handshake = (token: string) => t.app.inject({
+    method: 'GET',
+    url: `/channels/whatsapp/webhook?hub.mode=subscribe&hub.verify_token=${encodeURIComponent(token)}&hub.challenge=1158201444`,
+  });
+
+  it('stores the access token, app secret and verify token sealed, and finds the channel by its verify token', async () => {
+    const token = `verify-token-value-${++seq}`;
+    const { channel } = (await create(whatsapp({ provider: provider({ verify_token: token }) }))).json();
+    const text = await storedText(channel.id);
+    expect(secretsIn(text)).toEqual([]);
+    expect(text).not.toContain(token);
+    expect(JSON.parse(text)).toMatchObject({ access_token: expect.stringMatching(/^sb1\./), app_secret: expect.stringMatching(/^sb1\./), verify_token: expect.stringMatching(/^sb1\./) });
+    const res = await handshake(token);
+    expect(res.statusCode).toBe(200);
+    expect(res.body).toBe('1158201444');
+    expect((await handshake(`${token}x`)).statusCode).toBe(403);
+    expect((await t.app.services.channels.findBySecret('whatsapp_cloud', 'verify_token', token))?.id).toBe(channel.id);
+  });
+
+  it('seals the secrets of a channel stored in the clear by an earlier version, once', async () => {
+    const token = `legacy-verify-${++seq}`;
+    const body = whatsapp({ provider: provider({ verify_token: token, access_token: 'legacy-access', app_secret: 'legacy-app' }) });
+    const { channel } = (await create(body)).json();
+    await t.database.db.updateTable('channels').set({ provider_config: JSON.stringify(body.provider) }).where('id', '=', channel.id).execute();
+    expect(await storedText(channel.id)).toContain('legacy-access');
+    // Read in the clear meanwhile, so sends keep working until the service starts again.
+    const service = t.app.services.channels;
+    expect(service.providerFor(await service.get(tenant.businessId, channel.id)).kind).toBe('whatsapp_cloud');
+
+    expect(await service.sealStored()).toBeGreaterThanOrEqual(1);
+    const text = await storedText(channel.id);
+    expect(['legacy-access', 'legacy-app', token].filter((s) => text.includes(s))).toEqual([]);
+    expect(opened(JSON.parse(text))).toEqual(body.provider);
+    expect((await handshake(token)).statusCode).toBe(200);
+    expect(await service.sealStored()).toBe(0);
+  });
+
+  it('does not open the secrets with another SECRET_KEY', async () => {
+    const { channel } = (await create(whatsapp())).json();
+    const stored = JSON.parse(await storedText(channel.id)) as Record<string, unknown>;
+    expect(() => openProviderConfig(new SecretBox('another-secret-key-of-at-least-32-chars', 'channel-secrets'), stored)).toThrow(/SECRET_KEY/);
   });
 });
