@@ -5,6 +5,7 @@ import { isoAt, type Clock } from './webhook-clock.ts';
 import { webhookDeliveriesRepository as deliveries, type ClaimedDelivery } from './webhook-deliveries.repository.ts';
 import { AttemptRecorder } from './webhook-recorder.ts';
 import { sendAttempt, type AttemptResult } from './webhook-sender.ts';
+import type { SecretBox } from '../../lib/secret-box.ts';
 
 export interface WebhookWorkerOptions {
   /** Calls in flight at once in this process. */
@@ -24,6 +25,8 @@ interface Deps {
   clock: Clock;
   dispatcher: Dispatcher;
   policy: TargetPolicy;
+  /** Opens the stored signing secrets (webhooks.service.ts seals them). */
+  secrets: SecretBox;
   log: { error(obj: object, msg: string): void };
 }
 
@@ -126,7 +129,9 @@ export class WebhookDeliveryWorker {
     const nowMs = this.deps.clock.now();
     let result: AttemptResult;
     try {
-      result = await sendAttempt(delivery, { dispatcher: this.deps.dispatcher, policy: this.deps.policy, nowMs, signal, elapsed: () => performance.now(), timeoutMs: this.options.attemptTimeoutMs });
+      const { secrets } = this.deps;
+      const signing = { ...delivery, secret: secrets.open(delivery.secret), previous_secret: delivery.previous_secret === null ? null : secrets.open(delivery.previous_secret) };
+      result = await sendAttempt(signing, { dispatcher: this.deps.dispatcher, policy: this.deps.policy, nowMs, signal, elapsed: () => performance.now(), timeoutMs: this.options.attemptTimeoutMs });
     } catch (err) {
       if (!signal.aborted) throw err;
       // Interrupted by a shutdown: the receiver may have it already; it comes again, same webhook-id,

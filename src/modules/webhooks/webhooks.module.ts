@@ -1,6 +1,7 @@
 import type { Config } from '../../config.ts';
 import type { Db } from '../../db/database.ts';
 import { dashboardLinks } from '../../lib/links.ts';
+import { SecretBox } from '../../lib/secret-box.ts';
 import { guardedAgent } from '../../net/ssrf-guard.ts';
 import { systemClock, type Clock } from './webhook-clock.ts';
 import { WebhookEvents } from './webhook-events.ts';
@@ -28,9 +29,11 @@ export function createWebhooks(db: Db, config: Config, clock: Clock = systemCloc
   const policy = { allowPrivate: config.allowPrivateWebhookTargets };
   const dispatcher = guardedAgent(policy);
   let log: Log | undefined;
-  const worker = new WebhookDeliveryWorker({ db, clock, dispatcher, policy, log: { error: (obj, msg) => log?.error(obj, msg) } }, options);
+  // Signing secrets are stored sealed (lib/secret-box.ts) and opened only to sign.
+  const secrets = new SecretBox(config.secretKey, 'webhook-secrets');
+  const worker = new WebhookDeliveryWorker({ db, clock, dispatcher, policy, secrets, log: { error: (obj, msg) => log?.error(obj, msg) } }, options);
   const wake = () => worker.wake();
-  const service = new WebhooksService(db, policy, clock, wake);
+  const service = new WebhooksService(db, policy, clock, wake, secrets);
   const events = new WebhookEvents(dashboardLinks(config.publicUrl), { secretKey: config.secretKey, publicUrl: config.publicUrl }, clock, wake);
   let timer: NodeJS.Timeout | undefined;
   return {

@@ -1,6 +1,7 @@
 import type { Db } from '../../db/database.ts';
 import { AppError, badRequest, conflict, notFound } from '../../http/errors.ts';
 import { newId } from '../../lib/ids.ts';
+import type { SecretBox } from '../../lib/secret-box.ts';
 import { checkTargetUrl, SsrfError, type TargetPolicy } from '../../net/ssrf-guard.ts';
 import { isoAt, type Clock } from './webhook-clock.ts';
 import { webhookDeliveriesRepository as deliveries, type AttemptRow, type DeliveryRow } from './webhook-deliveries.repository.ts';
@@ -80,6 +81,8 @@ export class WebhooksService {
     private readonly policy: TargetPolicy,
     private readonly clock: Clock,
     private readonly wakeWorker: () => void,
+    /** Seals the signing secrets at rest; the delivery worker opens them to sign. */
+    private readonly secrets: SecretBox,
   ) {}
 
   private async checkUrl(url: string): Promise<string> {
@@ -113,7 +116,7 @@ export class WebhooksService {
       url,
       method: body.method ?? 'POST',
       headers,
-      secret,
+      secret: this.secrets.seal(secret),
       enabled,
       disabled_reason: enabled ? null : 'disabled_by_operator',
       disabled_at: enabled ? null : at,
@@ -163,7 +166,7 @@ export class WebhooksService {
     const nowMs = this.clock.now();
     const secret = newWebhookSecret();
     const row = await webhooksRepository.update(this.db, businessId, id, {
-      secret,
+      secret: this.secrets.seal(secret),
       previous_secret: current.secret,
       previous_secret_expires_at: isoAt(nowMs + ROTATION_OVERLAP_MS),
       updated_at: isoAt(nowMs),

@@ -32,6 +32,10 @@ describe('webhooks operator API', () => {
     const { webhook, secret } = created.json();
     expect(secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
     expect(Buffer.from(secret.slice(6), 'base64')).toHaveLength(32);
+    // Stored encrypted, never in the clear.
+    const stored = await t.database.db.selectFrom('webhooks').select('secret').where('id', '=', created.json().webhook.id).executeTakeFirstOrThrow();
+    expect(stored.secret).toMatch(/^sb1\./);
+    expect(stored.secret).not.toContain(secret.slice(6));
     expect(webhook).toMatchObject({ event: 'message_created', url: `${receiver.url}/a`, method: 'POST', headers: { 'X-Token': 'abc' }, enabled: true, disabled_reason: null, failing_since: null, last_success_at: null });
     const read = await call('GET', `${base()}/${webhook.id}`);
     expect(read.json()).toEqual({ webhook });

@@ -224,6 +224,18 @@ describe('retry rules', () => {
     expect(String(calls[1]!.headers['webhook-signature']).split(' ')).toHaveLength(1);
   });
 
+  it('keeps both secrets encrypted after a rotation, and signs with a secret stored in the clear by an earlier version', async () => {
+    const { webhook, secret } = await createWebhook(t.app, tenant.businessId, { url: receiver.url });
+    await t.app.inject({ method: 'POST', url: `/admin/v1/businesses/${tenant.businessId}/webhooks/${webhook.id}/rotate-secret`, headers: adminHeaders });
+    const stored = await t.database.db.selectFrom('webhooks').select(['secret', 'previous_secret']).where('id', '=', webhook.id).executeTakeFirstOrThrow();
+    expect([stored.secret, stored.previous_secret]).toEqual([expect.stringMatching(/^sb1\./), expect.stringMatching(/^sb1\./)]);
+
+    await t.database.db.updateTable('webhooks').set({ secret, previous_secret: null, previous_secret_expires_at: null }).where('id', '=', webhook.id).execute();
+    await storeMessage(t, tenant.businessId);
+    const [call] = await receiver.waitFor(1);
+    expect(() => new Webhook(secret).verify(call!.body, call!.headers as Record<string, string>)).not.toThrow();
+  });
+
   it('deletes log entries and finished deliveries after 30 days', async () => {
     const { webhook } = await createWebhook(t.app, tenant.businessId, { url: receiver.url });
     await storeMessage(t, tenant.businessId);
