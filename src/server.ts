@@ -10,9 +10,9 @@ async function main(): Promise<void> {
   const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   await migrateToLatest(database.db);
   const app = await buildApp(config, { database });
-  // Channels stored by an earlier version hold their provider's secrets in the clear: sealed now.
-  const sealed = await app.services.channels.sealStored();
-  if (sealed > 0) app.log.info({ sealed }, 'channel secrets sealed');
+  // Channels and webhooks stored by an earlier version hold their secrets in the clear: sealed now.
+  const sealed = { channels: await app.services.channels.sealStored(), webhooks: await app.services.webhooks.service.sealStored() };
+  if (sealed.channels + sealed.webhooks > 0) app.log.info({ sealed }, 'stored secrets sealed');
 
   let stopping = false;
   const stop = async (signal: string) => {

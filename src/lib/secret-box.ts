@@ -1,7 +1,7 @@
 import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes } from 'node:crypto';
 
 /** The mark of a sealed value; what does not carry it was stored before sealing (read as it is). */
-const PREFIX = 'sb1.';
+export const SECRET_PREFIX = 'sb1.';
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
 
@@ -29,20 +29,20 @@ export class SecretBox {
   }
 
   static isSealed(value: string): boolean {
-    return value.startsWith(PREFIX);
+    return value.startsWith(SECRET_PREFIX);
   }
 
   seal(plain: string): string {
     const iv = randomBytes(IV_BYTES);
     const cipher = createCipheriv('aes-256-gcm', this.key, iv);
     const encrypted = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
-    return PREFIX + Buffer.concat([iv, cipher.getAuthTag(), encrypted]).toString('base64url');
+    return SECRET_PREFIX + Buffer.concat([iv, cipher.getAuthTag(), encrypted]).toString('base64url');
   }
 
   /** The plain value of a sealed one; a value stored before sealing is returned as it is. */
   open(value: string): string {
     if (!SecretBox.isSealed(value)) return value;
-    const bytes = Buffer.from(value.slice(PREFIX.length), 'base64url');
+    const bytes = Buffer.from(value.slice(SECRET_PREFIX.length), 'base64url');
     if (bytes.length < IV_BYTES + TAG_BYTES) throw new SecretBoxError();
     const decipher = createDecipheriv('aes-256-gcm', this.key, bytes.subarray(0, IV_BYTES));
     decipher.setAuthTag(bytes.subarray(IV_BYTES, IV_BYTES + TAG_BYTES));

@@ -55,6 +55,15 @@ export const channelsRepository = {
     return query.orderBy('business_id').orderBy('id').limit(limit).execute();
   },
 
+  /** Replaces a channel's provider config if it is still `expected` (no other writer came between); whether it did. */
+  async replaceConfigIf(db: Db, row: ChannelRow, expected: unknown, config: unknown): Promise<boolean> {
+    const result = await db.updateTable('channels').set({ provider_config: JSON.stringify(config) })
+      .where('business_id', '=', row.business_id).where('id', '=', row.id)
+      .where(sql<boolean>`provider_config = ${JSON.stringify(expected)}::jsonb`)
+      .executeTakeFirst();
+    return result.numUpdatedRows > 0n;
+  },
+
   list(db: Db, businessId: string, limit: number): Promise<ChannelRow[]> {
     return db.selectFrom('channels').selectAll().where('business_id', '=', businessId).orderBy('created_at').orderBy('id').limit(limit).execute();
   },

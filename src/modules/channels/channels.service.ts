@@ -143,10 +143,11 @@ export class ChannelsService {
     let sealed = 0;
     for (let after: ChannelRow | undefined, page: ChannelRow[]; (page = await channelsRepository.withProviderAfter(this.db, after, 200)).length > 0;) {
       for (const row of page) {
-        if (!needsSealing(row.provider_config as StoredProviderConfig)) continue;
-        await channelsRepository.update(this.db, row.business_id, row.id, { provider_config: sealProviderConfig(this.secrets, row.provider_config as StoredProviderConfig) });
+        const stored = row.provider_config as StoredProviderConfig;
+        if (!needsSealing(stored)) continue;
+        // Only if unchanged since read: a secret rotated meanwhile (another process) is sealed already.
+        if (await channelsRepository.replaceConfigIf(this.db, row, stored, sealProviderConfig(this.secrets, stored))) sealed += 1;
         this.forget(row);
-        sealed += 1;
       }
       after = page.at(-1);
     }

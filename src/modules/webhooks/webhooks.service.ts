@@ -1,7 +1,7 @@
 import type { Db } from '../../db/database.ts';
 import { AppError, badRequest, conflict, notFound } from '../../http/errors.ts';
 import { newId } from '../../lib/ids.ts';
-import type { SecretBox } from '../../lib/secret-box.ts';
+import { SECRET_PREFIX, SecretBox } from '../../lib/secret-box.ts';
 import { checkTargetUrl, SsrfError, type TargetPolicy } from '../../net/ssrf-guard.ts';
 import { isoAt, type Clock } from './webhook-clock.ts';
 import { webhookDeliveriesRepository as deliveries, type AttemptRow, type DeliveryRow } from './webhook-deliveries.repository.ts';
@@ -173,6 +173,23 @@ export class WebhooksService {
     });
     if (!row) throw notFound('webhook');
     return { webhook: toWebhookForm(row), secret };
+  }
+
+  /**
+   * Seals the signing secrets stored in the clear by an earlier version (they sign meanwhile: the
+   * worker reads them as they are); run at start. Answers how many webhooks were sealed.
+   */
+  async sealStored(): Promise<number> {
+    let sealed = 0;
+    const seal = (secret: string) => (SecretBox.isSealed(secret) ? secret : this.secrets.seal(secret));
+    for (let after: WebhookRow | undefined, page: WebhookRow[]; (page = await webhooksRepository.unsealedAfter(this.db, SECRET_PREFIX, after, 200)).length > 0;) {
+      for (const row of page) {
+        const previous = row.previous_secret === null ? null : seal(row.previous_secret);
+        if (await webhooksRepository.replaceSecretsIf(this.db, row, seal(row.secret), previous)) sealed += 1;
+      }
+      after = page.at(-1);
+    }
+    return sealed;
   }
 
   /** The attempt log of a webhook, newest first, paged by cursor. */

@@ -1,6 +1,7 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { Webhook } from 'standardwebhooks';
 import { RETRY_DELAYS_SECONDS } from '../../../src/modules/webhooks/webhook-schedule.ts';
+import { webhooksRepository } from '../../../src/modules/webhooks/webhooks.repository.ts';
 import { adminHeaders, createTenant, type Tenant } from '../../helpers/tenants.ts';
 import { buildWebhookApp, createWebhook, logOf, Receiver, sharedDatabase, storeMessage, TestClock, type SharedDatabase, type WebhookTestApp } from './webhook-harness.ts';
 
@@ -231,9 +232,20 @@ describe('retry rules', () => {
     expect([stored.secret, stored.previous_secret]).toEqual([expect.stringMatching(/^sb1\./), expect.stringMatching(/^sb1\./)]);
 
     await t.database.db.updateTable('webhooks').set({ secret, previous_secret: null, previous_secret_expires_at: null }).where('id', '=', webhook.id).execute();
-    await storeMessage(t, tenant.businessId);
+    const first = await storeMessage(t, tenant.businessId);
     const [call] = await receiver.waitFor(1);
     expect(() => new Webhook(secret).verify(call!.body, call!.headers as Record<string, string>)).not.toThrow();
+
+    // Sealed at start, once; a row changed since it was read (a rotation in another process) is left to that writer.
+    const legacy = await t.database.db.selectFrom('webhooks').selectAll().where('id', '=', webhook.id).executeTakeFirstOrThrow();
+    expect(await webhooksRepository.replaceSecretsIf(t.database.db, { ...legacy, secret: 'whsec_stale' }, 'sb1.x', null)).toBe(false);
+    expect(await t.app.services.webhooks.service.sealStored()).toBeGreaterThanOrEqual(1);
+    expect(await t.app.services.webhooks.service.sealStored()).toBe(0);
+    const sealed = await t.database.db.selectFrom('webhooks').select('secret').where('id', '=', webhook.id).executeTakeFirstOrThrow();
+    expect(sealed.secret).toMatch(/^sb1\./);
+    await storeMessage(t, tenant.businessId, { conversation: first.conversation });
+    const calls = await receiver.waitFor(2);
+    expect(() => new Webhook(secret).verify(calls[1]!.body, calls[1]!.headers as Record<string, string>)).not.toThrow();
   });
 
   it('deletes log entries and finished deliveries after 30 days', async () => {
