@@ -11,8 +11,9 @@ const One = Type.Object({ channel: Channel });
 const createDescription = `A channel the business sends and receives on; its \`id\` is the \`channel_uuid\` of sends.
 WhatsApp: \`identifier\` is the business number (digits with country code) and \`provider\` is required:
 {kind: "whatsapp_cloud", phone_number_id, access_token, app_secret, verify_token, api_base_url?}.
-The provider's secrets are stored encrypted (AES-256-GCM, key derived from SECRET_KEY) and never shown again. 409 when the business already has a channel of this type
-and identifier, or any business has one on this provider account (phone_number_id).`;
+The provider's secrets are stored encrypted (AES-256-GCM, key derived from SECRET_KEY) and never shown again.
+409 when the business already has a channel of this type and identifier, or any business has one on this provider
+account (phone_number_id).`;
 
 /** Operator routes for the channels of a business (registered inside the admin business scope). */
 export const channelsAdminRoutes: FastifyPluginAsyncTypebox = async (app) => {

@@ -141,7 +141,10 @@ export class ChannelsService {
    */
   async sealStored(): Promise<number> {
     let sealed = 0;
-    for (let after: ChannelRow | undefined, page: ChannelRow[]; (page = await channelsRepository.withProviderAfter(this.db, after, 200)).length > 0;) {
+    let after: ChannelRow | undefined;
+    for (;;) {
+      const page = await channelsRepository.withProviderAfter(this.db, after, 200);
+      if (page.length === 0) return sealed;
       for (const row of page) {
         const stored = row.provider_config as StoredProviderConfig;
         if (!needsSealing(stored)) continue;
@@ -151,7 +154,6 @@ export class ChannelsService {
       }
       after = page.at(-1);
     }
-    return sealed;
   }
 
   /**

@@ -1,11 +1,11 @@
 import type { Dispatcher } from 'undici';
 import type { Db } from '../../db/database.ts';
+import type { SecretBox } from '../../lib/secret-box.ts';
 import type { TargetPolicy } from '../../net/ssrf-guard.ts';
 import { isoAt, type Clock } from './webhook-clock.ts';
 import { webhookDeliveriesRepository as deliveries, type ClaimedDelivery } from './webhook-deliveries.repository.ts';
 import { AttemptRecorder } from './webhook-recorder.ts';
 import { sendAttempt, type AttemptResult } from './webhook-sender.ts';
-import type { SecretBox } from '../../lib/secret-box.ts';
 
 export interface WebhookWorkerOptions {
   /** Calls in flight at once in this process. */

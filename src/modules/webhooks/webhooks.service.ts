@@ -182,14 +182,16 @@ export class WebhooksService {
   async sealStored(): Promise<number> {
     let sealed = 0;
     const seal = (secret: string) => (SecretBox.isSealed(secret) ? secret : this.secrets.seal(secret));
-    for (let after: WebhookRow | undefined, page: WebhookRow[]; (page = await webhooksRepository.unsealedAfter(this.db, SECRET_PREFIX, after, 200)).length > 0;) {
+    let after: WebhookRow | undefined;
+    for (;;) {
+      const page = await webhooksRepository.unsealedAfter(this.db, SECRET_PREFIX, after, 200);
+      if (page.length === 0) return sealed;
       for (const row of page) {
         const previous = row.previous_secret === null ? null : seal(row.previous_secret);
         if (await webhooksRepository.replaceSecretsIf(this.db, row, seal(row.secret), previous)) sealed += 1;
       }
       after = page.at(-1);
     }
-    return sealed;
   }
 
   /** The attempt log of a webhook, newest first, paged by cursor. */
