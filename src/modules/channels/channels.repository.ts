@@ -55,11 +55,11 @@ export const channelsRepository = {
     return query.orderBy('business_id').orderBy('id').limit(limit).execute();
   },
 
-  /** Replaces a channel's provider config if it is still `expected` (no other writer came between); whether it did. */
-  async replaceConfigIf(db: Db, row: ChannelRow, expected: unknown, config: unknown): Promise<boolean> {
+  /** Replaces a channel's provider config if it is still the one `row` was read with (no other writer came between); whether it did. */
+  async replaceConfigIf(db: Db, row: ChannelRow, config: unknown): Promise<boolean> {
     const result = await db.updateTable('channels').set({ provider_config: JSON.stringify(config) })
       .where('business_id', '=', row.business_id).where('id', '=', row.id)
-      .where(sql<boolean>`provider_config = ${JSON.stringify(expected)}::jsonb`)
+      .where(sql<boolean>`provider_config = ${JSON.stringify(row.provider_config)}::jsonb`)
       .executeTakeFirst();
     return result.numUpdatedRows > 0n;
   },

@@ -149,7 +149,7 @@ export class ChannelsService {
         const stored = row.provider_config as StoredProviderConfig;
         if (!needsSealing(stored)) continue;
         // Only if unchanged since read: a secret rotated meanwhile (another process) is sealed already.
-        if (await channelsRepository.replaceConfigIf(this.db, row, stored, sealProviderConfig(this.secrets, stored))) sealed += 1;
+        if (await channelsRepository.replaceConfigIf(this.db, row, sealProviderConfig(this.secrets, stored))) sealed += 1;
         this.forget(row);
       }
       after = page.at(-1);
