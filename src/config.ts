@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
+import type { SecretKeys } from './lib/secret-keys.ts';
 
 /** Typed service configuration; the only place that reads process.env. */
 export interface Config {
@@ -10,7 +11,8 @@ export interface Config {
   dataDir: string;
   publicUrl: string;
   adminToken: string | undefined;
-  secretKey: string;
+  /** SECRET_KEY first, then SECRET_KEY_FALLBACKS (lib/secret-keys.ts). */
+  secretKeys: SecretKeys;
   allowPrivateWebhookTargets: boolean;
   logLevel: string;
   seedDemo: boolean;
@@ -71,6 +73,20 @@ function secretKey(env: Env, dataDir: string, databaseUrl: string | undefined): 
   return generated;
 }
 
+/**
+ * SECRET_KEY, then the earlier keys still accepted while a rotation completes (SECRET_KEY_FALLBACKS,
+ * comma-separated): what they signed still verifies, and what they sealed still opens and is sealed
+ * again with SECRET_KEY at start.
+ */
+function secretKeys(env: Env, dataDir: string, databaseUrl: string | undefined): SecretKeys {
+  const current = secretKey(env, dataDir, databaseUrl);
+  const fallbacks = (env.SECRET_KEY_FALLBACKS ?? '').split(',').map((key) => key.trim()).filter((key) => key !== '');
+  for (const key of fallbacks) {
+    if (key.length < 32) throw new ConfigError('each key of SECRET_KEY_FALLBACKS must be at least 32 characters');
+  }
+  return [current, ...new Set(fallbacks.filter((key) => key !== current))];
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const host = env.HOST || '127.0.0.1';
   const listenPort = port(env);
@@ -91,7 +107,7 @@ export function loadConfig(env: Env = process.env): Config {
     dataDir,
     publicUrl,
     adminToken,
-    secretKey: secretKey(env, dataDir, databaseUrl),
+    secretKeys: secretKeys(env, dataDir, databaseUrl),
     allowPrivateWebhookTargets: bool(env, 'ALLOW_PRIVATE_WEBHOOK_TARGETS', false),
     logLevel: env.LOG_LEVEL || 'info',
     seedDemo: bool(env, 'SEED_DEMO', true),

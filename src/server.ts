@@ -10,9 +10,14 @@ async function main(): Promise<void> {
   const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   await migrateToLatest(database.db);
   const app = await buildApp(config, { database });
-  // Channels and webhooks stored by an earlier version hold their secrets in the clear: sealed now.
-  const sealed = { channels: await app.services.channels.sealStored(), webhooks: await app.services.webhooks.service.sealStored() };
-  if (sealed.channels + sealed.webhooks > 0) app.log.info({ sealed }, 'stored secrets sealed');
+  // Secrets stored in the clear by an earlier version, or sealed with a key now among
+  // SECRET_KEY_FALLBACKS, are sealed with SECRET_KEY now.
+  const channels = await app.services.channels.sealStored();
+  const webhooks = await app.services.webhooks.service.sealStored();
+  if (channels.sealed + webhooks.sealed > 0) app.log.info({ channels: channels.sealed, webhooks: webhooks.sealed }, 'stored secrets sealed with SECRET_KEY');
+  if (channels.unopened + webhooks.unopened > 0) {
+    app.log.error({ channels: channels.unopened, webhooks: webhooks.unopened }, 'stored secrets that neither SECRET_KEY nor SECRET_KEY_FALLBACKS open: set the key they were sealed with as a fallback');
+  }
 
   let stopping = false;
   const stop = async (signal: string) => {

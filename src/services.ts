@@ -37,7 +37,7 @@ export function createServices(
   options: { apiKeyCache: ApiKeyCache; clock?: Clock; webhookWorker?: WebhookWorkerOptions },
 ) {
   const links = dashboardLinks(config.publicUrl);
-  const channels = new ChannelsService(db, new SecretBox(config.secretKey, 'channel-secrets'));
+  const channels = new ChannelsService(db, new SecretBox(config.secretKeys, 'channel-secrets'));
   const contacts = new ContactsService(db, links);
   const templates = new TemplatesService(db);
   // Webhook registrations (.service), the message_created hook (.events) and the delivery worker.
@@ -64,8 +64,8 @@ export function createServices(
     sending: new SendingService(db, worker, channels, templates, contacts, webhooks.events),
     agents: new AgentsService(db),
     webhooks,
-    exports: new ExportsService(db, config.secretKey),
-    timeline: new TimelineService(db, config.secretKey),
+    exports: new ExportsService(db, config.secretKeys),
+    timeline: new TimelineService(db, config.secretKeys),
     conversationOps: new ConversationOpsService(db),
     media,
   };

@@ -1,4 +1,5 @@
-import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac } from 'node:crypto';
+import { signedByAny, type SecretKeys } from '../lib/secret-keys.ts';
 import { badRequest } from './errors.ts';
 
 /** A keyset position: the `created_at` (ISO text, microseconds) and `id` of the last record served. */
@@ -26,10 +27,11 @@ const invalid = () => badRequest('invalid cursor', [{ location: 'querystring', p
 /**
  * Opaque, HMAC-signed paging cursors. The payload is bound to a "scope": a hash of the business and
  * of the query's filters, so a cursor replayed with other filters or by another business is refused.
- * Timestamps stay the database's text (microseconds); they never pass through a JS Date.
+ * Timestamps stay the database's text (microseconds); they never pass through a JS Date. Signed with
+ * SECRET_KEY; a cursor signed with one of its fallbacks (before a rotation) is still accepted.
  */
 export class CursorCodec {
-  constructor(private readonly secret: string) {}
+  constructor(private readonly keys: SecretKeys) {}
 
   /** The binding of a cursor to one business and one query (stable order of filter values). */
   static scope(parts: Record<string, string | string[] | undefined>): string {
@@ -46,16 +48,14 @@ export class CursorCodec {
   encode(state: CursorState, scope: string): string {
     const payload: Payload = { t: state.createdAt, i: state.id, h: scope, ...(state.extra ? { x: state.extra } : {}) };
     const body = Buffer.from(JSON.stringify(payload)).toString('base64url');
-    return `${body}.${this.sign(body)}`;
+    return `${body}.${sign(this.keys[0], body)}`;
   }
 
   /** The state of a cursor made for `scope`, or a 400 `validation_error`. */
   decode(cursor: string, scope: string): CursorState {
     const [body, signature, ...rest] = cursor.split('.');
     if (!body || !signature || rest.length > 0) throw invalid();
-    const expected = Buffer.from(this.sign(body));
-    const given = Buffer.from(signature);
-    if (expected.length !== given.length || !timingSafeEqual(expected, given)) throw invalid();
+    if (!signedByAny(this.keys, (key) => sign(key, body), signature)) throw invalid();
     let payload: Payload;
     try {
       payload = JSON.parse(Buffer.from(body, 'base64url').toString('utf8')) as Payload;
@@ -65,8 +65,8 @@ export class CursorCodec {
     if (payload.h !== scope || !ISO_MICROS.test(payload.t) || !UUID.test(payload.i)) throw invalid();
     return { createdAt: payload.t, id: payload.i, ...(payload.x ? { extra: payload.x } : {}) };
   }
+}
 
-  private sign(body: string): string {
-    return createHmac('sha256', this.secret).update(`cursor.v1.${body}`).digest('base64url');
-  }
+function sign(key: string, body: string): string {
+  return createHmac('sha256', key).update(`cursor.v1.${body}`).digest('base64url');
 }

@@ -1,7 +1,8 @@
 import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes } from 'node:crypto';
+import type { SecretKeys } from './secret-keys.ts';
 
 /** The mark of a sealed value; what does not carry it was stored before sealing (read as it is). */
-export const SECRET_PREFIX = 'sb1.';
+const SECRET_PREFIX = 'sb1.';
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
 
@@ -16,51 +17,89 @@ const TAG_BYTES = 16;
  * an HMAC with another derived key: equal values have equal digests, and the digest reveals
  * nothing of the value without the key.
  *
- * SECRET_KEY must stay the same for the life of the data: with another key, sealed values do not
- * open (and cursors and media links already signed do not verify).
+ * Values are sealed with SECRET_KEY and open with it or with one of SECRET_KEY_FALLBACKS (tried in
+ * turn: the tag tells a wrong key at once), so the key can be rotated: `reseal` moves a value to
+ * the current key, and the services do so for everything stored at start. A value no key opens
+ * fails (SecretBoxError).
  */
 export class SecretBox {
-  private readonly key: Buffer;
-  private readonly digestKey: Buffer;
+  /** Per key, current first: the AES key and the HMAC key derived for this purpose. */
+  private readonly keys: readonly { encrypt: Buffer; digest: Buffer }[];
 
-  constructor(secretKey: string, purpose: string) {
-    this.key = Buffer.from(hkdfSync('sha256', secretKey, '', `${purpose}:encrypt`, 32));
-    this.digestKey = Buffer.from(hkdfSync('sha256', secretKey, '', `${purpose}:digest`, 32));
-  }
-
-  static isSealed(value: string): boolean {
-    return value.startsWith(SECRET_PREFIX);
+  constructor(secretKeys: SecretKeys, purpose: string) {
+    this.keys = secretKeys.map((secretKey) => ({
+      encrypt: Buffer.from(hkdfSync('sha256', secretKey, '', `${purpose}:encrypt`, 32)),
+      digest: Buffer.from(hkdfSync('sha256', secretKey, '', `${purpose}:digest`, 32)),
+    }));
   }
 
   seal(plain: string): string {
     const iv = randomBytes(IV_BYTES);
-    const cipher = createCipheriv('aes-256-gcm', this.key, iv);
+    const cipher = createCipheriv('aes-256-gcm', this.keys[0]!.encrypt, iv);
     const encrypted = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
     return SECRET_PREFIX + Buffer.concat([iv, cipher.getAuthTag(), encrypted]).toString('base64url');
   }
 
   /** The plain value of a sealed one; a value stored before sealing is returned as it is. */
   open(value: string): string {
-    if (!SecretBox.isSealed(value)) return value;
-    const bytes = Buffer.from(value.slice(SECRET_PREFIX.length), 'base64url');
-    if (bytes.length < IV_BYTES + TAG_BYTES) throw new SecretBoxError();
-    const decipher = createDecipheriv('aes-256-gcm', this.key, bytes.subarray(0, IV_BYTES));
-    decipher.setAuthTag(bytes.subarray(IV_BYTES, IV_BYTES + TAG_BYTES));
-    try {
-      return Buffer.concat([decipher.update(bytes.subarray(IV_BYTES + TAG_BYTES)), decipher.final()]).toString('utf8');
-    } catch {
-      throw new SecretBoxError();
+    if (!isSealed(value)) return value;
+    for (const { encrypt } of this.keys) {
+      const plain = openWith(encrypt, value);
+      if (plain !== undefined) return plain;
     }
+    throw new SecretBoxError();
   }
 
+  /** Whether a stored value is sealed with the current key (nothing to do for `reseal`). */
+  isCurrent(value: string): boolean {
+    return isSealed(value) && openWith(this.keys[0]!.encrypt, value) !== undefined;
+  }
+
+  /** The value sealed with the current key: itself if it is, else opened and sealed again. */
+  reseal(value: string): string {
+    return this.isCurrent(value) ? value : this.seal(this.open(value));
+  }
+
+  /** The digest under the current key, the one to store. */
   digest(plain: string): string {
-    return createHmac('sha256', this.digestKey).update(plain, 'utf8').digest('base64url');
+    return this.digests(plain)[0]!;
+  }
+
+  /** The digests under every key, current first: a lookup finds values digested before a rotation. */
+  digests(plain: string): string[] {
+    return this.keys.map(({ digest }) => createHmac('sha256', digest).update(plain, 'utf8').digest('base64url'));
+  }
+}
+
+/** Whether a stored value is sealed, rather than stored in the clear by an earlier version. */
+function isSealed(value: string): boolean {
+  return value.startsWith(SECRET_PREFIX);
+}
+
+/** The plain value of a sealed one under one key, or undefined if the key does not open it. */
+function openWith(key: Buffer, value: string): string | undefined {
+  const bytes = Buffer.from(value.slice(SECRET_PREFIX.length), 'base64url');
+  if (bytes.length < IV_BYTES + TAG_BYTES) return undefined;
+  const decipher = createDecipheriv('aes-256-gcm', key, bytes.subarray(0, IV_BYTES));
+  decipher.setAuthTag(bytes.subarray(IV_BYTES, IV_BYTES + TAG_BYTES));
+  try {
+    return Buffer.concat([decipher.update(bytes.subarray(IV_BYTES + TAG_BYTES)), decipher.final()]).toString('utf8');
+  } catch {
+    return undefined;
   }
 }
 
 export class SecretBoxError extends Error {
   constructor() {
-    super('a stored secret does not open with this SECRET_KEY (was SECRET_KEY changed?)');
+    super('a stored secret does not open with SECRET_KEY nor any of SECRET_KEY_FALLBACKS (was SECRET_KEY changed without keeping the old one as a fallback?)');
     this.name = 'SecretBoxError';
   }
+}
+
+/** What a start-up pass that seals stored secrets with the current key did. */
+export interface SealCounts {
+  /** Rows sealed again (in the clear before, or sealed with a fallback key). */
+  sealed: number;
+  /** Rows holding a secret that no key opens, left as they are. */
+  unopened: number;
 }

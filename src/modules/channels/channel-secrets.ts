@@ -1,5 +1,5 @@
 import { providerSecretFields } from '../../channels/registry.ts';
-import { SecretBox } from '../../lib/secret-box.ts';
+import type { SecretBox } from '../../lib/secret-box.ts';
 
 /** A provider config as stored (channels.provider_config). */
 export type StoredProviderConfig = Record<string, unknown>;
@@ -8,8 +8,9 @@ export type StoredProviderConfig = Record<string, unknown>;
 export const digestField = (field: string) => `${field}_digest`;
 
 /**
- * A provider config as stored: its secret fields sealed (the registry names them per kind) and,
- * beside each field a channel is looked up by, its digest. Fields already sealed stay as they are.
+ * A provider config as stored: its secret fields sealed with the current key (the registry names
+ * them per kind) and, beside each field a channel is looked up by, its digest. Fields already
+ * sealed with the current key stay as they are; those sealed with a fallback are sealed again.
  */
 export function sealProviderConfig(box: SecretBox, config: Record<string, unknown>): StoredProviderConfig {
   const { secretFields, lookupFields } = providerSecretFields(config.kind);
@@ -20,7 +21,7 @@ export function sealProviderConfig(box: SecretBox, config: Record<string, unknow
   }
   for (const field of secretFields) {
     const value = config[field];
-    if (typeof value === 'string' && !SecretBox.isSealed(value)) stored[field] = box.seal(value);
+    if (typeof value === 'string') stored[field] = box.reseal(value);
   }
   return stored;
 }
@@ -35,11 +36,4 @@ export function openProviderConfig(box: SecretBox, stored: StoredProviderConfig)
     if (typeof value === 'string') config[field] = box.open(value);
   }
   return config;
-}
-
-/** Whether a stored config holds a secret in the clear or lacks a digest (written before sealing). */
-export function needsSealing(stored: StoredProviderConfig): boolean {
-  const { secretFields, lookupFields } = providerSecretFields(stored.kind);
-  return secretFields.some((field) => typeof stored[field] === 'string' && !SecretBox.isSealed(stored[field]))
-    || lookupFields.some((field) => typeof stored[field] === 'string' && typeof stored[digestField(field)] !== 'string');
 }

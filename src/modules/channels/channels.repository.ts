@@ -33,16 +33,16 @@ export const channelsRepository = {
   },
 
   /**
-   * A channel of the kind whose provider config holds this value under `key` (the digest of the
+   * A channel of the kind whose provider config holds one of `values` under `key` (the digests of the
    * verify token of Meta's handshake, which names no account). Scans the kind's channels: the
    * handshake is rare.
    */
-  findByProviderSetting(db: Db, kind: string, key: string, value: string): Promise<ChannelRow | undefined> {
+  findByProviderSetting(db: Db, kind: string, key: string, values: string[]): Promise<ChannelRow | undefined> {
     return db
       .selectFrom('channels')
       .selectAll()
       .where('provider_kind', '=', kind)
-      .where(sql<string>`provider_config ->> ${key}`, '=', value)
+      .where(sql<string>`provider_config ->> ${key}`, 'in', values)
       .orderBy('created_at')
       .limit(1)
       .executeTakeFirst();

@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from 'node:util';
 import type { ProviderHttpOptions } from '../../channels/http-deps.ts';
 import type { ChannelProvider } from '../../channels/provider.ts';
 import { createChannelProvider, type ProviderConfig } from '../../channels/registry.ts';
@@ -5,8 +6,8 @@ import type { Db } from '../../db/database.ts';
 import { isUniqueViolation } from '../../db/errors.ts';
 import { badRequest, conflict, notFound } from '../../http/errors.ts';
 import { newId } from '../../lib/ids.ts';
-import type { SecretBox } from '../../lib/secret-box.ts';
-import { digestField, needsSealing, openProviderConfig, sealProviderConfig, type StoredProviderConfig } from './channel-secrets.ts';
+import { SecretBoxError, type SecretBox, type SealCounts } from '../../lib/secret-box.ts';
+import { digestField, openProviderConfig, sealProviderConfig, type StoredProviderConfig } from './channel-secrets.ts';
 import { channelsRepository, type ChannelRow } from './channels.repository.ts';
 import type { ChannelForm, CreateChannelBody, UpdateChannelBody } from './channels.schemas.ts';
 
@@ -129,27 +130,37 @@ export class ChannelsService {
 
   /**
    * A channel of the kind whose secret `key` equals `value` (Meta's verify_token): found by the
-   * value's digest, so the secret is never compared in the clear, nor stored so.
+   * value's digest, so the secret is never compared in the clear, nor stored so. The digests under
+   * the fallback keys find a channel not yet sealed again after a rotation of SECRET_KEY.
    */
   findBySecret(kind: string, key: string, value: string): Promise<ChannelRow | undefined> {
-    return channelsRepository.findByProviderSetting(this.db, kind, digestField(key), this.secrets.digest(value));
+    return channelsRepository.findByProviderSetting(this.db, kind, digestField(key), this.secrets.digests(value));
   }
 
   /**
-   * Seals the secrets of channels stored in the clear by an earlier version, so every channel can
-   * be found by its verify token's digest; run at start. Answers how many were sealed.
+   * Seals with the current SECRET_KEY the secrets of channels stored in the clear by an earlier
+   * version or sealed with a fallback key, so every channel can be found by its verify token's
+   * digest; run at start. Answers how many were sealed, and how many hold a secret no key opens.
    */
-  async sealStored(): Promise<number> {
-    let sealed = 0;
+  async sealStored(): Promise<SealCounts> {
+    const counts = { sealed: 0, unopened: 0 };
     let after: ChannelRow | undefined;
     for (;;) {
       const page = await channelsRepository.withProviderAfter(this.db, after, 200);
-      if (page.length === 0) return sealed;
+      if (page.length === 0) return counts;
       for (const row of page) {
         const stored = row.provider_config as StoredProviderConfig;
-        if (!needsSealing(stored)) continue;
+        let config: StoredProviderConfig;
+        try {
+          config = sealProviderConfig(this.secrets, stored);
+        } catch (err) {
+          if (!(err instanceof SecretBoxError)) throw err;
+          counts.unopened += 1;
+          continue;
+        }
+        if (isDeepStrictEqual(config, stored)) continue;
         // Only if unchanged since read: a secret rotated meanwhile (another process) is sealed already.
-        if (await channelsRepository.replaceConfigIf(this.db, row, sealProviderConfig(this.secrets, stored))) sealed += 1;
+        if (await channelsRepository.replaceConfigIf(this.db, row, config)) counts.sealed += 1;
         this.forget(row);
       }
       after = page.at(-1);

@@ -1,6 +1,7 @@
 import type { Db } from '../../db/database.ts';
 import { CursorCodec } from '../../http/cursor.ts';
 import { badRequest } from '../../http/errors.ts';
+import type { SecretKeys } from '../../lib/secret-keys.ts';
 import { CHANNELS } from '../import/import.schemas.ts';
 import { EVENT_TYPES } from '../events/events.writer.ts';
 import { exportsRepository, type JoinedPage, type PageRange } from './exports.repository.ts';
@@ -19,9 +20,9 @@ export class ExportsService {
 
   constructor(
     private readonly db: Db,
-    secretKey: string,
+    secretKeys: SecretKeys,
   ) {
-    this.cursors = new CursorCodec(secretKey);
+    this.cursors = new CursorCodec(secretKeys);
   }
 
   /** The JSON text of a GET /messages answer. */

@@ -69,7 +69,7 @@ export class MediaService {
 
   /** GET /files/:id: the file behind a signed address; 403 for a bad or expired signature. */
   async open(query: { id: string; b?: string; exp?: string; sig?: string }, now: number = Date.now()): Promise<ServedFile> {
-    if (!verifyMediaSignature(this.signingKey.secretKey, { mediaId: query.id, businessId: query.b, exp: query.exp, sig: query.sig }, now)) {
+    if (!verifyMediaSignature(this.signingKey.secretKeys, { mediaId: query.id, businessId: query.b, exp: query.exp, sig: query.sig }, now)) {
       throw new AppError(403, 'forbidden', 'invalid or expired signature');
     }
     const row = await mediaRepository.find(this.db, query.b!, Number(query.id));

@@ -1,11 +1,12 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac } from 'node:crypto';
+import { signedByAny, type SecretKeys } from '../../lib/secret-keys.ts';
 
 /** How long a signed media address stays valid (the contract: 120 minutes). */
 export const MEDIA_URL_LIFETIME_SECONDS = 120 * 60;
 
-/** What signs media addresses: the service secret and the public base URL. */
+/** What signs media addresses: the service's secrets (the first signs) and the public base URL. */
 export interface MediaSigningKey {
-  secretKey: string;
+  secretKeys: SecretKeys;
   publicUrl: string;
 }
 
@@ -26,7 +27,7 @@ function signature(secretKey: string, businessId: string, mediaId: string, exp: 
  */
 export function signedMediaUrl(key: MediaSigningKey, businessId: string, mediaId: number | string, now: number = Date.now()): SignedMediaUrl {
   const exp = Math.floor(now / 1000) + MEDIA_URL_LIFETIME_SECONDS;
-  const sig = signature(key.secretKey, businessId, String(mediaId), exp);
+  const sig = signature(key.secretKeys[0], businessId, String(mediaId), exp);
   const query = new URLSearchParams({ b: businessId, exp: String(exp), sig });
   return {
     url: `${key.publicUrl}/files/${encodeURIComponent(String(mediaId))}?${query.toString()}`,
@@ -34,17 +35,14 @@ export function signedMediaUrl(key: MediaSigningKey, businessId: string, mediaId
   };
 }
 
-/** Whether a file address's signature is ours and unexpired (compared in constant time). */
+/** Whether a file address's signature is ours, by any of the keys, and unexpired (compared in constant time). */
 export function verifyMediaSignature(
-  secretKey: string,
+  secretKeys: SecretKeys,
   input: { mediaId: string; businessId?: string; exp?: string; sig?: string },
   now: number = Date.now(),
 ): boolean {
   const { mediaId, businessId, exp, sig } = input;
   if (!businessId || !exp || !sig || !/^[0-9]{1,12}$/.test(exp)) return false;
-  // Compared as text: base64url decoding ignores some bits of the last character.
-  const expected = Buffer.from(signature(secretKey, businessId, mediaId, Number(exp)));
-  const given = Buffer.from(sig);
-  if (given.length !== expected.length || !timingSafeEqual(given, expected)) return false;
+  if (!signedByAny(secretKeys, (key) => signature(key, businessId, mediaId, Number(exp)), sig)) return false;
   return Number(exp) * 1000 > now;
 }

@@ -1,6 +1,7 @@
 import type { Db } from '../../db/database.ts';
 import { CursorCodec, type CursorPosition } from '../../http/cursor.ts';
 import { notFound } from '../../http/errors.ts';
+import type { SecretKeys } from '../../lib/secret-keys.ts';
 import { contactsRepository } from '../contacts/contacts.repository.ts';
 import { toEventRecord, toMessageExport } from '../exports/exports.mappers.ts';
 import { timelineRepository } from './timeline.repository.ts';
@@ -16,9 +17,9 @@ export class TimelineService {
 
   constructor(
     private readonly db: Db,
-    secretKey: string,
+    secretKeys: SecretKeys,
   ) {
-    this.cursors = new CursorCodec(secretKey);
+    this.cursors = new CursorCodec(secretKeys);
   }
 
   async list(businessId: string, contactId: string, query: TimelineQuery) {

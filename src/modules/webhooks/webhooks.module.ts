@@ -30,11 +30,11 @@ export function createWebhooks(db: Db, config: Config, clock: Clock = systemCloc
   const dispatcher = guardedAgent(policy);
   let log: Log | undefined;
   // Signing secrets are stored sealed (lib/secret-box.ts) and opened only to sign.
-  const secrets = new SecretBox(config.secretKey, 'webhook-secrets');
+  const secrets = new SecretBox(config.secretKeys, 'webhook-secrets');
   const worker = new WebhookDeliveryWorker({ db, clock, dispatcher, policy, secrets, log: { error: (obj, msg) => log?.error(obj, msg) } }, options);
   const wake = () => worker.wake();
   const service = new WebhooksService(db, policy, clock, wake, secrets);
-  const events = new WebhookEvents(dashboardLinks(config.publicUrl), { secretKey: config.secretKey, publicUrl: config.publicUrl }, clock, wake);
+  const events = new WebhookEvents(dashboardLinks(config.publicUrl), { secretKeys: config.secretKeys, publicUrl: config.publicUrl }, clock, wake);
   let timer: NodeJS.Timeout | undefined;
   return {
     service,

@@ -3,6 +3,8 @@ import type { Db } from '../../db/database.ts';
 import type { WebhooksTable } from '../../db/types.ts';
 
 export type WebhookRow = Selectable<WebhooksTable>;
+/** A webhook's signing secrets as stored (sealed, or in the clear if stored by an earlier version). */
+export type StoredSecrets = Pick<WebhookRow, 'business_id' | 'id' | 'secret' | 'previous_secret'>;
 
 /** All SQL of webhook registrations. */
 export const webhooksRepository = {
@@ -52,16 +54,15 @@ export const webhooksRepository = {
     return db.updateTable('webhooks').set(set).where('business_id', '=', businessId).where('id', '=', id).returningAll().executeTakeFirst();
   },
 
-  /** Webhooks of every business whose secret or previous secret is not sealed, in (business_id, id) order after `after`. */
-  unsealedAfter(db: Db, prefix: string, after: { business_id: string; id: string } | undefined, limit: number): Promise<WebhookRow[]> {
-    let query = db.selectFrom('webhooks').selectAll()
-      .where((eb) => eb.or([eb('secret', 'not like', `${prefix}%`), eb('previous_secret', 'not like', `${prefix}%`)]));
+  /** The secrets of the webhooks of every business, in (business_id, id) order after `after`: a maintenance pass. */
+  secretsAfter(db: Db, after: { business_id: string; id: string } | undefined, limit: number): Promise<StoredSecrets[]> {
+    let query = db.selectFrom('webhooks').select(['business_id', 'id', 'secret', 'previous_secret']);
     if (after) query = query.where((eb) => eb(eb.refTuple('business_id', 'id'), '>', eb.tuple(after.business_id, after.id)));
     return query.orderBy('business_id').orderBy('id').limit(limit).execute();
   },
 
   /** Replaces a webhook's secrets if they are still those of `row` (no rotation came between); whether it did. */
-  async replaceSecretsIf(db: Db, row: WebhookRow, secret: string, previousSecret: string | null): Promise<boolean> {
+  async replaceSecretsIf(db: Db, row: StoredSecrets, secret: string, previousSecret: string | null): Promise<boolean> {
     let query = db.updateTable('webhooks').set({ secret, previous_secret: previousSecret })
       .where('business_id', '=', row.business_id).where('id', '=', row.id).where('secret', '=', row.secret);
     query = row.previous_secret === null ? query.where('previous_secret', 'is', null) : query.where('previous_secret', '=', row.previous_secret);

@@ -1,13 +1,13 @@
 import type { Db } from '../../db/database.ts';
 import { AppError, badRequest, conflict, notFound } from '../../http/errors.ts';
 import { newId } from '../../lib/ids.ts';
-import { SECRET_PREFIX, SecretBox } from '../../lib/secret-box.ts';
+import { SecretBoxError, type SealCounts, type SecretBox } from '../../lib/secret-box.ts';
 import { checkTargetUrl, SsrfError, type TargetPolicy } from '../../net/ssrf-guard.ts';
 import { isoAt, type Clock } from './webhook-clock.ts';
 import { webhookDeliveriesRepository as deliveries, type AttemptRow, type DeliveryRow } from './webhook-deliveries.repository.ts';
 import { checkCustomHeaders } from './webhook-headers.ts';
 import { newWebhookSecret } from './webhook-signing.ts';
-import { webhooksRepository, type WebhookRow } from './webhooks.repository.ts';
+import { webhooksRepository, type StoredSecrets, type WebhookRow } from './webhooks.repository.ts';
 import type { CreateWebhookBody, DeliveryAttemptForm, DeliveryForm, UpdateWebhookBody, WebhookForm } from './webhooks.schemas.ts';
 
 /** Most webhooks per business. */
@@ -176,19 +176,30 @@ export class WebhooksService {
   }
 
   /**
-   * Seals the signing secrets stored in the clear by an earlier version (they sign meanwhile: the
-   * worker reads them as they are); run at start. Answers how many webhooks were sealed.
+   * Seals with the current SECRET_KEY the signing secrets stored in the clear by an earlier version
+   * or sealed with a fallback key (they sign meanwhile: the worker opens them with any key); run at
+   * start. Answers how many webhooks were sealed, and how many hold a secret no key opens.
    */
-  async sealStored(): Promise<number> {
-    let sealed = 0;
-    const seal = (secret: string) => (SecretBox.isSealed(secret) ? secret : this.secrets.seal(secret));
-    let after: WebhookRow | undefined;
+  async sealStored(): Promise<SealCounts> {
+    const counts = { sealed: 0, unopened: 0 };
+    let after: StoredSecrets | undefined;
     for (;;) {
-      const page = await webhooksRepository.unsealedAfter(this.db, SECRET_PREFIX, after, 200);
-      if (page.length === 0) return sealed;
+      const page = await webhooksRepository.secretsAfter(this.db, after, 200);
+      if (page.length === 0) return counts;
       for (const row of page) {
-        const previous = row.previous_secret === null ? null : seal(row.previous_secret);
-        if (await webhooksRepository.replaceSecretsIf(this.db, row, seal(row.secret), previous)) sealed += 1;
+        let secret: string;
+        let previous: string | null;
+        try {
+          secret = this.secrets.reseal(row.secret);
+          previous = row.previous_secret === null ? null : this.secrets.reseal(row.previous_secret);
+        } catch (err) {
+          if (!(err instanceof SecretBoxError)) throw err;
+          counts.unopened += 1;
+          continue;
+        }
+        if (secret === row.secret && previous === row.previous_secret) continue;
+        // Only if unchanged since read: a secret rotated meanwhile (another process) is sealed already.
+        if (await webhooksRepository.replaceSecretsIf(this.db, row, secret, previous)) counts.sealed += 1;
       }
       after = page.at(-1);
     }

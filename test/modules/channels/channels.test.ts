@@ -30,7 +30,7 @@ const whatsapp = (overrides: Record<string, unknown> = {}) => ({ type: 'whatsapp
 const create = (payload: unknown, bid = tenant.businessId) =>
   t.app.inject({ method: 'POST', url: url(bid), headers: adminHeaders, payload: payload as object });
 /** The stored config of a channel as the service reads it, with the test app's SECRET_KEY. */
-const opened = (stored: unknown) => openProviderConfig(new SecretBox(t.config.secretKey, 'channel-secrets'), stored as Record<string, unknown>);
+const opened = (stored: unknown) => openProviderConfig(new SecretBox(t.config.secretKeys, 'channel-secrets'), stored as Record<string, unknown>);
 const secretsIn = (text: string) => ['EAAG-secret-token', 'app-secret-value', 'verify-token-value', 'rotated'].filter((s) => text.includes(s));
 
 describe('POST /admin/v1/businesses/:bid/channels', () => {
@@ -238,17 +238,17 @@ describe('provider secrets at rest', () => {
     const service = t.app.services.channels;
     expect(service.providerFor(await service.get(tenant.businessId, channel.id)).kind).toBe('whatsapp_cloud');
 
-    expect(await service.sealStored()).toBeGreaterThanOrEqual(1);
+    expect((await service.sealStored()).sealed).toBeGreaterThanOrEqual(1);
     const text = await storedText(channel.id);
     expect(['legacy-access', 'legacy-app', token].filter((s) => text.includes(s))).toEqual([]);
     expect(opened(JSON.parse(text))).toEqual(body.provider);
     expect((await handshake(token)).statusCode).toBe(200);
-    expect(await service.sealStored()).toBe(0);
+    expect(await service.sealStored()).toEqual({ sealed: 0, unopened: 0 });
   });
 
   it('does not open the secrets with another SECRET_KEY', async () => {
     const { channel } = (await create(whatsapp())).json();
     const stored = JSON.parse(await storedText(channel.id)) as Record<string, unknown>;
-    expect(() => openProviderConfig(new SecretBox('another-secret-key-of-at-least-32-chars', 'channel-secrets'), stored)).toThrow(/SECRET_KEY/);
+    expect(() => openProviderConfig(new SecretBox(['another-secret-key-of-at-least-32-chars'], 'channel-secrets'), stored)).toThrow(/SECRET_KEY/);
   });
 });

@@ -127,7 +127,7 @@ describe('inbound media', () => {
       expect(res.json().error.code).toBe('forbidden');
     }
     // Signed by a different key.
-    const foreign = signedMediaUrl({ secretKey: 'another-secret-key-0123456789-0123456789', publicUrl: PUBLIC_URL }, acme.businessId, fetched.id);
+    const foreign = signedMediaUrl({ secretKeys: ['another-secret-key-0123456789-0123456789'], publicUrl: PUBLIC_URL }, acme.businessId, fetched.id);
     expect((await download(foreign.url)).statusCode).toBe(403);
   });
 

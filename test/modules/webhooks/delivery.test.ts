@@ -156,7 +156,7 @@ describe('message_created delivery', () => {
     expect(payload.attachments).toEqual([payload.media[0].url]);
     const url = new URL(payload.media[0].url);
     expect(url.origin + url.pathname).toBe(`http://dashboard.test/files/${payload.media[0].id}`);
-    expect(verifyMediaSignature(t.config.secretKey, { mediaId: String(payload.media[0].id), businessId: url.searchParams.get('b')!, exp: url.searchParams.get('exp')!, sig: url.searchParams.get('sig')! })).toBe(true);
+    expect(verifyMediaSignature(t.config.secretKeys, { mediaId: String(payload.media[0].id), businessId: url.searchParams.get('b')!, exp: url.searchParams.get('exp')!, sig: url.searchParams.get('sig')! })).toBe(true);
     // The first message had none of them.
     const plain = JSON.parse(calls[0]!.body).payload;
     for (const key of ['messageContext', 'messageLocation', 'messageContactCard', 'messageInteractiveList', 'messageReplyButton', 'messageForward']) expect(plain).not.toHaveProperty(key);
