@@ -1,0 +1,28 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../src/config.ts';
+
+const KEY = 'the-current-secret-key-0123456789-0123456789';
+const OLD = 'an-earlier-secret-key-0123456789-0123456789';
+const OLDER = 'an-even-earlier-secret-key-0123456789-01234';
+
+describe('SECRET_KEY and SECRET_KEY_FALLBACKS', () => {
+  const keys = (env: Record<string, string>) => loadConfig({ DATA_DIR: 'memory://', SECRET_KEY: KEY, ...env }).secretKeys;
+
+  it('puts SECRET_KEY first, then the fallbacks in their order, trimmed, each once, without SECRET_KEY', () => {
+    expect(keys({})).toEqual([KEY]);
+    expect(keys({ SECRET_KEY_FALLBACKS: '' })).toEqual([KEY]);
+    expect(keys({ SECRET_KEY_FALLBACKS: `${OLD}, ${OLDER} ,${OLD},${KEY},` })).toEqual([KEY, OLD, OLDER]);
+  });
+
+  it('refuses a fallback or a key shorter than 32 characters, and PostgreSQL without SECRET_KEY', () => {
+    expect(() => keys({ SECRET_KEY_FALLBACKS: `${OLD},short` })).toThrow(ConfigError);
+    expect(() => keys({ SECRET_KEY: 'short' })).toThrow(/at least 32/);
+    expect(() => loadConfig({ DATABASE_URL: 'postgres://127.0.0.1/db', SECRET_KEY_FALLBACKS: OLD })).toThrow(/SECRET_KEY is required/);
+  });
+
+  it('keeps the generated key of the embedded default current, with the fallbacks after it', () => {
+    const [current, ...fallbacks] = loadConfig({ DATA_DIR: 'memory://', SECRET_KEY_FALLBACKS: OLD }).secretKeys;
+    expect(current).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(fallbacks).toEqual([OLD]);
+  });
+});
