@@ -1,4 +1,5 @@
 import { createHash, createHmac } from 'node:crypto';
+import { isUuid } from '../lib/ids.ts';
 import { signedByAny, type SecretKeys } from '../lib/secret-keys.ts';
 import { badRequest } from './errors.ts';
 
@@ -21,7 +22,6 @@ interface Payload {
 }
 
 const ISO_MICROS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const invalid = () => badRequest('invalid cursor', [{ location: 'querystring', path: '/cursor', message: 'tampered, expired or made for another query' }]);
 
 /**
@@ -62,7 +62,7 @@ export class CursorCodec {
     } catch {
       throw invalid();
     }
-    if (payload.h !== scope || !ISO_MICROS.test(payload.t) || !UUID.test(payload.i)) throw invalid();
+    if (payload.h !== scope || !ISO_MICROS.test(payload.t) || !isUuid(payload.i)) throw invalid();
     return { createdAt: payload.t, id: payload.i, ...(payload.x ? { extra: payload.x } : {}) };
   }
 }

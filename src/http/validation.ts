@@ -1,13 +1,40 @@
-import { Ajv, type Options } from 'ajv';
+import { Ajv, type FormatDefinition, type Options } from 'ajv';
 import addFormats from 'ajv-formats';
+import { fullFormats } from 'ajv-formats/dist/formats.js';
 import type { FastifyInstance } from 'fastify';
 import parseJson from 'secure-json-parse';
+import { UUID_PATTERN } from '../lib/ids.ts';
 import { AppError } from './errors.ts';
+
+/**
+ * ajv-formats' formats, narrowed to what the database stores: a UUID in its plain form (ajv-formats
+ * also takes `urn:uuid:...`, which PostgreSQL refuses), and a date-time from year 1 (PostgreSQL has
+ * no year 0).
+ */
+const dateTime = fullFormats['date-time'] as FormatDefinition<string> & { validate: (value: string) => boolean };
+const FORMATS = {
+  uuid: UUID_PATTERN,
+  'date-time': { ...dateTime, validate: (value: string) => !value.startsWith('0000') && dateTime.validate(value) },
+};
 
 function makeAjv(options: Options): Ajv {
   const ajv = new Ajv({ allErrors: false, strict: false, useDefaults: true, removeAdditional: false, ...options });
   (addFormats as unknown as (a: Ajv) => void)(ajv);
+  for (const [name, format] of Object.entries(FORMATS)) ajv.addFormat(name, format);
   return ajv;
+}
+
+/** The JSON path of the first string (value or key) holding a NUL character, which PostgreSQL cannot store in text. */
+function nulPath(value: unknown, path = ''): string | undefined {
+  if (typeof value === 'string') return value.includes('\0') ? path || '/' : undefined;
+  if (typeof value !== 'object' || value === null) return undefined;
+  for (const [key, item] of Object.entries(value)) {
+    const at = `${path}/${key}`;
+    if (key.includes('\0')) return at;
+    const found = nulPath(item, at);
+    if (found !== undefined) return found;
+  }
+  return undefined;
 }
 
 /**
@@ -26,10 +53,25 @@ export function registerValidation(app: FastifyInstance): void {
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
     const text = body as string;
     if (text.trim() === '') return done(null, undefined);
+    let parsed: unknown;
     try {
-      done(null, parseJson(text, { protoAction: 'error', constructorAction: 'error' }));
+      parsed = parseJson(text, { protoAction: 'error', constructorAction: 'error' });
     } catch (err) {
-      done(new AppError(400, 'validation_error', `malformed JSON body: ${(err as Error).message}`), undefined);
+      return done(new AppError(400, 'validation_error', `malformed JSON body: ${(err as Error).message}`), undefined);
     }
+    // JSON writes a NUL only as the escape \u0000 (a raw one is malformed): the text tells when to look.
+    const nul = text.includes('\\u0000') ? nulPath(parsed) : undefined;
+    if (nul !== undefined) return done(nulError('body', nul), undefined);
+    done(null, parsed);
+  });
+  // The same for the query string and the path, where a NUL is written %00.
+  app.addHook('onRequest', async (request) => {
+    const at = request.url.indexOf('%00');
+    if (at === -1) return;
+    const query = request.url.indexOf('?');
+    throw nulError(query !== -1 && at > query ? 'querystring' : 'params', '/');
   });
 }
+
+const nulError = (location: string, path: string) =>
+  new AppError(400, 'validation_error', 'text must not contain the NUL character (\\u0000)', [{ location, path, message: 'contains NUL' }]);

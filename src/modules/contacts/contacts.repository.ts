@@ -165,6 +165,12 @@ export const contactsRepository = {
     };
   },
 
+  /** The transaction's time: what now() gives every statement of it, the time closeOpenConversations writes. */
+  async transactionTime(db: Db): Promise<string> {
+    const { rows } = await sql<{ now: string }>`select now() as now`.execute(db);
+    return rows[0]!.now;
+  },
+
   /** Closes every open conversation of the contact at the transaction's time. */
   closeOpenConversations(db: Db, businessId: string, contactId: string) {
     return db

@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { responses, UuidParams } from '../../http/common.schemas.ts';
 import {
   ContactCamelResponse,
+  ContactPathLenient,
   ContactResponse,
   CreateContactBody,
   DeleteResponse,
@@ -79,8 +80,8 @@ export const contactsRoutes: FastifyPluginAsyncTypebox = async (app) => {
       schema: {
         tags, security, summary: 'Delete a contact with its conversations and messages',
         description: 'Cannot be undone; for duplicates prefer POST /contacts/merge, which keeps the history.',
-        params: UuidParams,
-        response: responses({ 200: DeleteResponse }, 400, 401, 404),
+        params: ContactPathLenient,
+        response: responses({ 200: DeleteResponse }, 401, 404),
       },
     },
     async (request) => contacts.remove(request.businessId, request.params.uuid),
@@ -92,8 +93,8 @@ export const contactsRoutes: FastifyPluginAsyncTypebox = async (app) => {
       schema: {
         tags, security, summary: 'Close (archive) all conversations of a contact',
         description: 'No body. Records one conversation_archived event per conversation closed; closedAt is the closing time.',
-        params: UuidParams,
-        response: responses({ 200: ContactCamelResponse }, 400, 401, 404),
+        params: ContactPathLenient,
+        response: responses({ 200: ContactCamelResponse }, 401, 404),
       },
     },
     async (request) => ({ contact: [await contacts.closeConversations(request.businessId, request.params.uuid)] }),

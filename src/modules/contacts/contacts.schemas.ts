@@ -97,4 +97,13 @@ export type UpdateContactBody = Static<typeof UpdateContactBody>;
 export const ContactResponse = Type.Object({ contact: ContactSnake });
 export const ContactCamelResponse = Type.Object({ contact: Type.Array(ContactCamel, { description: 'always one element' }) });
 export const SearchResponse = Type.Object({ results: Type.Array(ContactSnake) });
+/**
+ * The path of DELETE /contacts/:uuid and POST /contacts/:uuid/conversation/close, whose contract
+ * lists no 400: an id that is not a UUID names no contact, so it answers 404.
+ */
+export const ContactPathLenient = Type.Object(
+  { uuid: Type.String({ maxLength: 200, description: 'contact id (UUID); any other value answers 404' }) },
+  { additionalProperties: false },
+);
+
 export const DeleteResponse = Type.Object({ success: Type.Boolean(), contact_id: Uuid });

@@ -1,7 +1,7 @@
 import type { Db } from '../../db/database.ts';
 import { isUniqueViolation } from '../../db/errors.ts';
 import { badRequest, conflict, notFound } from '../../http/errors.ts';
-import { newId } from '../../lib/ids.ts';
+import { isUuid, newId } from '../../lib/ids.ts';
 import type { DashboardLinks } from '../../lib/links.ts';
 import { normalisePhone } from '../../lib/phone.ts';
 import { contactFieldChanged, writeEvents } from '../events/events.writer.ts';
@@ -107,14 +107,19 @@ export class ContactsService {
     });
   }
 
-  /** Deletes the contact with its conversations, messages and events. */
+  /** Deletes the contact with its conversations, messages and events (an id that is no UUID names none). */
   async remove(businessId: string, id: string) {
-    if (!(await contactsRepository.remove(this.db, businessId, id))) throw notFound('contact');
+    if (!isUuid(id) || !(await contactsRepository.remove(this.db, businessId, id))) throw notFound('contact');
     return { success: true, contact_id: id };
   }
 
-  /** Closes every open conversation of the contact, one `conversation_archived` event each. */
+  /**
+   * Closes every open conversation of the contact, one `conversation_archived` event each. The
+   * answer's closedAt is the closing time (the contract), also for a contact without conversations,
+   * whose closedAt reads null again afterwards (it has no conversation closed).
+   */
   async closeConversations(businessId: string, id: string): Promise<ContactCamelForm> {
+    if (!isUuid(id)) throw notFound('contact');
     return this.db.transaction().execute(async (trx) => {
       const row = await this.require(trx, businessId, id, true);
       const closed = await contactsRepository.closeOpenConversations(trx, businessId, id);
@@ -130,7 +135,8 @@ export class ContactsService {
           data: { origin: 'api' },
         })),
       );
-      return this.camelForm(row, trx);
+      const form = await this.camelForm(row, trx);
+      return { ...form, closedAt: form.closedAt ?? (await contactsRepository.transactionTime(trx)) };
     });
   }
 

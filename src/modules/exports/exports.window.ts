@@ -2,6 +2,8 @@ import { badRequest } from '../../http/errors.ts';
 
 const DATE_TIME = /^(\d{4}-\d{2}-\d{2})(?:[T ](\d{2}:\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|[+-]\d{2}:?\d{2})?)?$/i;
 const MAX_WINDOW_MICROS = 31n * 24n * 3600n * 1_000_000n;
+/** PostgreSQL has no year 0: the earliest instant it stores in ISO form is year 1. */
+const EARLIEST_MS = Date.parse('0001-01-01T00:00:00Z');
 
 /** A parsed timestamp: exact epoch microseconds and its canonical ISO text (UTC, six fraction digits). */
 export interface Instant {
@@ -20,7 +22,7 @@ export function parseInstant(raw: string, field: string): Instant {
   const [, date, hm = '00:00', sec = '00', fraction = '', zone = 'Z'] = m;
   const offset = zone.toUpperCase() === 'Z' ? 'Z' : `${zone.slice(0, 3)}:${zone.slice(-2)}`;
   const ms = Date.parse(`${date}T${hm}:${sec}${offset}`);
-  if (Number.isNaN(ms)) throw bad();
+  if (Number.isNaN(ms) || ms < EARLIEST_MS) throw bad();
   const micros = BigInt(ms) * 1000n + BigInt(fraction.padEnd(6, '0').slice(0, 6));
   return { micros, iso: isoFromMicros(micros) };
 }

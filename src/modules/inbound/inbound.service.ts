@@ -213,9 +213,17 @@ export class InboundService {
 
 function parseBody(raw: Buffer): unknown {
   if (raw.length === 0) throw badRequest('empty notification body');
+  const text = raw.toString('utf8');
+  // PostgreSQL text cannot hold NUL: a customer's message carrying one (JSON writes it \u0000) is
+  // stored without it, rather than refused and redelivered by Meta forever.
+  const reviver = text.includes('\\u0000') ? withoutNul : undefined;
   try {
-    return parseJson(raw.toString('utf8'), { protoAction: 'remove', constructorAction: 'remove' });
+    return parseJson(text, reviver, { protoAction: 'remove', constructorAction: 'remove' });
   } catch {
     throw badRequest('malformed JSON body');
   }
+}
+
+function withoutNul(_key: string, value: unknown): unknown {
+  return typeof value === 'string' ? value.replaceAll('\0', '') : value;
 }

@@ -36,13 +36,6 @@ export function freeFormContent(type: Exclude<SendBody['type'], 'template'>, con
   };
 }
 
-/** Metadata keys may be at most 50 characters (values are bounded by the schema). */
-export function checkMetadata(metadata: Record<string, string> | undefined): void {
-  for (const key of Object.keys(metadata ?? {})) {
-    if (key.length === 0 || key.length > 50) throw badRequest('metadata keys are 1 to 50 characters', [{ path: `/metadata/${key.slice(0, 60)}` }]);
-  }
-}
-
 /** The contact refused messages (collected_data.opted_out) and the send does not record a new opt-in. */
 export const blocked = () =>
   new AppError(400, 'blocked', 'the contact opted out of messages; send optin_contact: true once they opted in again');

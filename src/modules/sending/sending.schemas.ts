@@ -33,8 +33,9 @@ export const SendBody = Type.Object(
     fields: Type.Optional(Type.String({ maxLength: 100, pattern: '^(contact|conversation)(,(contact|conversation))*$', description: 'comma-separated: contact, conversation' })),
     bot_status: Type.Optional(Type.Union([Type.Literal('bot_start'), Type.Literal('bot_end')])),
     metadata: Type.Optional(
-      Type.Record(Type.String({ maxLength: 50 }), Type.String({ maxLength: 500 }), {
+      Type.Record(Type.String(), Type.String({ maxLength: 500 }), {
         maxProperties: 10,
+        propertyNames: { minLength: 1, maxLength: 50 },
         description: 'at most 10 pairs; keys up to 50 characters, values up to 500',
       }),
     ),
@@ -107,9 +108,10 @@ export const SendTemplateBody = Type.Object(
     buttons: Type.Optional(Type.Array(TemplateButtonValue, { maxItems: 10 })),
   },
   {
-    additionalProperties: Type.Union([Type.String({ maxLength: 1024 }), Type.Number(), Type.Boolean(), Type.Null()]),
+    additionalProperties: Type.Unknown(),
     maxProperties: 102,
-    description: "phone, buttons, and the template's variables: numeric keys (1, 2, ...) positional, named keys named; other fields are ignored",
+    description: "phone, buttons, and the template's variables: numeric keys (1, 2, ...) positional, named keys named, each a string " +
+      '(up to 1024 characters), a number or a boolean (400 otherwise); other fields are ignored, whatever they hold',
   },
 );
 export type SendTemplateBody = Static<typeof SendTemplateBody>;

@@ -15,7 +15,7 @@ import { Batcher } from '../../lib/batcher.ts';
 import { ChannelCache } from './channel-cache.ts';
 import { acceptPlainSends, plainSendAnswer, type PlainSend, type PlainSendOutcome } from './sending.accept-many.ts';
 import { acceptSend, type SendPlan } from './sending.accept.ts';
-import { checkMetadata, freeFormContent } from './sending.content.ts';
+import { freeFormContent } from './sending.content.ts';
 import { toSendConversation, toStatusRecord } from './sending.mappers.ts';
 import { sendingRepository } from './sending.repository.ts';
 import type { SendBody, SendTemplateBody, SendTemplateQuery } from './sending.schemas.ts';
@@ -64,7 +64,6 @@ export class SendingService {
 
   /** POST /messages/send; with an Idempotency-Key claim, the answer is stored with the send (storeAnswerIn). */
   async send(businessId: string, body: SendBody, claim?: IdempotencyClaim) {
-    checkMetadata(body.metadata);
     const channel = await this.channelRows.get(businessId, body.channel_uuid);
     if (!channel) throw notFound('channel');
     if (body.from !== channel.type) throw badRequest(`from must be the type of channel_uuid (${channel.type})`, [{ path: '/from' }]);
@@ -124,12 +123,8 @@ export class SendingService {
       throw badRequest('the template belongs to another number of the business', [{ path: '/from_phone_number' }]);
     }
     const recipient = this.recipientOf(channel, body.phone, 'phone');
-    const byKey: Record<string, string> = {};
-    for (const [key, value] of Object.entries(body)) {
-      if (key === 'phone' || key === 'buttons' || value === null || typeof value === 'object') continue;
-      byKey[key] = String(value);
-    }
-    const rendered = this.templates.render(template, { byKey, ...(body.buttons ? { buttons: body.buttons } : {}) });
+    const { phone: _phone, buttons, ...byKey } = body;
+    const rendered = this.templates.render(template, { byKey, ...(buttons ? { buttons } : {}) });
     const answer = await this.db.transaction().execute(async (trx) => {
       const accepted = await acceptSend(trx, businessId, {
         channel,

@@ -5,8 +5,11 @@ import type { Template } from './templates.schemas.ts';
 
 /** Values of one send: body variables by key, and dynamic URL button values. */
 export interface TemplateValues {
-  /** Numeric keys fill positional variables, named keys named ones; other keys are ignored. */
-  byKey: Record<string, string>;
+  /**
+   * Numeric keys fill positional variables, named keys named ones, each with a string (up to
+   * MAX_VARIABLE_LENGTH characters), a number or a boolean; other keys are ignored, whatever they hold.
+   */
+  byKey: Record<string, unknown>;
   buttons?: { index: number; sub_type: 'url'; text: string }[];
 }
 
@@ -16,15 +19,29 @@ export interface RenderedTemplate {
   text: string;
 }
 
+/** The longest value of a body variable, in characters. */
+export const MAX_VARIABLE_LENGTH = 1024;
+
 const missing = (what: string) => new AppError(400, 'template_variable_missing', `template variable ${what} has no value`, [{ variable: what }]);
 const badButton = (message: string, index: number) => new AppError(400, 'template_button_invalid', message, [{ index }]);
+const badValue = (variable: string, message: string) =>
+  new AppError(400, 'validation_error', `template variable ${variable} ${message}`, [{ location: 'body', path: `/${variable}`, message }]);
+
+/** The text of a variable's value; undefined when absent or null. */
+function variableText(variable: string, value: unknown): string | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== 'string' && typeof value !== 'number' && typeof value !== 'boolean') throw badValue(variable, 'must be a string, a number or a boolean');
+  const text = String(value);
+  if ([...text].length > MAX_VARIABLE_LENGTH) throw badValue(variable, `must be at most ${MAX_VARIABLE_LENGTH} characters`);
+  return text;
+}
 
 /** Fills a template for one send; refuses a send that would reach the provider incomplete. */
 export function renderTemplate(template: Template, values: TemplateValues): RenderedTemplate {
   const named = template.variables.some((v) => !/^[0-9]+$/.test(v));
   const filled: Record<string, string> = {};
   const bodyParameters: TemplateParameter[] = template.variables.map((variable) => {
-    const value = values.byKey[variable];
+    const value = variableText(variable, values.byKey[variable]);
     // WhatsApp refuses empty parameters, so an empty value is as missing as an absent one.
     if (value === undefined || value.trim() === '') throw missing(variable);
     filled[variable] = value;

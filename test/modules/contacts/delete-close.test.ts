@@ -53,11 +53,16 @@ describe('POST /contacts/:uuid/conversation/close', () => {
     expect(await count('events', 'contact_id', c.id)).toBe(0);
   });
 
-  it('works with an empty JSON body and answers closedAt null for a contact without conversations', async () => {
+  it('works with an empty JSON body and answers the closing time for a contact without conversations', async () => {
     const c = await contact();
+    const before = (await t.database.db.selectNoFrom((eb) => eb.fn<string>('now', []).as('now')).executeTakeFirstOrThrow()).now;
     const res = await close(c.id, tenant.headers, { payload: '', headers: { 'content-type': 'application/json' } });
     expect(res.statusCode).toBe(200);
-    expect(res.json().contact[0]).toMatchObject({ closedAt: null, conversationHref: `${PUBLIC_URL}/dashboard/contacts/${c.id}` });
+    const [form] = res.json().contact;
+    expect(form).toMatchObject({ conversationHref: `${PUBLIC_URL}/dashboard/contacts/${c.id}` });
+    expect(form.closedAt).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/);
+    expect(form.closedAt >= before).toBe(true);
+    expect(await count('events', 'contact_id', c.id)).toBe(0);
   });
 
   it('answers 404 for an unknown contact and for a contact of another business, leaving it open', async () => {
@@ -71,8 +76,8 @@ describe('POST /contacts/:uuid/conversation/close', () => {
     expect(row.closed_at).toBeNull();
   });
 
-  it('answers 400 for a malformed id and 401 without a key', async () => {
-    expect((await close('nope')).statusCode).toBe(400);
+  it('answers 404 for an id that is no UUID (the contract lists no 400 here) and 401 without a key', async () => {
+    for (const id of ['nope', `urn:uuid:${(await contact()).id}`]) expect((await close(encodeURIComponent(id))).statusCode, id).toBe(404);
     expect((await close((await contact()).id, {})).statusCode).toBe(401);
   });
 });
@@ -106,8 +111,10 @@ describe('DELETE /contacts/:uuid', () => {
     expect(await count('contacts', 'id', c.id)).toBe(1);
   });
 
-  it('answers 400 for a malformed id and 401 without a key', async () => {
-    expect((await remove('nope')).statusCode).toBe(400);
+  it('answers 404 for an id that is no UUID (the contract lists no 400 here) and 401 without a key', async () => {
+    const c = await contact();
+    for (const id of ['nope', `urn:uuid:${c.id}`]) expect((await remove(encodeURIComponent(id))).statusCode, id).toBe(404);
+    expect(await count('contacts', 'id', c.id)).toBe(1);
     expect((await remove((await contact()).id, {})).statusCode).toBe(401);
   });
 });

@@ -89,6 +89,11 @@ describe('inbound content types', () => {
     expect(unknown.metadata).toEqual({ reaction: { message_id: null, provider_message_id: 'wamid.gone', emoji: null } });
   });
 
+  it('stores a text carrying NUL characters without them (PostgreSQL text cannot hold one)', async () => {
+    const row = await receive('text', { body: 'before\u0000after\u0000' });
+    expect(row).toMatchObject({ type: 'text', text: 'beforeafter', status: 'RECEIVED' });
+  });
+
   it('marks forwarded messages', async () => {
     const row = await receive('text', { body: 'fwd' }, { context: { forwarded: true } });
     expect(row.metadata).toEqual({ forwarded: true });

@@ -43,7 +43,9 @@ const q = (extra: Record<string, string> = {}) => ({ template_id: positional, fr
 describe('POST /send-template', () => {
   it('sends a positional template with a URL button: exact Graph body, answer, stored message', async () => {
     const phone = newPhone();
-    const res = await sendTemplate(q(), { phone, 1: 'Ada', 2: 'A-1', note: 'ignored', buttons: [{ index: 1, sub_type: 'url', text: 'A-1' }] });
+    // Fields that match no variable are ignored, whatever they hold (the contract).
+    const ignored = { note: 'ignored', order: { id: 7, items: [1, 2] }, lines: ['a'], long: 'x'.repeat(5000), empty: null };
+    const res = await sendTemplate(q(), { phone, 1: 'Ada', 2: 'A-1', ...ignored, buttons: [{ index: 1, sub_type: 'url', text: 'A-1' }] });
     expect(res.statusCode).toBe(200);
     const body = res.json();
     expect(body).toEqual({ success: true, message_id: body.message_id, recipient: phone, template_name: 'order_shipped' });
@@ -161,6 +163,14 @@ describe('POST /send-template', () => {
     expect(missingButton.statusCode).toBe(400);
     const wrongButton = await sendTemplate(q(), { phone, 1: 'Ada', 2: 'A-1', buttons: [{ index: 0, sub_type: 'url', text: 'x' }] });
     expect(wrongButton.statusCode).toBe(400);
+    // A variable's value is a string of up to 1 024 characters, a number or a boolean.
+    const button = { buttons: [{ index: 1, sub_type: 'url', text: 'x' }] };
+    for (const value of [{ name: 'Ada' }, ['Ada'], 'x'.repeat(1025)]) {
+      const res = await sendTemplate(q(), { phone, 1: value, 2: 'A-1', ...button });
+      expect(res.statusCode).toBe(400);
+      expect(res.json().error).toMatchObject({ code: 'validation_error', details: [{ location: 'body', path: '/1' }] });
+    }
+    expect((await sendTemplate(q(), { phone: newPhone(), 1: '😀'.repeat(1024), 2: 7, ...button })).statusCode).toBe(200);
     expect(await t.database.db.selectFrom('contacts').select('id').where('phone_number', '=', phone).execute()).toHaveLength(0);
   });
 

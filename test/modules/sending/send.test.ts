@@ -170,6 +170,10 @@ describe('POST /messages/send', () => {
     const eleven = { ...ten, extra: 'v' };
     expect((await send(base(phone, { metadata: eleven }))).statusCode).toBe(400);
     expect((await send(base(phone, { metadata: { ['k'.repeat(51)]: 'v' } }))).statusCode).toBe(400);
+    expect((await send(base(phone, { metadata: { '': 'v' } }))).statusCode).toBe(400);
+    // Characters, not UTF-16 units: 50 emoji make a key of 50 characters.
+    expect((await send(base(phone, { metadata: { ['😀'.repeat(50)]: '😀'.repeat(500) } }))).statusCode).toBe(200);
+    expect((await send(base(phone, { metadata: { ['😀'.repeat(51)]: 'v' } }))).statusCode).toBe(400);
     expect((await send(base(phone, { metadata: { k: 'v'.repeat(501) } }))).statusCode).toBe(400);
     expect((await send(base(phone, { metadata: { k: 1 } }))).statusCode).toBe(400);
   });

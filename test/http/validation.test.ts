@@ -1,0 +1,85 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { insertContact, insertConversation } from '../helpers/factories.ts';
+import { adminHeaders, createTenant, type Tenant } from '../helpers/tenants.ts';
+import { buildTestApp, type TestApp } from '../helpers/test-app.ts';
+
+/**
+ * Input the schemas let through but the database refuses (a UUID written as a URN, a NUL character,
+ * the year 0) answers 400 before it reaches the database, never 500, and changes nothing.
+ */
+let t: TestApp;
+let tenant: Tenant;
+let contactId: string;
+
+beforeAll(async () => {
+  t = await buildTestApp();
+  tenant = await createTenant(t.app);
+  const contact = await insertContact(t.database.db, tenant.businessId, { phone_number: '5511988887777', first_name: 'Ada' });
+  await insertConversation(t.database.db, tenant.businessId, contact.id);
+  contactId = contact.id;
+});
+afterAll(() => t.close());
+
+const P = '/external/v2';
+const call = (method: 'GET' | 'POST' | 'PATCH' | 'DELETE', url: string, payload?: unknown) =>
+  t.app.inject({ method, url, headers: tenant.headers, ...(payload === undefined ? {} : { payload: payload as object }) });
+
+function expectValidationError(res: { statusCode: number; json: () => { error: { code: string } } }, label: string) {
+  expect(res.statusCode, label).toBe(400);
+  expect(res.json().error.code, label).toBe('validation_error');
+}
+
+describe('UUIDs', () => {
+  it('takes a UUID in its plain form only: urn:uuid:... is refused', async () => {
+    const urn = `urn:uuid:${contactId}`;
+    const cases: [string, Promise<Awaited<ReturnType<typeof call>>>][] = [
+      ['GET contact', call('GET', `${P}/contacts/${urn}`)],
+      ['PATCH contact', call('PATCH', `${P}/contacts/${urn}`, { name: 'X' })],
+      ['GET contact messages', call('GET', `${P}/contacts/${urn}/messages`)],
+      ['GET message status', call('GET', `${P}/messages/status/${urn}`)],
+      ['merge', call('POST', `${P}/contacts/merge`, { survivor_id: urn, loser_id: contactId })],
+      ['send', call('POST', `${P}/messages/send`, { to: '5511988887777', from: 'whatsapp', type: 'text', content: { text: 'hi' }, channel_uuid: urn })],
+    ];
+    for (const [label, pending] of cases) expectValidationError(await pending, label);
+    expect((await call('GET', `${P}/contacts/${contactId}`)).json().contact.first_name).toBe('Ada');
+  });
+});
+
+describe('the NUL character', () => {
+  it('is refused in a JSON body, with the path of the value or key holding it, and nothing is stored', async () => {
+    const cases: [string, 'POST' | 'PATCH', string, unknown, string][] = [
+      ['create', 'POST', `${P}/contacts`, { external_id: 'nul-1', first_name: 'a\u0000b' }, '/first_name'],
+      ['update name', 'PATCH', `${P}/contacts/${contactId}`, { name: 'a\u0000 b' }, '/name'],
+      ['update custom field', 'PATCH', `${P}/contacts/${contactId}`, { custom_fields: { plan: 'gold\u0000' } }, '/custom_fields/plan'],
+      ['update custom field key', 'PATCH', `${P}/contacts/${contactId}`, { custom_fields: { ['pl\u0000an']: 'gold' } }, '/custom_fields/pl\u0000an'],
+      ['update tags', 'PATCH', `${P}/contacts/${contactId}`, { tags: ['ok', 'a\u0000'] }, '/tags/1'],
+    ];
+    for (const [label, method, url, payload, path] of cases) {
+      const res = await call(method, url, payload);
+      expectValidationError(res, label);
+      expect(res.json().error.details, label).toEqual([{ location: 'body', path, message: 'contains NUL' }]);
+    }
+    expect((await call('GET', `${P}/contacts?external_id=nul-1`)).json().results).toEqual([]);
+    const read = (await call('GET', `${P}/contacts/${contactId}`)).json();
+    expect(read.contact.first_name).toBe('Ada');
+    // The escape of a backslash followed by "u0000" is text, not a NUL.
+    const literal = await t.app.inject({ method: 'POST', url: `${P}/contacts`, headers: { ...tenant.headers, 'content-type': 'application/json' }, payload: '{"external_id":"nul-2","first_name":"a\\\\u0000b"}' });
+    expect(literal.statusCode).toBe(201);
+    expect(literal.json().contact.first_name).toBe('a\\u0000b');
+  });
+
+  it('is refused in a query string and in a path', async () => {
+    expectValidationError(await call('GET', `${P}/contacts?external_id=a%00b`), 'search');
+    expectValidationError(await call('GET', `${P}/conversations?field_key=plan&field_value=a%00`), 'lookup');
+    expectValidationError(await call('GET', `${P}/contacts/a%00b`), 'path');
+    expectValidationError(await t.app.inject({ method: 'GET', url: `/admin/v1/businesses/${tenant.businessId}/channels?x=%00`, headers: adminHeaders }), 'operator API');
+  });
+});
+
+describe('dates', () => {
+  it('refuses the year 0, which PostgreSQL has not', async () => {
+    expectValidationError(await call('GET', `${P}/messages?since=0000-01-01T00:00:00Z&until=0000-01-05T00:00:00Z`), 'messages');
+    expectValidationError(await call('GET', `${P}/events?since=0000-12-31T00:00:00Z&until=0001-01-05T00:00:00Z`), 'events');
+    expect((await call('GET', `${P}/messages?since=0001-01-01T00:00:00Z&until=0001-01-05T00:00:00Z`)).statusCode).toBe(200);
+  });
+});
