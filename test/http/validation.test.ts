@@ -82,4 +82,17 @@ describe('dates', () => {
     expectValidationError(await call('GET', `${P}/events?since=0000-12-31T00:00:00Z&until=0001-01-05T00:00:00Z`), 'events');
     expect((await call('GET', `${P}/messages?since=0001-01-01T00:00:00Z&until=0001-01-05T00:00:00Z`)).statusCode).toBe(200);
   });
+
+  it('refuses a day the calendar has not, rather than rolling it over', async () => {
+    for (const since of ['2026-02-30T00:00:00Z', '2026-04-31', '2026-13-01', '2026-00-10', '2025-02-29']) {
+      expectValidationError(await call('GET', `${P}/events?since=${since}&until=2026-03-05T00:00:00Z`), since);
+    }
+    expect((await call('GET', `${P}/events?since=2028-02-29T00:00:00Z&until=2028-03-05T00:00:00Z`)).statusCode).toBe(200);
+  });
+
+  it('reads instants before 1970 with their microseconds', async () => {
+    const res = await call('GET', `${P}/messages?since=1969-12-31T23:59:59.123456Z&until=1970-01-02T00:00:00Z&limit=1`);
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toEqual({ messages: [], next_cursor: null });
+  });
 });

@@ -20,6 +20,8 @@ export function parseInstant(raw: string, field: string): Instant {
   const bad = () => badRequest(`${field} must be an ISO 8601 date-time`, [{ location: 'querystring', path: `/${field}` }]);
   if (!m) throw bad();
   const [, date, hm = '00:00', sec = '00', fraction = '', zone = 'Z'] = m;
+  // Date.parse would roll an impossible day over (February 30 into March 2).
+  if (!isCalendarDate(date!)) throw bad();
   const offset = zone.toUpperCase() === 'Z' ? 'Z' : `${zone.slice(0, 3)}:${zone.slice(-2)}`;
   const ms = Date.parse(`${date}T${hm}:${sec}${offset}`);
   if (Number.isNaN(ms) || ms < EARLIEST_MS) throw bad();
@@ -27,9 +29,18 @@ export function parseInstant(raw: string, field: string): Instant {
   return { micros, iso: isoFromMicros(micros) };
 }
 
+/** Whether YYYY-MM-DD names a day of the calendar. */
+function isCalendarDate(date: string): boolean {
+  const [year, month, day] = date.split('-').map(Number) as [number, number, number];
+  const leap = (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;
+  const days = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1];
+  return days !== undefined && day >= 1 && day <= days;
+}
+
 export function isoFromMicros(micros: bigint): string {
-  const ms = micros / 1000n;
-  const rest = (micros % 1000n).toString().padStart(3, '0');
+  // Floored, so an instant before 1970 keeps a positive sub-millisecond part (BigInt division truncates).
+  const ms = micros >= 0n ? micros / 1000n : (micros - 999n) / 1000n;
+  const rest = (micros - ms * 1000n).toString().padStart(3, '0');
   return new Date(Number(ms)).toISOString().replace('Z', `${rest}Z`);
 }
 

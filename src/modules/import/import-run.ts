@@ -186,7 +186,7 @@ export class ImportRun {
       const contacts = await repo.existing(this.db, this.businessId, 'contacts', events.map((p) => p.row.contact_id));
       for (const p of events) {
         this.error(p.line, contacts.has(p.row.contact_id)
-          ? `conversation ${p.row.conversation_id} not found in this business`
+          ? `conversation ${p.row.conversation_id} not found among the conversations of contact ${p.row.contact_id}`
           : `contact ${p.row.contact_id} not found in this business`);
       }
     }

@@ -118,6 +118,10 @@ export function parseLine(text: string): ParsedLine {
     }
     case 'event': {
       const r = value as EventRecord;
+      // A contact field change belongs to the contact alone; every other type to a conversation.
+      const contactLevel = r.event_type === 'contact_field_changed';
+      if (contactLevel && r.conversation_id) return { error: 'a contact_field_changed event has no conversation: conversation_id must be null' };
+      if (!contactLevel && !r.conversation_id) return { error: `a ${r.event_type} event needs its conversation_id` };
       return {
         table: 'events',
         row: {

@@ -140,7 +140,10 @@ export const importRepository = {
       SELECT count(*)::int AS n FROM inserted`, db);
   },
 
-  /** An event's channel is its conversation's; events without a conversation have none. */
+  /**
+   * An event's channel is its conversation's, which must be its contact's; events without a
+   * conversation have none.
+   */
   insertEvents(db: Db, businessId: string, rows: EventImportRow[]): Promise<number> {
     return count(sql<{ n: number }>`
       WITH inserted AS (
@@ -149,9 +152,9 @@ export const importRepository = {
         FROM json_to_recordset(${JSON.stringify(rows)}::json) AS r(id uuid, type text, conversation_id uuid, contact_id uuid, actor_type text, data jsonb, created_at timestamptz)
         CROSS JOIN LATERAL (SELECT 1 FROM contacts c WHERE c.business_id = ${businessId}::uuid AND c.id = r.contact_id LIMIT 1) parent
         LEFT JOIN LATERAL (
-          SELECT id, channel FROM conversations cv WHERE cv.business_id = ${businessId}::uuid AND cv.id = r.conversation_id LIMIT 1
+          SELECT id, channel, contact_id FROM conversations cv WHERE cv.business_id = ${businessId}::uuid AND cv.id = r.conversation_id LIMIT 1
         ) cv ON true
-        WHERE r.conversation_id IS NULL OR cv.id IS NOT NULL
+        WHERE r.conversation_id IS NULL OR cv.contact_id = r.contact_id
         ON CONFLICT (business_id, id) DO NOTHING
         RETURNING 1
       )

@@ -68,7 +68,7 @@ export const WebhookContact = Type.Object({
 
 export const WebhookMedia = Type.Object({
   id: Type.Integer({ description: 'renew an expired url with GET /external/v2/media/:id' }),
-  url: Type.String({ description: 'signed address, valid 120 minutes from when the delivery was created' }),
+  url: Type.String({ description: 'signed address, valid 120 minutes from when the delivery was created (a file the business sent by URL: that URL)' }),
   filename: NullableStr,
   contentType: NullableStr,
 });

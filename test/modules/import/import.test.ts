@@ -132,6 +132,32 @@ describe('POST /admin/v1/businesses/:bid/import', () => {
     expect(message(17)).toMatch(/event_type/);
   });
 
+  it("ties an event to its conversation's contact, and to a conversation or none by its type", async () => {
+    const a = sampleRecords('tie-a');
+    const b = sampleRecords('tie-b');
+    const fieldChange = { event_type: 'contact_field_changed', data: { source: 'import', changes: [] } };
+    const res = await postImport(t.app, tenant.businessId, [
+      ...a.records.slice(0, 2),
+      ...b.records.slice(0, 2),
+      { ...a.records[4], id: v7(), conversation_id: b.conversationId }, // 5 another contact's conversation
+      { ...a.records[4], id: v7(), conversation_id: null }, // 6 a conversation's event without one
+      { ...a.records[4], id: v7(), ...fieldChange }, // 7 a contact's event with a conversation
+      { ...a.records[4], id: v7(), ...fieldChange, conversation_id: null }, // 8 good
+      a.records[4], // 9 good
+    ]);
+    expect(res.json().imported).toMatchObject({ contacts: 2, conversations: 2, events: 2 });
+    expect(res.json().errors).toEqual([
+      { line: 5, message: `conversation ${b.conversationId} not found among the conversations of contact ${a.contactId}` },
+      { line: 6, message: 'a conversation_archived event needs its conversation_id' },
+      { line: 7, message: 'a contact_field_changed event has no conversation: conversation_id must be null' },
+    ]);
+    const stored = await db().selectFrom('events').select(['type', 'conversation_id', 'channel']).where('contact_id', '=', a.contactId).orderBy('type').execute();
+    expect(stored).toEqual([
+      { type: 'contact_field_changed', conversation_id: null, channel: null },
+      { type: 'conversation_archived', conversation_id: a.conversationId, channel: 'whatsapp' },
+    ]);
+  });
+
   it('refuses references to another business and keeps businesses apart', async () => {
     const theirs = sampleRecords('theirs');
     expect((await postImport(t.app, other.businessId, theirs.records)).json().error_count).toBe(0);
