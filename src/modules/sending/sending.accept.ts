@@ -142,6 +142,11 @@ async function applyConversationChanges(trx: Db, conversation: ConversationRow, 
   const manual = plan.botStatus === undefined ? undefined : plan.botStatus === 'bot_end';
   if (manual !== undefined && manual !== conversation.manual_control) {
     changes.manual_control = manual;
+    // A pin implies manual control: releasing it removes the pin, as the operator API does.
+    if (!manual && conversation.manual_control_locked) {
+      changes.manual_control_locked = false;
+      events.push(event('manual_control_unlocked', { reason: 'api' }));
+    }
     events.push(event(manual ? 'manual_control_activated' : 'manual_control_released', { reason: 'api' }));
   }
   if (plan.assignedUserId !== undefined && plan.assignedUserId !== conversation.assigned_user_id) changes.assigned_user_id = plan.assignedUserId;

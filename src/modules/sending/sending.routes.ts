@@ -26,7 +26,8 @@ export const sendingRoutes: FastifyPluginAsyncTypebox = async (app) => {
           'A contact who opted out (collected_data.opted_out) is refused with 400 `blocked` unless `optin_contact: true`, which records ' +
           'the opt-in on the contact (collected_data.<channel>_opt_in and _opt_in_at). `assigned_user` (a user email) and `team_uuid` ' +
           'assign the conversation; unknown ones answer 400. `bot_status: bot_end` sets manual control (event manual_control_activated), ' +
-          '`bot_start` releases it (manual_control_released); nothing is written when it does not change. `fields=contact,conversation` ' +
+          '`bot_start` releases it (manual_control_released, and manual_control_unlocked first when it was pinned); nothing is written ' +
+          'when it does not change. `fields=contact,conversation` ' +
           'adds the contact (camelCase form) and the conversation to the answer. A channel_uuid or template_uuid of another business: 404. ' +
           'Honours Idempotency-Key.',
         body: SendBody,

@@ -125,6 +125,21 @@ describe('POST /messages/send', () => {
     ]);
   });
 
+  it('bot_start on a pinned conversation removes the pin with its event, as the operator API does', async () => {
+    const { phone, conversation } = await inboundContact(t, tenant, channel, 1);
+    const pin = await t.app.inject({
+      method: 'POST', url: `/admin/v1/businesses/${tenant.businessId}/conversations/${conversation.id}/manual-control`, headers: adminHeaders, payload: { locked: true },
+    });
+    expect(pin.statusCode).toBe(200);
+    expect((await send(base(phone, { bot_status: 'bot_start' }))).statusCode).toBe(200);
+    const row = await t.database.db.selectFrom('conversations').select(['manual_control', 'manual_control_locked']).where('id', '=', conversation.id).executeTakeFirstOrThrow();
+    expect(row).toEqual({ manual_control: false, manual_control_locked: false });
+    const written = await t.database.db.selectFrom('events').select(['type', 'actor_type']).where('conversation_id', '=', conversation.id).orderBy('id').execute();
+    expect(written.map((e) => `${e.type}:${e.actor_type}`)).toEqual([
+      'manual_control_activated:system', 'manual_control_locked:system', 'manual_control_unlocked:api', 'manual_control_released:api',
+    ]);
+  });
+
   it('assigns the conversation to a user and a team; unknown ones answer 400', async () => {
     const { phone, conversation } = await inboundContact(t, tenant, channel, 1);
     const user = await t.app.inject({ method: 'POST', url: `/admin/v1/businesses/${tenant.businessId}/users`, headers: adminHeaders, payload: { email: 'Grace@acme.test', name: 'Grace' } });
