@@ -15,7 +15,8 @@ Records: {"type":"contact","id","first_name","last_name","email","phone_number",
 {"type":"event","id","conversation_id"?,"contact_id","event_type","actor_type","data","created_at"}.
 \`type\` names the kind of record, so a message's own type is \`message_type\` (default text) and an event's own type is \`event_type\`.
 Ids and timestamps (microseconds included) are kept; a record whose id exists is skipped and not counted.
-A record may refer to records on earlier lines or already stored, of this business only.
+A record may refer to records on earlier lines or already stored, of this business only. An event's conversation must be its
+contact's; a contact_field_changed event has none (conversation_id null), every other event type one.
 Bad lines (malformed JSON, unknown type or field, invalid value or phone, a missing or foreign reference, a duplicate external_id,
 a line over 1 MiB) are reported as {line, message} and the import goes on; the first 1000 are listed, error_count counts all.
 The import is not one transaction: running the same file again stores only what is missing.`;
