@@ -65,11 +65,12 @@ export function registerValidation(app: FastifyInstance): void {
     done(null, parsed);
   });
   // The same for the query string and the path, where a NUL is written %00.
-  app.addHook('onRequest', async (request) => {
+  // A callback hook, not an async one: it runs on every request and rarely has anything to say.
+  app.addHook('onRequest', (request, _reply, done) => {
     const at = request.url.indexOf('%00');
-    if (at === -1) return;
+    if (at === -1) return done();
     const query = request.url.indexOf('?');
-    throw nulError(query !== -1 && at > query ? 'querystring' : 'params', '/');
+    done(nulError(query !== -1 && at > query ? 'querystring' : 'params', '/'));
   });
 }
 
