@@ -4,6 +4,7 @@ import { fullFormats } from 'ajv-formats/dist/formats.js';
 import type { FastifyInstance } from 'fastify';
 import parseJson from 'secure-json-parse';
 import { UUID_PATTERN } from '../lib/ids.ts';
+import { jsonProblem } from '../lib/json-check.ts';
 import { AppError } from './errors.ts';
 
 /**
@@ -22,19 +23,6 @@ function makeAjv(options: Options): Ajv {
   (addFormats as unknown as (a: Ajv) => void)(ajv);
   for (const [name, format] of Object.entries(FORMATS)) ajv.addFormat(name, format);
   return ajv;
-}
-
-/** The JSON path of the first string (value or key) holding a NUL character, which PostgreSQL cannot store in text. */
-function nulPath(value: unknown, path = ''): string | undefined {
-  if (typeof value === 'string') return value.includes('\0') ? path || '/' : undefined;
-  if (typeof value !== 'object' || value === null) return undefined;
-  for (const [key, item] of Object.entries(value)) {
-    const at = `${path}/${key}`;
-    if (key.includes('\0')) return at;
-    const found = nulPath(item, at);
-    if (found !== undefined) return found;
-  }
-  return undefined;
 }
 
 /**
@@ -59,20 +47,17 @@ export function registerValidation(app: FastifyInstance): void {
     } catch (err) {
       return done(new AppError(400, 'validation_error', `malformed JSON body: ${(err as Error).message}`), undefined);
     }
-    // JSON writes a NUL only as the escape \u0000 (a raw one is malformed): the text tells when to look.
-    const nul = text.includes('\\u0000') ? nulPath(parsed) : undefined;
-    if (nul !== undefined) return done(nulError('body', nul), undefined);
+    const problem = jsonProblem(parsed);
+    if (problem) return done(new AppError(400, 'validation_error', `invalid body: ${problem.path} ${problem.message}`, [{ location: 'body', ...problem }]), undefined);
     done(null, parsed);
   });
-  // The same for the query string and the path, where a NUL is written %00.
-  // A callback hook, not an async one: it runs on every request and rarely has anything to say.
+  // A NUL in the query string or the path, where it is written %00. A callback hook, not an async
+  // one: it runs on every request and rarely has anything to say.
   app.addHook('onRequest', (request, _reply, done) => {
     const at = request.url.indexOf('%00');
     if (at === -1) return done();
     const query = request.url.indexOf('?');
-    done(nulError(query !== -1 && at > query ? 'querystring' : 'params', '/'));
+    const location = query !== -1 && at > query ? 'querystring' : 'params';
+    done(new AppError(400, 'validation_error', 'text must not contain the NUL character (%00)', [{ location, path: '/', message: 'contains the NUL character' }]));
   });
 }
-
-const nulError = (location: string, path: string) =>
-  new AppError(400, 'validation_error', 'text must not contain the NUL character (\\u0000)', [{ location, path, message: 'contains NUL' }]);

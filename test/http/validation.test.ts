@@ -57,7 +57,7 @@ describe('the NUL character', () => {
     for (const [label, method, url, payload, path] of cases) {
       const res = await call(method, url, payload);
       expectValidationError(res, label);
-      expect(res.json().error.details, label).toEqual([{ location: 'body', path, message: 'contains NUL' }]);
+      expect(res.json().error.details, label).toEqual([{ location: 'body', path, message: 'contains the NUL character (\\u0000)' }]);
     }
     expect((await call('GET', `${P}/contacts?external_id=nul-1`)).json().results).toEqual([]);
     const read = (await call('GET', `${P}/contacts/${contactId}`)).json();
@@ -66,6 +66,27 @@ describe('the NUL character', () => {
     const literal = await t.app.inject({ method: 'POST', url: `${P}/contacts`, headers: { ...tenant.headers, 'content-type': 'application/json' }, payload: '{"external_id":"nul-2","first_name":"a\\\\u0000b"}' });
     expect(literal.statusCode).toBe(201);
     expect(literal.json().contact.first_name).toBe('a\\u0000b');
+  });
+
+  it('refuses lone surrogates and nesting deeper than 64 levels in a body, on the public and the operator API', async () => {
+    // Written as text: JSON.stringify itself cannot write it (its stack overflows).
+    const deep = `${'['.repeat(5000)}1${']'.repeat(5000)}`;
+    const cases: [string, string, unknown, { path: string; message: RegExp }][] = [
+      ['surrogate value', `${P}/contacts`, { external_id: 'sur-1', custom_fields: { a: 'x\ud800' } }, { path: '/custom_fields/a', message: /lone surrogate/ }],
+      ['surrogate key', `${P}/contacts`, { external_id: 'sur-2', custom_fields: { ['\udc00']: 'x' } }, { path: '/custom_fields/\udc00', message: /lone surrogate/ }],
+      ['deep contact field', `${P}/contacts`, `{"external_id":"deep-1","custom_fields":{"a":${deep}}}`, { path: expect.stringMatching(/^\/custom_fields\/a(\/0)+$/) as unknown as string, message: /deeper than 64/ }],
+      ['deep agent config', `/admin/v1/businesses/${tenant.businessId}/agents`, `{"name":"a","config":{"x":${deep}}}`, { path: expect.any(String) as unknown as string, message: /deeper than 64/ }],
+    ];
+    for (const [label, url, payload, detail] of cases) {
+      const headers = { ...(url.startsWith('/admin') ? adminHeaders : tenant.headers), 'content-type': 'application/json' };
+      const res = await t.app.inject({ method: 'POST', url, headers, payload: typeof payload === 'string' ? payload : JSON.stringify(payload) });
+      expectValidationError(res, label);
+      expect(res.json().error.details, label).toEqual([{ location: 'body', path: detail.path, message: expect.stringMatching(detail.message) }]);
+    }
+    // A surrogate pair is a character like any other.
+    const pair = await call('POST', `${P}/contacts`, { external_id: 'pair-1', first_name: '😀' });
+    expect(pair.statusCode).toBe(201);
+    expect(pair.json().contact.first_name).toBe('😀');
   });
 
   it('is refused in a query string and in a path', async () => {

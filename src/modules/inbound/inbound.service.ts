@@ -9,6 +9,7 @@ import type { ChannelRow, ChannelsService } from '../channels/channels.service.t
 import { openConversation } from '../messaging/messaging.conversations.ts';
 import { messagingRepository } from '../messaging/messaging.repository.ts';
 import { Batcher } from '../../lib/batcher.ts';
+import { storableText } from '../../lib/json-check.ts';
 import { MEDIA_FETCH_JOB } from '../media/media.fetch-job.ts';
 import type { WebhookEvents } from '../webhooks/webhook-events.ts';
 import { errorText, inboundMessageRow } from './inbound.content.ts';
@@ -214,9 +215,10 @@ export class InboundService {
 function parseBody(raw: Buffer): unknown {
   if (raw.length === 0) throw badRequest('empty notification body');
   const text = raw.toString('utf8');
-  // PostgreSQL text cannot hold NUL: a customer's message carrying one (JSON writes it \u0000) is
-  // stored without it, rather than refused and redelivered by Meta forever.
-  const reviver = text.includes('\\u0000') ? withoutNul : undefined;
+  // PostgreSQL stores neither a NUL nor a lone surrogate (JSON writes them \u0000, \ud83d): a
+  // customer's message carrying one is stored without it, rather than refused and redelivered by
+  // Meta forever.
+  const reviver = UNSTORABLE_ESCAPE.test(text) ? (_key: string, value: unknown) => (typeof value === 'string' ? storableText(value) : value) : undefined;
   try {
     return parseJson(text, reviver, { protoAction: 'remove', constructorAction: 'remove' });
   } catch {
@@ -224,6 +226,5 @@ function parseBody(raw: Buffer): unknown {
   }
 }
 
-function withoutNul(_key: string, value: unknown): unknown {
-  return typeof value === 'string' ? value.replaceAll('\0', '') : value;
-}
+/** The JSON escapes of a NUL or of a surrogate (paired or not: the reviver keeps pairs). */
+const UNSTORABLE_ESCAPE = /\\u(0000|[dD][89a-fA-F])/;

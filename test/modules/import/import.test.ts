@@ -132,6 +132,25 @@ describe('POST /admin/v1/businesses/:bid/import', () => {
     expect(message(17)).toMatch(/event_type/);
   });
 
+  it('reports a line nested too deep or holding text PostgreSQL cannot store, and goes on', async () => {
+    const s = sampleRecords('deep');
+    const contact = (extra: string) => `{"type":"contact","id":"${v7()}","first_name":"X","custom_fields":${extra},"created_at":"2026-08-04T10:00:00Z"}`;
+    const res = await postImport(t.app, tenant.businessId, [
+      JSON.stringify(s.records[0]),
+      contact(`{"a":${'['.repeat(5000)}1${']'.repeat(5000)}}`), // 2
+      contact('{"a":"x\\ud800"}'), // 3
+      contact('{"a":"x\\u0000"}'), // 4
+      JSON.stringify(s.records[1]),
+    ].join('\n'));
+    expect(res.statusCode).toBe(200);
+    expect(res.json().imported).toMatchObject({ contacts: 1, conversations: 1 });
+    expect(res.json().errors.map((e: { line: number; message: string }) => [e.line, e.message.replace(/^\/custom_fields\/a(\/0)*/, '')])).toEqual([
+      [2, ' nested deeper than 64 levels'],
+      [3, ' is not well-formed Unicode (a lone surrogate)'],
+      [4, ' contains the NUL character (\\u0000)'],
+    ]);
+  });
+
   it("ties an event to its conversation's contact, and to a conversation or none by its type", async () => {
     const a = sampleRecords('tie-a');
     const b = sampleRecords('tie-b');

@@ -89,9 +89,11 @@ describe('inbound content types', () => {
     expect(unknown.metadata).toEqual({ reaction: { message_id: null, provider_message_id: 'wamid.gone', emoji: null } });
   });
 
-  it('stores a text carrying NUL characters without them (PostgreSQL text cannot hold one)', async () => {
-    const row = await receive('text', { body: 'before\u0000after\u0000' });
-    expect(row).toMatchObject({ type: 'text', text: 'beforeafter', status: 'RECEIVED' });
+  it('stores text carrying NUL characters or lone surrogates without them (PostgreSQL cannot hold them)', async () => {
+    const row = await receive('text', { body: 'before\u0000after\u0000 😀' });
+    expect(row).toMatchObject({ type: 'text', text: 'beforeafter 😀', status: 'RECEIVED' });
+    const place = await receive('location', { latitude: 1, longitude: 2, name: 'Caf\ud83d', address: '\udc00 street' });
+    expect(place.metadata).toEqual({ location: { latitude: 1, longitude: 2, name: 'Caf\ufffd', address: '\ufffd street', url: null } });
   });
 
   it('marks forwarded messages', async () => {

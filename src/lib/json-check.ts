@@ -1,0 +1,39 @@
+/**
+ * How deep a JSON value may nest. JSON.stringify recurses, and a few thousand levels (a 10 KB line)
+ * overflow its stack; nothing the service stores comes near this.
+ */
+export const MAX_JSON_DEPTH = 64;
+
+/** Where a JSON value holds what the database cannot store, and what it is. */
+export interface JsonProblem {
+  path: string;
+  message: string;
+}
+
+/**
+ * The first part of a parsed JSON value that PostgreSQL would refuse, as a JSON pointer: a string
+ * (value or key) with a NUL character or a lone surrogate (text and jsonb hold neither), or nesting
+ * deeper than MAX_JSON_DEPTH. Undefined when there is none.
+ */
+export function jsonProblem(value: unknown, path = '', depth = 0): JsonProblem | undefined {
+  if (typeof value === 'string') return textProblem(value, path);
+  if (typeof value !== 'object' || value === null) return undefined;
+  if (depth >= MAX_JSON_DEPTH) return { path: path || '/', message: `nested deeper than ${MAX_JSON_DEPTH} levels` };
+  for (const [key, item] of Object.entries(value)) {
+    const at = `${path}/${key}`;
+    const problem = textProblem(key, at) ?? jsonProblem(item, at, depth + 1);
+    if (problem) return problem;
+  }
+  return undefined;
+}
+
+function textProblem(text: string, path: string): JsonProblem | undefined {
+  if (text.includes('\0')) return { path: path || '/', message: 'contains the NUL character (\\u0000)' };
+  if (!text.isWellFormed()) return { path: path || '/', message: 'is not well-formed Unicode (a lone surrogate)' };
+  return undefined;
+}
+
+/** A string PostgreSQL can store: without NUL characters, lone surrogates replaced (U+FFFD). */
+export function storableText(text: string): string {
+  return text.replaceAll('\0', '').toWellFormed();
+}
