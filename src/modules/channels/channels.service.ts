@@ -84,11 +84,13 @@ export class ChannelsService {
       if (!row.provider_kind) throw badRequest('the channel has no provider to update', [{ path: '/provider' }]);
       providerConfig = { ...this.openConfig(row), ...body.provider };
     }
-    const updated = await channelsRepository.update(this.db, businessId, id, {
+    const changes = {
       ...(body.name !== undefined ? { name: body.name } : {}),
       ...(body.pace_per_second !== undefined ? { pace_per_second: body.pace_per_second } : {}),
       ...(providerConfig ? { provider_config: sealProviderConfig(this.secrets, providerConfig) } : {}),
-    });
+    };
+    if (Object.keys(changes).length === 0) return toChannelForm(row);
+    const updated = await channelsRepository.update(this.db, businessId, id, changes);
     if (!updated) throw notFound('channel');
     this.forget(updated);
     return toChannelForm(updated);

@@ -1,5 +1,6 @@
 import type { Config } from '../../config.ts';
 import type { Db } from '../../db/database.ts';
+import { CursorCodec } from '../../http/cursor.ts';
 import { dashboardLinks } from '../../lib/links.ts';
 import { SecretBox } from '../../lib/secret-box.ts';
 import { guardedAgent } from '../../net/ssrf-guard.ts';
@@ -33,7 +34,7 @@ export function createWebhooks(db: Db, config: Config, clock: Clock = systemCloc
   const secrets = new SecretBox(config.secretKeys, 'webhook-secrets');
   const worker = new WebhookDeliveryWorker({ db, clock, dispatcher, policy, secrets, log: { error: (obj, msg) => log?.error(obj, msg) } }, options);
   const wake = () => worker.wake();
-  const service = new WebhooksService(db, policy, clock, wake, secrets);
+  const service = new WebhooksService(db, policy, clock, wake, secrets, new CursorCodec(config.secretKeys));
   const events = new WebhookEvents(dashboardLinks(config.publicUrl), { secretKeys: config.secretKeys, publicUrl: config.publicUrl }, clock, wake);
   let timer: NodeJS.Timeout | undefined;
   return {

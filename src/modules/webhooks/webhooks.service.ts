@@ -1,4 +1,5 @@
 import type { Db } from '../../db/database.ts';
+import { CursorCodec } from '../../http/cursor.ts';
 import { AppError, badRequest, conflict, notFound } from '../../http/errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { SecretBoxError, type SealCounts, type SecretBox } from '../../lib/secret-box.ts';
@@ -57,23 +58,6 @@ const toDeliveryForm = (row: DeliveryRow): DeliveryForm => ({
   created_at: row.created_at,
 });
 
-function encodeCursor(row: AttemptRow): string {
-  return Buffer.from(JSON.stringify([row.created_at, row.id])).toString('base64url');
-}
-
-function decodeCursor(cursor: string): { createdAt: string; id: string } {
-  try {
-    const value: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-    if (Array.isArray(value) && value.length === 2) {
-      const [createdAt, id] = value as unknown[];
-      if (typeof createdAt === 'string' && typeof id === 'string' && !Number.isNaN(Date.parse(createdAt)) && /^[0-9a-f-]{36}$/.test(id)) return { createdAt, id };
-    }
-  } catch {
-    // falls through to the 400
-  }
-  throw badRequest('invalid cursor', [{ path: '/cursor' }]);
-}
-
 /** Webhook registrations of a business (operator API and dashboard), their log and redeliveries. */
 export class WebhooksService {
   constructor(
@@ -83,6 +67,8 @@ export class WebhooksService {
     private readonly wakeWorker: () => void,
     /** Seals the signing secrets at rest; the delivery worker opens them to sign. */
     private readonly secrets: SecretBox,
+    /** Signs the cursors of the attempt log, bound to its webhook. */
+    private readonly cursors: CursorCodec,
   ) {}
 
   private async checkUrl(url: string): Promise<string> {
@@ -207,11 +193,13 @@ export class WebhooksService {
 
   /** The attempt log of a webhook, newest first, paged by cursor. */
   async attempts(businessId: string, id: string, limit: number, cursor?: string): Promise<{ deliveries: DeliveryAttemptForm[]; next_cursor: string | null }> {
-    const after = cursor === undefined ? undefined : decodeCursor(cursor);
+    const scope = CursorCodec.scope({ business: businessId, webhook: id });
+    const after = cursor === undefined ? undefined : this.cursors.decode(cursor, scope);
     await this.row(businessId, id);
     const rows = await deliveries.attempts(this.db, businessId, id, limit + 1, after);
     const page = rows.slice(0, limit);
-    return { deliveries: page.map(toAttemptForm), next_cursor: rows.length > limit ? encodeCursor(page[page.length - 1]!) : null };
+    const last = page.at(-1);
+    return { deliveries: page.map(toAttemptForm), next_cursor: rows.length > limit && last ? this.cursors.encode({ createdAt: last.created_at, id: last.id }, scope) : null };
   }
 
   /** Sends a delivery again now, with its original payload and webhook-id. */

@@ -167,6 +167,11 @@ describe('GET, PATCH, DELETE /admin/v1/businesses/:bid/channels/:id', () => {
     expect((await patch({ type: 'sms' })).statusCode).toBe(400);
     expect((await patch({ pace_per_second: 0 })).statusCode).toBe(400);
     expect((await patch({ name: 'x' }, other.businessId)).statusCode).toBe(404);
+    expect((await patch({}, other.businessId)).statusCode).toBe(404);
+    // Nothing to change: the channel as it is.
+    const unchanged = await patch({});
+    expect(unchanged.statusCode).toBe(200);
+    expect(unchanged.json().channel).toEqual(channel);
     const noProvider = (await create({ type: 'email', identifier: `ops${++seq}@acme.test` })).json().channel;
     const rotate = await t.app.inject({ method: 'PATCH', url: url(tenant.businessId, noProvider.id), headers: adminHeaders, payload: { provider: { app_secret: 'x' } } });
     expect(rotate.statusCode).toBe(400);

@@ -137,7 +137,11 @@ describe('webhooks operator API', () => {
       const page2 = (await call('GET', `${base()}/${webhook.id}/deliveries?limit=2&cursor=${page1.next_cursor}`)).json();
       expect(page2).toEqual({ deliveries: all.slice(2), next_cursor: null });
       expect(all[2]!.message_id).toBe(first.message.id);
-      for (const bad of ['?cursor=garbage', '?limit=0', '?limit=201', '?limit=x', '?other=1']) {
+      // Cursors are signed and bound to their webhook: a forged one, or another webhook's, is refused.
+      const forged = (value: unknown) => `?cursor=${Buffer.from(JSON.stringify(value)).toString('base64url')}`;
+      const { webhook: second } = await createWebhook(t.app, tenant.businessId, { url: `${local.url}/second` });
+      expect((await call('GET', `${base()}/${second.id}/deliveries?cursor=${page1.next_cursor}`)).statusCode).toBe(400);
+      for (const bad of ['?cursor=garbage', forged(['1', webhook.id]), forged(['2026-01-01T00:00:00Z', '-'.repeat(36)]), '?limit=0', '?limit=201', '?limit=x', '?other=1']) {
         expect((await call('GET', `${base()}/${webhook.id}/deliveries${bad}`)).statusCode, bad).toBe(400);
       }
 
