@@ -4,6 +4,7 @@ import type { DatabaseHandle } from './db/database.ts';
 import { requireAdminToken } from './http/admin-auth.ts';
 import { requireApiKey } from './http/api-key-auth.ts';
 import { registerErrorHandling } from './http/errors.ts';
+import { loggerOptions } from './http/logging.ts';
 import { registerOpenApi } from './http/openapi.ts';
 import { registerValidation } from './http/validation.ts';
 import { adminRoutes } from './modules/admin/admin.routes.ts';
@@ -59,7 +60,7 @@ export interface AppDeps {
 /** Builds the whole HTTP app over an open database: infrastructure, then auth, then modules. */
 export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
-    logger: deps.logger ?? { level: config.logLevel, redact: ['req.headers["x-api-key"]', 'req.headers.authorization'] },
+    logger: deps.logger ?? loggerOptions(config.logLevel),
     bodyLimit: 1024 * 1024,
     routerOptions: { maxParamLength: 200 },
     ajv: { customOptions: { removeAdditional: false } },
