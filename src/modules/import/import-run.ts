@@ -178,7 +178,13 @@ export class ImportRun {
     const missing = batch.filter((p) => !existing.has(p.row.id));
     if (missing.length === 0) return;
     if (table === 'conversations') {
-      for (const p of missing as Pending<'conversations'>[]) this.error(p.line, `contact ${p.row.contact_id} not found in this business`);
+      const conversations = missing as Pending<'conversations'>[];
+      const contacts = await repo.existing(this.db, this.businessId, 'contacts', conversations.map((p) => p.row.contact_id));
+      for (const p of conversations) {
+        this.error(p.line, contacts.has(p.row.contact_id)
+          ? `channel ${p.row.channel_id} not found among the ${p.row.channel} channels of this business`
+          : `contact ${p.row.contact_id} not found in this business`);
+      }
     } else if (table === 'messages') {
       for (const p of missing as Pending<'messages'>[]) this.error(p.line, `conversation ${p.row.conversation_id} not found in this business`);
     } else if (table === 'events') {

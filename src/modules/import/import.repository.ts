@@ -86,6 +86,7 @@ export const importRepository = {
       SELECT count(*)::int AS n FROM inserted`, db);
   },
 
+  /** A conversation's channel_id, when given, names a channel of the business of the conversation's channel type. */
   insertConversations(db: Db, businessId: string, rows: ConversationImportRow[]): Promise<number> {
     return count(sql<{ n: number }>`
       WITH parent AS MATERIALIZED (
@@ -98,6 +99,10 @@ export const importRepository = {
           ${column(rows, 'channel_id')}::text[], ${column(rows, 'created_at')}::text[], ${column(rows, 'closed_at')}::text[])
           AS r(id, contact_id, channel, channel_id, created_at, closed_at)
         JOIN parent p ON p.id = r.contact_id::uuid
+        LEFT JOIN LATERAL (
+          SELECT id FROM channels ch WHERE ch.business_id = ${businessId}::uuid AND ch.id = r.channel_id::uuid AND ch.type = r.channel LIMIT 1
+        ) ch ON true
+        WHERE r.channel_id IS NULL OR ch.id IS NOT NULL
         ON CONFLICT (business_id, id) DO NOTHING
         RETURNING 1
       )

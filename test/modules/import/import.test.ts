@@ -132,6 +132,29 @@ describe('POST /admin/v1/businesses/:bid/import', () => {
     expect(message(17)).toMatch(/event_type/);
   });
 
+  it("takes a conversation's channel_id only of a channel of the business and of the conversation's type", async () => {
+    const channel = async (bid: string, identifier: string) => (await t.app.inject({
+      method: 'POST', url: `/admin/v1/businesses/${bid}/channels`, headers: adminHeaders, payload: { type: 'sms', identifier },
+    })).json().channel.id as string;
+    const mine = await channel(tenant.businessId, '+15550001001');
+    const theirs = await channel(other.businessId, '+15550001002');
+    const s = sampleRecords('channels');
+    const conversation = (channel_id: string, channel = 'sms') => ({ ...s.records[1], id: v7(), channel, channel_id });
+    const res = await postImport(t.app, tenant.businessId, [
+      s.records[0],
+      conversation(mine), // 2 good
+      conversation(theirs), // 3 another business's
+      conversation(v7()), // 4 none
+      conversation(mine, 'whatsapp'), // 5 another type
+    ]);
+    expect(res.json().imported).toMatchObject({ contacts: 1, conversations: 1 });
+    expect(res.json().errors).toEqual([
+      { line: 3, message: `channel ${theirs} not found among the sms channels of this business` },
+      { line: 4, message: expect.stringMatching(/^channel .* not found among the sms channels/) },
+      { line: 5, message: `channel ${mine} not found among the whatsapp channels of this business` },
+    ]);
+  });
+
   it('reports a line nested too deep or holding text PostgreSQL cannot store, and goes on', async () => {
     const s = sampleRecords('deep');
     const contact = (extra: string) => `{"type":"contact","id":"${v7()}","first_name":"X","custom_fields":${extra},"created_at":"2026-08-04T10:00:00Z"}`;
