@@ -47,10 +47,19 @@ function positiveInt(env: Env, name: string, fallback: number): number {
 }
 
 function port(env: Env): number {
-  const raw = env.PORT ?? '3000';
+  const raw = env.PORT || '3000';
   const value = Number(raw);
   if (!Number.isInteger(value) || value < 0 || value > 65535) throw new ConfigError(`PORT must be a port number, got "${raw}"`);
   return value;
+}
+
+/** pino's levels: another value would stop the service only once it had opened its database. */
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+function logLevel(env: Env): string {
+  const level = env.LOG_LEVEL || 'info';
+  if (!LOG_LEVELS.includes(level)) throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${level}"`);
+  return level;
 }
 
 /**
@@ -109,7 +118,7 @@ export function loadConfig(env: Env = process.env): Config {
     adminToken,
     secretKeys: secretKeys(env, dataDir, databaseUrl),
     allowPrivateWebhookTargets: bool(env, 'ALLOW_PRIVATE_WEBHOOK_TARGETS', false),
-    logLevel: env.LOG_LEVEL || 'info',
+    logLevel: logLevel(env),
     seedDemo: bool(env, 'SEED_DEMO', true),
     redisUrl: env.REDIS_URL || undefined,
     rateLimitEventsPerWindow: positiveInt(env, 'RATE_LIMIT_EVENTS_PER_MINUTE', 120),

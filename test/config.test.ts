@@ -26,3 +26,19 @@ describe('SECRET_KEY and SECRET_KEY_FALLBACKS', () => {
     expect(fallbacks).toEqual([OLD]);
   });
 });
+
+describe('PORT and LOG_LEVEL', () => {
+  const config = (env: Record<string, string>) => loadConfig({ DATA_DIR: 'memory://', SECRET_KEY: KEY, ...env });
+
+  it('reads an empty PORT as unset, like every other variable', () => {
+    expect(config({ PORT: '' })).toMatchObject({ port: 3000, publicUrl: 'http://127.0.0.1:3000' });
+    expect(config({ PORT: '0' }).port).toBe(0);
+    expect(() => config({ PORT: '70000' })).toThrow(ConfigError);
+  });
+
+  it("takes pino's levels only", () => {
+    expect(config({}).logLevel).toBe('info');
+    expect(config({ LOG_LEVEL: 'debug' }).logLevel).toBe('debug');
+    expect(() => config({ LOG_LEVEL: 'verbose' })).toThrow(/LOG_LEVEL must be one of/);
+  });
+});

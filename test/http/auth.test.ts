@@ -24,6 +24,9 @@ describe('API key authentication', () => {
     const listed = await t.app.inject({ method: 'GET', url: `/admin/v1/businesses/${tenant.businessId}/api-keys`, headers: adminHeaders });
     expect(listed.body).not.toContain(tenant.key);
     expect(listed.json().api_keys[0].prefix).toBe(tenant.key.slice(0, 12));
+    const unknown = await t.app.inject({ method: 'GET', url: '/admin/v1/businesses/0190a6f0-0000-7000-8000-000000000000/api-keys', headers: adminHeaders });
+    expect(unknown.statusCode).toBe(404);
+    expect(unknown.json().error.code).toBe('not_found');
   });
 
   it.each([

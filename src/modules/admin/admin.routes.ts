@@ -44,8 +44,11 @@ export const adminRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.get(
     '/businesses/:bid/api-keys',
-    { schema: { tags, security, summary: 'List API keys (never the keys themselves)', params: BusinessParams, response: responses({ 200: Type.Object({ api_keys: Type.Array(ApiKey) }) }, 400, 401) } },
-    async (request) => ({ api_keys: await apiKeys.list(request.params.bid) }),
+    { schema: { tags, security, summary: 'List API keys (never the keys themselves)', params: BusinessParams, response: responses({ 200: Type.Object({ api_keys: Type.Array(ApiKey) }) }, 400, 401, 404) } },
+    async (request) => {
+      await businesses.get(request.params.bid);
+      return { api_keys: await apiKeys.list(request.params.bid) };
+    },
   );
 
   app.delete(
