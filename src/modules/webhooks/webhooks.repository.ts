@@ -54,6 +54,17 @@ export const webhooksRepository = {
     return db.updateTable('webhooks').set(set).where('business_id', '=', businessId).where('id', '=', id).returningAll().executeTakeFirst();
   },
 
+  /**
+   * A new signing secret, the current one kept as the previous until `previousExpiresAt`, in one
+   * statement: of two rotations at once, the second keeps the first's secret as its previous.
+   */
+  rotateSecret(db: Db, businessId: string, id: string, secret: string, previousExpiresAt: string, at: string): Promise<WebhookRow | undefined> {
+    return db.updateTable('webhooks')
+      .set((eb) => ({ previous_secret: eb.ref('secret'), secret, previous_secret_expires_at: previousExpiresAt, updated_at: at }))
+      .where('business_id', '=', businessId).where('id', '=', id)
+      .returningAll().executeTakeFirst();
+  },
+
   /** The secrets of the webhooks of every business, in (business_id, id) order after `after`: a maintenance pass. */
   secretsAfter(db: Db, after: { business_id: string; id: string } | undefined, limit: number): Promise<StoredSecrets[]> {
     let query = db.selectFrom('webhooks').select(['business_id', 'id', 'secret', 'previous_secret']);

@@ -148,15 +148,9 @@ export class WebhooksService {
 
   /** A new secret (shown once); the old one keeps signing next to it for 24 hours. */
   async rotateSecret(businessId: string, id: string): Promise<{ webhook: WebhookForm; secret: string }> {
-    const current = await this.row(businessId, id);
     const nowMs = this.clock.now();
     const secret = newWebhookSecret();
-    const row = await webhooksRepository.update(this.db, businessId, id, {
-      secret: this.secrets.seal(secret),
-      previous_secret: current.secret,
-      previous_secret_expires_at: isoAt(nowMs + ROTATION_OVERLAP_MS),
-      updated_at: isoAt(nowMs),
-    });
+    const row = await webhooksRepository.rotateSecret(this.db, businessId, id, this.secrets.seal(secret), isoAt(nowMs + ROTATION_OVERLAP_MS), isoAt(nowMs));
     if (!row) throw notFound('webhook');
     return { webhook: toWebhookForm(row), secret };
   }

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { SecretBox } from '../../../src/lib/secret-box.ts';
 import { adminHeaders, createTenant, type Tenant } from '../../helpers/tenants.ts';
 import { buildWebhookApp, createWebhook, logOf, Receiver, sharedDatabase, storeMessage, type SharedDatabase, type WebhookTestApp } from './webhook-harness.ts';
 
@@ -26,6 +27,19 @@ const call = (method: 'GET' | 'POST' | 'PATCH' | 'DELETE', url: string, payload?
   t.app.inject({ method, url, headers: adminHeaders, ...(payload === undefined ? {} : { payload: payload as object }) });
 
 describe('webhooks operator API', () => {
+  it('keeps both secrets of two rotations made at once: the later one current, the earlier one previous', async () => {
+    const { webhook } = await createWebhook(t.app, tenant.businessId, { url: receiver.url });
+    const rotate = () => call('POST', `${base()}/${webhook.id}/rotate-secret`);
+    const answers = await Promise.all([rotate(), rotate(), rotate()]);
+    const secrets = answers.map((res) => res.json().secret as string);
+    const row = await t.database.db.selectFrom('webhooks').select(['secret', 'previous_secret']).where('id', '=', webhook.id).executeTakeFirstOrThrow();
+    const box = new SecretBox(t.config.secretKeys, 'webhook-secrets');
+    const [current, previous] = [box.open(row.secret), box.open(row.previous_secret!)];
+    expect(secrets).toContain(current);
+    expect(secrets).toContain(previous);
+    expect(current).not.toBe(previous);
+  });
+
   it('creates, reads, lists, edits and deletes a webhook; the secret is shown only at creation', async () => {
     const created = await call('POST', base(), { event: 'message_created', url: `${receiver.url}/a`, headers: { 'X-Token': 'abc' } });
     expect(created.statusCode).toBe(201);
