@@ -51,8 +51,9 @@ export class ApiKeysService {
     const hash = hashKey(key);
     const cached = this.cache.get(hash);
     if (cached) return cached;
+    const readAt = this.cache.removals();
     const businessId = await apiKeysRepository.businessOfHash(this.db, hash);
-    if (businessId) this.cache.set(hash, businessId);
+    if (businessId) this.cache.set(hash, businessId, readAt);
     return businessId;
   }
 
