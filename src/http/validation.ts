@@ -51,6 +51,12 @@ export function registerValidation(app: FastifyInstance): void {
     if (problem) return done(new AppError(400, 'validation_error', `invalid body: ${problem.path} ${problem.message}`, [{ location: 'body', ...problem }]), undefined);
     done(null, parsed);
   });
+  // A request without a body, to a route whose body is an object of optional fields (an API key's
+  // {name?}), is that object empty; where fields are required, validation names them.
+  app.addHook('preValidation', (request, _reply, done) => {
+    if (request.body === undefined && request.routeOptions.schema?.body) request.body = {};
+    done();
+  });
   // A NUL in the query string or the path, where it is written %00. A callback hook, not an async
   // one: it runs on every request and rarely has anything to say.
   app.addHook('onRequest', (request, _reply, done) => {

@@ -97,6 +97,20 @@ describe('the NUL character', () => {
   });
 });
 
+describe('requests without a body', () => {
+  it('are an empty object where every field is optional, and name the required fields elsewhere', async () => {
+    const url = `/admin/v1/businesses/${tenant.businessId}/api-keys`;
+    for (const headers of [adminHeaders, { ...adminHeaders, 'content-type': 'application/json' }]) {
+      const res = await t.app.inject({ method: 'POST', url, headers });
+      expect(res.statusCode).toBe(201);
+      expect(res.json().api_key.name).toBe('API key');
+    }
+    const send = await t.app.inject({ method: 'POST', url: `${P}/messages/send`, headers: tenant.headers });
+    expectValidationError(send, 'send');
+    expect(send.json().error.details[0].message).toMatch(/required property/);
+  });
+});
+
 describe('dates', () => {
   it('refuses the year 0, which PostgreSQL has not', async () => {
     expectValidationError(await call('GET', `${P}/messages?since=0000-01-01T00:00:00Z&until=0000-01-05T00:00:00Z`), 'messages');
