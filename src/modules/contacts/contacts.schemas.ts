@@ -97,6 +97,7 @@ export type UpdateContactBody = Static<typeof UpdateContactBody>;
 export const ContactResponse = Type.Object({ contact: ContactSnake });
 export const ContactCamelResponse = Type.Object({ contact: Type.Array(ContactCamel, { description: 'always one element' }) });
 export const SearchResponse = Type.Object({ results: Type.Array(ContactSnake) });
+
 /**
  * The path of DELETE /contacts/:uuid and POST /contacts/:uuid/conversation/close, whose contract
  * lists no 400: an id that is not a UUID names no contact, so it answers 404.
