@@ -117,12 +117,15 @@ export const webhookDeliveriesRepository = {
     return query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).execute();
   },
 
-  /** Deletes up to `batch` log rows and finished deliveries created before `cutoff`; returns how many. */
+  /**
+   * Deletes up to `batch` log rows and finished (delivered or failed) deliveries created before
+   * `cutoff`; returns how many. Deliveries still to make (held while their webhook is disabled) stay.
+   */
   async deleteOlderThan(db: Db, cutoff: string, batch: number): Promise<number> {
     const attempts = await sql`DELETE FROM webhook_attempts WHERE (business_id, id) IN (
       SELECT business_id, id FROM webhook_attempts WHERE created_at < ${cutoff} LIMIT ${batch})`.execute(db);
     const deliveries = await sql`DELETE FROM webhook_deliveries WHERE (business_id, id) IN (
-      SELECT business_id, id FROM webhook_deliveries WHERE created_at < ${cutoff} AND state <> 'running' LIMIT ${batch})`.execute(db);
+      SELECT business_id, id FROM webhook_deliveries WHERE created_at < ${cutoff} AND state IN ('delivered', 'failed') LIMIT ${batch})`.execute(db);
     return Number(attempts.numAffectedRows ?? 0n) + Number(deliveries.numAffectedRows ?? 0n);
   },
 };

@@ -248,6 +248,24 @@ describe('retry rules', () => {
     expect(() => new Webhook(secret).verify(calls[1]!.body, calls[1]!.headers as Record<string, string>)).not.toThrow();
   });
 
+  it('keeps deliveries held by a disabled webhook however old, and makes them once it is enabled again', async () => {
+    receiver.respond = () => ({ status: 500 });
+    const { webhook } = await createWebhook(t.app, tenant.businessId, { url: receiver.url });
+    const stored = await storeMessage(t, tenant.businessId);
+    await logOf(t.app, tenant.businessId, webhook.id, 1);
+    const patch = (enabled: boolean) => t.app.inject({ method: 'PATCH', url: `/admin/v1/businesses/${tenant.businessId}/webhooks/${webhook.id}`, headers: adminHeaders, payload: { enabled } });
+    expect((await patch(false)).statusCode).toBe(200);
+    clock.advance(31 * DAY);
+    await t.app.services.webhooks.service.cleanup();
+    const held = await t.database.db.selectFrom('webhook_deliveries').select(['state', 'message_id']).where('webhook_id', '=', webhook.id).execute();
+    expect(held).toEqual([{ state: 'pending', message_id: stored.message.id }]);
+    receiver.respond = () => ({ status: 200, body: 'ok' });
+    const before = receiver.calls.length;
+    expect((await patch(true)).statusCode).toBe(200);
+    const calls = await receiver.waitFor(before + 1);
+    expect(JSON.parse(calls.at(-1)!.body).payload.messageId).toBe(stored.message.id);
+  });
+
   it('deletes log entries and finished deliveries after 30 days', async () => {
     const { webhook } = await createWebhook(t.app, tenant.businessId, { url: receiver.url });
     await storeMessage(t, tenant.businessId);
