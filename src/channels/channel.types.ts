@@ -190,6 +190,11 @@ export interface ParsedNotification {
 /** Whether a failed provider call may be tried again, and why it failed. */
 export interface ErrorClassification {
   retryable: boolean;
+  /**
+   * The request may have reached the provider though no answer came back (a timeout or a dropped
+   * connection after connecting): retrying may repeat what it did. Safe for a read, not for a send.
+   */
+  mayHaveArrived?: boolean;
   /** Provider error code (e.g. "131047"), `http_<status>`, `timeout` or `network_error`. */
   code: string;
   /** Human-readable detail worth storing with the message. */

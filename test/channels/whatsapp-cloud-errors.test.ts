@@ -83,27 +83,29 @@ describe('WhatsApp Cloud error classification', () => {
     expect(provider.classifyError(err)).toMatchObject({ retryable: false, code: '190' });
   });
 
-  it('a timeout is retryable', async () => {
+  it('a timeout is retryable, but the request may have arrived', async () => {
     const provider = providerFor(graph.baseUrl, graph.accessToken, 150);
     graph.setDelay(1_000);
     const err = await provider.send(text).catch((e: unknown) => e);
-    expect(provider.classifyError(err)).toMatchObject({ retryable: true, code: 'timeout' });
+    expect(provider.classifyError(err)).toMatchObject({ retryable: true, mayHaveArrived: true, code: 'timeout' });
   });
 
-  it('a dropped connection is retryable', async () => {
+  it('a dropped connection is retryable, but the request may have arrived', async () => {
     const provider = providerFor(graph.baseUrl, graph.accessToken);
     graph.disconnectNextSends(1);
     const err = await provider.send(text).catch((e: unknown) => e);
-    expect(provider.classifyError(err)).toMatchObject({ retryable: true, code: 'network_error' });
+    expect(provider.classifyError(err)).toMatchObject({ retryable: true, mayHaveArrived: true, code: 'network_error' });
     // The fake answers again afterwards: the next attempt goes through.
     await expect(provider.send(text)).resolves.toMatchObject({ providerMessageId: expect.stringMatching(/^wamid\./) });
   });
 
-  it('a refused connection is retryable', async () => {
+  it('a refused connection is retryable, and the request cannot have arrived', async () => {
     const port = await freePort();
     const provider = providerFor(`http://127.0.0.1:${port}/v21.0`, 'token');
     const err = await provider.send(text).catch((e: unknown) => e);
-    expect(provider.classifyError(err)).toMatchObject({ retryable: true, code: 'network_error' });
+    const failure = provider.classifyError(err);
+    expect(failure).toMatchObject({ retryable: true, code: 'network_error' });
+    expect(failure.mayHaveArrived).toBeUndefined();
   });
 
   it('an error of our own is final', () => {

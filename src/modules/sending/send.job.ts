@@ -138,6 +138,8 @@ export class SendJobHandler implements JobHandler {
     } catch (err) {
       const failure = provider.classifyError(err);
       const detail = `${failure.code}: ${failure.detail}`;
+      // No answer to a request that may have arrived: as a crash during the call, never resent.
+      if (failure.mayHaveArrived) return this.fail(businessId, message.id, `outcome unknown: ${detail}; not resent`);
       const attempt = message.send_attempts + 1;
       if (!failure.retryable || attempt >= this.options.maxAttempts) return this.fail(businessId, message.id, detail);
       await repo.endCall(this.db, businessId, message.id, detail);

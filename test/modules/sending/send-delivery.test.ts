@@ -59,12 +59,15 @@ describe('send worker: provider failures', () => {
     expect(await outbox(id)).toMatchObject({ state: 'done', locked_until: null });
   });
 
-  it('retries a dropped connection', async () => {
+  it('does not resend after a connection dropped during the call: the provider may have the message', async () => {
     const { phone } = await inboundContact(t, tenant, channel, 1);
     fake.disconnectNextSends(1);
     const id = (await send(t.app, phone)).json().message.uuid as string;
-    expect((await settled(t, id)).status).toBe('SENT');
-    expect(sendsTo(phone)).toHaveLength(2);
+    const row = await settled(t, id);
+    expect(row).toMatchObject({ status: 'ERROR', send_attempts: 1, provider_message_id: null });
+    expect(row.error).toMatch(/^outcome unknown: network_error: connection to the provider lost: .*; not resent$/);
+    expect(sendsTo(phone)).toHaveLength(1);
+    expect(await outbox(id)).toMatchObject({ state: 'failed' });
   });
 
   it.each<[string, GraphFailure]>([
