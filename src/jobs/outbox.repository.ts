@@ -1,6 +1,6 @@
-import { sql, type Selectable } from 'kysely';
+import { sql, type ExpressionBuilder, type Selectable } from 'kysely';
 import type { Db } from '../db/database.ts';
-import type { OutboxTable } from '../db/types.ts';
+import type { Database, OutboxTable } from '../db/types.ts';
 
 export type OutboxJob = Selectable<OutboxTable>;
 
@@ -48,29 +48,62 @@ export const outboxRepository = {
 
   async complete(db: Db, job: OutboxJob): Promise<void> {
     await db.updateTable('outbox').set({ state: 'done', locked_until: null, last_error: null })
-      .where('business_id', '=', job.business_id).where('id', '=', job.id).execute();
+      .where((eb) => heldBy(eb, job)).execute();
   },
 
   async retryAt(db: Db, job: OutboxJob, delaySeconds: number, error: string): Promise<void> {
     await db.updateTable('outbox')
       .set({ state: 'pending', locked_until: null, last_error: error, run_at: sql`now() + make_interval(secs => ${delaySeconds})` })
-      .where('business_id', '=', job.business_id).where('id', '=', job.id).execute();
+      .where((eb) => heldBy(eb, job)).execute();
   },
 
   async fail(db: Db, job: OutboxJob, error: string): Promise<void> {
     await db.updateTable('outbox').set({ state: 'failed', locked_until: null, last_error: error })
-      .where('business_id', '=', job.business_id).where('id', '=', job.id).execute();
+      .where((eb) => heldBy(eb, job)).execute();
   },
 
-  /** Jobs whose worker stopped (crash, kill) while holding them: their lease has run out. */
-  abandoned(db: Db, kind: string, limit: number): Promise<OutboxJob[]> {
-    return db.selectFrom('outbox').selectAll()
-      .where('kind', '=', kind).where('state', '=', 'running').where('locked_until', '<', sql<string>`now()`)
-      .limit(limit).execute();
+  /**
+   * Takes over up to `limit` jobs whose worker stopped (crash, kill) while holding them, their lease
+   * run out: a new claim (attempts + 1, a new lease), so the worker that lost them, should it come
+   * back, changes them no more, and of two processes sweeping at once only one takes each.
+   */
+  takeOverAbandoned(db: Db, kind: string, limit: number, leaseSeconds: number): Promise<OutboxJob[]> {
+    return db
+      .updateTable('outbox')
+      .set({ attempts: sql`attempts + 1`, locked_until: sql`now() + make_interval(secs => ${leaseSeconds})` })
+      .where(({ eb, refTuple, selectFrom }) =>
+        eb(
+          refTuple('business_id', 'id'),
+          'in',
+          selectFrom('outbox')
+            .select(['business_id', 'id'])
+            .where('kind', '=', kind)
+            .where('state', '=', 'running')
+            .where('locked_until', '<', sql<string>`now()`)
+            .limit(limit)
+            .forUpdate()
+            .skipLocked() as never,
+        ),
+      )
+      .returningAll()
+      .execute();
   },
 
   async release(db: Db, job: OutboxJob): Promise<void> {
     await db.updateTable('outbox').set({ state: 'pending', locked_until: null })
-      .where('business_id', '=', job.business_id).where('id', '=', job.id).where('state', '=', 'running').execute();
+      .where((eb) => heldBy(eb, job)).execute();
   },
 };
+
+/**
+ * The job, still under the claim `job` was read with: each claim (and take-over) counts an
+ * attempt, so a worker whose lease ran out and was taken over changes the job no more.
+ */
+function heldBy(eb: ExpressionBuilder<Database, 'outbox'>, job: OutboxJob) {
+  return eb.and([
+    eb('business_id', '=', job.business_id),
+    eb('id', '=', job.id),
+    eb('state', '=', 'running'),
+    eb('attempts', '=', job.attempts),
+  ]);
+}

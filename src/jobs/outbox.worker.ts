@@ -161,7 +161,7 @@ export class OutboxWorker {
   private async sweep(): Promise<void> {
     for (const handler of this.handlers) {
       try {
-        for (const job of await outboxRepository.abandoned(this.db, handler.kind, 100)) {
+        for (const job of await outboxRepository.takeOverAbandoned(this.db, handler.kind, 100, handler.leaseSeconds)) {
           if ((await handler.onAbandoned(job)) === 'retry') await outboxRepository.release(this.db, job);
           else await outboxRepository.fail(this.db, job, 'abandoned by a stopped worker');
         }

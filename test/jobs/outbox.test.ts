@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
 import { enqueueJob, OutboxWorker, type JobHandler, type JobOutcome } from '../../src/jobs/outbox.worker.ts';
-import type { OutboxJob } from '../../src/jobs/outbox.repository.ts';
+import { outboxRepository, type OutboxJob } from '../../src/jobs/outbox.repository.ts';
 import { createTenant, type Tenant } from '../helpers/tenants.ts';
 import { buildTestApp, type TestApp } from '../helpers/test-app.ts';
 import { newId } from '../../src/lib/ids.ts';
@@ -87,6 +87,26 @@ describe('outbox worker', () => {
     expect(ran).toEqual([retried]);
     const rows = await states('crash');
     expect(rows.find((r) => r.ref_id === givenUp)?.state).toBe('failed');
+  });
+
+  it('takes over an abandoned job once, and the worker that lost it changes it no more', async () => {
+    const db = t.database.db;
+    await enqueueJob(db, { businessId: tenant.businessId, kind: 'lost', refId: newId() });
+    const [stale] = await outboxRepository.claim(db, 'lost', 1, 30);
+    // Its worker stalls past its lease.
+    await db.updateTable('outbox').set({ locked_until: sql`now() - interval '1 second'` }).where('kind', '=', 'lost').execute();
+    const sweeps = await Promise.all([0, 1].map(() => outboxRepository.takeOverAbandoned(db, 'lost', 100, 30)));
+    const taken = sweeps.flat();
+    expect(taken).toHaveLength(1);
+    expect(taken[0]!.attempts).toBe(stale!.attempts + 1);
+    // The stalled worker comes back: whatever it records is refused.
+    await outboxRepository.complete(db, stale!);
+    await outboxRepository.fail(db, stale!, 'late');
+    await outboxRepository.retryAt(db, stale!, 0, 'late');
+    await outboxRepository.release(db, stale!);
+    expect(await states('lost')).toEqual([expect.objectContaining({ state: 'running', attempts: 2, last_error: null })]);
+    await outboxRepository.release(db, taken[0]!);
+    expect(await states('lost')).toEqual([expect.objectContaining({ state: 'pending', attempts: 2 })]);
   });
 
   it('with a backlog, claims again only when several slots are free, and still runs every job once', async () => {

@@ -132,7 +132,7 @@ export const sendingRepository = {
         where m.business_id = v.business_id and m.id = v.id and m.status = 'PENDING')
       update outbox o set state = 'done', locked_until = null, last_error = null
       from ${keys(sent.map((s) => ({ businessId: s.businessId, id: s.jobId })))}
-      where o.business_id = v.business_id and o.id = v.id`.execute(db);
+      where o.business_id = v.business_id and o.id = v.id and o.state = 'running'`.execute(db);
   },
 
   /** The call failed but may be tried again: the message waits for its next attempt. */
