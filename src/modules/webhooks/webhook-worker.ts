@@ -1,6 +1,6 @@
 import type { Dispatcher } from 'undici';
 import type { Db } from '../../db/database.ts';
-import type { SecretBox } from '../../lib/secret-box.ts';
+import { SecretBoxError, type SecretBox } from '../../lib/secret-box.ts';
 import type { TargetPolicy } from '../../net/ssrf-guard.ts';
 import { isoAt, type Clock } from './webhook-clock.ts';
 import { webhookDeliveriesRepository as deliveries, type ClaimedDelivery } from './webhook-deliveries.repository.ts';
@@ -127,10 +127,20 @@ export class WebhookDeliveryWorker {
 
   private async run(delivery: ClaimedDelivery, signal: AbortSignal): Promise<void> {
     const nowMs = this.deps.clock.now();
+    const { secrets } = this.deps;
+    let signing: ClaimedDelivery;
+    try {
+      signing = { ...delivery, secret: secrets.open(delivery.secret), previous_secret: delivery.previous_secret === null ? null : secrets.open(delivery.previous_secret) };
+    } catch (err) {
+      if (!(err instanceof SecretBoxError)) throw err;
+      // Nothing can be signed (SECRET_KEY changed without the old one among the fallbacks): an
+      // attempt that fails, in the log, retried and given up by the usual rules.
+      const unsigned: AttemptResult = { verdict: 'retry', statusCode: null, error: err.message, durationMs: 0, responseBody: null, retryAfterMs: null };
+      await this.recorder.record(delivery, unsigned);
+      return;
+    }
     let result: AttemptResult;
     try {
-      const { secrets } = this.deps;
-      const signing = { ...delivery, secret: secrets.open(delivery.secret), previous_secret: delivery.previous_secret === null ? null : secrets.open(delivery.previous_secret) };
       result = await sendAttempt(signing, { dispatcher: this.deps.dispatcher, policy: this.deps.policy, nowMs, signal, elapsed: () => performance.now(), timeoutMs: this.options.attemptTimeoutMs });
     } catch (err) {
       if (!signal.aborted) throw err;

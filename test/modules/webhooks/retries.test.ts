@@ -1,5 +1,6 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { Webhook } from 'standardwebhooks';
+import { SecretBox } from '../../../src/lib/secret-box.ts';
 import { RETRY_DELAYS_SECONDS } from '../../../src/modules/webhooks/webhook-schedule.ts';
 import { webhooksRepository } from '../../../src/modules/webhooks/webhooks.repository.ts';
 import { adminHeaders, createTenant, type Tenant } from '../../helpers/tenants.ts';
@@ -246,6 +247,21 @@ describe('retry rules', () => {
     await storeMessage(t, tenant.businessId, { conversation: first.conversation });
     const calls = await receiver.waitFor(2);
     expect(() => new Webhook(secret).verify(calls[1]!.body, calls[1]!.headers as Record<string, string>)).not.toThrow();
+  });
+
+  it('logs an attempt that cannot be signed (a secret no key opens) and retries it by the usual rules', async () => {
+    const { webhook, secret } = await createWebhook(t.app, tenant.businessId, { url: receiver.url });
+    const foreign = new SecretBox(['a-key-this-service-does-not-have-0123456789'], 'webhook-secrets').seal(secret);
+    await t.database.db.updateTable('webhooks').set({ secret: foreign }).where('id', '=', webhook.id).execute();
+    await storeMessage(t, tenant.businessId);
+    const [entry] = await logOf(t.app, tenant.businessId, webhook.id, 1);
+    expect(entry).toMatchObject({ ok: false, status_code: null, error: expect.stringMatching(/does not open with SECRET_KEY/) });
+    expect(receiver.calls).toHaveLength(0);
+    // The key is set right (here: the secret sealed with it again): the next attempt delivers.
+    await t.database.db.updateTable('webhooks').set({ secret: new SecretBox(t.config.secretKeys, 'webhook-secrets').seal(secret) }).where('id', '=', webhook.id).execute();
+    advance(5_000);
+    const [call] = await receiver.waitFor(1);
+    expect(() => new Webhook(secret).verify(call!.body, call!.headers as Record<string, string>)).not.toThrow();
   });
 
   it('keeps deliveries held by a disabled webhook however old, and makes them once it is enabled again', async () => {
