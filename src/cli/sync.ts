@@ -16,9 +16,12 @@ const usage = `Copies a business's messages and events from the export API.
   --out        directory for messages.ndjson and events.ndjson
   --database   PostgreSQL database for tables sync_messages and sync_events
   --only       messages or events (default both)
+  --overlap    minutes a resume goes back before the last stored record (default ${RESUME_OVERLAP_MINUTES})
   --quiet      no progress bar
 
-A second run resumes from the last stored created_at minus ${RESUME_OVERLAP_MINUTES} minutes and skips ids already held.`;
+A second run resumes from the last stored created_at minus the overlap and skips ids already held.
+Messages recorded later than the overlap after they happened (a provider redelivering after an
+outage) are caught by a run with a wider --overlap, e.g. 10080 (7 days).`;
 
 /** Parses the command line; throws with the usage text on a mistake. */
 export function parseSyncArgs(argv: string[]) {
@@ -26,7 +29,7 @@ export function parseSyncArgs(argv: string[]) {
     args: argv,
     options: {
       url: { type: 'string' }, key: { type: 'string' }, since: { type: 'string' }, until: { type: 'string' },
-      out: { type: 'string' }, database: { type: 'string' }, only: { type: 'string' }, quiet: { type: 'boolean' }, help: { type: 'boolean' },
+      out: { type: 'string' }, database: { type: 'string' }, only: { type: 'string' }, overlap: { type: 'string' }, quiet: { type: 'boolean' }, help: { type: 'boolean' },
     },
     strict: true,
   });
@@ -34,7 +37,9 @@ export function parseSyncArgs(argv: string[]) {
   const key = values.key ?? process.env.SYNC_API_KEY;
   if (!values.url || !key || !values.since || (!values.out === !values.database)) throw new Error(usage);
   if (values.only !== undefined && values.only !== 'messages' && values.only !== 'events') throw new Error(usage);
-  return { ...values, url: values.url, key, since: values.since, kinds: values.only ? [values.only as ExportKind] : undefined };
+  const overlapMinutes = values.overlap === undefined ? undefined : Number(values.overlap);
+  if (overlapMinutes !== undefined && !(Number.isInteger(overlapMinutes) && overlapMinutes >= 0 && overlapMinutes <= 525_600)) throw new Error(usage);
+  return { ...values, url: values.url, key, since: values.since, kinds: values.only ? [values.only as ExportKind] : undefined, overlapMinutes };
 }
 
 async function main(): Promise<void> {
@@ -45,7 +50,7 @@ async function main(): Promise<void> {
   const barOf = (kind: ExportKind, total: number) => (bar[kind] ??= bars.create(total, 0, { kind: kind.padEnd(8), records: 0, status: '' }));
   try {
     const results = await runSync({
-      url: args.url, key: args.key, since: args.since, until: args.until, kinds: args.kinds, sink,
+      url: args.url, key: args.key, since: args.since, until: args.until, kinds: args.kinds, overlapMinutes: args.overlapMinutes, sink,
       onProgress: args.quiet ? undefined : ({ kind, done, total, records }) => barOf(kind, total).update(done, { records, status: '' }),
       onWait: args.quiet ? undefined : (kind, ms, why) => bar[kind]?.update({ status: why === 'pace' ? '' : `waiting ${Math.ceil(ms / 1000)} s (${why})` }),
     });

@@ -5,7 +5,7 @@ import type { Sink } from './sinks.ts';
 const DAY_MICROS = 24n * 3600n * 1_000_000n;
 /** The contract's longest window. */
 const PIECE_MICROS = 31n * DAY_MICROS;
-/** How far back a resume starts before the last stored record: some channels record late. */
+/** How far back a resume starts before the last stored record, by default: some channels record late. */
 export const RESUME_OVERLAP_MINUTES = 5;
 
 export interface SyncOptions extends ClientOptions {
@@ -14,6 +14,12 @@ export interface SyncOptions extends ClientOptions {
   /** Where to stop (default now). */
   until?: string;
   kinds?: ExportKind[];
+  /**
+   * How far back a resume starts before the last stored record, in minutes (default
+   * RESUME_OVERLAP_MINUTES): wider where messages may be recorded long after they happened (Meta
+   * redelivers notifications held by an outage for up to 7 days).
+   */
+  overlapMinutes?: number;
   sink: Sink;
   /** Progress: the kind, the time covered so far and the whole span, in microseconds, and records stored. */
   onProgress?: (p: { kind: ExportKind; done: number; total: number; records: number }) => void;
@@ -41,7 +47,8 @@ export async function runSync(options: SyncOptions): Promise<SyncResult[]> {
 
 async function syncKind(client: ExportClient, options: SyncOptions, kind: ExportKind, since: bigint, until: bigint): Promise<SyncResult> {
   const last = await options.sink.lastCreatedAt(kind);
-  const resumeAt = last === null ? since : parseInstant(last, 'created_at').micros - BigInt(RESUME_OVERLAP_MINUTES) * 60_000_000n;
+  const overlap = BigInt(options.overlapMinutes ?? RESUME_OVERLAP_MINUTES) * 60_000_000n;
+  const resumeAt = last === null ? since : parseInstant(last, 'created_at').micros - overlap;
   const from = resumeAt > since ? resumeAt : since;
   const held = last === null ? new Set<string>() : await options.sink.idsSince(kind, isoFromMicros(from));
   const result: SyncResult = { kind, from: isoFromMicros(from), stored: 0, skipped: 0, pages: 0 };

@@ -71,6 +71,11 @@ describe('sync tool', () => {
     const after = lines(join(out, 'messages.ndjson'));
     expect(after).toHaveLength(1202);
     expect(new Set(after.map((m) => m.id))).toEqual(new Set([...messages.map((m) => m.id), added[0]!.id, added[2]!.id]));
+
+    // A wider overlap catches the one recorded too late for the default.
+    const third = await runSync({ url, key: tenant.key, since: '2026-05-20', until: '2026-10-01T00:00:00Z', sink, pageSize: 250, overlapMinutes: 24 * 60 });
+    expect(third.find((r) => r.kind === 'messages')).toMatchObject({ stored: 1 });
+    expect(lines(join(out, 'messages.ndjson')).map((m) => m.id)).toContain(added[1]!.id);
   });
 
   it('paces itself from the RateLimit headers and honours 429 with Retry-After', async () => {
@@ -138,8 +143,9 @@ describe('sync tool', () => {
 
   it('refuses incomplete or contradictory arguments', () => {
     const ok = ['--url', 'http://x', '--key', 'k', '--since', '2026-08-01'];
-    expect(parseSyncArgs([...ok, '--out', 'd'])).toMatchObject({ url: 'http://x', key: 'k', out: 'd' });
-    for (const args of [ok, [...ok, '--out', 'd', '--database', 'postgres://x'], [...ok, '--out', 'd', '--only', 'contacts'], [...ok, '--out', 'd', '--bogus'], ['--out', 'd']]) {
+    expect(parseSyncArgs([...ok, '--out', 'd'])).toMatchObject({ url: 'http://x', key: 'k', out: 'd', overlapMinutes: undefined });
+    expect(parseSyncArgs([...ok, '--out', 'd', '--overlap', '10080'])).toMatchObject({ overlapMinutes: 10080 });
+    for (const args of [ok, [...ok, '--out', 'd', '--overlap', '-1'], [...ok, '--out', 'd', '--overlap', 'x'], [...ok, '--out', 'd', '--database', 'postgres://x'], [...ok, '--out', 'd', '--only', 'contacts'], [...ok, '--out', 'd', '--bogus'], ['--out', 'd']]) {
       expect(() => parseSyncArgs(args), args.join(' ')).toThrow();
     }
   });
