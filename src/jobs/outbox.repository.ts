@@ -1,4 +1,4 @@
-import { sql, type ExpressionBuilder, type Selectable } from 'kysely';
+import { sql, type ExpressionBuilder, type Selectable, type SelectQueryBuilder } from 'kysely';
 import type { Db } from '../db/database.ts';
 import type { Database, OutboxTable } from '../db/types.ts';
 
@@ -20,30 +20,12 @@ export const outboxRepository = {
    * without taking the same job; the lease marks a job as in the hands of one worker until it ends.
    */
   claim(db: Db, kind: string, limit: number, leaseSeconds: number): Promise<OutboxJob[]> {
-    return db
-      .updateTable('outbox')
-      .set({
-        state: 'running',
-        attempts: sql`attempts + 1`,
-        locked_until: sql`now() + make_interval(secs => ${leaseSeconds})`,
-      })
-      .where(({ eb, refTuple, selectFrom }) =>
-        eb(
-          refTuple('business_id', 'id'),
-          'in',
-          selectFrom('outbox')
-            .select(['business_id', 'id'])
-            .where('kind', '=', kind)
-            .where('state', '=', 'pending')
-            .where('run_at', '<=', sql<string>`now()`)
-            .orderBy('run_at')
-            .limit(limit)
-            .forUpdate()
-            .skipLocked() as never,
-        ),
-      )
-      .returningAll()
-      .execute();
+    return newClaim(db, leaseSeconds, (jobs) => jobs
+      .where('kind', '=', kind)
+      .where('state', '=', 'pending')
+      .where('run_at', '<=', sql<string>`now()`)
+      .orderBy('run_at')
+      .limit(limit));
   },
 
   async complete(db: Db, job: OutboxJob): Promise<void> {
@@ -68,25 +50,11 @@ export const outboxRepository = {
    * back, changes them no more, and of two processes sweeping at once only one takes each.
    */
   takeOverAbandoned(db: Db, kind: string, limit: number, leaseSeconds: number): Promise<OutboxJob[]> {
-    return db
-      .updateTable('outbox')
-      .set({ attempts: sql`attempts + 1`, locked_until: sql`now() + make_interval(secs => ${leaseSeconds})` })
-      .where(({ eb, refTuple, selectFrom }) =>
-        eb(
-          refTuple('business_id', 'id'),
-          'in',
-          selectFrom('outbox')
-            .select(['business_id', 'id'])
-            .where('kind', '=', kind)
-            .where('state', '=', 'running')
-            .where('locked_until', '<', sql<string>`now()`)
-            .limit(limit)
-            .forUpdate()
-            .skipLocked() as never,
-        ),
-      )
-      .returningAll()
-      .execute();
+    return newClaim(db, leaseSeconds, (jobs) => jobs
+      .where('kind', '=', kind)
+      .where('state', '=', 'running')
+      .where('locked_until', '<', sql<string>`now()`)
+      .limit(limit));
   },
 
   async release(db: Db, job: OutboxJob): Promise<void> {
@@ -94,6 +62,23 @@ export const outboxRepository = {
       .where((eb) => heldBy(eb, job)).execute();
   },
 };
+
+type JobQuery = SelectQueryBuilder<Database, 'outbox', { business_id: string; id: string }>;
+
+/**
+ * A new claim (running, attempts + 1, a lease of `leaseSeconds`) on the jobs `pick` selects,
+ * locked as they are read and skipping those another process holds: of two processes claiming at
+ * once, each job goes to one.
+ */
+function newClaim(db: Db, leaseSeconds: number, pick: (jobs: JobQuery) => JobQuery): Promise<OutboxJob[]> {
+  return db
+    .updateTable('outbox')
+    .set({ state: 'running', attempts: sql`attempts + 1`, locked_until: sql`now() + make_interval(secs => ${leaseSeconds})` })
+    .where(({ eb, refTuple, selectFrom }) =>
+      eb(refTuple('business_id', 'id'), 'in', pick(selectFrom('outbox').select(['business_id', 'id'])).forUpdate().skipLocked() as never))
+    .returningAll()
+    .execute();
+}
 
 /**
  * The job, still under the claim `job` was read with: each claim (and take-over) counts an
