@@ -20,7 +20,9 @@ const op = (method: 'POST' | 'PUT', bid: string, id: string, name: string, paylo
 
 async function eventsOf(conversationId: string) {
   const since = new Date(Date.now() - 60_000).toISOString();
-  const res = await t.app.inject({ method: 'GET', url: `/external/v2/events?since=${since}&limit=500`, headers: tenant.headers });
+  // An explicit until: the default (now) leaves out an event written in the same millisecond.
+  const until = new Date(Date.now() + 1000).toISOString();
+  const res = await t.app.inject({ method: 'GET', url: `/external/v2/events?since=${since}&until=${until}&limit=500`, headers: tenant.headers });
   return (res.json().events as { conversation_id: string; type: string; actor_type: string; user: unknown; agent: unknown; data: unknown }[]).filter((e) => e.conversation_id === conversationId);
 }
 
