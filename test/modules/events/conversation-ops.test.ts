@@ -108,7 +108,8 @@ describe('public operations write their events', () => {
     const patch = await t.app.inject({ method: 'PATCH', url: `/external/v2/contacts/${conversation.contact_id}`, headers: tenant.headers, payload: { name: 'Grace Hopper' } });
     expect(patch.statusCode).toBe(200);
     await t.app.inject({ method: 'POST', url: `/external/v2/contacts/${conversation.contact_id}/conversation/close`, headers: tenant.headers });
-    const res = await t.app.inject({ method: 'GET', url: `/external/v2/events?since=${since}&types=contact_field_changed,conversation_archived`, headers: tenant.headers });
+    const until = new Date(Date.now() + 1000).toISOString();
+    const res = await t.app.inject({ method: 'GET', url: `/external/v2/events?since=${since}&until=${until}&types=contact_field_changed,conversation_archived`, headers: tenant.headers });
     const mine = res.json().events.filter((e: { contact_id: string }) => e.contact_id === conversation.contact_id);
     expect(mine.map((e: { type: string; actor_type: string }) => [e.type, e.actor_type])).toEqual([['contact_field_changed', 'api'], ['conversation_archived', 'api']]);
     expect(mine[0].data.changes.map((c: { field: string }) => c.field).sort()).toEqual(['first_name', 'last_name']);
