@@ -103,3 +103,32 @@ export interface SealCounts {
   /** Rows holding a secret that no key opens, left as they are. */
   unopened: number;
 }
+
+/**
+ * A start-up pass that seals stored secrets with the current key, page by page in keyset order:
+ * `page` reads the rows after the last one, `reseal` answers a row's secrets sealed with the current
+ * key (undefined when they are already; SecretBoxError when no key opens one: counted, left as it
+ * is), and `store` writes them if the row is still as it was read (false when another writer came
+ * between: a rotation meanwhile seals already).
+ */
+export async function resealStored<R, S>(
+  page: (after: R | undefined) => Promise<R[]>,
+  reseal: (row: R) => S | undefined,
+  store: (row: R, sealed: S) => Promise<boolean>,
+): Promise<SealCounts> {
+  const counts = { sealed: 0, unopened: 0 };
+  for (let rows = await page(undefined); rows.length > 0; rows = await page(rows.at(-1))) {
+    for (const row of rows) {
+      let sealed: S | undefined;
+      try {
+        sealed = reseal(row);
+      } catch (err) {
+        if (!(err instanceof SecretBoxError)) throw err;
+        counts.unopened += 1;
+        continue;
+      }
+      if (sealed !== undefined && (await store(row, sealed))) counts.sealed += 1;
+    }
+  }
+  return counts;
+}

@@ -6,7 +6,7 @@ import type { Db } from '../../db/database.ts';
 import { isUniqueViolation } from '../../db/errors.ts';
 import { badRequest, conflict, notFound } from '../../http/errors.ts';
 import { newId } from '../../lib/ids.ts';
-import { SecretBoxError, type SecretBox, type SealCounts } from '../../lib/secret-box.ts';
+import { resealStored, type SealCounts, type SecretBox } from '../../lib/secret-box.ts';
 import { digestField, openProviderConfig, sealProviderConfig, type StoredProviderConfig } from './channel-secrets.ts';
 import { channelsRepository, type ChannelRow } from './channels.repository.ts';
 import type { ChannelForm, CreateChannelBody, UpdateChannelBody } from './channels.schemas.ts';
@@ -144,29 +144,19 @@ export class ChannelsService {
    * version or sealed with a fallback key, so every channel can be found by its verify token's
    * digest; run at start. Answers how many were sealed, and how many hold a secret no key opens.
    */
-  async sealStored(): Promise<SealCounts> {
-    const counts = { sealed: 0, unopened: 0 };
-    let after: ChannelRow | undefined;
-    for (;;) {
-      const page = await channelsRepository.withProviderAfter(this.db, after, 200);
-      if (page.length === 0) return counts;
-      for (const row of page) {
+  sealStored(): Promise<SealCounts> {
+    return resealStored(
+      (after: ChannelRow | undefined) => channelsRepository.withProviderAfter(this.db, after, 200),
+      (row) => {
         const stored = row.provider_config as StoredProviderConfig;
-        let config: StoredProviderConfig;
-        try {
-          config = sealProviderConfig(this.secrets, stored);
-        } catch (err) {
-          if (!(err instanceof SecretBoxError)) throw err;
-          counts.unopened += 1;
-          continue;
-        }
-        if (isDeepStrictEqual(config, stored)) continue;
-        // Only if unchanged since read: a secret rotated meanwhile (another process) is sealed already.
-        if (await channelsRepository.replaceConfigIf(this.db, row, config)) counts.sealed += 1;
+        const config = sealProviderConfig(this.secrets, stored);
+        return isDeepStrictEqual(config, stored) ? undefined : config;
+      },
+      async (row, config) => {
         this.forget(row);
-      }
-      after = page.at(-1);
-    }
+        return channelsRepository.replaceConfigIf(this.db, row, config);
+      },
+    );
   }
 
   /**

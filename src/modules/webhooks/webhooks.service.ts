@@ -2,7 +2,7 @@ import type { Db } from '../../db/database.ts';
 import { CursorCodec } from '../../http/cursor.ts';
 import { AppError, badRequest, conflict, notFound } from '../../http/errors.ts';
 import { newId } from '../../lib/ids.ts';
-import { SecretBoxError, type SealCounts, type SecretBox } from '../../lib/secret-box.ts';
+import { resealStored, type SealCounts, type SecretBox } from '../../lib/secret-box.ts';
 import { checkTargetUrl, SsrfError, type TargetPolicy } from '../../net/ssrf-guard.ts';
 import { isoAt, type Clock } from './webhook-clock.ts';
 import { webhookDeliveriesRepository as deliveries, type AttemptRow, type DeliveryRow } from './webhook-deliveries.repository.ts';
@@ -160,29 +160,16 @@ export class WebhooksService {
    * or sealed with a fallback key (they sign meanwhile: the worker opens them with any key); run at
    * start. Answers how many webhooks were sealed, and how many hold a secret no key opens.
    */
-  async sealStored(): Promise<SealCounts> {
-    const counts = { sealed: 0, unopened: 0 };
-    let after: StoredSecrets | undefined;
-    for (;;) {
-      const page = await webhooksRepository.secretsAfter(this.db, after, 200);
-      if (page.length === 0) return counts;
-      for (const row of page) {
-        let secret: string;
-        let previous: string | null;
-        try {
-          secret = this.secrets.reseal(row.secret);
-          previous = row.previous_secret === null ? null : this.secrets.reseal(row.previous_secret);
-        } catch (err) {
-          if (!(err instanceof SecretBoxError)) throw err;
-          counts.unopened += 1;
-          continue;
-        }
-        if (secret === row.secret && previous === row.previous_secret) continue;
-        // Only if unchanged since read: a secret rotated meanwhile (another process) is sealed already.
-        if (await webhooksRepository.replaceSecretsIf(this.db, row, secret, previous)) counts.sealed += 1;
-      }
-      after = page.at(-1);
-    }
+  sealStored(): Promise<SealCounts> {
+    return resealStored(
+      (after: StoredSecrets | undefined) => webhooksRepository.secretsAfter(this.db, after, 200),
+      (row) => {
+        const secret = this.secrets.reseal(row.secret);
+        const previous = row.previous_secret === null ? null : this.secrets.reseal(row.previous_secret);
+        return secret === row.secret && previous === row.previous_secret ? undefined : { secret, previous };
+      },
+      (row, { secret, previous }) => webhooksRepository.replaceSecretsIf(this.db, row, secret, previous),
+    );
   }
 
   /** The attempt log of a webhook, newest first, paged by cursor. */
