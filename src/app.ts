@@ -18,6 +18,7 @@ import { inboundRoutes } from './modules/inbound/inbound.routes.ts';
 import { messagesRoutes } from './modules/messages/messages.routes.ts';
 import { sendingRoutes } from './modules/sending/sending.routes.ts';
 import { agentsAdminRoutes } from './modules/agents/agents.admin-routes.ts';
+import { agentsRoutes } from './modules/agents/agents.routes.ts';
 import { OutboxWorker } from './jobs/outbox.worker.ts';
 import { StatisticsKeeper } from './db/statistics.ts';
 import { ApiKeyCache } from './modules/api-keys/api-key-cache.ts';
@@ -116,6 +117,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       await scope.register(messagesRoutes);
       await scope.register(contactMergeRoutes);
       await scope.register(sendingRoutes);
+      await scope.register(agentsRoutes);
     },
     { prefix: PUBLIC_PREFIX },
   );

@@ -9,6 +9,7 @@ import * as webCopies from './migrations/0007-web-copies.ts';
 import * as webCopiesPerStatement from './migrations/0008-web-copies-per-statement.ts';
 import * as idempotencyLeases from './migrations/0009-idempotency-leases.ts';
 import * as batchRows from './migrations/0010-batch-rows.ts';
+import * as agentsAndSearch from './migrations/0011-agents-and-search.ts';
 
 /** Migrations are imported statically so they run the same under tsx, Vitest and a bundle. */
 const migrations: Record<string, Migration> = {
@@ -22,6 +23,7 @@ const migrations: Record<string, Migration> = {
   '0008-web-copies-per-statement': webCopiesPerStatement,
   '0009-idempotency-leases': idempotencyLeases,
   '0010-batch-rows': batchRows,
+  '0011-agents-and-search': agentsAndSearch,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

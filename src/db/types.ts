@@ -229,8 +229,37 @@ export interface AgentsTable {
   id: string;
   name: string;
   type: Generated<string>;
-  config: Json;
+  system_prompt: Generated<string>;
+  model: string | null;
+  prompt_config: Json;
+  tools: Json;
+  data: Json;
+  activation_rules: Json;
+  follow_up_settings: Json;
+  inactivity_run_settings: Json;
   created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface SearchCollectionsTable {
+  business_id: string;
+  id: string;
+  name: string;
+  embedding_fields: Json<string[]>;
+  created_at: Timestamp;
+}
+
+export interface SearchItemsTable {
+  business_id: string;
+  collection_id: string;
+  id: string;
+  external_id: string;
+  payload: Json;
+  embedding_json: Json;
+  is_active: boolean;
+  source: string;
+  created_at: Timestamp;
+  updated_at: Timestamp;
 }
 
 export interface WebhooksTable {
@@ -293,6 +322,8 @@ export interface Database {
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_attempts: WebhookAttemptsTable;
   agents: AgentsTable;
+  search_collections: SearchCollectionsTable;
+  search_items: SearchItemsTable;
   channels: ChannelsTable;
   templates: TemplatesTable;
   outbox: OutboxTable;

@@ -1,20 +1,11 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { responses, Timestamp, Uuid } from '../../http/common.schemas.ts';
+import { responses } from '../../http/common.schemas.ts';
 import { BusinessParams } from '../admin/admin.schemas.ts';
+import { Agent, CreateAgentBody } from './agents.schemas.ts';
 
 const tags = ['operator'];
 const security = [{ adminToken: [] }];
-
-const CreateAgentBody = Type.Object(
-  {
-    name: Type.String({ minLength: 1, maxLength: 200 }),
-    type: Type.Optional(Type.String({ minLength: 1, maxLength: 50, description: "agent kind; default 'basic'" })),
-    config: Type.Optional(Type.Record(Type.String({ maxLength: 100 }), Type.Unknown(), { maxProperties: 50, description: 'free-form configuration' })),
-  },
-  { additionalProperties: false },
-);
-const Agent = Type.Object({ id: Uuid, name: Type.String(), type: Type.String(), config: Type.Record(Type.String(), Type.Unknown()), created_at: Timestamp });
 
 /** Operator routes for the AI agents of a business. */
 export const agentsAdminRoutes: FastifyPluginAsyncTypebox = async (app) => {
@@ -28,7 +19,9 @@ export const agentsAdminRoutes: FastifyPluginAsyncTypebox = async (app) => {
     {
       schema: {
         tags, security, summary: 'Create an AI agent',
-        description: 'A minimal agent record (name, type, free-form config); its id is the agent_id of POST /send-template.',
+        description:
+          'An agent with its configuration (all but name optional: type defaults to basic, system_prompt to "", model to null, the ' +
+          'JSON fields to {}; each tool needs `enabled`). Its id is the agent_id of POST /send-template and of GET/PATCH /agents/:agent_id.',
         params: BusinessParams, body: CreateAgentBody, response: responses({ 201: Type.Object({ agent: Agent }) }, 400, 401, 404),
       },
     },

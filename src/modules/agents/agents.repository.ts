@@ -1,17 +1,48 @@
+import { sql } from 'kysely';
 import type { Db } from '../../db/database.ts';
+import { AGENT_JSON_FIELDS, type AgentJsonField } from './agents.schemas.ts';
 
-const columns = ['id', 'name', 'type', 'config', 'created_at'] as const;
+const columns = [
+  'id', 'name', 'type', 'system_prompt', 'model', ...AGENT_JSON_FIELDS, 'created_at', 'updated_at',
+] as const;
+
+/** An agent's columns to write: its scalar settings, and its JSON fields as objects. */
+export type AgentValues = { name?: string; type?: string; system_prompt?: string; model?: string } & { [K in AgentJsonField]?: Record<string, unknown> };
+
+/** The JSON fields serialised for the driver (PGlite and node-postgres take jsonb as text). */
+function serialised(values: AgentValues) {
+  const row: Record<string, unknown> = { ...values };
+  for (const field of AGENT_JSON_FIELDS) {
+    if (values[field] !== undefined) row[field] = JSON.stringify(values[field]);
+  }
+  return row;
+}
 
 export const agentsRepository = {
-  insert(db: Db, businessId: string, row: { id: string; name: string; type: string; config: Record<string, unknown> }) {
+  insert(db: Db, businessId: string, id: string, values: AgentValues & { name: string }) {
     return db
       .insertInto('agents')
-      .values({ ...row, config: JSON.stringify(row.config), business_id: businessId })
+      .values({ ...serialised(values), name: values.name, id, business_id: businessId })
       .returning(columns)
       .executeTakeFirstOrThrow();
   },
 
   find(db: Db, businessId: string, id: string) {
     return db.selectFrom('agents').select(columns).where('business_id', '=', businessId).where('id', '=', id).executeTakeFirst();
+  },
+
+  /** find, locking the row until the transaction ends (a partial update reads, merges, writes). */
+  findForUpdate(db: Db, businessId: string, id: string) {
+    return db.selectFrom('agents').select(columns).where('business_id', '=', businessId).where('id', '=', id).forUpdate().executeTakeFirst();
+  },
+
+  update(db: Db, businessId: string, id: string, values: AgentValues) {
+    return db
+      .updateTable('agents')
+      .set({ ...serialised(values), updated_at: sql<string>`now()` })
+      .where('business_id', '=', businessId)
+      .where('id', '=', id)
+      .returning(columns)
+      .executeTakeFirstOrThrow();
   },
 };

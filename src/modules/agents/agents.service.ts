@@ -1,12 +1,87 @@
 import type { Db } from '../../db/database.ts';
+import { badRequest, notFound } from '../../http/errors.ts';
 import { newId } from '../../lib/ids.ts';
-import { agentsRepository } from './agents.repository.ts';
+import { mergeJson } from '../../lib/json-merge.ts';
+import { agentsRepository, type AgentValues } from './agents.repository.ts';
+import { AGENT_JSON_FIELDS, AGENT_LIMITS, type AgentChangesInput, type AgentRecord, type CreateAgentInput } from './agents.schemas.ts';
 
-/** AI agents of a business (so far: created by the operator, assigned to conversations by sends). */
+type Tool = { enabled?: boolean; instructions?: string };
+type Row = NonNullable<Awaited<ReturnType<typeof agentsRepository.find>>>;
+
+/** The answer of a partial update: id, name and type, and each field the update sent, as it now is. */
+export type UpdatedAgent = Pick<AgentRecord, 'id' | 'name' | 'type'> & Partial<AgentRecord>;
+
+/**
+ * The AI agents of a business and their configuration: created by the operator, read and partially
+ * updated through the public API, assigned to conversations by sends.
+ */
 export class AgentsService {
   constructor(private readonly db: Db) {}
 
-  create(businessId: string, input: { name: string; type?: string; config?: Record<string, unknown> }) {
-    return agentsRepository.insert(this.db, businessId, { id: newId(), name: input.name, type: input.type ?? 'basic', config: input.config ?? {} });
+  async create(businessId: string, input: CreateAgentInput): Promise<AgentRecord> {
+    const values: AgentValues & { name: string } = { ...input, type: input.type ?? 'basic' };
+    if (input.tools) values.tools = completeTools(input.tools, input.tools);
+    checkSizes(values);
+    return toRecord(await agentsRepository.insert(this.db, businessId, newId(), values));
   }
+
+  async get(businessId: string, agentId: string): Promise<AgentRecord> {
+    const row = await agentsRepository.find(this.db, businessId, agentId);
+    if (!row) throw notFound('agent');
+    return toRecord(row);
+  }
+
+  /**
+   * Applies `changes` (nulls already dropped): name, type, system_prompt and model replace; each JSON
+   * field is merged into the stored one at every depth (mergeJson). The row is locked while it is
+   * read, merged and written, so two updates at once both land. Nothing sent: nothing written.
+   */
+  async update(businessId: string, agentId: string, changes: AgentChangesInput): Promise<UpdatedAgent> {
+    return this.db.transaction().execute(async (trx) => {
+      const current = await agentsRepository.findForUpdate(trx, businessId, agentId);
+      if (!current) throw notFound('agent');
+      const values: AgentValues = { ...changes };
+      for (const field of AGENT_JSON_FIELDS) {
+        const patch = changes[field];
+        if (patch !== undefined) values[field] = mergeJson(current[field], patch);
+      }
+      if (changes.tools) values.tools = completeTools(values.tools as Record<string, Tool>, changes.tools);
+      checkSizes(values);
+      const sent = Object.keys(changes) as (keyof AgentRecord)[];
+      const row = sent.length === 0 ? current : await agentsRepository.update(trx, businessId, agentId, values);
+      const record = toRecord(row);
+      const answer: UpdatedAgent = { id: record.id, name: record.name, type: record.type };
+      for (const field of sent) Object.assign(answer, { [field]: record[field] });
+      return answer;
+    });
+  }
+}
+
+/**
+ * The tools after an update: each tool the update names must end up with `enabled` (a new tool
+ * must send it), and `instructions` default to "".
+ */
+function completeTools(tools: Record<string, Tool>, sent: Record<string, Tool>): Record<string, Tool> {
+  for (const name of Object.keys(sent)) {
+    const tool = tools[name]!;
+    if (typeof tool.enabled !== 'boolean') {
+      throw badRequest(`tool "${name}" is new: send its enabled`, [{ location: 'body', path: `/agent/tools/${name}/enabled`, message: 'required for a new tool' }]);
+    }
+    tool.instructions ??= '';
+  }
+  return tools;
+}
+
+/** Each JSON field, serialised, within AGENT_LIMITS.jsonFieldBytes (the schema bounds keys, not depth or size). */
+function checkSizes(values: AgentValues): void {
+  for (const field of AGENT_JSON_FIELDS) {
+    const value = values[field];
+    if (value !== undefined && Buffer.byteLength(JSON.stringify(value)) > AGENT_LIMITS.jsonFieldBytes) {
+      throw badRequest(`${field} is larger than ${AGENT_LIMITS.jsonFieldBytes} bytes`, [{ location: 'body', path: `/agent/${field}`, message: 'too large' }]);
+    }
+  }
+}
+
+function toRecord(row: Row): AgentRecord {
+  return { ...row, tools: row.tools as AgentRecord['tools'] };
 }

@@ -19,17 +19,32 @@ describe('POST /admin/v1/businesses/:bid/agents', () => {
     const res = await create({ name: 'Sales bot' });
     expect(res.statusCode).toBe(201);
     const { agent } = res.json();
-    expect(agent).toEqual({ id: agent.id, name: 'Sales bot', type: 'basic', config: {}, created_at: agent.created_at });
+    expect(agent).toEqual({
+      id: agent.id, name: 'Sales bot', type: 'basic', system_prompt: '', model: null,
+      prompt_config: {}, tools: {}, data: {}, activation_rules: {}, follow_up_settings: {}, inactivity_run_settings: {},
+      created_at: agent.created_at, updated_at: agent.created_at,
+    });
     const row = await t.database.db.selectFrom('agents').selectAll().where('id', '=', agent.id).executeTakeFirstOrThrow();
     expect(row.business_id).toBe(tenant.businessId);
-    const typed = await create({ name: 'Support', type: 'support', config: { model: 'small' } });
-    expect(typed.json().agent).toMatchObject({ type: 'support', config: { model: 'small' } });
+    const typed = await create({
+      name: 'Support', type: 'support', model: 'small', data: { shop: 'north' },
+      tools: { human_handoff: { enabled: true }, refunds: { enabled: false, instructions: 'Never.' } },
+    });
+    expect(typed.json().agent).toMatchObject({
+      type: 'support', model: 'small', data: { shop: 'north' },
+      tools: { human_handoff: { enabled: true, instructions: '' }, refunds: { enabled: false, instructions: 'Never.' } },
+    });
   });
 
   it('answers 404 for an unknown business, 401 without the token, 400 for bad bodies', async () => {
     expect((await create({ name: 'x' }, '01900000-0000-7000-8000-000000000000')).statusCode).toBe(404);
     expect((await create({ name: 'x' }, tenant.businessId, {})).statusCode).toBe(401);
-    for (const body of [{}, { name: '' }, { name: 'x'.repeat(201) }, { name: 'x', extra: 1 }, { name: 5 }]) {
+    const bad = [
+      {}, { name: '' }, { name: 'x'.repeat(201) }, { name: 'x', extra: 1 }, { name: 5 }, { name: 'x', config: {} },
+      { name: 'x', tools: { handoff: { instructions: 'no enabled' } } }, { name: 'x', prompt_config: [] }, { name: 'x', model: null },
+      { name: 'x', data: { big: 'x'.repeat(65 * 1024) } },
+    ];
+    for (const body of bad) {
       expect((await create(body)).statusCode, JSON.stringify(body)).toBe(400);
     }
   });

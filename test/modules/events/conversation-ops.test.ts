@@ -76,7 +76,7 @@ describe('conversation operations write their events', () => {
 
   it('AI agent: assigned, switched, removed', async () => {
     const { conversation } = await setup();
-    const mk = (name: string) => t.database.db.insertInto('agents').values({ business_id: tenant.businessId, id: newId(), name, config: '{}' }).returning(['id', 'name']).executeTakeFirstOrThrow();
+    const mk = (name: string) => t.database.db.insertInto('agents').values({ business_id: tenant.businessId, id: newId(), name }).returning(['id', 'name']).executeTakeFirstOrThrow();
     const a = await mk('A');
     const b = await mk('B');
     for (const agentId of [a.id, a.id, b.id, null]) expect((await op('PUT', tenant.businessId, conversation.id, 'agent', { agent_id: agentId })).json().conversation.agent_id).toBe(agentId);

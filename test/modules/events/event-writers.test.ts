@@ -17,7 +17,7 @@ beforeAll(async () => {
   tenant = await createTenant(t.app);
   const db = t.database.db;
   conv = (await contactWithConversation(db, tenant.businessId, 'instagram')).conversation;
-  agent = await db.insertInto('agents').values({ business_id: tenant.businessId, id: newId(), name: 'Sofia', config: '{}' }).returning(['id', 'name']).executeTakeFirstOrThrow();
+  agent = await db.insertInto('agents').values({ business_id: tenant.businessId, id: newId(), name: 'Sofia' }).returning(['id', 'name']).executeTakeFirstOrThrow();
   user = await db.insertInto('users').values({ business_id: tenant.businessId, id: newId(), email: 'ana@acme.test', name: 'Ana' }).returning(['id', 'name', 'email']).executeTakeFirstOrThrow();
 });
 afterAll(() => t.close());

@@ -22,7 +22,7 @@ describe('GET /messages', () => {
   it('exports the window oldest first in the export form, with agent, user and media', async () => {
     const db = t.database.db;
     const { conversation } = await contactWithConversation(db, tenant.businessId);
-    const agent = await db.insertInto('agents').values({ business_id: tenant.businessId, id: newId(), name: 'Sofia', config: '{}' }).returningAll().executeTakeFirstOrThrow();
+    const agent = await db.insertInto('agents').values({ business_id: tenant.businessId, id: newId(), name: 'Sofia' }).returningAll().executeTakeFirstOrThrow();
     const user = await db.insertInto('users').values({ business_id: tenant.businessId, id: newId(), email: 'ana@acme.test', name: 'Ana' }).returningAll().executeTakeFirstOrThrow();
     const inbound = await insertMessage(db, tenant.businessId, conversation, { created_at: aug(10, 1), type: 'image', text: '' });
     await db.insertInto('media').values({ business_id: tenant.businessId, message_id: inbound.id, filename: 'a.jpg', content_type: 'image/jpeg' }).execute();
@@ -52,7 +52,7 @@ describe('GET /messages', () => {
     const db = t.database.db;
     const tenantT = await createTenant(t.app, 'Texts');
     const { contact, conversation } = await contactWithConversation(db, tenantT.businessId);
-    const agent = await db.insertInto('agents').values({ business_id: tenantT.businessId, id: newId(), name: 'Sofía "the bot" \\ 🤖', config: '{}' }).returningAll().executeTakeFirstOrThrow();
+    const agent = await db.insertInto('agents').values({ business_id: tenantT.businessId, id: newId(), name: 'Sofía "the bot" \\ 🤖' }).returningAll().executeTakeFirstOrThrow();
     const user = await db.insertInto('users').values({ business_id: tenantT.businessId, id: newId(), email: 'o\'neil@acme.test', name: 'Ana\tMaría' }).returningAll().executeTakeFirstOrThrow();
     const texts = ['quote " backslash \\ slash /', 'lines\r\nand\ttabs\u0001\u001f\u007f', 'unicode ñ € 𝄞 \u2028 \u2029 <script>', ''];
     const ids: string[] = [];

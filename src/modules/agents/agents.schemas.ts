@@ -1,0 +1,105 @@
+import { Type, type Static, type TSchema } from 'typebox';
+import { Nullable, Timestamp, Uuid } from '../../http/common.schemas.ts';
+
+/** Bounds of an agent's configuration (the contract gives none). */
+export const AGENT_LIMITS = {
+  systemPrompt: 50_000,
+  instructions: 10_000,
+  tools: 50,
+  /** Each JSON field of an agent, serialised, after a partial update is merged in. */
+  jsonFieldBytes: 64 * 1024,
+} as const;
+
+/** The JSON fields of an agent that a partial update merges into rather than replaces. */
+export const AGENT_JSON_FIELDS = ['prompt_config', 'tools', 'data', 'activation_rules', 'follow_up_settings', 'inactivity_run_settings'] as const;
+export type AgentJsonField = (typeof AGENT_JSON_FIELDS)[number];
+
+const JsonObject = (description: string) =>
+  Type.Record(Type.String({ minLength: 1, maxLength: 100 }), Type.Unknown(), { maxProperties: 100, description: `${description}; an object of at most 100 keys` });
+
+const TOOL_NAME = '^[A-Za-z][A-Za-z0-9_.-]{0,63}$';
+const ToolFields = {
+  enabled: Type.Boolean(),
+  instructions: Type.String({ maxLength: AGENT_LIMITS.instructions, description: 'when to use the tool and how; default ""' }),
+};
+const Tool = Type.Object(ToolFields, { additionalProperties: false });
+const Tools = <T extends TSchema>(tool: T, description: string) =>
+  Type.Record(Type.String({ pattern: TOOL_NAME }), tool, { maxProperties: AGENT_LIMITS.tools, additionalProperties: false, description });
+
+const settings = {
+  name: Type.String({ minLength: 1, maxLength: 200 }),
+  type: Type.String({ minLength: 1, maxLength: 50, description: "the agent's kind, e.g. 'basic'" }),
+  system_prompt: Type.String({ maxLength: AGENT_LIMITS.systemPrompt, description: 'the instructions the agent follows' }),
+  model: Type.String({ minLength: 1, maxLength: 100, description: 'the language model the agent answers with' }),
+  prompt_config: JsonObject('settings of the prompt (tone, language, …)'),
+  data: JsonObject('free-form data the agent draws on'),
+  activation_rules: JsonObject('when the agent answers'),
+  follow_up_settings: JsonObject('follow-up messages after a silence'),
+  inactivity_run_settings: JsonObject('what the agent does when a conversation goes quiet'),
+};
+
+/** The body of POST /admin/v1/businesses/:bid/agents. */
+export const CreateAgentBody = Type.Object(
+  {
+    name: settings.name,
+    type: Type.Optional({ ...settings.type, description: "the agent's kind; default 'basic'" }),
+    system_prompt: Type.Optional(settings.system_prompt),
+    model: Type.Optional(settings.model),
+    prompt_config: Type.Optional(settings.prompt_config),
+    tools: Type.Optional(Tools(Type.Object({ enabled: ToolFields.enabled, instructions: Type.Optional(ToolFields.instructions) }, { additionalProperties: false }), 'tools keyed by name')),
+    data: Type.Optional(settings.data),
+    activation_rules: Type.Optional(settings.activation_rules),
+    follow_up_settings: Type.Optional(settings.follow_up_settings),
+    inactivity_run_settings: Type.Optional(settings.inactivity_run_settings),
+  },
+  { additionalProperties: false },
+);
+export type CreateAgentInput = Static<typeof CreateAgentBody>;
+
+/** What a partial update may change: every setting, all optional; the JSON fields merge. */
+export const AgentChanges = Type.Object(
+  {
+    name: Type.Optional(settings.name),
+    type: Type.Optional(settings.type),
+    system_prompt: Type.Optional(settings.system_prompt),
+    model: Type.Optional(settings.model),
+    prompt_config: Type.Optional(settings.prompt_config),
+    tools: Type.Optional(Tools(Type.Object({ enabled: Type.Optional(ToolFields.enabled), instructions: Type.Optional(ToolFields.instructions) }, { additionalProperties: false }), 'tools keyed by name, each merged into the tool of that name; a new tool needs `enabled`')),
+    data: Type.Optional(settings.data),
+    activation_rules: Type.Optional(settings.activation_rules),
+    follow_up_settings: Type.Optional(settings.follow_up_settings),
+    inactivity_run_settings: Type.Optional(settings.inactivity_run_settings),
+  },
+  { additionalProperties: false, description: 'the settings to change; null values are dropped before validation, as if not sent' },
+);
+export type AgentChangesInput = Static<typeof AgentChanges>;
+
+export const UpdateAgentBody = Type.Object({ agent: AgentChanges }, { additionalProperties: false });
+
+export const AgentParams = Type.Object({ agent_id: Uuid }, { additionalProperties: false });
+
+/** An agent's whole configuration, as GET /agents/:agent_id and the operator API answer it. */
+export const Agent = Type.Object({
+  id: Uuid,
+  name: Type.String(),
+  type: Type.String(),
+  system_prompt: Type.String(),
+  model: Nullable(Type.String(), { description: "null: the service's default model" }),
+  prompt_config: Type.Record(Type.String(), Type.Unknown()),
+  tools: Type.Record(Type.String(), Tool),
+  data: Type.Record(Type.String(), Type.Unknown()),
+  activation_rules: Type.Record(Type.String(), Type.Unknown()),
+  follow_up_settings: Type.Record(Type.String(), Type.Unknown()),
+  inactivity_run_settings: Type.Record(Type.String(), Type.Unknown()),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+});
+export type AgentRecord = Static<typeof Agent>;
+
+export const AgentResponse = Type.Object({ agent: Agent, business_id: Uuid });
+
+/** The answer of a partial update: id, name and type, and the fields the update sent, as they now are. */
+export const UpdatedAgentResponse = Type.Object({
+  agent: Type.Object({ ...Type.Partial(Agent).properties, id: Uuid, name: Type.String(), type: Type.String() }),
+  business_id: Uuid,
+});
