@@ -19,6 +19,8 @@ import { messagesRoutes } from './modules/messages/messages.routes.ts';
 import { sendingRoutes } from './modules/sending/sending.routes.ts';
 import { agentsAdminRoutes } from './modules/agents/agents.admin-routes.ts';
 import { agentsRoutes } from './modules/agents/agents.routes.ts';
+import { searchAdminRoutes } from './modules/search/search.admin-routes.ts';
+import { searchRoutes } from './modules/search/search.routes.ts';
 import { OutboxWorker } from './jobs/outbox.worker.ts';
 import { StatisticsKeeper } from './db/statistics.ts';
 import { ApiKeyCache } from './modules/api-keys/api-key-cache.ts';
@@ -118,6 +120,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       await scope.register(contactMergeRoutes);
       await scope.register(sendingRoutes);
       await scope.register(agentsRoutes);
+      await scope.register(searchRoutes);
     },
     { prefix: PUBLIC_PREFIX },
   );
@@ -132,6 +135,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
         await scope.register(importRoutes);
         await scope.register(channelsAdminRoutes);
         await scope.register(agentsAdminRoutes);
+        await scope.register(searchAdminRoutes);
         await scope.register(webhooksAdminRoutes);
         await scope.register(conversationOpsRoutes);
       },

@@ -21,6 +21,7 @@ import { IdempotencyService } from './modules/idempotency/idempotency.service.ts
 import { MediaService } from './modules/media/media.service.ts';
 import { SendingService } from './modules/sending/sending.service.ts';
 import { AgentsService } from './modules/agents/agents.service.ts';
+import { SearchService } from './modules/search/search.service.ts';
 import { createFileStorage } from './storage/create-file-storage.ts';
 import type { Clock } from './modules/webhooks/webhook-clock.ts';
 import type { WebhookWorkerOptions } from './modules/webhooks/webhook-worker.ts';
@@ -63,6 +64,7 @@ export function createServices(
     idempotency: new IdempotencyService(db),
     sending: new SendingService(db, worker, channels, templates, contacts, webhooks.events),
     agents: new AgentsService(db),
+    search: new SearchService(db),
     webhooks,
     exports: new ExportsService(db, config.secretKeys),
     timeline: new TimelineService(db, config.secretKeys),

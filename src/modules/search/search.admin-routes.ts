@@ -1,0 +1,28 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { responses } from '../../http/common.schemas.ts';
+import { BusinessParams } from '../admin/admin.schemas.ts';
+import { CollectionResponse, CreateCollectionBody } from './search.schemas.ts';
+
+/** Operator routes for the search collections of a business. */
+export const searchAdminRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  // An unknown business answers 404 before the handler runs (as in admin.routes.ts).
+  app.addHook('preHandler', async (request) => {
+    await app.services.businesses.get((request.params as { bid: string }).bid);
+  });
+
+  app.post(
+    '/businesses/:bid/collections',
+    {
+      schema: {
+        tags: ['operator'],
+        security: [{ adminToken: [] }],
+        summary: 'Create a search collection',
+        description: "Its id is the collection_id of POST /search/item. 409 when the business has a collection of this name.",
+        params: BusinessParams,
+        body: CreateCollectionBody,
+        response: responses({ 201: CollectionResponse }, 400, 401, 404, 409),
+      },
+    },
+    async (request, reply) => reply.status(201).send({ collection: await app.services.search.createCollection(request.params.bid, request.body) }),
+  );
+};

@@ -1,0 +1,87 @@
+import { isDeepStrictEqual } from 'node:util';
+import type { Db } from '../../db/database.ts';
+import { isUniqueViolation } from '../../db/errors.ts';
+import { badRequest, conflict } from '../../http/errors.ts';
+import { newId } from '../../lib/ids.ts';
+import { searchRepository, type ItemValues } from './search.repository.ts';
+import { SEARCH_LIMITS, type SearchItemRecord, type UpsertItemInput } from './search.schemas.ts';
+
+/** Who wrote an item through POST /search/item (the item's `source`). */
+const API_SOURCE = 'api';
+
+/**
+ * Search collections and their items: the knowledge an AI agent draws on. The operator creates a
+ * collection with the fields an item's embedding is computed from; the business writes items into
+ * it through the public API, one upsert per item.
+ */
+export class SearchService {
+  constructor(private readonly db: Db) {}
+
+  async createCollection(businessId: string, input: { name: string; embedding_fields: string[] }) {
+    try {
+      return await searchRepository.insertCollection(this.db, businessId, { id: newId(), ...input });
+    } catch (err) {
+      if (isUniqueViolation(err)) throw conflict(`a collection named "${input.name}" already exists`, [{ field: 'name' }]);
+      throw err;
+    }
+  }
+
+  /**
+   * Creates or updates the item of `external_id` in the collection (unique per business and
+   * collection): `created` when new, `updated` when its payload, embedding input or activity
+   * changed, `unchanged` (nothing written) otherwise. Two writes of one new item at once: the
+   * second finds the first's row and compares with it.
+   */
+  async upsertItem(businessId: string, input: UpsertItemInput): Promise<SearchItemRecord> {
+    const collection = await searchRepository.findCollection(this.db, businessId, input.collection_id);
+    if (!collection) {
+      throw badRequest('collection_id is not a collection of this business', [{ location: 'body', path: '/collection_id', message: 'unknown collection' }]);
+    }
+    checkSize(input.item, SEARCH_LIMITS.itemBytes, '/item');
+    const embedding = input.embedding_json ?? embeddingInput(input.item, collection.embedding_fields);
+    checkSize(embedding, SEARCH_LIMITS.embeddingBytes, input.embedding_json ? '/embedding_json' : '/item');
+    // As stored and read back (-0 is written 0), so an unchanged write compares equal.
+    const stored = <T>(value: T): T => JSON.parse(JSON.stringify(value));
+    const values: ItemValues = { payload: stored(input.item), embedding_json: stored(embedding), is_active: input.active ?? true, source: API_SOURCE };
+
+    return this.db.transaction().execute(async (trx) => {
+      const key = { collection_id: collection.id, external_id: input.external_id };
+      const created = await searchRepository.insertItemIfNew(trx, businessId, { id: newId(), ...key, ...values });
+      if (created) return { ...created, operation: 'created' as const, embedding_regenerated: true };
+      const current = await searchRepository.findItemForUpdate(trx, businessId, key.collection_id, key.external_id);
+      const embeddingChanged = !isDeepStrictEqual(current.embedding_json, values.embedding_json);
+      if (!embeddingChanged && current.is_active === values.is_active && isDeepStrictEqual(current.payload, values.payload)) {
+        return { ...current, operation: 'unchanged' as const, embedding_regenerated: false };
+      }
+      const updated = await searchRepository.updateItem(trx, businessId, current.id, values);
+      return { ...updated, operation: 'updated' as const, embedding_regenerated: embeddingChanged };
+    });
+  }
+}
+
+/**
+ * What an item's embedding is computed from when the write sends no embedding_json: each of the
+ * collection's embedding_fields the item holds (a dotted field reads into nested objects), under
+ * the field's name. An item with none of them has nothing to find it by: a 400.
+ */
+export function embeddingInput(item: Record<string, unknown>, fields: string[]): Record<string, unknown> {
+  const picked: Record<string, unknown> = {};
+  for (const field of fields) {
+    const value = field.split('.').reduce<unknown>((at, key) => (isObject(at) && Object.hasOwn(at, key) ? at[key] : undefined), item);
+    if (value !== undefined && value !== null) picked[field] = value;
+  }
+  if (Object.keys(picked).length === 0) {
+    throw badRequest(`the item has none of the collection's embedding_fields (${fields.join(', ')}): send one of them, or embedding_json`, [
+      { location: 'body', path: '/item', message: 'no embedding field' },
+    ]);
+  }
+  return picked;
+}
+
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+function checkSize(value: unknown, limit: number, path: string): void {
+  if (Buffer.byteLength(JSON.stringify(value)) > limit) {
+    throw badRequest(`${path.slice(1)} is larger than ${limit / 1024} KiB`, [{ location: 'body', path, message: 'too large' }]);
+  }
+}
