@@ -238,3 +238,13 @@ describe('PATCH /external/v2/agents/:agent_id', () => {
     expect((await update(agent.id, { agent: { name: 'x' } }, 'PATCH', {})).statusCode).toBe(401);
   });
 });
+
+describe('the OpenAPI document', () => {
+  it('describes the agent endpoints with their error statuses', async () => {
+    const doc = (await t.app.inject({ url: '/openapi.json' })).json();
+    const path = doc.paths['/external/v2/agents/{agent_id}'];
+    expect(Object.keys(path).sort()).toEqual(['get', 'patch', 'put']);
+    expect(Object.keys(path.patch.responses)).toEqual(expect.arrayContaining(['200', '400', '401', '404']));
+    expect(path.patch.requestBody.content['application/json'].schema.properties.agent.properties).toHaveProperty('tools');
+  });
+});

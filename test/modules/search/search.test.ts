@@ -177,3 +177,11 @@ describe('embeddingInput', () => {
     expect(() => embeddingInput(item, ['x', 'b.x'])).toThrow(/none of the collection's embedding_fields/);
   });
 });
+
+describe('the OpenAPI document', () => {
+  it('describes the search item and collection endpoints', async () => {
+    const doc = (await t.app.inject({ url: '/openapi.json' })).json();
+    expect(Object.keys(doc.paths['/external/v2/search/item'].post.responses)).toEqual(expect.arrayContaining(['200', '400', '401']));
+    expect(doc.paths['/admin/v1/businesses/{bid}/collections'].post).toBeDefined();
+  });
+});
