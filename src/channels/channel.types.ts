@@ -42,6 +42,12 @@ export interface SendRequest {
   content: OutboundContent;
   /** Provider message id this message replies to (quoted in the recipient's app). */
   replyToProviderMessageId?: string;
+  /**
+   * The service's id of the message, which the provider echoes in its receipts where it can
+   * (WhatsApp: `biz_opaque_callback_data`): a receipt then finds its message even when the send's
+   * answer was never recorded (StatusUpdate.reference).
+   */
+  reference?: string;
 }
 
 /** What a provider answers when it accepts a message. */
@@ -172,6 +178,8 @@ export interface StatusUpdate {
   /** The business endpoint the message was sent from (WhatsApp: phone_number_id). */
   from: string;
   errors: ProviderErrorDetail[];
+  /** SendRequest.reference of the message, when the provider echoes it. */
+  reference?: string;
 }
 
 /** A sender's profile as the notification names it. */

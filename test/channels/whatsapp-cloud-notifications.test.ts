@@ -150,7 +150,7 @@ describe('WhatsApp Cloud inbound notifications', () => {
         statuses: [
           { ...statusReceipt('wamid.A', 'sent', FROM), timestamp: TS },
           { ...statusReceipt('wamid.A', 'delivered', FROM), timestamp: '1763755201' },
-          { ...statusReceipt('wamid.A', 'read', FROM), timestamp: '1763755202' },
+          { ...statusReceipt('wamid.A', 'read', FROM), timestamp: '1763755202', biz_opaque_callback_data: 'ref-1' },
           {
             ...statusReceipt('wamid.B', 'failed', FROM),
             timestamp: TS,
@@ -163,7 +163,7 @@ describe('WhatsApp Cloud inbound notifications', () => {
     expect(parsed.statuses).toStrictEqual([
       { providerMessageId: 'wamid.A', status: 'sent', timestamp: '2025-11-21T20:00:00.000000Z', recipient: FROM, from: PNID, errors: [] },
       { providerMessageId: 'wamid.A', status: 'delivered', timestamp: '2025-11-21T20:00:01.000000Z', recipient: FROM, from: PNID, errors: [] },
-      { providerMessageId: 'wamid.A', status: 'read', timestamp: '2025-11-21T20:00:02.000000Z', recipient: FROM, from: PNID, errors: [] },
+      { providerMessageId: 'wamid.A', status: 'read', timestamp: '2025-11-21T20:00:02.000000Z', recipient: FROM, from: PNID, errors: [], reference: 'ref-1' },
       {
         providerMessageId: 'wamid.B',
         status: 'failed',

@@ -52,6 +52,12 @@ describe('WhatsApp Cloud send: the exact Graph API request', () => {
     expect((sent.body as { text: unknown }).text).toStrictEqual({ body: 'https://example.com', preview_url: true });
   });
 
+  it('asks Meta to echo the reference in the receipts (biz_opaque_callback_data)', async () => {
+    const reference = '01a2123f-604b-7069-bd66-e1501081efa7';
+    const { sent } = await sentBody({ to: '15551234567', content: { kind: 'text', text: 'Hi' }, reference });
+    expect((sent.body as Record<string, unknown>).biz_opaque_callback_data).toBe(reference);
+  });
+
   it('adds the reply context', async () => {
     const { sent } = await sentBody({
       to: '15551234567',

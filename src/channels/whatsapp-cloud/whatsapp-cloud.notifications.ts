@@ -95,6 +95,7 @@ function parseStatus(raw: Json, from: string): StatusUpdate | null {
   const status = str(raw.status);
   const timestamp = isoFromUnixSeconds(raw.timestamp);
   if (!id || !status || !deliveryStatuses.has(status) || !timestamp) return null;
+  const reference = str(raw.biz_opaque_callback_data);
   return {
     providerMessageId: id,
     status: status as ProviderDeliveryStatus,
@@ -102,6 +103,7 @@ function parseStatus(raw: Json, from: string): StatusUpdate | null {
     recipient: str(raw.recipient_id) ?? '',
     from,
     errors: parseErrors(raw.errors),
+    ...(reference ? { reference } : {}),
   };
 }
 

@@ -13,6 +13,7 @@ export function buildSendBody(request: SendRequest): GraphSendBody {
     type: request.content.kind === 'media' ? request.content.mediaKind : request.content.kind,
   };
   if (request.replyToProviderMessageId) body.context = { message_id: request.replyToProviderMessageId };
+  if (request.reference) body.biz_opaque_callback_data = request.reference;
   return Object.assign(body, contentPart(request.content));
 }
 

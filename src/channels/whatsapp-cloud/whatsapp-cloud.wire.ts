@@ -27,6 +27,8 @@ export interface GraphSendBody {
   to: string;
   type: string;
   context?: { message_id: string };
+  /** Echoed in the message's status notifications (at most 512 characters). */
+  biz_opaque_callback_data?: string;
   text?: { body: string; preview_url: boolean };
   image?: GraphMediaLink;
   audio?: GraphMediaLink;

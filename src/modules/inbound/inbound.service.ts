@@ -9,6 +9,7 @@ import type { ChannelRow, ChannelsService } from '../channels/channels.service.t
 import { openConversation } from '../messaging/messaging.conversations.ts';
 import { messagingRepository } from '../messaging/messaging.repository.ts';
 import { Batcher } from '../../lib/batcher.ts';
+import { isUuid } from '../../lib/ids.ts';
 import { storableText } from '../../lib/json-check.ts';
 import { MEDIA_FETCH_JOB } from '../media/media.fetch-job.ts';
 import type { WebhookEvents } from '../webhooks/webhook-events.ts';
@@ -198,17 +199,31 @@ export class InboundService {
     return { id: row.id, withMedia: true };
   }
 
-  /** Moves the outbound message forward (never backwards: see canMoveStatus); false when not moved. */
+  /**
+   * Moves the outbound message forward (never backwards: see canMoveStatus); false when not moved.
+   * A receipt whose provider id no message holds yet finds its message by the reference the
+   * provider echoed (recordByReference): its send's answer was not stored yet, or never came.
+   */
   private async applyStatus(trx: Db, channel: ChannelRow, status: StatusUpdate): Promise<boolean> {
     const to = messageStatusOf(status.status);
+    const error = to === 'ERROR' ? errorText(status.errors) : null;
     const moved = await messagingRepository.moveStatus(
       trx,
       channel.business_id,
       { channelId: channel.id, providerMessageId: status.providerMessageId },
       to,
-      { statusAt: status.timestamp, ...(to === 'ERROR' ? { error: errorText(status.errors) } : {}) },
+      { statusAt: status.timestamp, ...(error !== null ? { error } : {}) },
     );
-    return moved !== undefined;
+    if (moved || !status.reference || !isUuid(status.reference)) return moved !== undefined;
+    const recorded = await messagingRepository.recordByReference(
+      trx,
+      channel.business_id,
+      { channelId: channel.id, id: status.reference },
+      status.providerMessageId,
+      to,
+      { statusAt: status.timestamp, error },
+    );
+    return recorded !== undefined;
   }
 }
 

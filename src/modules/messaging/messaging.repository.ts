@@ -264,6 +264,27 @@ export const messagingRepository = {
     return query.returning(['id', 'conversation_id', 'contact_id', 'status', 'status_at']).executeTakeFirst();
   },
 
+  /**
+   * A receipt for a send whose provider id was never recorded, found by the id the provider echoed
+   * (StatusUpdate.reference): records the provider id and the receipt's status. Only an outbound
+   * message of the channel without a provider id, still PENDING (the receipt came before the send's
+   * answer was stored) or in ERROR (the answer never came: "outcome unknown"); a receipt proves the
+   * provider had the message, so here ERROR gives way to what the receipt says.
+   */
+  recordByReference(db: Db, businessId: string, ref: { channelId: string; id: string }, providerMessageId: string, to: MessageStatus, extra: { statusAt: string; error: string | null }) {
+    return db
+      .updateTable('messages')
+      .set({ status: to, provider_message_id: providerMessageId, status_at: extra.statusAt, error: extra.error, provider_call_at: null })
+      .where('business_id', '=', businessId)
+      .where('id', '=', ref.id)
+      .where('channel_id', '=', ref.channelId)
+      .where('direction', '=', 'outbound')
+      .where('provider_message_id', 'is', null)
+      .where('status', 'in', ['PENDING', 'ERROR'])
+      .returning(['id', 'status'])
+      .executeTakeFirst();
+  },
+
   /** An attachment of a message; the bytes are fetched later (outbox kind `media_fetch`). */
   insertMedia(db: Db, row: Insertable<MediaTable>) {
     return db.insertInto('media').values(row).returning(['id']).executeTakeFirstOrThrow();

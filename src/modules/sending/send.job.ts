@@ -132,7 +132,7 @@ export class SendJobHandler implements JobHandler {
     if (!started) return { done: true };
     await this.pacer.admit(channel.id, channel.pace_per_second);
     try {
-      const result = await provider.send({ to: message.recipient_address ?? '', content: message.outbound_content as OutboundContent });
+      const result = await provider.send({ to: message.recipient_address ?? '', content: message.outbound_content as OutboundContent, reference: message.id });
       await this.sents.submit({ businessId, id: message.id, providerMessageId: result.providerMessageId, jobId: job.id });
       return { done: true, recorded: true };
     } catch (err) {

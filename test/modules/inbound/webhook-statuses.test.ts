@@ -122,3 +122,72 @@ describe('delivery receipts', () => {
     expect(reply).toMatchObject({ conversation_id: conversation.id, contact_id: conversation.contact_id, text: 'got it', status: 'RECEIVED' });
   });
 });
+
+describe('receipts found by the echoed reference (biz_opaque_callback_data)', () => {
+  /** An outbound message whose send's answer was not stored: no provider id. */
+  async function unanswered(status: 'PENDING' | 'ERROR', onChannel = channel, businessId = tenant.businessId, conv = conversation) {
+    const row = await insertMessage(db(), businessId, conv, {
+      direction: 'outbound', sender_type: 'api', status, channel_id: onChannel.id, provider_message_id: null, text: 'out',
+      error: status === 'ERROR' ? 'outcome unknown: network_error: timeout; not resent' : null,
+    });
+    return row.id;
+  }
+  const withProviderId = (id: string) => db().selectFrom('messages').select(['status', 'error', 'provider_message_id']).where('id', '=', id).executeTakeFirstOrThrow();
+
+  it('recovers a send whose outcome was unknown: the receipt proves the provider had it', async () => {
+    const id = await unanswered('ERROR');
+    const wamid = `wamid.${newId()}`;
+    await receipts(statusReceipt(wamid, 'delivered', recipient, { biz_opaque_callback_data: id, timestamp: '1700000100' }));
+    expect(await withProviderId(id)).toEqual({ status: 'DELIVERED', error: null, provider_message_id: wamid });
+    // Later receipts find it by its provider id.
+    await receipts(statusReceipt(wamid, 'read', recipient, { biz_opaque_callback_data: id }));
+    expect((await stored(id)).status).toBe('READ');
+  });
+
+  it('applies a receipt that arrives before the send\'s answer is stored', async () => {
+    const id = await unanswered('PENDING');
+    const wamid = `wamid.${newId()}`;
+    await receipts(statusReceipt(wamid, 'sent', recipient, { biz_opaque_callback_data: id, timestamp: '1700000200' }));
+    expect(await withProviderId(id)).toEqual({ status: 'SENT', error: null, provider_message_id: wamid });
+    expect((await stored(id)).status_at).toBe('2023-11-14T22:16:40.000000Z');
+  });
+
+  it('records a failed receipt\'s error on a send whose outcome was unknown', async () => {
+    const id = await unanswered('ERROR');
+    const wamid = `wamid.${newId()}`;
+    await receipts(statusReceipt(wamid, 'failed', recipient, { biz_opaque_callback_data: id, errors: [{ code: 131026, title: 'Message undeliverable' }] }));
+    const row = await withProviderId(id);
+    expect(row).toMatchObject({ status: 'ERROR', provider_message_id: wamid });
+    expect(row.error).toContain('131026');
+  });
+
+  it('touches only an outbound message of the receipt\'s channel without a provider id', async () => {
+    const answered = await outbound('SENT');
+    const wamid = `wamid.${newId()}`;
+    await receipts(statusReceipt(wamid, 'read', recipient, { biz_opaque_callback_data: answered.id }));
+    expect(await withProviderId(answered.id)).toMatchObject({ status: 'SENT', provider_message_id: answered.providerId });
+
+    const inbound = await insertMessage(db(), tenant.businessId, conversation, { channel_id: channel.id, provider_message_id: null });
+    await receipts(statusReceipt(`wamid.${newId()}`, 'read', recipient, { biz_opaque_callback_data: inbound.id }));
+    expect(await withProviderId(inbound.id)).toMatchObject({ status: 'RECEIVED', provider_message_id: null });
+
+    const otherChannel = await createWhatsAppChannel(t.app, tenant.businessId);
+    const elsewhere = await unanswered('ERROR', otherChannel);
+    await receipts(statusReceipt(`wamid.${newId()}`, 'delivered', recipient, { biz_opaque_callback_data: elsewhere }));
+    expect(await withProviderId(elsewhere)).toMatchObject({ status: 'ERROR', provider_message_id: null });
+
+    const otherTenant = await createTenant(t.app, 'Other business');
+    const foreignChannel = await createWhatsAppChannel(t.app, otherTenant.businessId);
+    const contact = await insertContact(db(), otherTenant.businessId, { phone_number: recipient });
+    const conv = await insertConversation(db(), otherTenant.businessId, contact.id, { channel_id: foreignChannel.id });
+    const foreign = await unanswered('ERROR', foreignChannel, otherTenant.businessId, conv);
+    await receipts(statusReceipt(`wamid.${newId()}`, 'delivered', recipient, { biz_opaque_callback_data: foreign }));
+    expect(await withProviderId(foreign)).toMatchObject({ status: 'ERROR', provider_message_id: null });
+  });
+
+  it('ignores a reference that is no message id', async () => {
+    for (const reference of ['campaign-7', '', 'x'.repeat(512), '01900000-0000-7000-8000-000000000000']) {
+      await receipts(statusReceipt(`wamid.${newId()}`, 'delivered', recipient, { biz_opaque_callback_data: reference }));
+    }
+  });
+});

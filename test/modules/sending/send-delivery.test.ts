@@ -5,7 +5,7 @@ import { buildApp } from '../../../src/app.ts';
 import { OutboxWorker } from '../../../src/jobs/outbox.worker.ts';
 import { ChannelPacer } from '../../../src/modules/sending/channel-pacer.ts';
 import { OUTCOME_UNKNOWN, SendJobHandler } from '../../../src/modules/sending/send.job.ts';
-import { startFakeGraphApi, type FakeGraphApi, type GraphFailure } from '../../helpers/fake-graph-api.ts';
+import { metaNotification, signedNotification, startFakeGraphApi, statusReceipt, type FakeGraphApi, type GraphFailure } from '../../helpers/fake-graph-api.ts';
 import { createTenant, type Tenant } from '../../helpers/tenants.ts';
 import { buildTestApp, type TestApp } from '../../helpers/test-app.ts';
 import { createChannel, inboundContact, messageRow, settled, until, type TestChannel } from './sending.fixtures.ts';
@@ -68,6 +68,49 @@ describe('send worker: provider failures', () => {
     expect(row.error).toMatch(/^outcome unknown: network_error: connection to the provider lost: .*; not resent$/);
     expect(sendsTo(phone)).toHaveLength(1);
     expect(await outbox(id)).toMatchObject({ state: 'failed' });
+  });
+
+  it('sends the message id for Meta to echo in receipts, and a receipt recovers a send whose answer was lost', async () => {
+    const { phone } = await inboundContact(t, tenant, channel, 1);
+    fake.disconnectNextSends(1);
+    const id = (await send(t.app, phone)).json().message.uuid as string;
+    expect(await settled(t, id)).toMatchObject({ status: 'ERROR', provider_message_id: null });
+    const [request] = sendsTo(phone);
+    expect(request!.body).toMatchObject({ biz_opaque_callback_data: id });
+
+    // Meta had it: its receipt carries the reference back.
+    const wamid = 'wamid.HBgLMTQxNTU1NTAxMjM0FQIAERgSQjU4RkU2';
+    const receipt = signedNotification(
+      metaNotification({ phoneNumberId: channel.phoneNumberId, statuses: [statusReceipt(wamid, 'delivered', phone, { biz_opaque_callback_data: id })] }),
+      'app-secret',
+    );
+    const posted = await t.app.inject({ method: 'POST', url: '/channels/whatsapp/webhook', headers: receipt.headers, payload: receipt.payload });
+    expect(posted.statusCode).toBe(200);
+    expect(await messageRow(t, id)).toMatchObject({ status: 'DELIVERED', provider_message_id: wamid, error: null });
+    const status = await t.app.inject({ method: 'GET', url: `/external/v2/messages/status/${id}`, headers: tenant.headers });
+    expect(status.json().message.status).not.toBe('failed');
+    expect(sendsTo(phone)).toHaveLength(1);
+  });
+
+  it('keeps a receipt that arrives before the send\'s answer is stored', async () => {
+    const { phone } = await inboundContact(t, tenant, channel, 1);
+    fake.setDelay(400);
+    try {
+      const id = (await send(t.app, phone)).json().message.uuid as string;
+      await until(() => sendsTo(phone).length === 1);
+      const wamid = 'wamid.HBgLMTQxNTU1NTAxMjM0FQIAERgSQjU4RkU3';
+      const receipt = signedNotification(
+        metaNotification({ phoneNumberId: channel.phoneNumberId, statuses: [statusReceipt(wamid, 'delivered', phone, { biz_opaque_callback_data: id })] }),
+        'app-secret',
+      );
+      expect((await t.app.inject({ method: 'POST', url: '/channels/whatsapp/webhook', headers: receipt.headers, payload: receipt.payload })).statusCode).toBe(200);
+      expect(await messageRow(t, id)).toMatchObject({ status: 'DELIVERED', provider_message_id: wamid });
+      // The send's answer, stored after, does not move it back to SENT; its job completes.
+      await until(async () => (await outbox(id)).state === 'done');
+      expect(await messageRow(t, id)).toMatchObject({ status: 'DELIVERED', provider_message_id: wamid, error: null });
+    } finally {
+      fake.setDelay(0);
+    }
   });
 
   it.each<[string, GraphFailure]>([
