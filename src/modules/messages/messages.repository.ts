@@ -14,15 +14,21 @@ export const messagesRepository = {
       .execute();
   },
 
-  /** The latest `limit` messages of a contact across its conversations, newest first (index messages_contact). */
+  /**
+   * The latest `limit` messages of a contact across its conversations, newest first (index
+   * messages_contact), each with the identifier of its channel (the message's, else its
+   * conversation's), for messages that recorded no addresses.
+   */
   latestOfContact(db: Db, businessId: string, contactId: string, limit: number) {
     return db
-      .selectFrom('messages')
-      .select(['id', 'channel', 'direction', 'status', 'text', 'metadata', 'sender_address', 'recipient_address', 'created_at'])
-      .where('business_id', '=', businessId)
-      .where('contact_id', '=', contactId)
-      .orderBy('created_at', 'desc')
-      .orderBy('id', 'desc')
+      .selectFrom('messages as m')
+      .innerJoin('conversations as v', (j) => j.onRef('v.business_id', '=', 'm.business_id').onRef('v.id', '=', 'm.conversation_id'))
+      .leftJoin('channels as ch', (j) => j.onRef('ch.business_id', '=', 'm.business_id').on((eb) => eb('ch.id', '=', eb.fn.coalesce('m.channel_id', 'v.channel_id'))))
+      .select(['m.id', 'm.channel', 'm.direction', 'm.status', 'm.text', 'm.metadata', 'm.sender_address', 'm.recipient_address', 'm.created_at', 'ch.identifier as channel_identifier'])
+      .where('m.business_id', '=', businessId)
+      .where('m.contact_id', '=', contactId)
+      .orderBy('m.created_at', 'desc')
+      .orderBy('m.id', 'desc')
       .limit(limit)
       .execute();
   },

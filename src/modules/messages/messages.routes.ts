@@ -15,7 +15,8 @@ export const messagesRoutes: FastifyPluginAsyncTypebox = async (app) => {
         summary: 'Latest messages of a contact across all its conversations',
         description:
           'Newest first, up to limit (default 100, max 200). from/to: the addresses the channel recorded; when it did ' +
-          'not, the contact side is its +phone (its email on the email channel) and the business side is the channel name. ' +
+          'not (imported history), the contact side is its phone digits as WhatsApp records them (its email on the email channel) ' +
+          'and the business side is the identifier of the conversation\'s channel, else the channel name. ' +
           '404 when the contact does not exist in the business.',
         params: UuidParams,
         querystring: ContactMessagesQuery,

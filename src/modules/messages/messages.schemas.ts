@@ -26,10 +26,10 @@ export const ContactMessage = Type.Object({
   channel: Type.String({ description: 'e.g. whatsapp' }),
   createdAt: Timestamp,
   from: Type.String({
-    description: 'inbound: the sender address the channel reported, else the contact (+phone, or email on the email channel); outbound: the business address, else the channel name',
+    description: "inbound: the sender address the channel reported, else the contact (phone digits, or email on the email channel); outbound: the business address, else the channel's identifier or name",
   }),
   to: Type.String({
-    description: 'inbound: the business address the channel reported, else the channel name; outbound: the recipient address, else the contact (+phone, or email on the email channel)',
+    description: "inbound: the business address the channel reported, else the channel's identifier or name; outbound: the recipient address, else the contact (phone digits, or email on the email channel)",
   }),
   text: Type.String({ description: 'may be empty' }),
   attachments: Type.Array(Type.String(), { description: 'signed download addresses of the message\'s files' }),

@@ -4,13 +4,7 @@ import { contactsRepository, type ContactRow } from '../contacts/contacts.reposi
 import { messagesRepository, type ContactMessageRow } from './messages.repository.ts';
 import type { MediaLink, MediaService } from '../media/media.service.ts';
 import type { ContactMessage } from './messages.schemas.ts';
-
-/** How the contact is addressed on a channel when the message did not record its own address. */
-function contactAddress(contact: ContactRow, channel: string): string {
-  if (channel === 'email') return contact.email ?? '';
-  if (contact.phone_number) return `+${contact.phone_number}`;
-  return contact.email ?? '';
-}
+import { messageAddresses } from '../messaging/message-addresses.ts';
 
 /** Files of a message: signed download addresses (valid 120 minutes) and their descriptions. */
 function filesOf(links: MediaLink[]): Pick<ContactMessage, 'attachments' | 'media'> {
@@ -21,15 +15,12 @@ function filesOf(links: MediaLink[]): Pick<ContactMessage, 'attachments' | 'medi
 }
 
 function toContactMessage(row: ContactMessageRow, contact: ContactRow, links: MediaLink[]): ContactMessage {
-  const contactSide = contactAddress(contact, row.channel);
-  const inbound = row.direction === 'inbound';
   return {
     uuid: row.id,
-    status: row.status === 'ERROR' ? 'failed' : inbound ? 'received' : 'sent',
+    status: row.status === 'ERROR' ? 'failed' : row.direction === 'inbound' ? 'received' : 'sent',
     channel: row.channel,
     createdAt: row.created_at,
-    from: row.sender_address ?? (inbound ? contactSide : row.channel),
-    to: row.recipient_address ?? (inbound ? row.channel : contactSide),
+    ...messageAddresses(row, contact, row.channel_identifier),
     text: row.text,
     ...filesOf(links),
     metadata: row.metadata,

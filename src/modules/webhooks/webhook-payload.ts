@@ -4,6 +4,7 @@ import type { DashboardLinks } from '../../lib/links.ts';
 import type { ContactRow } from '../contacts/contacts.repository.ts';
 import { toContactCamel } from '../contacts/contacts.mappers.ts';
 import { signedMediaUrl, type MediaSigningKey } from '../media/media.signing.ts';
+import { messageAddresses } from '../messaging/message-addresses.ts';
 import type { MessageCreatedPayload } from './webhook-payload.schemas.ts';
 
 type MessageRow = Selectable<MessagesTable>;
@@ -20,13 +21,6 @@ type Meta = Record<string, unknown>;
 const obj = (value: unknown): Meta | undefined => (value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Meta) : undefined);
 const str = (value: unknown): string | null => (typeof value === 'string' ? value : null);
 const list = (value: unknown): unknown[] => (Array.isArray(value) ? value : []);
-
-/** How the contact is addressed when the message did not record its own address (as GET /contacts/:uuid/messages). */
-function contactAddress(contact: ContactRow, channel: string): string {
-  if (channel === 'email') return contact.email ?? '';
-  if (contact.phone_number) return `+${contact.phone_number}`;
-  return contact.email ?? '';
-}
 
 /**
  * The optional objects of the payload, read from the structured parts the inbound path keeps in
@@ -72,7 +66,6 @@ function optionalObjects(message: MessageRow): Partial<MessageCreatedPayload> {
 /** The `message_created` payload of a stored message, its contact and files, with media addresses signed at `nowMs`. */
 export function messageCreatedPayload(message: MessageRow, contact: ContactRow, files: MediaRow[], ctx: PayloadContext): MessageCreatedPayload {
   const inbound = message.direction === 'inbound';
-  const contactSide = contactAddress(contact, message.channel);
   const camel = toContactCamel(contact, { summary: { latestConversationId: message.conversation_id, closedAt: null }, assignedUserEmail: null, links: ctx.links });
   const media = files.map((file) => {
     // A file the business sent by its own URL is shown as that URL: it is not ours to sign or expire.
@@ -83,8 +76,8 @@ export function messageCreatedPayload(message: MessageRow, contact: ContactRow, 
     messageId: message.id,
     conversationId: message.conversation_id,
     type: message.type,
-    to: message.recipient_address ?? (inbound ? message.channel : contactSide),
-    from: message.sender_address ?? (inbound ? contactSide : message.channel),
+    // Messages that fire message_created (inbound, sent through the API) carry both addresses.
+    ...messageAddresses(message, contact),
     text: message.text,
     attachments: media.map((m) => m.url),
     media,

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { at, insertContact, insertConversation, insertMessage } from '../../helpers/factories.ts';
 import { createTenant, type Tenant } from '../../helpers/tenants.ts';
+import { createWhatsAppChannel } from '../inbound/whatsapp-helpers.ts';
 import { buildTestApp, type TestApp } from '../../helpers/test-app.ts';
 
 let t: TestApp;
@@ -41,11 +42,27 @@ describe('GET /contacts/:uuid/messages', () => {
       messages: [
         { uuid: emailIn.id, status: 'received', channel: 'email', createdAt: '2026-01-01T00:00:05.000005Z', from: 'ada@example.com', to: 'email', text: 'reply by mail', attachments: [], media: [], metadata: {} },
         { uuid: addressed.id, status: 'received', channel: 'whatsapp', createdAt: '2026-01-01T00:00:04.000004Z', from: '+5491199999999', to: '+5491100000000', text: 'from another phone', attachments: [], media: [], metadata: {} },
-        { uuid: failed.id, status: 'failed', channel: 'whatsapp', createdAt: '2026-01-01T00:00:03.000003Z', from: 'whatsapp', to: '+5491123450001', text: '', attachments: [], media: [], metadata: {} },
+        { uuid: failed.id, status: 'failed', channel: 'whatsapp', createdAt: '2026-01-01T00:00:03.000003Z', from: 'whatsapp', to: '5491123450001', text: '', attachments: [], media: [], metadata: {} },
         { uuid: sent.id, status: 'sent', channel: 'email', createdAt: '2026-01-01T00:00:02.000002Z', from: 'email', to: 'ada@example.com', text: 'welcome', attachments: [], media: [], metadata: { order: 'A-1', n: 2 } },
-        { uuid: inbound.id, status: 'received', channel: 'whatsapp', createdAt: '2026-01-01T00:00:01.000001Z', from: '+5491123450001', to: 'whatsapp', text: 'hi', attachments: [], media: [], metadata: {} },
+        { uuid: inbound.id, status: 'received', channel: 'whatsapp', createdAt: '2026-01-01T00:00:01.000001Z', from: '5491123450001', to: 'whatsapp', text: 'hi', attachments: [], media: [], metadata: {} },
       ],
     });
+  });
+
+  it('addresses messages without recorded addresses as the channel records them: phone digits and the channel\'s number', async () => {
+    const db = t.database.db;
+    const channel = await createWhatsAppChannel(t.app, tenant.businessId, { identifier: '15550001111' });
+    const contact = await insertContact(db, tenant.businessId, { phone_number: '5491123450002' });
+    const conversation = await insertConversation(db, tenant.businessId, contact.id, { channel: 'whatsapp', channel_id: channel.id });
+    // As imported: no addresses recorded, the channel known through the conversation.
+    const inbound = await insertMessage(db, tenant.businessId, conversation, { text: 'hola', created_at: at(1, 1) });
+    const reply = await insertMessage(db, tenant.businessId, conversation, { direction: 'outbound', sender_type: 'human', status: 'SENT', text: 'hola!', created_at: at(2, 2) });
+    // As received: what the channel recorded.
+    const received = await insertMessage(db, tenant.businessId, conversation, { text: 'live', sender_address: '5491123450002', recipient_address: '15550001111', created_at: at(3, 3) });
+    const byId = new Map((await list(contact.id)).json().messages.map((m: { uuid: string }) => [m.uuid, m]));
+    expect(byId.get(inbound.id)).toMatchObject({ from: '5491123450002', to: '15550001111' });
+    expect(byId.get(reply.id)).toMatchObject({ from: '15550001111', to: '5491123450002' });
+    expect(byId.get(received.id)).toMatchObject({ from: '5491123450002', to: '15550001111' });
   });
 
   it('lists the files of a message as signed addresses that serve the bytes', async () => {
