@@ -39,15 +39,17 @@ async function main(): Promise<void> {
   await app.listen({ port: config.port, host: config.host });
   if (database.engine === 'pglite' && config.seedDemo) {
     const demo = await seedDemoIfEmpty(app.services);
-    if (demo) printDemo(config.publicUrl, demo.key, demo.contactPhone);
+    if (demo) printDemo(config.publicUrl, demo);
   }
 }
 
-function printDemo(publicUrl: string, key: string, phone: string): void {
+function printDemo(publicUrl: string, { key, contactPhone, agentId }: { key: string; contactPhone: string; agentId: string }): void {
   // Printed once, to the terminal only (never to the log): the key is not stored in clear anywhere.
   process.stdout.write(
     `\nA demo business was created. Its API key (shown only now):\n\n  ${key}\n\nTry it:\n\n` +
-      `  curl -s '${publicUrl}/external/v2/contacts?phone=${phone}' -H 'X-API-Key: ${key}'\n\n`,
+      `  curl -s '${publicUrl}/external/v2/contacts?phone=${contactPhone}' -H 'X-API-Key: ${key}'\n` +
+      `  curl -s '${publicUrl}/external/v2/conversations?phone=${contactPhone}' -H 'X-API-Key: ${key}'\n` +
+      `  curl -s '${publicUrl}/external/v2/agents/${agentId}' -H 'X-API-Key: ${key}'\n\n`,
   );
 }
 

@@ -4,6 +4,20 @@ import type { ImportRecord, MessageRecord } from '../import/import.schemas.ts';
 /** The demo contact whose number the start-up message suggests looking up. */
 export const DEMO_CONTACT_PHONE = '5491123456789';
 
+/** The AI agent that answers the demo conversations, with a configuration to read and change. */
+export const DEMO_AGENT = {
+  name: 'Sofía',
+  system_prompt: 'You are Sofía, the assistant of an online shop. Answer questions about orders, shipping and prices; hand over to a person for returns.',
+  model: 'default',
+  prompt_config: { tone: 'friendly', language: 'es', max_sentences: 3 },
+  tools: {
+    human_handoff: { enabled: true, instructions: 'Hand over for returns, refunds, or when the customer asks for a person.' },
+    order_status: { enabled: true, instructions: 'Look up an order when the customer gives its number.' },
+  },
+  activation_rules: { channels: ['whatsapp', 'instagram', 'webchat'], outside_business_hours: true },
+  follow_up_settings: { after_minutes: 60, message: '¿Pudiste resolverlo? Si necesitas algo más, escríbeme aquí.' },
+};
+
 interface DemoContact {
   first: string;
   last: string;

@@ -44,6 +44,10 @@ describe('demo seed', () => {
     expect(events.find((e) => e.type === 'conversation_archived')!.channel).toBe('whatsapp');
     const archived = await t.database.db.selectFrom('conversations').select('id').where('closed_at', 'is not', null).execute();
     expect(archived).toHaveLength(1);
+
+    const agent = await t.app.inject({ url: `/external/v2/agents/${demo!.agentId}`, headers: { 'x-api-key': demo!.key } });
+    expect(agent.statusCode).toBe(200);
+    expect(agent.json()).toMatchObject({ agent: { name: 'Sofía', tools: { human_handoff: { enabled: true } } }, business_id: businessId });
   });
 
   it('does nothing on a database that has data', async () => {
