@@ -14,8 +14,13 @@ export const AGENT_LIMITS = {
 export const AGENT_JSON_FIELDS = ['prompt_config', 'tools', 'data', 'activation_rules', 'follow_up_settings', 'inactivity_run_settings'] as const;
 export type AgentJsonField = (typeof AGENT_JSON_FIELDS)[number];
 
+// TypeBox turns a Record's key schema into a pattern; the key's length bounds go in propertyNames.
 const JsonObject = (description: string) =>
-  Type.Record(Type.String({ minLength: 1, maxLength: 100 }), Type.Unknown(), { maxProperties: 100, description: `${description}; an object of at most 100 keys` });
+  Type.Record(Type.String(), Type.Unknown(), {
+    maxProperties: 100,
+    propertyNames: { minLength: 1, maxLength: 100 },
+    description: `${description}; at most 100 keys of 1 to 100 characters`,
+  });
 
 const TOOL_NAME = '^[A-Za-z][A-Za-z0-9_.-]{0,63}$';
 const ToolFields = {

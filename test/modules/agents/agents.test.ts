@@ -203,6 +203,8 @@ describe('PATCH /external/v2/agents/:agent_id', () => {
       { agent: { tools: { human_handoff: { enabled: true, extra: 1 } } } },
       { agent: { tools: { 'bad name': { enabled: true } } } },
       { agent: { data: Object.fromEntries(Array.from({ length: 101 }, (_, i) => [`k${i}`, i])) } },
+      { agent: { data: { ['k'.repeat(101)]: 1 } } },
+      { agent: { prompt_config: { '': 1 } } },
     ];
     for (const body of bodies) {
       const res = await update(agent.id, body);
