@@ -4,6 +4,14 @@
  */
 export const MAX_JSON_DEPTH = 64;
 
+/**
+ * The magnitudes a JSON number may have besides 0. Beyond 1e21 JavaScript has no exact integers
+ * and 1e400 is Infinity (stored null); and PostgreSQL writes a jsonb number out in full, so 1e308
+ * or 5e-324 (6 characters in the body) read back as 309 or 326: an item of such numbers reads 50
+ * times its size.
+ */
+export const JSON_NUMBER_RANGE = { min: 1e-20, max: 1e21 } as const;
+
 /** Where a JSON value holds what the database cannot store, and what it is. */
 export interface JsonProblem {
   path: string;
@@ -12,11 +20,12 @@ export interface JsonProblem {
 
 /**
  * The first part of a parsed JSON value that PostgreSQL would refuse, as a JSON pointer: a string
- * (value or key) with a NUL character or a lone surrogate (text and jsonb hold neither), or nesting
- * deeper than MAX_JSON_DEPTH. Undefined when there is none.
+ * (value or key) with a NUL character or a lone surrogate (text and jsonb hold neither), a number
+ * outside JSON_NUMBER_RANGE, or nesting deeper than MAX_JSON_DEPTH. Undefined when there is none.
  */
 export function jsonProblem(value: unknown, path = '', depth = 0): JsonProblem | undefined {
   if (typeof value === 'string') return textProblem(value, path);
+  if (typeof value === 'number') return numberProblem(value, path);
   if (typeof value !== 'object' || value === null) return undefined;
   if (depth >= MAX_JSON_DEPTH) return { path: path || '/', message: `nested deeper than ${MAX_JSON_DEPTH} levels` };
   for (const [key, item] of Object.entries(value)) {
@@ -25,6 +34,12 @@ export function jsonProblem(value: unknown, path = '', depth = 0): JsonProblem |
     if (problem) return problem;
   }
   return undefined;
+}
+
+function numberProblem(value: number, path: string): JsonProblem | undefined {
+  const magnitude = Math.abs(value);
+  if (magnitude === 0 || (magnitude >= JSON_NUMBER_RANGE.min && magnitude < JSON_NUMBER_RANGE.max)) return undefined;
+  return { path: path || '/', message: `is a number out of range: 0, or from ${JSON_NUMBER_RANGE.min} to below ${JSON_NUMBER_RANGE.max} in magnitude (send it as a string)` };
 }
 
 function textProblem(text: string, path: string): JsonProblem | undefined {

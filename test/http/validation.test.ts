@@ -75,7 +75,10 @@ describe('the NUL character', () => {
       ['surrogate value', `${P}/contacts`, { external_id: 'sur-1', custom_fields: { a: 'x\ud800' } }, { path: '/custom_fields/a', message: /lone surrogate/ }],
       ['surrogate key', `${P}/contacts`, { external_id: 'sur-2', custom_fields: { ['\udc00']: 'x' } }, { path: '/custom_fields/\udc00', message: /lone surrogate/ }],
       ['deep contact field', `${P}/contacts`, `{"external_id":"deep-1","custom_fields":{"a":${deep}}}`, { path: expect.stringMatching(/^\/custom_fields\/a(\/0)+$/) as unknown as string, message: /deeper than 64/ }],
-      ['deep agent config', `/admin/v1/businesses/${tenant.businessId}/agents`, `{"name":"a","config":{"x":${deep}}}`, { path: expect.any(String) as unknown as string, message: /deeper than 64/ }],
+      ['deep agent config', `/admin/v1/businesses/${tenant.businessId}/agents`, `{"name":"a","data":{"x":${deep}}}`, { path: expect.any(String) as unknown as string, message: /deeper than 64/ }],
+      ['infinite number', `${P}/contacts`, '{"external_id":"num-1","custom_fields":{"a":1e400}}', { path: '/custom_fields/a', message: /number out of range/ }],
+      ['huge number', `${P}/contacts`, '{"external_id":"num-2","custom_fields":{"a":-1e308}}', { path: '/custom_fields/a', message: /number out of range/ }],
+      ['tiny number', `/admin/v1/businesses/${tenant.businessId}/agents`, '{"name":"a","data":{"x":[1, 5e-324]}}', { path: '/data/x/1', message: /number out of range/ }],
     ];
     for (const [label, url, payload, detail] of cases) {
       const headers = { ...(url.startsWith('/admin') ? adminHeaders : tenant.headers), 'content-type': 'application/json' };
@@ -83,10 +86,26 @@ describe('the NUL character', () => {
       expectValidationError(res, label);
       expect(res.json().error.details, label).toEqual([{ location: 'body', path: detail.path, message: expect.stringMatching(detail.message) }]);
     }
+    // Numbers in range, and 0 in any spelling, are stored as sent.
+    const numbers = await t.app.inject({
+      method: 'POST', url: `${P}/contacts`, headers: { ...tenant.headers, 'content-type': 'application/json' },
+      payload: '{"external_id":"num-ok","custom_fields":{"a":9.99e20,"b":-1e-20,"c":-0.0,"d":123456789012345}}',
+    });
+    expect(numbers.statusCode, numbers.body).toBe(201);
+    const row = await t.database.db.selectFrom('contacts').select('custom_fields').where('id', '=', numbers.json().contact.id).executeTakeFirstOrThrow();
+    expect(row.custom_fields).toEqual({ a: 9.99e20, b: -1e-20, c: 0, d: 123456789012345 });
     // A surrogate pair is a character like any other.
     const pair = await call('POST', `${P}/contacts`, { external_id: 'pair-1', first_name: '😀' });
     expect(pair.statusCode).toBe(201);
     expect(pair.json().contact.first_name).toBe('😀');
+  });
+
+  it('a URL the router cannot read answers 400 with the error body', async () => {
+    for (const url of [`${P}/agents/${'a'.repeat(201)}`, `${P}/agents/%E0%A4%A`, `${P}/contacts/%ZZ`]) {
+      const res = await t.app.inject({ method: 'GET', url, headers: tenant.headers });
+      expectValidationError(res, url.slice(0, 40));
+      expect(res.json().error.details[0]).toMatchObject({ location: 'params' });
+    }
   });
 
   it('is refused in a query string and in a path', async () => {

@@ -7,7 +7,7 @@ const columns = [
 ] as const;
 
 /** An agent's columns to write: its scalar settings, and its JSON fields as objects. */
-export type AgentValues = { name?: string; type?: string; system_prompt?: string; model?: string } & { [K in AgentJsonField]?: Record<string, unknown> };
+export type AgentValues = { name?: string; type?: string; system_prompt?: string; model?: string | null } & { [K in AgentJsonField]?: Record<string, unknown> };
 
 /** The JSON fields serialised for the driver (PGlite and node-postgres take jsonb as text). */
 function serialised(values: AgentValues) {

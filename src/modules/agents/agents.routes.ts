@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { responses } from '../../http/common.schemas.ts';
-import { withoutNulls } from '../../lib/json-merge.ts';
+import { isJsonObject, withoutNulls } from '../../lib/json-merge.ts';
 import { AgentParams, AgentResponse, UpdateAgentBody, UpdatedAgentResponse } from './agents.schemas.ts';
 
 const tags = ['agents'];
@@ -39,9 +39,10 @@ export const agentsRoutes: FastifyPluginAsyncTypebox = async (app) => {
         body: UpdateAgentBody,
         response: responses({ 200: UpdatedAgentResponse }, 400, 401, 404),
       },
-      // The contract: "null values are omitted before validation and save".
+      // The contract: "null values are omitted before validation and save" (of the agent's fields).
       preValidation: async (request) => {
-        request.body = withoutNulls(request.body);
+        const body = request.body as { agent?: unknown } | null;
+        if (isJsonObject(body) && isJsonObject(body.agent)) body.agent = withoutNulls(body.agent);
       },
       handler: async (request) => ({
         agent: await agents.update(request.businessId, request.params.agent_id, request.body.agent),

@@ -6,6 +6,8 @@ export const AGENT_LIMITS = {
   systemPrompt: 50_000,
   instructions: 10_000,
   tools: 50,
+  /** Top-level keys of each other JSON field. */
+  jsonKeys: 100,
   /** Each JSON field of an agent, serialised, after a partial update is merged in. */
   jsonFieldBytes: 64 * 1024,
 } as const;
@@ -17,7 +19,7 @@ export type AgentJsonField = (typeof AGENT_JSON_FIELDS)[number];
 // TypeBox turns a Record's key schema into a pattern; the key's length bounds go in propertyNames.
 const JsonObject = (description: string) =>
   Type.Record(Type.String(), Type.Unknown(), {
-    maxProperties: 100,
+    maxProperties: AGENT_LIMITS.jsonKeys,
     propertyNames: { minLength: 1, maxLength: 100 },
     description: `${description}; at most 100 keys of 1 to 100 characters`,
   });

@@ -19,7 +19,9 @@ export class AgentsService {
   constructor(private readonly db: Db) {}
 
   async create(businessId: string, input: CreateAgentInput): Promise<AgentRecord> {
-    const values: AgentValues & { name: string } = { ...input, type: input.type ?? 'basic' };
+    // Every column is written, sent or not: one statement whatever the body holds.
+    const values: AgentValues & { name: string } = { name: input.name, type: input.type ?? 'basic', system_prompt: input.system_prompt ?? '', model: input.model ?? null };
+    for (const field of AGENT_JSON_FIELDS) values[field] = input[field] ?? {};
     if (input.tools) values.tools = completeTools(input.tools, input.tools);
     checkSizes(values);
     return toRecord(await agentsRepository.insert(this.db, businessId, newId(), values));
@@ -40,10 +42,12 @@ export class AgentsService {
     return this.db.transaction().execute(async (trx) => {
       const current = await agentsRepository.findForUpdate(trx, businessId, agentId);
       if (!current) throw notFound('agent');
-      const values: AgentValues = { ...changes };
+      // Every setting is written, changed or not: one statement whatever the update sends.
+      const { name, type, system_prompt, model } = { ...current, ...changes };
+      const values: AgentValues = { name, type, system_prompt, model };
       for (const field of AGENT_JSON_FIELDS) {
         const patch = changes[field];
-        if (patch !== undefined) values[field] = mergeJson(current[field], patch);
+        values[field] = patch === undefined ? current[field] : mergeJson(current[field], patch);
       }
       if (changes.tools) values.tools = completeTools(values.tools as Record<string, Tool>, changes.tools);
       checkSizes(values);
@@ -63,7 +67,7 @@ export class AgentsService {
  */
 function completeTools(tools: Record<string, Tool>, sent: Record<string, Tool>): Record<string, Tool> {
   for (const name of Object.keys(sent)) {
-    const tool = tools[name]!;
+    const tool = Object.hasOwn(tools, name) ? tools[name]! : {};
     if (typeof tool.enabled !== 'boolean') {
       throw badRequest(`tool "${name}" is new: send its enabled`, [{ location: 'body', path: `/agent/tools/${name}/enabled`, message: 'required for a new tool' }]);
     }
@@ -72,11 +76,19 @@ function completeTools(tools: Record<string, Tool>, sent: Record<string, Tool>):
   return tools;
 }
 
-/** Each JSON field, serialised, within AGENT_LIMITS.jsonFieldBytes (the schema bounds keys, not depth or size). */
+/**
+ * The bounds of the schema (keys of each JSON field, tools) and AGENT_LIMITS.jsonFieldBytes, on
+ * what is stored: a partial update is checked by the schema alone, and updates add up.
+ */
 function checkSizes(values: AgentValues): void {
   for (const field of AGENT_JSON_FIELDS) {
     const value = values[field];
-    if (value !== undefined && Buffer.byteLength(JSON.stringify(value)) > AGENT_LIMITS.jsonFieldBytes) {
+    if (value === undefined) continue;
+    const maxKeys = field === 'tools' ? AGENT_LIMITS.tools : AGENT_LIMITS.jsonKeys;
+    if (Object.keys(value).length > maxKeys) {
+      throw badRequest(`${field} would hold more than ${maxKeys} keys`, [{ location: 'body', path: `/agent/${field}`, message: 'too many keys' }]);
+    }
+    if (Buffer.byteLength(JSON.stringify(value)) > AGENT_LIMITS.jsonFieldBytes) {
       throw badRequest(`${field} is larger than ${AGENT_LIMITS.jsonFieldBytes} bytes`, [{ location: 'body', path: `/agent/${field}`, message: 'too large' }]);
     }
   }

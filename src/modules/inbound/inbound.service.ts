@@ -202,19 +202,25 @@ export class InboundService {
   /**
    * Moves the outbound message forward (never backwards: see canMoveStatus); false when not moved.
    * A receipt whose provider id no message holds yet finds its message by the reference the
-   * provider echoed (recordByReference): its send's answer was not stored yet, or never came.
+   * provider echoed (recordByReference): its send's answer was not stored yet, or never came. When
+   * that finds the provider id recorded meanwhile (the send's answer, or a receipt handled by
+   * another process, committed between the two statements), the move by provider id is tried again.
    */
   private async applyStatus(trx: Db, channel: ChannelRow, status: StatusUpdate): Promise<boolean> {
     const to = messageStatusOf(status.status);
     const error = to === 'ERROR' ? errorText(status.errors) : null;
-    const moved = await messagingRepository.moveStatus(
-      trx,
-      channel.business_id,
-      { channelId: channel.id, providerMessageId: status.providerMessageId },
-      to,
-      { statusAt: status.timestamp, ...(error !== null ? { error } : {}) },
-    );
-    if (moved || !status.reference || !isUuid(status.reference)) return moved !== undefined;
+    const byProviderId = async () => {
+      const moved = await messagingRepository.moveStatus(
+        trx,
+        channel.business_id,
+        { channelId: channel.id, providerMessageId: status.providerMessageId },
+        to,
+        { statusAt: status.timestamp, ...(error !== null ? { error } : {}) },
+      );
+      return moved !== undefined;
+    };
+    if (await byProviderId()) return true;
+    if (!status.reference || !isUuid(status.reference)) return false;
     const recorded = await messagingRepository.recordByReference(
       trx,
       channel.business_id,
@@ -223,7 +229,7 @@ export class InboundService {
       to,
       { statusAt: status.timestamp, error },
     );
-    return recorded !== undefined;
+    return recorded !== undefined || byProviderId();
   }
 }
 

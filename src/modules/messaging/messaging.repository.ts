@@ -267,9 +267,11 @@ export const messagingRepository = {
   /**
    * A receipt for a send whose provider id was never recorded, found by the id the provider echoed
    * (StatusUpdate.reference): records the provider id and the receipt's status. Only an outbound
-   * message of the channel without a provider id, still PENDING (the receipt came before the send's
-   * answer was stored) or in ERROR (the answer never came: "outcome unknown"); a receipt proves the
-   * provider had the message, so here ERROR gives way to what the receipt says.
+   * message of the channel that went to the provider (an attempt started) and has no provider id,
+   * still PENDING (the receipt came before the send's answer was stored) or in ERROR (the answer
+   * never came: "outcome unknown"); a receipt proves the provider had the message, so here ERROR
+   * gives way to what the receipt says. Never when another message of the channel holds the
+   * provider id (a receipt whose reference and id disagree changes nothing).
    */
   recordByReference(db: Db, businessId: string, ref: { channelId: string; id: string }, providerMessageId: string, to: MessageStatus, extra: { statusAt: string; error: string | null }) {
     return db
@@ -281,6 +283,14 @@ export const messagingRepository = {
       .where('direction', '=', 'outbound')
       .where('provider_message_id', 'is', null)
       .where('status', 'in', ['PENDING', 'ERROR'])
+      .where('send_attempts', '>', 0)
+      .where(({ not, exists, selectFrom }) => not(exists(
+        selectFrom('messages as held')
+          .select('held.id')
+          .where('held.business_id', '=', businessId)
+          .where('held.channel_id', '=', ref.channelId)
+          .where('held.provider_message_id', '=', providerMessageId),
+      )))
       .returning(['id', 'status'])
       .executeTakeFirst();
   },

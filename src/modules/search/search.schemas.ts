@@ -33,15 +33,16 @@ export const CreateCollectionBody = Type.Object(
 export const Collection = Type.Object({ id: Uuid, name: Type.String(), embedding_fields: Type.Array(Type.String()) });
 export const CollectionResponse = Type.Object({ collection: Collection });
 
-const JsonObject = (description: string) => Type.Record(Type.String(), Type.Unknown(), { description });
+const JsonObject = (description: string, options: { minProperties?: number } = {}) => Type.Record(Type.String(), Type.Unknown(), { description, ...options });
 
 export const UpsertItemBody = Type.Object(
   {
     collection_id: Uuid,
-    external_id: Type.String({ minLength: 1, maxLength: 255, description: "the caller's id of the item, unique within the collection" }),
+    external_id: Type.String({ minLength: 1, maxLength: 255, pattern: '\\S', description: "the caller's id of the item, unique within the collection; not only spaces" }),
     item: JsonObject(`the item, stored whole as its payload; at most ${SEARCH_LIMITS.itemBytes / 1024} KiB`),
     embedding_json: Type.Optional(JsonObject(
-      `what the embedding is computed from, instead of the collection's embedding_fields; at most ${SEARCH_LIMITS.embeddingBytes / 1024} KiB`,
+      `what the embedding is computed from, instead of the collection's embedding_fields; not empty; at most ${SEARCH_LIMITS.embeddingBytes / 1024} KiB`,
+      { minProperties: 1 },
     )),
     active: Type.Optional(Type.Boolean({ description: 'whether the item is active after the write; default true' })),
   },

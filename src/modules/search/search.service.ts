@@ -67,7 +67,10 @@ export class SearchService {
 export function embeddingInput(item: Record<string, unknown>, fields: string[]): Record<string, unknown> {
   const picked: Record<string, unknown> = {};
   for (const field of fields) {
-    const value = field.split('.').reduce<unknown>((at, key) => (isObject(at) && Object.hasOwn(at, key) ? at[key] : undefined), item);
+    // A key holding the dot itself ({"a.b": …}) is read before the path into nested objects.
+    const value = Object.hasOwn(item, field)
+      ? item[field]
+      : field.split('.').reduce<unknown>((at, key) => (isObject(at) && Object.hasOwn(at, key) ? at[key] : undefined), item);
     if (value !== undefined && value !== null) picked[field] = value;
   }
   if (Object.keys(picked).length === 0) {

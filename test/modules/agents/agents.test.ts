@@ -153,6 +153,42 @@ describe('PATCH /external/v2/agents/:agent_id', () => {
     expect(after.tools).toEqual(agent.tools);
   });
 
+  it('a patch of nulls only sends nothing: no value becomes an empty object, nothing is written', async () => {
+    const agent = await createAgent({ data: { x: 'keep', list: [1, 2] } });
+    const res = await update(agent.id, { agent: { data: { x: { y: null }, list: { z: null } }, prompt_config: { style: { emojis: null } } } });
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json().agent).toEqual({ id: agent.id, name: 'Sofia', type: 'basic' });
+    const after = await stored(agent.id);
+    expect(after.data).toEqual({ x: 'keep', list: [1, 2] });
+    expect(after.updated_at).toBe(agent.updated_at);
+    // An object sent empty is a value: it replaces.
+    expect((await update(agent.id, { agent: { data: { x: {} } } })).json().agent.data).toEqual({ x: {}, list: [1, 2] });
+  });
+
+  it('merges keys named like Object.prototype members as any other key', async () => {
+    const agent = await createAgent({ data: { meta: { constructor: 'Acme', toString: 'x' } } });
+    const res = await update(agent.id, { agent: { data: { other: 1, valueOf: 2 }, tools: { constructor: { enabled: true } } } });
+    expect(res.statusCode, res.body).toBe(200);
+    const after = await stored(agent.id);
+    expect(after.data).toEqual({ meta: { constructor: 'Acme', toString: 'x' }, other: 1, valueOf: 2 });
+    expect(after.tools.constructor).toEqual({ enabled: true, instructions: '' });
+  });
+
+  it('bounds what is stored, not only each update: tools and keys add up', async () => {
+    const agent = await createAgent({ tools: {} });
+    const tools = (from: number) => Object.fromEntries(Array.from({ length: 30 }, (_, i) => [`tool_${from + i}`, { enabled: true }]));
+    expect((await update(agent.id, { agent: { tools: tools(0) } })).statusCode).toBe(200);
+    const over = await update(agent.id, { agent: { tools: tools(30) } });
+    expect(over.statusCode).toBe(400);
+    expect(over.json().error.details).toEqual([{ location: 'body', path: '/agent/tools', message: 'too many keys' }]);
+    const keys = (from: number) => Object.fromEntries(Array.from({ length: 60 }, (_, i) => [`k${from + i}`, i]));
+    expect((await update(agent.id, { agent: { data: keys(0) } })).statusCode).toBe(200);
+    expect((await update(agent.id, { agent: { data: keys(60) } })).statusCode).toBe(400);
+    const after = await stored(agent.id);
+    expect(Object.keys(after.tools)).toHaveLength(30);
+    expect(Object.keys(after.data)).toHaveLength(60);
+  });
+
   it('with nothing to change answers the agent and writes nothing', async () => {
     const agent = await createAgent();
     const res = await update(agent.id, { agent: {} });
@@ -202,6 +238,7 @@ describe('PATCH /external/v2/agents/:agent_id', () => {
       { agent: { tools: { human_handoff: { enabled: 'yes' } } } },
       { agent: { tools: { human_handoff: { enabled: true, extra: 1 } } } },
       { agent: { tools: { 'bad name': { enabled: true } } } },
+      { agent: null },
       { agent: { data: Object.fromEntries(Array.from({ length: 101 }, (_, i) => [`k${i}`, i])) } },
       { agent: { data: { ['k'.repeat(101)]: 1 } } },
       { agent: { prompt_config: { '': 1 } } },

@@ -1,9 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { buildApp } from '../../../src/app.ts';
+import { messagingRepository } from '../../../src/modules/messaging/messaging.repository.ts';
+import { sendingRepository } from '../../../src/modules/sending/sending.repository.ts';
 import { newId } from '../../../src/lib/ids.ts';
 import { insertContact, insertConversation, insertMessage } from '../../helpers/factories.ts';
 import { statusReceipt } from '../../helpers/fake-graph-api.ts';
 import { createTenant, type Tenant } from '../../helpers/tenants.ts';
-import { buildTestApp, type TestApp } from '../../helpers/test-app.ts';
+import { buildTestApp, engine, type TestApp } from '../../helpers/test-app.ts';
 import { createWhatsAppChannel, notificationFor, postSigned, type TestChannel } from './whatsapp-helpers.ts';
 
 let t: TestApp;
@@ -127,7 +130,7 @@ describe('receipts found by the echoed reference (biz_opaque_callback_data)', ()
   /** An outbound message whose send's answer was not stored: no provider id. */
   async function unanswered(status: 'PENDING' | 'ERROR', onChannel = channel, businessId = tenant.businessId, conv = conversation) {
     const row = await insertMessage(db(), businessId, conv, {
-      direction: 'outbound', sender_type: 'api', status, channel_id: onChannel.id, provider_message_id: null, text: 'out',
+      direction: 'outbound', sender_type: 'api', status, channel_id: onChannel.id, provider_message_id: null, text: 'out', send_attempts: 1,
       error: status === 'ERROR' ? 'outcome unknown: network_error: timeout; not resent' : null,
     });
     return row.id;
@@ -185,9 +188,91 @@ describe('receipts found by the echoed reference (biz_opaque_callback_data)', ()
     expect(await withProviderId(foreign)).toMatchObject({ status: 'ERROR', provider_message_id: null });
   });
 
+  it('leaves a message that never went to the provider alone: no receipt can be its', async () => {
+    const queued = await insertMessage(db(), tenant.businessId, conversation, {
+      direction: 'outbound', sender_type: 'api', status: 'PENDING', channel_id: channel.id, provider_message_id: null, text: 'queued',
+    });
+    await receipts(statusReceipt(`wamid.${newId()}`, 'read', recipient, { biz_opaque_callback_data: queued.id }));
+    expect(await withProviderId(queued.id)).toEqual({ status: 'PENDING', error: null, provider_message_id: null });
+  });
+
+  it('changes nothing when the receipt\'s wamid is another message\'s, and applies the rest of the notification', async () => {
+    const held = await outbound('DELIVERED');
+    const id = await unanswered('ERROR');
+    const other = await outbound('SENT');
+    await receipts(
+      statusReceipt(held.providerId, 'sent', recipient, { biz_opaque_callback_data: id }),
+      statusReceipt(other.providerId, 'read', recipient),
+    );
+    expect(await withProviderId(id)).toMatchObject({ status: 'ERROR', provider_message_id: null });
+    expect(await withProviderId(held.id)).toMatchObject({ status: 'DELIVERED', provider_message_id: held.providerId });
+    expect((await stored(other.id)).status).toBe('READ');
+  });
+
   it('ignores a reference that is no message id', async () => {
     for (const reference of ['campaign-7', '', 'x'.repeat(512), '01900000-0000-7000-8000-000000000000']) {
       await receipts(statusReceipt(`wamid.${newId()}`, 'delivered', recipient, { biz_opaque_callback_data: reference }));
     }
+  });
+});
+
+// The interleavings below need a second connection: the send worker, or a second process sharing
+// the database. Each test wraps a repository call to commit the other side's real statement at
+// the exact point of the race (the statements themselves are not replaced).
+describe.runIf(engine === 'postgres')('receipts racing the send\'s answer (PostgreSQL)', () => {
+  it('applies a receipt when the send\'s answer is stored between its two lookups', async () => {
+    const row = await insertMessage(db(), tenant.businessId, conversation, {
+      direction: 'outbound', sender_type: 'api', status: 'PENDING', channel_id: channel.id, provider_message_id: null, text: 'out',
+      send_attempts: 1, provider_call_at: new Date().toISOString(),
+    });
+    const jobId = newId();
+    await db().insertInto('outbox').values({ business_id: tenant.businessId, id: jobId, kind: 'send', ref_id: row.id, state: 'running', attempts: 1, run_at: new Date().toISOString(), locked_until: null, last_error: null, created_at: new Date().toISOString() }).execute();
+    const wamid = `wamid.${newId()}`;
+    const moveStatus = messagingRepository.moveStatus.bind(messagingRepository);
+    let answered = false;
+    const hook = vi.spyOn(messagingRepository, 'moveStatus').mockImplementation(async (...args) => {
+      const result = await moveStatus(...args);
+      if (!answered) {
+        answered = true;
+        await sendingRepository.markSentMany(t.database.db, [{ businessId: tenant.businessId, id: row.id, providerMessageId: wamid, jobId }]);
+      }
+      return result;
+    });
+    try {
+      await receipts(statusReceipt(wamid, 'delivered', recipient, { biz_opaque_callback_data: row.id }));
+    } finally {
+      hook.mockRestore();
+    }
+    expect(await db().selectFrom('messages').select(['status', 'provider_message_id']).where('id', '=', row.id).executeTakeFirstOrThrow())
+      .toEqual({ status: 'DELIVERED', provider_message_id: wamid });
+  });
+
+  it('applies both of two receipts of one lost answer handled by two processes at once', async () => {
+    const row = await insertMessage(db(), tenant.businessId, conversation, {
+      direction: 'outbound', sender_type: 'api', status: 'ERROR', channel_id: channel.id, provider_message_id: null, text: 'out',
+      send_attempts: 1, error: 'outcome unknown: network_error: timeout; not resent',
+    });
+    const wamid = `wamid.${newId()}`;
+    const other = await buildApp(t.config, { database: t.database, logger: false, workers: false });
+    await other.ready();
+    const recordByReference = messagingRepository.recordByReference.bind(messagingRepository);
+    let second: Promise<{ statusCode: number }> | undefined;
+    const hook = vi.spyOn(messagingRepository, 'recordByReference').mockImplementation(async (...args) => {
+      const result = await recordByReference(...args);
+      if (!second) {
+        // This process has recorded "sent", not committed; the other receives "delivered" now.
+        second = postSigned(other, notificationFor(channel, { statuses: [statusReceipt(wamid, 'delivered', recipient, { biz_opaque_callback_data: row.id })] }), channel.appSecret);
+        await new Promise((resolve) => setTimeout(resolve, 300));
+      }
+      return result;
+    });
+    try {
+      await receipts(statusReceipt(wamid, 'sent', recipient, { biz_opaque_callback_data: row.id }));
+      expect((await second!).statusCode).toBe(200);
+    } finally {
+      hook.mockRestore();
+      await other.close();
+    }
+    expect((await stored(row.id)).status).toBe('DELIVERED');
   });
 });

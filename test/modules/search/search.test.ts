@@ -148,6 +148,9 @@ describe('POST /external/v2/search/item', () => {
       { collection_id: 'nope', external_id: 'bad', item: shoe },
       { collection_id: UNKNOWN, external_id: 'bad', item: shoe },
       { collection_id: products, external_id: '', item: shoe },
+      { collection_id: products, external_id: '   ', item: shoe },
+      { collection_id: products, external_id: 'bad', item: shoe, embedding_json: {} },
+      { collection_id: products, external_id: 'bad', item: { title: 1e400 } },
       { collection_id: products, external_id: 'x'.repeat(256), item: shoe },
       { collection_id: products, external_id: 5, item: shoe },
       { collection_id: products, external_id: 'bad', item: 'text' },
@@ -174,6 +177,9 @@ describe('embeddingInput', () => {
   it('reads keys and dotted paths, skips absent and null values, and refuses an item with none', () => {
     const item = { a: 1, b: { c: 'deep', d: null }, e: [1, 2] };
     expect(embeddingInput(item, ['a', 'b.c', 'b.d', 'e', 'x', 'a.b'])).toEqual({ a: 1, 'b.c': 'deep', e: [1, 2] });
+    // A key holding the dot is read first.
+    expect(embeddingInput({ 'b.c': 'flat', b: { c: 'deep' } }, ['b.c'])).toEqual({ 'b.c': 'flat' });
+    expect(embeddingInput({ constructor: 'x', toString: { y: 1 } }, ['constructor', 'toString.y'])).toEqual({ constructor: 'x', 'toString.y': 1 });
     expect(() => embeddingInput(item, ['x', 'b.x'])).toThrow(/none of the collection's embedding_fields/);
   });
 });
