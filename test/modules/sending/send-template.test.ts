@@ -57,6 +57,7 @@ describe('POST /send-template', () => {
         recipient_type: 'individual',
         to: phone,
         type: 'template',
+        biz_opaque_callback_data: body.message_id,
         template: {
           name: 'order_shipped',
           language: { code: 'en_US' },
@@ -82,6 +83,7 @@ describe('POST /send-template', () => {
         recipient_type: 'individual',
         to: phone,
         type: 'template',
+        biz_opaque_callback_data: res.json().message_id,
         template: {
           name: 'login_code',
           language: { code: 'pt_BR' },

@@ -42,7 +42,7 @@ describe('POST /messages/send', () => {
     const request = sendsTo(phone)[0]!;
     expect(request.path).toBe(`/v21.0/${channel.phoneNumberId}/messages`);
     expect(request.headers.authorization).toBe(`Bearer ${fake.accessToken}`);
-    expect(request.body).toEqual({ messaging_product: 'whatsapp', recipient_type: 'individual', to: phone, type: 'text', text: { body: 'Hello there', preview_url: false } });
+    expect(request.body).toEqual({ messaging_product: 'whatsapp', recipient_type: 'individual', to: phone, type: 'text', biz_opaque_callback_data: message.uuid, text: { body: 'Hello there', preview_url: false } });
     expect(row).toMatchObject({
       status: 'SENT', direction: 'outbound', sender_type: 'api', channel_id: channel.id, contact_id: contact.id, conversation_id: conversation.id,
       recipient_address: phone, sender_address: channel.identifier, type: 'text', text: 'Hello there', error: null, send_attempts: 1,
@@ -67,7 +67,7 @@ describe('POST /messages/send', () => {
     const row = await settled(t, res.json().message.uuid);
     expect(row.status).toBe('SENT');
     expect(row.type).toBe(type);
-    expect(sendsTo(phone).map((r) => r.body)).toEqual([{ messaging_product: 'whatsapp', recipient_type: 'individual', to: phone, type, [type]: graph }]);
+    expect(sendsTo(phone).map((r) => r.body)).toEqual([{ messaging_product: 'whatsapp', recipient_type: 'individual', to: phone, type, biz_opaque_callback_data: row.id, [type]: graph }]);
   });
 
   it('finds the contact by a country variant of its phone (549 / 54) instead of creating one', async () => {
