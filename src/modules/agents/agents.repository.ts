@@ -6,20 +6,21 @@ const columns = [
   'id', 'name', 'type', 'system_prompt', 'model', ...AGENT_JSON_FIELDS, 'created_at', 'updated_at',
 ] as const;
 
-/** An agent's columns to write: its scalar settings, and its JSON fields as objects. */
-export type AgentValues = { name?: string; type?: string; system_prompt?: string; model?: string | null } & { [K in AgentJsonField]?: Record<string, unknown> };
+/**
+ * Every setting of an agent: its scalar settings, and its JSON fields as objects. Writes take them
+ * all, changed or not, so an agent is written by one statement whatever a request sends.
+ */
+export type AgentValues = { name: string; type: string; system_prompt: string; model: string | null } & { [K in AgentJsonField]: Record<string, unknown> };
 
 /** The JSON fields serialised for the driver (PGlite and node-postgres take jsonb as text). */
 function serialised(values: AgentValues) {
   const row: Record<string, unknown> = { ...values };
-  for (const field of AGENT_JSON_FIELDS) {
-    if (values[field] !== undefined) row[field] = JSON.stringify(values[field]);
-  }
+  for (const field of AGENT_JSON_FIELDS) row[field] = JSON.stringify(values[field]);
   return row;
 }
 
 export const agentsRepository = {
-  insert(db: Db, businessId: string, id: string, values: AgentValues & { name: string }) {
+  insert(db: Db, businessId: string, id: string, values: AgentValues) {
     return db
       .insertInto('agents')
       .values({ ...serialised(values), name: values.name, id, business_id: businessId })

@@ -3,7 +3,7 @@ import { badRequest, notFound } from '../../http/errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { mergeJson } from '../../lib/json-merge.ts';
 import { agentsRepository, type AgentValues } from './agents.repository.ts';
-import { AGENT_JSON_FIELDS, AGENT_LIMITS, type AgentChangesInput, type AgentRecord, type CreateAgentInput } from './agents.schemas.ts';
+import { AGENT_JSON_FIELDS, AGENT_LIMITS, type AgentChangesInput, type AgentJsonField, type AgentRecord, type CreateAgentInput } from './agents.schemas.ts';
 
 type Tool = { enabled?: boolean; instructions?: string };
 type Row = NonNullable<Awaited<ReturnType<typeof agentsRepository.find>>>;
@@ -19,9 +19,13 @@ export class AgentsService {
   constructor(private readonly db: Db) {}
 
   async create(businessId: string, input: CreateAgentInput): Promise<AgentRecord> {
-    // Every column is written, sent or not: one statement whatever the body holds.
-    const values: AgentValues & { name: string } = { name: input.name, type: input.type ?? 'basic', system_prompt: input.system_prompt ?? '', model: input.model ?? null };
-    for (const field of AGENT_JSON_FIELDS) values[field] = input[field] ?? {};
+    const values: AgentValues = {
+      name: input.name,
+      type: input.type ?? 'basic',
+      system_prompt: input.system_prompt ?? '',
+      model: input.model ?? null,
+      ...jsonFields((field) => input[field] ?? {}),
+    };
     if (input.tools) values.tools = completeTools(input.tools, input.tools);
     checkSizes(values);
     return toRecord(await agentsRepository.insert(this.db, businessId, newId(), values));
@@ -42,13 +46,11 @@ export class AgentsService {
     return this.db.transaction().execute(async (trx) => {
       const current = await agentsRepository.findForUpdate(trx, businessId, agentId);
       if (!current) throw notFound('agent');
-      // Every setting is written, changed or not: one statement whatever the update sends.
       const { name, type, system_prompt, model } = { ...current, ...changes };
-      const values: AgentValues = { name, type, system_prompt, model };
-      for (const field of AGENT_JSON_FIELDS) {
-        const patch = changes[field];
-        values[field] = patch === undefined ? current[field] : mergeJson(current[field], patch);
-      }
+      const values: AgentValues = {
+        name, type, system_prompt, model,
+        ...jsonFields((field) => (changes[field] === undefined ? current[field] : mergeJson(current[field], changes[field]))),
+      };
       if (changes.tools) values.tools = completeTools(values.tools as Record<string, Tool>, changes.tools);
       checkSizes(values);
       const sent = Object.keys(changes) as (keyof AgentRecord)[];
@@ -59,6 +61,11 @@ export class AgentsService {
       return answer;
     });
   }
+}
+
+/** The JSON fields of an agent, each as `value` gives it. */
+function jsonFields(value: (field: AgentJsonField) => Record<string, unknown>) {
+  return Object.fromEntries(AGENT_JSON_FIELDS.map((field) => [field, value(field)])) as Record<AgentJsonField, Record<string, unknown>>;
 }
 
 /**
@@ -83,7 +90,6 @@ function completeTools(tools: Record<string, Tool>, sent: Record<string, Tool>):
 function checkSizes(values: AgentValues): void {
   for (const field of AGENT_JSON_FIELDS) {
     const value = values[field];
-    if (value === undefined) continue;
     const maxKeys = field === 'tools' ? AGENT_LIMITS.tools : AGENT_LIMITS.jsonKeys;
     if (Object.keys(value).length > maxKeys) {
       throw badRequest(`${field} would hold more than ${maxKeys} keys`, [{ location: 'body', path: `/agent/${field}`, message: 'too many keys' }]);
