@@ -4,18 +4,20 @@ import { fullFormats } from 'ajv-formats/dist/formats.js';
 import type { FastifyInstance } from 'fastify';
 import parseJson from 'secure-json-parse';
 import { UUID_PATTERN } from '../lib/ids.ts';
+import { storableDateTime } from '../lib/formats.ts';
 import { jsonProblem } from '../lib/json-check.ts';
 import { AppError } from './errors.ts';
 
 /**
  * ajv-formats' formats, narrowed to what the database stores: a UUID in its plain form (ajv-formats
- * also takes `urn:uuid:...`, which PostgreSQL refuses), and a date-time from year 1 (PostgreSQL has
- * no year 0).
+ * also takes `urn:uuid:...`, which PostgreSQL refuses), and a date-time whose instant, in UTC, is
+ * from year 1 to year 9999 (PostgreSQL has no year 0, and writes years past 9999 in a form no
+ * client reads).
  */
 const dateTime = fullFormats['date-time'] as FormatDefinition<string> & { validate: (value: string) => boolean };
 const FORMATS = {
   uuid: UUID_PATTERN,
-  'date-time': { ...dateTime, validate: (value: string) => !value.startsWith('0000') && dateTime.validate(value) },
+  'date-time': { ...dateTime, validate: (value: string) => storableDateTime(value, dateTime.validate) },
 };
 
 function makeAjv(options: Options): Ajv {

@@ -175,6 +175,23 @@ describe('WhatsApp Cloud inbound notifications', () => {
     ]);
   });
 
+  it('skips messages and receipts whose identifiers are longer than any of Meta\'s (256 characters)', () => {
+    const long = 'x'.repeat(257);
+    const parsed = parseWhatsAppNotification(metaNotification({
+      phoneNumberId: PNID,
+      contacts: [{ waId: long, name: 'Long' }],
+      messages: [
+        { ...inboundMessage(FROM, 'text', { body: 'long id' }), id: `wamid.${long}` },
+        inboundMessage(long, 'text', { body: 'long sender' }),
+        { ...inboundMessage(FROM, 'text', { body: 'kept' }), id: `wamid.${'y'.repeat(200)}` },
+      ],
+      statuses: [statusReceipt(`wamid.${long}`, 'read', FROM)],
+    }));
+    expect(parsed.messages.map((m) => m.text)).toEqual(['kept']);
+    expect(parsed.statuses).toEqual([]);
+    expect(parsed.contacts).toEqual([]);
+  });
+
   it('reads every entry and change, and the phone_number_ids it is addressed to', () => {
     const body = metaNotification(
       { phoneNumberId: '111', messages: [inboundMessage('15551110000', 'text', { body: 'one' })] },

@@ -137,6 +137,35 @@ describe('dates', () => {
     expect((await call('GET', `${P}/messages?since=0001-01-01T00:00:00Z&until=0001-01-05T00:00:00Z`)).statusCode).toBe(200);
   });
 
+  it('refuses instants past the year 9999 once their offset is applied', async () => {
+    const q = (since: string, until: string) => `?since=${encodeURIComponent(since)}&until=${encodeURIComponent(until)}`;
+    for (const path of ['messages', 'events']) {
+      expectValidationError(await call('GET', `${P}/${path}${q('9999-12-31T20:00:00Z', '9999-12-31T23:00:00-10:00')}`), path);
+      expectValidationError(await call('GET', `${P}/${path}${q('9999-12-31T00:00:00-23:00', '9999-12-31T23:59:59-23:59')}`), path);
+      expect((await call('GET', `${P}/${path}${q('9999-12-30T00:00:00Z', '9999-12-31T23:59:59.999999Z')}`)).statusCode, path).toBe(200);
+    }
+  });
+
+  it('imports only timestamps PostgreSQL stores and reads back in ISO form (years 1 to 9999 in UTC)', async () => {
+    const contactLine = (id: string, createdAt: string) =>
+      JSON.stringify({ type: 'contact', id, first_name: 'T', last_name: '', email: null, phone_number: null, external_id: `ts-${id}`, tags: [], custom_fields: {}, is_test: false, created_at: createdAt });
+    const ids = ['01900000-0000-7000-8000-00000000a001', '01900000-0000-7000-8000-00000000a002', '01900000-0000-7000-8000-00000000a003', '01900000-0000-7000-8000-00000000a004'];
+    const body = [
+      contactLine(ids[0]!, '0001-01-01T00:00:00+14:00'),
+      contactLine(ids[1]!, '9999-12-31T23:59:59.9999999Z'),
+      contactLine(ids[2]!, '9999-12-31T23:59:59.999999Z'),
+      contactLine(ids[3]!, '0001-01-01T00:00:00-01:00'),
+    ].join('\n');
+    const res = await t.app.inject({
+      method: 'POST', url: `/admin/v1/businesses/${tenant.businessId}/import`,
+      headers: { ...adminHeaders, 'content-type': 'application/x-ndjson' }, payload: body,
+    });
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json().imported.contacts).toBe(2);
+    expect(res.json().errors.map((e: { line: number }) => e.line)).toEqual([1, 2]);
+    for (const id of ids.slice(2)) expect((await call('GET', `${P}/contacts/${id}`)).statusCode).toBe(200);
+  });
+
   it('refuses a day the calendar has not, rather than rolling it over', async () => {
     for (const since of ['2026-02-30T00:00:00Z', '2026-04-31', '2026-13-01', '2026-00-10', '2025-02-29']) {
       expectValidationError(await call('GET', `${P}/events?since=${since}&until=2026-03-05T00:00:00Z`), since);

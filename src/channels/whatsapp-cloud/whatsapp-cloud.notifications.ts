@@ -7,7 +7,7 @@ import type {
   StatusUpdate,
 } from '../channel.types.ts';
 import { ProviderError } from '../provider-error.ts';
-import { array, isoFromUnixSeconds, num, object, str, type Json } from './whatsapp-cloud.read.ts';
+import { array, identifier, isoFromUnixSeconds, num, object, str, type Json } from './whatsapp-cloud.read.ts';
 import { parseContent } from './whatsapp-cloud.inbound-content.ts';
 
 const deliveryStatuses = new Set<string>(['sent', 'delivered', 'read', 'failed']);
@@ -30,7 +30,7 @@ export function parseWhatsAppNotification(body: unknown): ParsedNotification {
     if (!phoneNumberId) continue;
     const profiles = new Map<string, string>();
     for (const contact of array(value.contacts)) {
-      const waId = str(contact.wa_id);
+      const waId = identifier(contact.wa_id);
       const name = str(object(contact.profile)?.name);
       if (waId && name) profiles.set(waId, name);
     }
@@ -64,8 +64,8 @@ function changeValues(body: unknown): Json[] {
 }
 
 function parseMessage(raw: Json, to: string, profiles: Map<string, string>): InboundMessage | null {
-  const id = str(raw.id);
-  const from = str(raw.from);
+  const id = identifier(raw.id);
+  const from = identifier(raw.from);
   const timestamp = isoFromUnixSeconds(raw.timestamp);
   const providerType = str(raw.type);
   if (!id || !from || !timestamp || !providerType) return null;
@@ -91,7 +91,7 @@ function parseMessage(raw: Json, to: string, profiles: Map<string, string>): Inb
 }
 
 function parseStatus(raw: Json, from: string): StatusUpdate | null {
-  const id = str(raw.id);
+  const id = identifier(raw.id);
   const status = str(raw.status);
   const timestamp = isoFromUnixSeconds(raw.timestamp);
   if (!id || !status || !deliveryStatuses.has(status) || !timestamp) return null;

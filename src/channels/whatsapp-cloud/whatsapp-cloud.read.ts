@@ -22,6 +22,19 @@ export function str(value: unknown): string | null {
   return typeof value === 'string' && value.length > 0 ? value : null;
 }
 
+/**
+ * The longest identifier read from a notification. Meta's are short (a wamid is some 60
+ * characters, a wa_id 15 digits); the bound keeps a malformed one within what an index can hold,
+ * so such an item is skipped rather than failing its whole notification on every redelivery.
+ */
+export const MAX_IDENTIFIER_LENGTH = 256;
+
+/** An identifier (a wamid, a wa_id): a non-empty string of at most MAX_IDENTIFIER_LENGTH, or null. */
+export function identifier(value: unknown): string | null {
+  const text = str(value);
+  return text !== null && text.length <= MAX_IDENTIFIER_LENGTH ? text : null;
+}
+
 /** A finite number (Meta sends some as strings), or null. */
 export function num(value: unknown): number | null {
   const n = typeof value === 'number' ? value : typeof value === 'string' && value.trim() !== '' ? Number(value) : NaN;

@@ -2,8 +2,9 @@ import { badRequest } from '../../http/errors.ts';
 
 const DATE_TIME = /^(\d{4}-\d{2}-\d{2})(?:[T ](\d{2}:\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|[+-]\d{2}:?\d{2})?)?$/i;
 const MAX_WINDOW_MICROS = 31n * 24n * 3600n * 1_000_000n;
-/** PostgreSQL has no year 0: the earliest instant it stores in ISO form is year 1. */
+/** PostgreSQL has no year 0: the earliest instant it stores in ISO form is year 1, the latest year 9999. */
 const EARLIEST_MS = Date.parse('0001-01-01T00:00:00Z');
+const LATEST_MICROS = BigInt(Date.parse('9999-12-31T23:59:59.999Z')) * 1000n + 999n;
 
 /** A parsed timestamp: exact epoch microseconds and its canonical ISO text (UTC, six fraction digits). */
 export interface Instant {
@@ -26,6 +27,7 @@ export function parseInstant(raw: string, field: string): Instant {
   const ms = Date.parse(`${date}T${hm}:${sec}${offset}`);
   if (Number.isNaN(ms) || ms < EARLIEST_MS) throw bad();
   const micros = BigInt(ms) * 1000n + BigInt(fraction.padEnd(6, '0').slice(0, 6));
+  if (micros > LATEST_MICROS) throw bad();
   return { micros, iso: isoFromMicros(micros) };
 }
 

@@ -1,6 +1,7 @@
 import parseJson from 'secure-json-parse';
 import { Compile } from 'typebox/compile';
 import type { TLocalizedValidationError } from 'typebox/error';
+import { registerStorableFormats } from '../../lib/formats.ts';
 import { jsonProblem } from '../../lib/json-check.ts';
 import { normalisePhone } from '../../lib/phone.ts';
 import type { ContactImportRow, ConversationImportRow, EventImportRow, MessageImportRow } from './import.repository.ts';
@@ -14,7 +15,9 @@ export type ParsedLine =
   | { table: 'events'; row: EventImportRow }
   | { error: string };
 
-// Compiled once per process: checking a record is then a plain function call.
+// Compiled once per process: checking a record is then a plain function call. Its UUIDs and
+// date-times are checked as the HTTP validator checks them.
+registerStorableFormats();
 const validators = {
   contact: Compile(ContactRecord),
   conversation: Compile(ConversationRecord),
