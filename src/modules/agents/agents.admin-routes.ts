@@ -1,8 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { responses } from '../../http/common.schemas.ts';
-import { BusinessParams } from '../admin/admin.schemas.ts';
-import { Agent, CreateAgentBody } from './agents.schemas.ts';
+import { BusinessParams, ListQuery } from '../admin/admin.schemas.ts';
+import { Agent, AgentSummary, CreateAgentBody } from './agents.schemas.ts';
 
 const tags = ['operator'];
 const security = [{ adminToken: [] }];
@@ -26,5 +26,17 @@ export const agentsAdminRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => reply.status(201).send({ agent: await app.services.agents.create(request.params.bid, request.body) }),
+  );
+
+  app.get(
+    '/businesses/:bid/agents',
+    {
+      schema: {
+        tags, security, summary: 'List the AI agents of the business, oldest first',
+        description: 'Without their configuration, which GET /external/v2/agents/:agent_id answers.',
+        params: BusinessParams, querystring: ListQuery, response: responses({ 200: Type.Object({ agents: Type.Array(AgentSummary) }) }, 400, 401, 404),
+      },
+    },
+    async (request) => ({ agents: await app.services.agents.list(request.params.bid, request.query.limit ?? 100) }),
   );
 };

@@ -28,6 +28,18 @@ export const agentsRepository = {
       .executeTakeFirstOrThrow();
   },
 
+  /** The agents of a business, oldest first, without their configuration. */
+  list(db: Db, businessId: string, limit: number) {
+    return db
+      .selectFrom('agents')
+      .select(['id', 'name', 'type', 'model', 'created_at', 'updated_at'])
+      .where('business_id', '=', businessId)
+      .orderBy('created_at')
+      .orderBy('id')
+      .limit(limit)
+      .execute();
+  },
+
   find(db: Db, businessId: string, id: string) {
     return db.selectFrom('agents').select(columns).where('business_id', '=', businessId).where('id', '=', id).executeTakeFirst();
   },

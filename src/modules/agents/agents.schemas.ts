@@ -105,6 +105,9 @@ export type AgentRecord = Static<typeof Agent>;
 
 export const AgentResponse = Type.Object({ agent: Agent, business_id: Uuid });
 
+/** An agent in a list: who it is, without its configuration (GET /agents/:agent_id has it). */
+export const AgentSummary = Type.Pick(Agent, ['id', 'name', 'type', 'model', 'created_at', 'updated_at']);
+
 /** The answer of a partial update: id, name and type, and the fields the update sent, as they now are. */
 export const UpdatedAgentResponse = Type.Object({
   agent: Type.Object({ ...Type.Partial(Agent).properties, id: Uuid, name: Type.String(), type: Type.String() }),

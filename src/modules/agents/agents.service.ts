@@ -31,6 +31,10 @@ export class AgentsService {
     return toRecord(await agentsRepository.insert(this.db, businessId, newId(), values));
   }
 
+  list(businessId: string, limit: number) {
+    return agentsRepository.list(this.db, businessId, limit);
+  }
+
   async get(businessId: string, agentId: string): Promise<AgentRecord> {
     const row = await agentsRepository.find(this.db, businessId, agentId);
     if (!row) throw notFound('agent');

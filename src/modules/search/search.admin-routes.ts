@@ -1,7 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { responses } from '../../http/common.schemas.ts';
-import { BusinessParams } from '../admin/admin.schemas.ts';
-import { CollectionResponse, CreateCollectionBody } from './search.schemas.ts';
+import { Type } from 'typebox';
+import { BusinessParams, ListQuery } from '../admin/admin.schemas.ts';
+import { Collection, CollectionResponse, CreateCollectionBody } from './search.schemas.ts';
 
 /** Operator routes for the search collections of a business. */
 export const searchAdminRoutes: FastifyPluginAsyncTypebox = async (app) => {
@@ -24,5 +25,20 @@ export const searchAdminRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => reply.status(201).send({ collection: await app.services.search.createCollection(request.params.bid, request.body) }),
+  );
+
+  app.get(
+    '/businesses/:bid/collections',
+    {
+      schema: {
+        tags: ['operator'],
+        security: [{ adminToken: [] }],
+        summary: 'List the search collections of the business, oldest first',
+        params: BusinessParams,
+        querystring: ListQuery,
+        response: responses({ 200: Type.Object({ collections: Type.Array(Collection) }) }, 400, 401, 404),
+      },
+    },
+    async (request) => ({ collections: await app.services.search.listCollections(request.params.bid, request.query.limit ?? 100) }),
   );
 };

@@ -26,6 +26,18 @@ export const searchRepository = {
       .executeTakeFirstOrThrow();
   },
 
+  /** The collections of a business, oldest first. */
+  listCollections(db: Db, businessId: string, limit: number) {
+    return db
+      .selectFrom('search_collections')
+      .select(['id', 'name', 'embedding_fields'])
+      .where('business_id', '=', businessId)
+      .orderBy('created_at')
+      .orderBy('id')
+      .limit(limit)
+      .execute();
+  },
+
   findCollection(db: Db, businessId: string, id: string) {
     return db
       .selectFrom('search_collections')

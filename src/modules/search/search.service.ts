@@ -26,6 +26,10 @@ export class SearchService {
     }
   }
 
+  listCollections(businessId: string, limit: number) {
+    return searchRepository.listCollections(this.db, businessId, limit);
+  }
+
   /**
    * Creates or updates the item of `external_id` in the collection (unique per business and
    * collection): `created` when new, `updated` when its payload, embedding input or activity

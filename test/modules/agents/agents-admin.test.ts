@@ -49,3 +49,25 @@ describe('POST /admin/v1/businesses/:bid/agents', () => {
     }
   });
 });
+
+describe('GET /admin/v1/businesses/:bid/agents', () => {
+  it('lists the business\'s agents oldest first, without their configuration, bounded by limit', async () => {
+    const fresh = await createTenant(t.app, 'Lists');
+    const names = ['One', 'Two', 'Three'];
+    for (const name of names) expect((await create({ name, system_prompt: 'secret sauce' }, fresh.businessId)).statusCode).toBe(201);
+    const list = (query = '', bid = fresh.businessId, headers: Record<string, string> = adminHeaders) =>
+      t.app.inject({ url: `/admin/v1/businesses/${bid}/agents${query}`, headers });
+    const res = await list();
+    expect(res.statusCode).toBe(200);
+    expect(res.json().agents.map((a: { name: string }) => a.name)).toEqual(names);
+    expect(Object.keys(res.json().agents[0]).sort()).toEqual(['created_at', 'id', 'model', 'name', 'type', 'updated_at']);
+    expect((await list('?limit=2')).json().agents).toHaveLength(2);
+    // Another business's agents are not listed.
+    expect((await list('', tenant.businessId)).json().agents.map((a: { name: string }) => a.name)).not.toContain('One');
+    expect((await list('?limit=0')).statusCode).toBe(400);
+    expect((await list('?limit=501')).statusCode).toBe(400);
+    expect((await list('?other=1')).statusCode).toBe(400);
+    expect((await list('', '01900000-0000-7000-8000-000000000000')).statusCode).toBe(404);
+    expect((await list('', fresh.businessId, {})).statusCode).toBe(401);
+  });
+});

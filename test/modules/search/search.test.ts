@@ -41,6 +41,19 @@ describe('POST /admin/v1/businesses/:bid/collections', () => {
     expect((await createCollection({ name: 'FAQ', embedding_fields: ['q'] }, other.businessId)).statusCode).toBe(201);
   });
 
+  it('lists the business\'s collections oldest first', async () => {
+    const fresh = await createTenant(t.app, 'Collections');
+    for (const name of ['A', 'B']) expect((await createCollection({ name, embedding_fields: ['title'] }, fresh.businessId)).statusCode).toBe(201);
+    const list = (query = '', bid = fresh.businessId) => t.app.inject({ url: `/admin/v1/businesses/${bid}/collections${query}`, headers: adminHeaders });
+    const res = await list();
+    expect(res.statusCode).toBe(200);
+    expect(res.json().collections.map((c: { name: string; embedding_fields: string[] }) => [c.name, c.embedding_fields])).toEqual([['A', ['title']], ['B', ['title']]]);
+    expect((await list('?limit=1')).json().collections).toHaveLength(1);
+    expect((await list('?limit=x')).statusCode).toBe(400);
+    expect((await list('', UNKNOWN)).statusCode).toBe(404);
+    expect((await t.app.inject({ url: `/admin/v1/businesses/${fresh.businessId}/collections` })).statusCode).toBe(401);
+  });
+
   it('answers 400 for bad bodies, 404 for an unknown business, 401 without the token', async () => {
     const bad = [
       {}, { name: 'x' }, { name: '', embedding_fields: ['a'] }, { name: 'x', embedding_fields: [] }, { name: 'x', embedding_fields: ['a', 'a'] },
