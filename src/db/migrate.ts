@@ -28,6 +28,12 @@ const migrations: Record<string, Migration> = {
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };
 
+/** Migrates up or down to the migration named `target` (upgrade tests start from an older schema). */
+export async function migrateTo(db: Kysely<any>, target: string): Promise<void> {
+  const { error } = await new Migrator({ db, provider }).migrateTo(target);
+  if (error) throw error;
+}
+
 /** Applies pending migrations; `schema` names where the migration bookkeeping lives (default public). */
 export async function migrateToLatest(db: Kysely<any>, schema?: string): Promise<string[]> {
   const migrator = new Migrator({ db, provider, migrationTableSchema: schema });
