@@ -6,6 +6,7 @@ import { contactsAdminRoutes } from '../contacts/contacts.admin-routes.ts';
 import { teamsAdminRoutes } from '../teams/teams.routes.ts';
 import { usersAdminRoutes } from '../users/users.routes.ts';
 import { ApiKey, Business, BusinessItemParams, BusinessParams, CreateApiKeyBody, CreateBusinessBody } from './admin.schemas.ts';
+import { requireBusiness } from './business-scope.ts';
 
 const tags = ['operator'];
 const security = [{ adminToken: [] }];
@@ -62,9 +63,7 @@ export const adminRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   // Provisioning of a business's records; an unknown business answers 404 before any handler runs.
   await app.register(async (scope) => {
-    scope.addHook('preHandler', async (request) => {
-      await businesses.get((request.params as { bid: string }).bid);
-    });
+    requireBusiness(scope);
     await scope.register(usersAdminRoutes);
     await scope.register(teamsAdminRoutes);
     await scope.register(contactFieldsAdminRoutes);

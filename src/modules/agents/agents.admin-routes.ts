@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { responses } from '../../http/common.schemas.ts';
 import { BusinessParams, ListQuery } from '../admin/admin.schemas.ts';
+import { requireBusiness } from '../admin/business-scope.ts';
 import { Agent, AgentSummary, CreateAgentBody } from './agents.schemas.ts';
 
 const tags = ['operator'];
@@ -9,10 +10,7 @@ const security = [{ adminToken: [] }];
 
 /** Operator routes for the AI agents of a business. */
 export const agentsAdminRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  // An unknown business answers 404 before the handler runs (as in admin.routes.ts).
-  app.addHook('preHandler', async (request) => {
-    await app.services.businesses.get((request.params as { bid: string }).bid);
-  });
+  requireBusiness(app);
 
   app.post(
     '/businesses/:bid/agents',

@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { responses } from '../../http/common.schemas.ts';
 import { BusinessItemParams, BusinessParams, ListQuery } from '../admin/admin.schemas.ts';
+import { requireBusiness } from '../admin/business-scope.ts';
 import { Channel, CreateChannelBody, UpdateChannelBody } from './channels.schemas.ts';
 
 const tags = ['operator'];
@@ -17,11 +18,8 @@ account (phone_number_id).`;
 
 /** Operator routes for the channels of a business (registered inside the admin business scope). */
 export const channelsAdminRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const { channels, businesses } = app.services;
-  // An unknown business answers 404 before any handler runs (hooks stay inside this plugin).
-  app.addHook('preHandler', async (request) => {
-    await businesses.get((request.params as { bid: string }).bid);
-  });
+  const { channels } = app.services;
+  requireBusiness(app);
 
   app.post(
     '/businesses/:bid/channels',

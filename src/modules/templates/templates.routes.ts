@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { responses } from '../../http/common.schemas.ts';
 import { BusinessItemParams, BusinessParams, ListQuery } from '../admin/admin.schemas.ts';
+import { requireBusiness } from '../admin/business-scope.ts';
 import { CreateTemplateBody, Template } from './templates.schemas.ts';
 
 const tags = ['operator'];
@@ -9,11 +10,8 @@ const security = [{ adminToken: [] }];
 
 /** Operator routes for the message templates of a business (used by POST /send-template). */
 export const templatesAdminRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const { templates, businesses } = app.services;
-  // An unknown business answers 404 before any handler runs.
-  app.addHook('preHandler', async (request) => {
-    await businesses.get((request.params as { bid: string }).bid);
-  });
+  const { templates } = app.services;
+  requireBusiness(app);
 
   app.post(
     '/businesses/:bid/templates',

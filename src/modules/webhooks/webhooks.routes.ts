@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { responses } from '../../http/common.schemas.ts';
 import { BusinessParams, ListQuery } from '../admin/admin.schemas.ts';
+import { requireBusiness } from '../admin/business-scope.ts';
 import {
   CreateWebhookBody, DeliveriesPage, DeliveriesQuery, Delivery, DeliveryParams, UpdateWebhookBody, Webhook, WebhookItemParams, WebhookWithSecret,
 } from './webhooks.schemas.ts';
@@ -26,12 +27,9 @@ connected socket) unless the service runs with ALLOW_PRIVATE_WEBHOOK_TARGETS=tru
 
 /** Operator routes for the webhooks of a business, their delivery log and redeliveries. */
 export const webhooksAdminRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const { webhooks, businesses } = app.services;
+  const { webhooks } = app.services;
   const service = webhooks.service;
-  // An unknown business answers 404 before any handler runs (hooks stay inside this plugin).
-  app.addHook('preHandler', async (request) => {
-    await businesses.get((request.params as { bid: string }).bid);
-  });
+  requireBusiness(app);
 
   app.post(
     '/businesses/:bid/webhooks',
