@@ -65,6 +65,9 @@ export const inboundRoutes: FastifyPluginAsyncTypebox = async (app) => {
       if (summary.unknownStatusIds.length > 0) {
         request.log.debug({ providerMessageIds: summary.unknownStatusIds }, 'receipts for unknown messages ignored');
       }
+      for (const duplicate of summary.duplicateSends) {
+        request.log.warn(duplicate, 'the provider has two messages for one send: the recipient may have received it twice');
+      }
       return { success: true };
     },
   );

@@ -27,11 +27,17 @@ export interface InboundSummary {
   statuses: number;
   /** Receipts for provider message ids we do not know (logged at debug). */
   unknownStatusIds: string[];
+  /**
+   * Receipts whose reference names a send that holds another provider id: the provider has two
+   * messages for one send (a retry of a call it had in fact carried out), so the recipient may
+   * have it twice (logged as a warning).
+   */
+  duplicateSends: { messageId: string; providerMessageIds: [string, string] }[];
 }
 
 const refused = (message: string) => new AppError(401, 'unauthorized', message);
 
-const emptySummary = (): InboundSummary => ({ stored: 0, duplicates: 0, statuses: 0, unknownStatusIds: [] });
+const emptySummary = (): InboundSummary => ({ stored: 0, duplicates: 0, statuses: 0, unknownStatusIds: [], duplicateSends: [] });
 
 /** A verified notification, parsed, with the channels it addresses (by provider account). */
 interface Notification {
@@ -153,7 +159,11 @@ export class InboundService {
         if (!channel) continue;
         if (await this.applyStatus(trx, channel, status)) summaries[n]!.statuses++;
         else if (!(await messagingRepository.findByProviderMessageId(trx, channel.business_id, channel.id, status.providerMessageId))) {
-          summaries[n]!.unknownStatusIds.push(status.providerMessageId);
+          const sent = status.reference && isUuid(status.reference)
+            ? await messagingRepository.outboundProviderId(trx, channel.business_id, channel.id, status.reference)
+            : undefined;
+          if (sent) summaries[n]!.duplicateSends.push({ messageId: status.reference!, providerMessageIds: [sent, status.providerMessageId] });
+          else summaries[n]!.unknownStatusIds.push(status.providerMessageId);
         }
       }
     }

@@ -295,6 +295,19 @@ export const messagingRepository = {
       .executeTakeFirst();
   },
 
+  /** The provider id an outbound message of the channel holds, if any. */
+  async outboundProviderId(db: Db, businessId: string, channelId: string, id: string): Promise<string | undefined> {
+    const row = await db
+      .selectFrom('messages')
+      .select('provider_message_id')
+      .where('business_id', '=', businessId)
+      .where('id', '=', id)
+      .where('channel_id', '=', channelId)
+      .where('direction', '=', 'outbound')
+      .executeTakeFirst();
+    return row?.provider_message_id ?? undefined;
+  },
+
   /** An attachment of a message; the bytes are fetched later (outbox kind `media_fetch`). */
   insertMedia(db: Db, row: Insertable<MediaTable>) {
     return db.insertInto('media').values(row).returning(['id']).executeTakeFirstOrThrow();

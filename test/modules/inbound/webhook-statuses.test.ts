@@ -4,7 +4,7 @@ import { messagingRepository } from '../../../src/modules/messaging/messaging.re
 import { sendingRepository } from '../../../src/modules/sending/sending.repository.ts';
 import { newId } from '../../../src/lib/ids.ts';
 import { insertContact, insertConversation, insertMessage } from '../../helpers/factories.ts';
-import { statusReceipt } from '../../helpers/fake-graph-api.ts';
+import { signedNotification, statusReceipt } from '../../helpers/fake-graph-api.ts';
 import { createTenant, type Tenant } from '../../helpers/tenants.ts';
 import { buildTestApp, engine, type TestApp } from '../../helpers/test-app.ts';
 import { createWhatsAppChannel, notificationFor, postSigned, type TestChannel } from './whatsapp-helpers.ts';
@@ -207,6 +207,16 @@ describe('receipts found by the echoed reference (biz_opaque_callback_data)', ()
     expect(await withProviderId(id)).toMatchObject({ status: 'ERROR', provider_message_id: null });
     expect(await withProviderId(held.id)).toMatchObject({ status: 'DELIVERED', provider_message_id: held.providerId });
     expect((await stored(other.id)).status).toBe('READ');
+  });
+
+  it('reports a receipt for a second message of one send: the provider carried out a call that was retried', async () => {
+    const sent = await outbound('SENT');
+    const second = `wamid.${newId()}`;
+    const { payload, headers } = signedNotification(notificationFor(channel, { statuses: [statusReceipt(second, 'delivered', recipient, { biz_opaque_callback_data: sent.id })] }), channel.appSecret);
+    const summary = await t.app.services.inbound.receiveWhatsApp(Buffer.from(payload), headers);
+    expect(summary.duplicateSends).toEqual([{ messageId: sent.id, providerMessageIds: [sent.providerId, second] }]);
+    expect(summary.unknownStatusIds).toEqual([]);
+    expect(await withProviderId(sent.id)).toMatchObject({ status: 'SENT', provider_message_id: sent.providerId });
   });
 
   it('ignores a reference that is no message id', async () => {
