@@ -86,6 +86,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   // Durable work handlers register here: worker.register(services.<area>.<kind>JobHandler()).
   worker.register(services.media.fetchJobHandler());
   worker.register(services.sending.sendJobHandler());
+  const embedJob = services.search.embedJobHandler();
+  if (embedJob) worker.register(embedJob);
   if (deps.workers !== false) app.addHook('onReady', async () => worker.start());
   app.addHook('onClose', async () => worker.stop());
   if (deps.workers !== false) app.addHook('onReady', async () => services.webhooks.start(app.log));

@@ -24,6 +24,15 @@ export interface Config {
   rateLimitExportsPerWindow: number;
   /** Length of the fixed rate-limit window, seconds (the contract's limits are per minute). */
   rateLimitWindowSeconds: number;
+  /** Where search items' embeddings are computed (an OpenAI-compatible API); unset = not computed. */
+  embeddings: EmbeddingsConfig | undefined;
+}
+
+export interface EmbeddingsConfig {
+  /** Base URL of the API; POST {url}/embeddings. */
+  url: string;
+  apiKey: string | undefined;
+  model: string;
 }
 
 export class ConfigError extends Error {}
@@ -96,6 +105,23 @@ function secretKeys(env: Env, dataDir: string, databaseUrl: string | undefined):
   return [current, ...new Set(fallbacks.filter((key) => key !== current))];
 }
 
+/** EMBEDDINGS_URL (with EMBEDDINGS_API_KEY and EMBEDDINGS_MODEL): an OpenAI-compatible embeddings API. */
+function embeddings(env: Env): EmbeddingsConfig | undefined {
+  const raw = env.EMBEDDINGS_URL;
+  if (!raw) {
+    if (env.EMBEDDINGS_API_KEY || env.EMBEDDINGS_MODEL) throw new ConfigError('EMBEDDINGS_API_KEY and EMBEDDINGS_MODEL need EMBEDDINGS_URL');
+    return undefined;
+  }
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError(`EMBEDDINGS_URL must be an absolute URL, got "${raw}"`);
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new ConfigError(`EMBEDDINGS_URL must be http or https, got "${raw}"`);
+  return { url: raw.replace(/\/+$/, ''), apiKey: env.EMBEDDINGS_API_KEY || undefined, model: env.EMBEDDINGS_MODEL || 'text-embedding-3-small' };
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const host = env.HOST || '127.0.0.1';
   const listenPort = port(env);
@@ -124,5 +150,6 @@ export function loadConfig(env: Env = process.env): Config {
     rateLimitEventsPerWindow: positiveInt(env, 'RATE_LIMIT_EVENTS_PER_MINUTE', 120),
     rateLimitExportsPerWindow: positiveInt(env, 'RATE_LIMIT_EXPORTS_PER_MINUTE', 120),
     rateLimitWindowSeconds: positiveInt(env, 'RATE_LIMIT_WINDOW_SECONDS', 60),
+    embeddings: embeddings(env),
   };
 }

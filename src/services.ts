@@ -21,6 +21,7 @@ import { IdempotencyService } from './modules/idempotency/idempotency.service.ts
 import { MediaService } from './modules/media/media.service.ts';
 import { SendingService } from './modules/sending/sending.service.ts';
 import { AgentsService } from './modules/agents/agents.service.ts';
+import { openAiEmbeddings } from './modules/search/embeddings.client.ts';
 import { SearchService } from './modules/search/search.service.ts';
 import { createFileStorage } from './storage/create-file-storage.ts';
 import type { Clock } from './modules/webhooks/webhook-clock.ts';
@@ -64,7 +65,7 @@ export function createServices(
     idempotency: new IdempotencyService(db),
     sending: new SendingService(db, worker, channels, templates, contacts, webhooks.events),
     agents: new AgentsService(db),
-    search: new SearchService(db),
+    search: new SearchService(db, worker, config.embeddings ? openAiEmbeddings(config.embeddings) : undefined),
     webhooks,
     exports: new ExportsService(db, config.secretKeys),
     timeline: new TimelineService(db, config.secretKeys),

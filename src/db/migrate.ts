@@ -10,6 +10,7 @@ import * as webCopiesPerStatement from './migrations/0008-web-copies-per-stateme
 import * as idempotencyLeases from './migrations/0009-idempotency-leases.ts';
 import * as batchRows from './migrations/0010-batch-rows.ts';
 import * as agentsAndSearch from './migrations/0011-agents-and-search.ts';
+import * as searchEmbeddings from './migrations/0012-search-embeddings.ts';
 
 /** Migrations are imported statically so they run the same under tsx, Vitest and a bundle. */
 const migrations: Record<string, Migration> = {
@@ -24,6 +25,7 @@ const migrations: Record<string, Migration> = {
   '0009-idempotency-leases': idempotencyLeases,
   '0010-batch-rows': batchRows,
   '0011-agents-and-search': agentsAndSearch,
+  '0012-search-embeddings': searchEmbeddings,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -258,6 +258,9 @@ export interface SearchItemsTable {
   embedding_json: Json;
   is_active: boolean;
   source: string;
+  embedding: ColumnType<number[] | null, number[] | null | undefined, number[] | null>;
+  embedding_model: string | null;
+  embedded_at: Timestamp | null;
   created_at: Timestamp;
   updated_at: Timestamp;
 }

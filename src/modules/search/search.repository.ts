@@ -18,6 +18,22 @@ const serialised = (values: ItemValues) => ({
 });
 
 export const searchRepository = {
+  /** What an item's embedding is computed from (the embed job). */
+  embeddingInput(db: Db, businessId: string, id: string) {
+    return db.selectFrom('search_items').select('embedding_json').where('business_id', '=', businessId).where('id', '=', id).executeTakeFirst();
+  },
+
+  /** Stores an embedding computed from `input`, unless the item's input has changed since. */
+  async recordEmbedding(db: Db, businessId: string, id: string, input: Record<string, unknown>, embedding: { vector: number[]; model: string }) {
+    await db
+      .updateTable('search_items')
+      .set({ embedding: embedding.vector, embedding_model: embedding.model, embedded_at: sql<string>`now()` })
+      .where('business_id', '=', businessId)
+      .where('id', '=', id)
+      .where('embedding_json', '=', sql<Record<string, unknown>>`${JSON.stringify(input)}::jsonb`)
+      .execute();
+  },
+
   insertCollection(db: Db, businessId: string, row: { id: string; name: string; embedding_fields: string[] }) {
     return db
       .insertInto('search_collections')
@@ -69,10 +85,12 @@ export const searchRepository = {
       .executeTakeFirstOrThrow();
   },
 
-  updateItem(db: Db, businessId: string, id: string, values: ItemValues) {
+  /** Writes the item; a new embedding input drops the embedding computed from the old one. */
+  updateItem(db: Db, businessId: string, id: string, values: ItemValues, embeddingChanged: boolean) {
+    const dropEmbedding = embeddingChanged ? { embedding: null, embedding_model: null, embedded_at: null } : {};
     return db
       .updateTable('search_items')
-      .set({ ...serialised(values), updated_at: sql<string>`now()` })
+      .set({ ...serialised(values), ...dropEmbedding, updated_at: sql<string>`now()` })
       .where('business_id', '=', businessId)
       .where('id', '=', id)
       .returning(itemColumns)

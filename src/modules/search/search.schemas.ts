@@ -57,7 +57,7 @@ export const SearchItem = Type.Object({
   source: Type.String({ description: "who last wrote the item: 'api' for this endpoint" }),
   operation: Type.Union([Type.Literal('created'), Type.Literal('updated'), Type.Literal('unchanged')]),
   is_active: Type.Boolean(),
-  embedding_regenerated: Type.Boolean({ description: 'true when the item is new or its embedding_json changed' }),
+  embedding_regenerated: Type.Boolean({ description: 'true when the item is new or its embedding_json changed: its embedding is computed again (when the service has EMBEDDINGS_URL)' }),
   payload: Type.Record(Type.String(), Type.Unknown()),
   embedding_json: Type.Record(Type.String(), Type.Unknown()),
   created_at: Timestamp,

@@ -1,8 +1,11 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { Db } from '../../db/database.ts';
 import { isUniqueViolation } from '../../db/errors.ts';
+import { enqueueJob, type JobHandler, type OutboxWorker } from '../../jobs/outbox.worker.ts';
 import { badRequest, conflict } from '../../http/errors.ts';
 import { newId } from '../../lib/ids.ts';
+import type { EmbeddingProvider } from './embeddings.client.ts';
+import { SEARCH_EMBED_JOB, searchEmbedJobHandler } from './search.embed-job.ts';
 import { searchRepository, type ItemValues } from './search.repository.ts';
 import { SEARCH_LIMITS, type SearchItemRecord, type UpsertItemInput } from './search.schemas.ts';
 
@@ -15,7 +18,17 @@ const API_SOURCE = 'api';
  * it through the public API, one upsert per item.
  */
 export class SearchService {
-  constructor(private readonly db: Db) {}
+  /** `embeddings`: where item embeddings are computed; without it they are not (the input is kept). */
+  constructor(
+    private readonly db: Db,
+    private readonly worker: OutboxWorker,
+    private readonly embeddings?: EmbeddingProvider,
+  ) {}
+
+  /** The job that computes item embeddings, when a provider is configured. */
+  embedJobHandler(): JobHandler | undefined {
+    return this.embeddings ? searchEmbedJobHandler(this.db, this.embeddings) : undefined;
+  }
 
   async createCollection(businessId: string, input: { name: string; embedding_fields: string[] }) {
     try {
@@ -48,18 +61,26 @@ export class SearchService {
     const stored = <T>(value: T): T => JSON.parse(JSON.stringify(value));
     const values: ItemValues = { payload: stored(input.item), embedding_json: stored(embedding), is_active: input.active ?? true, source: API_SOURCE };
 
-    return this.db.transaction().execute(async (trx) => {
+    const item = await this.db.transaction().execute(async (trx) => {
       const key = { collection_id: collection.id, external_id: input.external_id };
+      // A new embedding input queues its embedding in the same transaction (nothing lost on a crash).
+      const embedLater = (id: string) => (this.embeddings ? enqueueJob(trx, { businessId, kind: SEARCH_EMBED_JOB, refId: id }) : undefined);
       const created = await searchRepository.insertItemIfNew(trx, businessId, { id: newId(), ...key, ...values });
-      if (created) return { ...created, operation: 'created' as const, embedding_regenerated: true };
+      if (created) {
+        await embedLater(created.id);
+        return { ...created, operation: 'created' as const, embedding_regenerated: true };
+      }
       const current = await searchRepository.findItemForUpdate(trx, businessId, key.collection_id, key.external_id);
       const embeddingChanged = !isDeepStrictEqual(current.embedding_json, values.embedding_json);
       if (!embeddingChanged && current.is_active === values.is_active && isDeepStrictEqual(current.payload, values.payload)) {
         return { ...current, operation: 'unchanged' as const, embedding_regenerated: false };
       }
-      const updated = await searchRepository.updateItem(trx, businessId, current.id, values);
+      const updated = await searchRepository.updateItem(trx, businessId, current.id, values, embeddingChanged);
+      if (embeddingChanged) await embedLater(updated.id);
       return { ...updated, operation: 'updated' as const, embedding_regenerated: embeddingChanged };
     });
+    if (item.embedding_regenerated && this.embeddings) this.worker.wake(SEARCH_EMBED_JOB);
+    return item;
   }
 }
 

@@ -86,6 +86,8 @@ describe('POST /external/v2/search/item', () => {
       updated_at: item.created_at,
     });
     expect(await rows('sku-1')).toHaveLength(1);
+    // Without EMBEDDINGS_URL no embedding is queued: the input is kept for when one is configured.
+    expect(await t.database.db.selectFrom('outbox').select('id').where('ref_id', '=', item.id).execute()).toEqual([]);
   });
 
   it('answers unchanged for the same write, updated when the content changes, and says when the embedding input changed', async () => {

@@ -1,0 +1,36 @@
+import type { Db } from '../../db/database.ts';
+import type { OutboxJob } from '../../jobs/outbox.repository.ts';
+import type { JobHandler, JobOutcome } from '../../jobs/outbox.worker.ts';
+import { EmbeddingError, embeddingText, type EmbeddingProvider } from './embeddings.client.ts';
+import { searchRepository } from './search.repository.ts';
+
+/** The outbox kind of search item embeddings; `ref_id` is the item id. */
+export const SEARCH_EMBED_JOB = 'search_embed';
+
+const MAX_ATTEMPTS = 8;
+/** 30 s, 1 min, 2 min, ... capped at an hour. */
+const backoffSeconds = (attempts: number) => Math.min(30 * 2 ** (attempts - 1), 3600);
+
+/**
+ * Computes a search item's embedding from its embedding input, and stores it only while the item
+ * still has that input: a write that changed it meanwhile queued a job of its own. Safe to run
+ * twice (the same input gives the same vector).
+ */
+export function searchEmbedJobHandler(db: Db, provider: EmbeddingProvider): JobHandler {
+  async function handle(job: OutboxJob): Promise<JobOutcome> {
+    const item = await searchRepository.embeddingInput(db, job.business_id, job.ref_id);
+    if (!item) return { done: true };
+    try {
+      const { vector, model } = await provider.embed(embeddingText(item.embedding_json));
+      await searchRepository.recordEmbedding(db, job.business_id, job.ref_id, item.embedding_json, { vector, model });
+      return { done: true };
+    } catch (err) {
+      const retryable = err instanceof EmbeddingError ? err.retryable : true;
+      const detail = (err as Error).message;
+      if (retryable && job.attempts < MAX_ATTEMPTS) return { retryInSeconds: backoffSeconds(job.attempts), error: detail };
+      return { failed: detail };
+    }
+  }
+
+  return { kind: SEARCH_EMBED_JOB, concurrency: 4, leaseSeconds: 120, handle, onAbandoned: async () => 'retry' };
+}
