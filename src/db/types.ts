@@ -261,6 +261,7 @@ export interface SearchItemsTable {
   embedding: ColumnType<number[] | null, number[] | null | undefined, number[] | null>;
   embedding_model: string | null;
   embedded_at: Timestamp | null;
+  embedding_queued_at: Timestamp | null;
   created_at: Timestamp;
   updated_at: Timestamp;
 }

@@ -12,6 +12,8 @@ export interface FakeEmbeddingsApi {
   requests: { headers: IncomingHttpHeaders; body: { model?: string; input?: string } }[];
   /** Answer the next `count` calls with this HTTP status and an OpenAI error body. */
   failNext(count: number, status: number): void;
+  /** Answer the next call with this status and these exact bytes (a faulty or hostile endpoint). */
+  answerNext(status: number, body: string | Buffer): void;
   close(): Promise<void>;
 }
 
@@ -24,6 +26,7 @@ export function fakeVector(text: string): number[] {
 export async function startFakeEmbeddingsApi(): Promise<FakeEmbeddingsApi> {
   const requests: FakeEmbeddingsApi['requests'] = [];
   const failures: number[] = [];
+  const raw: { status: number; body: string | Buffer }[] = [];
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -35,6 +38,11 @@ export async function startFakeEmbeddingsApi(): Promise<FakeEmbeddingsApi> {
         res.end(JSON.stringify(json));
       };
       if (req.method !== 'POST' || req.url !== '/v1/embeddings') return answer(404, { error: { message: 'not found', type: 'invalid_request_error' } });
+      const next = raw.shift();
+      if (next) {
+        res.writeHead(next.status, { 'content-type': 'application/json' });
+        return void res.end(next.body);
+      }
       const failure = failures.shift();
       if (failure !== undefined) return answer(failure, { error: { message: `failure ${failure}`, type: failure === 429 ? 'rate_limit_exceeded' : 'server_error' } });
       if (typeof body.input !== 'string' || !body.model) return answer(400, { error: { message: 'input and model are required', type: 'invalid_request_error' } });
@@ -52,6 +60,7 @@ export async function startFakeEmbeddingsApi(): Promise<FakeEmbeddingsApi> {
     url: `http://127.0.0.1:${port}/v1`,
     requests,
     failNext: (count, status) => failures.push(...Array.from({ length: count }, () => status)),
+    answerNext: (status, body) => raw.push({ status, body }),
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };
 }

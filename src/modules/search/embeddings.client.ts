@@ -14,6 +14,28 @@ export class EmbeddingError extends Error {
 }
 
 const TIMEOUT_MS = 30_000;
+/** The largest answer read: a 16 384-number vector is some 350 KB of JSON. */
+const MAX_ANSWER_BYTES = 4 * 1024 * 1024;
+const MAX_DIMENSIONS = 16_384;
+/** What a PostgreSQL `real` holds (its smallest subnormal and its largest value). */
+const REAL_RANGE = { min: 1.4e-45, max: 3.4028234e38 };
+
+const storableReal = (v: unknown) => typeof v === 'number' && (v === 0 || (Math.abs(v) >= REAL_RANGE.min && Math.abs(v) <= REAL_RANGE.max));
+
+/** The answer's body as text, refused past MAX_ANSWER_BYTES (a faulty endpoint must not fill the worker's memory). */
+async function boundedText(body: AsyncIterable<Buffer> & { destroy(): void }): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    size += chunk.length;
+    if (size > MAX_ANSWER_BYTES) {
+      body.destroy();
+      throw new EmbeddingError(`embeddings API answered more than ${MAX_ANSWER_BYTES} bytes`, false);
+    }
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
 
 /**
  * The embeddings API of OpenAI and of the servers that copy it (Ollama, vLLM, LiteLLM, …):
@@ -21,6 +43,11 @@ const TIMEOUT_MS = 30_000;
  * A 429 or 5xx, a timeout or a lost connection may pass on a later try; any other answer will not.
  */
 export function openAiEmbeddings(config: EmbeddingsConfig): EmbeddingProvider {
+  // Error texts are stored (the outbox's last_error): a gateway that echoes the request must not put the key there.
+  const redact = (text: string) => {
+    const masked = text.replace(/Bearer\s+\S+/gi, 'Bearer [redacted]');
+    return config.apiKey ? masked.replaceAll(config.apiKey, '[redacted]') : masked;
+  };
   return {
     async embed(text) {
       let response;
@@ -34,22 +61,29 @@ export function openAiEmbeddings(config: EmbeddingsConfig): EmbeddingProvider {
       } catch (err) {
         throw new EmbeddingError(`embeddings API unreachable: ${(err as Error).message}`, true);
       }
-      const body = await response.body.text();
+      let body: string;
+      try {
+        body = await boundedText(response.body);
+      } catch (err) {
+        if (err instanceof EmbeddingError) throw err;
+        throw new EmbeddingError(`embeddings API answer lost: ${(err as Error).message}`, true);
+      }
       if (response.statusCode !== 200) {
         const retryable = response.statusCode === 429 || response.statusCode >= 500;
-        throw new EmbeddingError(`embeddings API answered ${response.statusCode}: ${body.slice(0, 300)}`, retryable);
+        throw new EmbeddingError(redact(`embeddings API answered ${response.statusCode}: ${body.slice(0, 300)}`), retryable);
       }
-      let parsed: { data?: { embedding?: unknown }[]; model?: unknown };
+      let parsed: unknown;
       try {
         parsed = JSON.parse(body);
       } catch {
         throw new EmbeddingError('embeddings API answered with malformed JSON', true);
       }
-      const vector = parsed.data?.[0]?.embedding;
-      if (!Array.isArray(vector) || vector.length === 0 || !vector.every((v) => typeof v === 'number' && Number.isFinite(v))) {
-        throw new EmbeddingError('embeddings API answered without an embedding', false);
+      const answer = (typeof parsed === 'object' && parsed !== null ? parsed : {}) as { data?: { embedding?: unknown }[]; model?: unknown };
+      const vector = Array.isArray(answer.data) ? answer.data[0]?.embedding : undefined;
+      if (!Array.isArray(vector) || vector.length === 0 || vector.length > MAX_DIMENSIONS || !vector.every(storableReal)) {
+        throw new EmbeddingError('embeddings API answered without a usable embedding', false);
       }
-      return { vector, model: typeof parsed.model === 'string' ? parsed.model : config.model };
+      return { vector: vector as number[], model: typeof answer.model === 'string' ? answer.model.slice(0, 200) : config.model };
     },
   };
 }

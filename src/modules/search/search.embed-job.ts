@@ -7,7 +7,8 @@ import { searchRepository } from './search.repository.ts';
 /** The outbox kind of search item embeddings; `ref_id` is the item id. */
 export const SEARCH_EMBED_JOB = 'search_embed';
 
-const MAX_ATTEMPTS = 8;
+/** Tries before a job is given up: with the backoff below, an API outage of some 6 hours. */
+const MAX_ATTEMPTS = 12;
 /** 30 s, 1 min, 2 min, ... capped at an hour. */
 const backoffSeconds = (attempts: number) => Math.min(30 * 2 ** (attempts - 1), 3600);
 
@@ -32,5 +33,12 @@ export function searchEmbedJobHandler(db: Db, provider: EmbeddingProvider): JobH
     }
   }
 
-  return { kind: SEARCH_EMBED_JOB, concurrency: 4, leaseSeconds: 120, handle, onAbandoned: async () => 'retry' };
+  return {
+    kind: SEARCH_EMBED_JOB,
+    concurrency: 4,
+    leaseSeconds: 120,
+    handle,
+    // Computing again is harmless, but a job that stops its worker every time must end.
+    onAbandoned: async (job) => (job.attempts >= MAX_ATTEMPTS ? 'give_up' : 'retry'),
+  };
 }

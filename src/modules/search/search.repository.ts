@@ -1,7 +1,9 @@
 import { sql } from 'kysely';
 import type { Db } from '../../db/database.ts';
 
-const itemColumns = ['id', 'collection_id', 'external_id', 'source', 'is_active', 'payload', 'embedding_json', 'created_at', 'updated_at'] as const;
+const itemColumns = [
+  'id', 'collection_id', 'external_id', 'source', 'is_active', 'payload', 'embedding_json', 'embedded_at', 'embedding_queued_at', 'created_at', 'updated_at',
+] as const;
 
 /** What a write of an item stores. */
 export interface ItemValues {
@@ -21,6 +23,11 @@ export const searchRepository = {
   /** What an item's embedding is computed from (the embed job). */
   embeddingInput(db: Db, businessId: string, id: string) {
     return db.selectFrom('search_items').select('embedding_json').where('business_id', '=', businessId).where('id', '=', id).executeTakeFirst();
+  },
+
+  /** Notes that the item's embedding job was queued now. */
+  async markEmbeddingQueued(db: Db, businessId: string, id: string) {
+    await db.updateTable('search_items').set({ embedding_queued_at: sql<string>`now()` }).where('business_id', '=', businessId).where('id', '=', id).execute();
   },
 
   /** Stores an embedding computed from `input`, unless the item's input has changed since. */

@@ -9,6 +9,9 @@ import { SEARCH_EMBED_JOB, searchEmbedJobHandler } from './search.embed-job.ts';
 import { searchRepository, type ItemValues } from './search.repository.ts';
 import { SEARCH_LIMITS, type SearchItemRecord, type UpsertItemInput } from './search.schemas.ts';
 
+/** How long an item may wait for its embedding before a write queues it again. */
+const REQUEUE_AFTER_MS = 60 * 60 * 1000;
+
 /** Who wrote an item through POST /search/item (the item's `source`). */
 const API_SOURCE = 'api';
 
@@ -63,8 +66,12 @@ export class SearchService {
 
     const item = await this.db.transaction().execute(async (trx) => {
       const key = { collection_id: collection.id, external_id: input.external_id };
-      // A new embedding input queues its embedding in the same transaction (nothing lost on a crash).
-      const embedLater = (id: string) => (this.embeddings ? enqueueJob(trx, { businessId, kind: SEARCH_EMBED_JOB, refId: id }) : undefined);
+      // An embedding is queued in the transaction of the write that needs it (nothing lost on a crash).
+      const embedLater = async (id: string) => {
+        if (!this.embeddings) return;
+        await enqueueJob(trx, { businessId, kind: SEARCH_EMBED_JOB, refId: id });
+        await searchRepository.markEmbeddingQueued(trx, businessId, id);
+      };
       const created = await searchRepository.insertItemIfNew(trx, businessId, { id: newId(), ...key, ...values });
       if (created) {
         await embedLater(created.id);
@@ -72,12 +79,16 @@ export class SearchService {
       }
       const current = await searchRepository.findItemForUpdate(trx, businessId, key.collection_id, key.external_id);
       const embeddingChanged = !isDeepStrictEqual(current.embedding_json, values.embedding_json);
+      // An item still without its embedding long after its job was queued (the job failed, say
+      // through an API outage) gets another with the next write.
+      const overdue = this.embeddings !== undefined && !embeddingChanged && current.embedded_at === null
+        && (current.embedding_queued_at === null || Date.parse(current.embedding_queued_at) < Date.now() - REQUEUE_AFTER_MS);
+      if (embeddingChanged || overdue) await embedLater(current.id);
       if (!embeddingChanged && current.is_active === values.is_active && isDeepStrictEqual(current.payload, values.payload)) {
-        return { ...current, operation: 'unchanged' as const, embedding_regenerated: false };
+        return { ...current, operation: 'unchanged' as const, embedding_regenerated: overdue };
       }
       const updated = await searchRepository.updateItem(trx, businessId, current.id, values, embeddingChanged);
-      if (embeddingChanged) await embedLater(updated.id);
-      return { ...updated, operation: 'updated' as const, embedding_regenerated: embeddingChanged };
+      return { ...updated, operation: 'updated' as const, embedding_regenerated: embeddingChanged || overdue };
     });
     if (item.embedding_regenerated && this.embeddings) this.worker.wake(SEARCH_EMBED_JOB);
     return item;

@@ -101,7 +101,54 @@ describe('search item embeddings', () => {
     own.failNext(1, 400);
     expect(await handler.handle(job)).toMatchObject({ failed: expect.stringContaining('400') });
     expect(await handler.handle(job)).toEqual({ done: true });
+    // A job that keeps stopping its worker ends.
+    expect(await handler.onAbandoned({ ...(job as object), attempts: 3 } as never)).toBe('retry');
+    expect(await handler.onAbandoned({ ...(job as object), attempts: 12 } as never)).toBe('give_up');
     await own.close();
+  });
+
+  it('refuses answers it cannot use, for good: oversized, without a vector, numbers a real cannot hold', async () => {
+    const own = await startFakeEmbeddingsApi();
+    const provider = openAiEmbeddings({ url: own.url, apiKey: 'sk-SECRET-123', model: 'm' });
+    const answers: [number, string | Buffer, RegExp, boolean][] = [
+      [200, Buffer.alloc(5 * 1024 * 1024, 0x20), /more than/, false],
+      [200, 'null', /usable embedding/, false],
+      [200, '{"data":[]}', /usable embedding/, false],
+      [200, JSON.stringify({ data: [{ embedding: [0.1, 1e39] }] }), /usable embedding/, false],
+      [200, JSON.stringify({ data: [{ embedding: [1e-50] }] }), /usable embedding/, false],
+      [200, '{"data": [', /malformed JSON/, true],
+      [502, 'upstream error; request headers: authorization=Bearer sk-SECRET-123, x-key=sk-SECRET-123', /answered 502/, true],
+    ];
+    for (const [status, body, message, retryable] of answers) {
+      own.answerNext(status, body);
+      const error = (await provider.embed('x').catch((err: unknown) => err)) as EmbeddingError;
+      expect(error, String(body).slice(0, 40)).toBeInstanceOf(EmbeddingError);
+      expect(error.message).toMatch(message);
+      expect(error.message).not.toContain('sk-SECRET-123');
+      expect(error.retryable, String(body).slice(0, 40)).toBe(retryable);
+    }
+    // Denormal and zero values are what a real holds.
+    own.answerNext(200, JSON.stringify({ data: [{ embedding: [0, -1.5e-45, 3.4e38] }], model: 'm' }));
+    expect((await provider.embed('x')).vector).toEqual([0, -1.5e-45, 3.4e38]);
+    await own.close();
+  });
+
+  it('queues the embedding again with the next write of an item whose job gave up long ago', async () => {
+    const item = (await upsert('sku-6', { title: 'Gloves' })).json();
+    await embedded(item.id);
+    // As after an outage that outlasted the job's tries: no embedding, queued two hours ago.
+    await t.database.db.updateTable('search_items')
+      .set({ embedding: null, embedding_model: null, embedded_at: null, embedding_queued_at: new Date(Date.now() - 2 * 3600_000).toISOString() })
+      .where('id', '=', item.id).execute();
+    const again = (await upsert('sku-6', { title: 'Gloves' })).json();
+    expect(again).toMatchObject({ operation: 'unchanged', embedding_regenerated: true });
+    expect((await embedded(item.id)).embedding!.map(Math.fround)).toEqual(float4(fakeVector('title: Gloves')));
+    // Recently queued and still waiting: a write does not queue another.
+    await t.database.db.updateTable('search_items').set({ embedding: null, embedded_at: null, embedding_queued_at: new Date().toISOString() }).where('id', '=', item.id).execute();
+    const jobs = async () => (await t.database.db.selectFrom('outbox').select('id').where('ref_id', '=', item.id).execute()).length;
+    const before = await jobs();
+    expect((await upsert('sku-6', { title: 'Gloves' })).json()).toMatchObject({ operation: 'unchanged', embedding_regenerated: false });
+    expect(await jobs()).toBe(before);
   });
 
   it('queues the embedding with the write: the outbox holds one job per new input', async () => {
