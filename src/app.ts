@@ -1,9 +1,9 @@
-import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, { type FastifyInstance } from 'fastify';
 import type { Config } from './config.ts';
 import type { DatabaseHandle } from './db/database.ts';
 import { requireAdminToken } from './http/admin-auth.ts';
 import { requireApiKey } from './http/api-key-auth.ts';
-import { errorBody, registerErrorHandling } from './http/errors.ts';
+import { answerRouterError, registerErrorHandling } from './http/errors.ts';
 import { loggerOptions } from './http/logging.ts';
 import { registerOpenApi } from './http/openapi.ts';
 import { registerValidation } from './http/validation.ts';
@@ -67,11 +67,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     bodyLimit: 1024 * 1024,
     routerOptions: { maxParamLength: 200 },
     ajv: { customOptions: { removeAdditional: false } },
-    // A URL the router cannot read (bad percent-encoding, a path segment over maxParamLength)
-    // answers with the error body too.
-    frameworkErrors: (error: FastifyError, _request: FastifyRequest, reply: FastifyReply) => {
-      reply.status(400).send(errorBody('validation_error', `invalid URL: ${error.message}`, [{ location: 'params', path: '/', message: error.message }]));
-    },
+    frameworkErrors: answerRouterError,
   });
   registerValidation(app);
   registerErrorHandling(app);

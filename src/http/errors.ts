@@ -1,4 +1,4 @@
-import type { FastifyError, FastifyInstance } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 
 export type ErrorCode =
   | 'validation_error'
@@ -44,6 +44,14 @@ const codeByStatus: Record<number, ErrorCode> = {
 
 export function errorBody(code: ErrorCode, message: string, details?: unknown[]) {
   return { error: details && details.length > 0 ? { code, message, details } : { code, message } };
+}
+
+/**
+ * Fastify's `frameworkErrors`: a URL the router cannot read (bad percent-encoding, a path segment
+ * over maxParamLength) answers 400 with the error body, as everything else does.
+ */
+export function answerRouterError(error: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {
+  reply.status(400).send(errorBody('validation_error', `invalid URL: ${error.message}`, [{ location: 'params', path: '/', message: error.message }]));
 }
 
 /** Maps every failure to the error body; a 500 is logged and never shows its internals. */

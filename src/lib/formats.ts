@@ -1,8 +1,9 @@
 import { Format } from 'typebox/format';
 import { UUID_PATTERN } from './ids.ts';
 
-const EARLIEST_MS = Date.parse('0001-01-01T00:00:00Z');
-const LATEST_MS = Date.parse('9999-12-31T23:59:59.999Z');
+/** The instants PostgreSQL stores and writes back in ISO form: years 1 (it has no year 0) to 9999. */
+export const EARLIEST_MS = Date.parse('0001-01-01T00:00:00Z');
+export const LATEST_MS = Date.parse('9999-12-31T23:59:59.999Z');
 
 /**
  * Whether a date-time's instant, in UTC, is one PostgreSQL stores and writes back in ISO form:

@@ -1,10 +1,9 @@
 import { badRequest } from '../../http/errors.ts';
+import { EARLIEST_MS, LATEST_MS } from '../../lib/formats.ts';
 
 const DATE_TIME = /^(\d{4}-\d{2}-\d{2})(?:[T ](\d{2}:\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|[+-]\d{2}:?\d{2})?)?$/i;
 const MAX_WINDOW_MICROS = 31n * 24n * 3600n * 1_000_000n;
-/** PostgreSQL has no year 0: the earliest instant it stores in ISO form is year 1, the latest year 9999. */
-const EARLIEST_MS = Date.parse('0001-01-01T00:00:00Z');
-const LATEST_MICROS = BigInt(Date.parse('9999-12-31T23:59:59.999Z')) * 1000n + 999n;
+const LATEST_MICROS = BigInt(LATEST_MS) * 1000n + 999n;
 
 /** A parsed timestamp: exact epoch microseconds and its canonical ISO text (UTC, six fraction digits). */
 export interface Instant {

@@ -159,10 +159,9 @@ export class InboundService {
         if (!channel) continue;
         if (await this.applyStatus(trx, channel, status)) summaries[n]!.statuses++;
         else if (!(await messagingRepository.findByProviderMessageId(trx, channel.business_id, channel.id, status.providerMessageId))) {
-          const sent = status.reference && isUuid(status.reference)
-            ? await messagingRepository.outboundProviderId(trx, channel.business_id, channel.id, status.reference)
-            : undefined;
-          if (sent) summaries[n]!.duplicateSends.push({ messageId: status.reference!, providerMessageIds: [sent, status.providerMessageId] });
+          const reference = messageReference(status);
+          const sent = reference ? await messagingRepository.outboundProviderId(trx, channel.business_id, channel.id, reference) : undefined;
+          if (sent) summaries[n]!.duplicateSends.push({ messageId: reference!, providerMessageIds: [sent, status.providerMessageId] });
           else summaries[n]!.unknownStatusIds.push(status.providerMessageId);
         }
       }
@@ -230,11 +229,12 @@ export class InboundService {
       return moved !== undefined;
     };
     if (await byProviderId()) return true;
-    if (!status.reference || !isUuid(status.reference)) return false;
+    const reference = messageReference(status);
+    if (!reference) return false;
     const recorded = await messagingRepository.recordByReference(
       trx,
       channel.business_id,
-      { channelId: channel.id, id: status.reference },
+      { channelId: channel.id, id: reference },
       status.providerMessageId,
       to,
       { statusAt: status.timestamp, error },
@@ -242,6 +242,9 @@ export class InboundService {
     return recorded !== undefined || byProviderId();
   }
 }
+
+/** The message id a receipt echoes (SendRequest.reference), when it is one: anything else names no message. */
+const messageReference = (status: StatusUpdate) => (status.reference && isUuid(status.reference) ? status.reference : undefined);
 
 function parseBody(raw: Buffer): unknown {
   if (raw.length === 0) throw badRequest('empty notification body');

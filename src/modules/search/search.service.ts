@@ -4,6 +4,7 @@ import { isUniqueViolation } from '../../db/errors.ts';
 import { enqueueJob, type JobHandler, type OutboxWorker } from '../../jobs/outbox.worker.ts';
 import { badRequest, conflict } from '../../http/errors.ts';
 import { newId } from '../../lib/ids.ts';
+import { isJsonObject } from '../../lib/json-merge.ts';
 import type { EmbeddingProvider } from './embeddings.client.ts';
 import { SEARCH_EMBED_JOB, searchEmbedJobHandler } from './search.embed-job.ts';
 import { searchRepository, type ItemValues } from './search.repository.ts';
@@ -106,7 +107,7 @@ export function embeddingInput(item: Record<string, unknown>, fields: string[]):
     // A key holding the dot itself ({"a.b": …}) is read before the path into nested objects.
     const value = Object.hasOwn(item, field)
       ? item[field]
-      : field.split('.').reduce<unknown>((at, key) => (isObject(at) && Object.hasOwn(at, key) ? at[key] : undefined), item);
+      : field.split('.').reduce<unknown>((at, key) => (isJsonObject(at) && Object.hasOwn(at, key) ? at[key] : undefined), item);
     if (value !== undefined && value !== null) picked[field] = value;
   }
   if (Object.keys(picked).length === 0) {
@@ -116,8 +117,6 @@ export function embeddingInput(item: Record<string, unknown>, fields: string[]):
   }
   return picked;
 }
-
-const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 function checkSize(value: unknown, limit: number, path: string): void {
   if (Buffer.byteLength(JSON.stringify(value)) > limit) {
