@@ -11,6 +11,7 @@ export type ErrorCode =
   | 'unsupported_media_type'
   | 'rate_limited'
   | 'internal_error'
+  | 'unavailable'
   | (string & {});
 
 /** The one error type of the service: the error handler turns it into the error body. */
@@ -40,6 +41,7 @@ const codeByStatus: Record<number, ErrorCode> = {
   415: 'unsupported_media_type',
   422: 'idempotency_key_reused',
   429: 'rate_limited',
+  503: 'unavailable',
 };
 
 export function errorBody(code: ErrorCode, message: string, details?: unknown[]) {

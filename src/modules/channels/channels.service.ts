@@ -18,7 +18,12 @@ const providerKinds: Record<ProviderConfig['kind'], { channelType: string; accou
   whatsapp_cloud: { channelType: 'whatsapp', account: (config) => config.phone_number_id },
 };
 
-/** How long a channel found by its provider account is trusted before it is read again (other processes may rotate secrets). */
+/**
+ * How long a channel found by its provider account is kept before it is read again. Another process
+ * may change it meanwhile (rotate its secrets, delete it, give the account to another business): the
+ * inbound service reads it again when its signature does not match, and its storing transaction
+ * checks that the channel is still the one it names (inbound.service.ts).
+ */
 const ACCOUNT_CACHE_MS = 30_000;
 
 const duplicate = (field: string) => conflict(`a channel with this ${field} already exists`, [{ field }]);
@@ -119,11 +124,14 @@ export class ChannelsService {
     return channelsRepository.findByIdentifier(this.db, businessId, type, identifier);
   }
 
-  /** The channel a provider's notification names by its account id (any business); cached briefly. */
-  async findByProviderAccount(kind: string, account: string): Promise<ChannelRow | undefined> {
+  /**
+   * The channel a provider's notification names by its account id (any business); cached briefly,
+   * read from the database when `fresh`.
+   */
+  async findByProviderAccount(kind: string, account: string, options: { fresh?: boolean } = {}): Promise<ChannelRow | undefined> {
     const key = `${kind}:${account}`;
     const cached = this.byAccount.get(key);
-    if (cached && cached.expiresAt > Date.now()) return cached.row;
+    if (cached && cached.expiresAt > Date.now() && !options.fresh) return cached.row;
     const row = await channelsRepository.findByProviderAccount(this.db, kind, account);
     if (row) this.byAccount.set(key, { row, expiresAt: Date.now() + ACCOUNT_CACHE_MS });
     else this.byAccount.delete(key);

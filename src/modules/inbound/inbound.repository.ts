@@ -30,6 +30,23 @@ export const inboundRepository = {
     return new Set(rows[0]!.known);
   },
 
+  /**
+   * The channels holding these provider accounts now, as `${business_id}:${id}` by account, locked
+   * (FOR SHARE) until the transaction ends, so none is deleted or moved while its messages are stored.
+   * Across businesses (index channels_provider_account): a notification names only the account.
+   */
+  async lockChannels(db: Db, kind: string, accounts: string[]): Promise<Map<string, string>> {
+    const rows = await db
+      .selectFrom('channels')
+      .select(['business_id', 'id', 'provider_account'])
+      .where('provider_kind', '=', kind)
+      .where('provider_account', 'in', [...accounts].sort())
+      .orderBy('provider_account')
+      .forShare()
+      .execute();
+    return new Map(rows.map((row) => [row.provider_account!, `${row.business_id}:${row.id}`]));
+  },
+
   insertContacts(db: Db, rows: Insertable<ContactsTable>[]): Promise<ContactRow[]> {
     if (rows.length === 0) return Promise.resolve([]);
     return db

@@ -19,7 +19,9 @@ without an API key: the channel is found by entry[].changes[].value.metadata.pho
 X-Hub-Signature-256 header (HMAC-SHA256 of the raw body with that channel's app_secret) is checked on the
 bytes as received before anything is stored. 401 unauthorized when the header is missing or wrong or a
 phone_number_id is not a channel's (nothing is stored); 400 when the body is not a WhatsApp notification.
-Messages are stored once per provider message id (redeliveries answer 200 and change nothing).`;
+Messages are stored once per provider message id (redeliveries answer 200 and change nothing). 503
+unavailable, nothing stored, when a channel it names is deleted or moved to another business while it is
+being stored: the provider delivers it again.`;
 
 /** Provider webhooks (Meta calls these): top level, outside the API-key scope. */
 export const inboundRoutes: FastifyPluginAsyncTypebox = async (app) => {
@@ -52,7 +54,7 @@ export const inboundRoutes: FastifyPluginAsyncTypebox = async (app) => {
         tags,
         summary: 'WhatsApp Cloud API notifications (signed by Meta)',
         description: postDescription,
-        response: responses({ 200: Type.Object({ success: Type.Boolean() }) }, 400, 401, 413),
+        response: responses({ 200: Type.Object({ success: Type.Boolean() }) }, 400, 401, 413, 503),
       },
     },
     async (request) => {

@@ -37,6 +37,17 @@ export interface InboundSummary {
 
 const refused = (message: string) => new AppError(401, 'unauthorized', message);
 
+/**
+ * A channel of the notification is no longer the one it was read as (deleted, or its account given to
+ * another business, by another process): nothing of it is stored, and it is read again. A 503 when
+ * that happens twice in a row, so the provider delivers the notification again later.
+ */
+class ChannelChanged extends AppError {
+  constructor() {
+    super(503, 'unavailable', 'a channel of this notification changed while it was being stored; deliver it again');
+  }
+}
+
 const emptySummary = (): InboundSummary => ({ stored: 0, duplicates: 0, statuses: 0, unknownStatusIds: [], duplicateSends: [] });
 
 /** A verified notification, parsed, with the channels it addresses (by provider account). */
@@ -77,7 +88,9 @@ export class InboundService {
    * A WhatsApp notification as received. Every phone_number_id it names must be a channel's, and the
    * X-Hub-Signature-256 of the raw bytes must match each of those channels' app secret (401 otherwise,
    * nothing stored). Then its messages and receipts are written in one transaction (shared with the
-   * notifications that arrived meanwhile; see storeBatch).
+   * notifications that arrived meanwhile; see storeBatch), which first checks that each channel is
+   * still the one read here: a channel read from the cache may have been deleted or given to another
+   * business by another server process since, and then the channels are read again.
    */
   async receiveWhatsApp(raw: Buffer, headers: IncomingHeaders): Promise<InboundSummary> {
     const body = parseBody(raw);
@@ -88,16 +101,34 @@ export class InboundService {
       if (err instanceof ProviderError) throw badRequest(err.message);
       throw err;
     }
+    const receive = async (fresh: boolean) => {
+      const channels = await this.signedChannels(raw, headers, accountIds, fresh);
+      if (channels.size === 0) return emptySummary(); // nothing addressed to a number: nothing to store
+      const parsed = this.channels.providerFor([...channels.values()][0]!).parseNotification(body);
+      return this.batcher.submit({ parsed, channels });
+    };
+    return receive(false).catch((err: unknown) => {
+      if (err instanceof ChannelChanged) return receive(true);
+      throw err;
+    });
+  }
+
+  /**
+   * The channel of each account, each with a signature check of the bytes (401 on an unknown account
+   * or a signature that does not match). A cached channel whose secret does not match is read again:
+   * another process may have rotated it.
+   */
+  private async signedChannels(raw: Buffer, headers: IncomingHeaders, accountIds: string[], fresh: boolean): Promise<Map<string, ChannelRow>> {
+    const signedBy = (channel: ChannelRow) => this.channels.providerFor(channel).verifySignature(raw, headers);
     const channels = new Map<string, ChannelRow>();
     for (const account of accountIds) {
-      const channel = await this.channels.findByProviderAccount(WHATSAPP, account);
+      let channel = await this.channels.findByProviderAccount(WHATSAPP, account, { fresh });
+      if (channel && !fresh && !signedBy(channel)) channel = await this.channels.findByProviderAccount(WHATSAPP, account, { fresh: true });
       if (!channel) throw refused('unknown phone_number_id');
-      if (!this.channels.providerFor(channel).verifySignature(raw, headers)) throw refused('invalid X-Hub-Signature-256');
+      if (!signedBy(channel)) throw refused('invalid X-Hub-Signature-256');
       channels.set(account, channel);
     }
-    if (channels.size === 0) return emptySummary(); // nothing addressed to a number: nothing to store
-    const parsed = this.channels.providerFor([...channels.values()][0]!).parseNotification(body);
-    return this.batcher.submit({ parsed, channels });
+    return channels;
   }
 
   /** Notifications received while earlier ones are being written go into one transaction together. */
@@ -110,6 +141,13 @@ export class InboundService {
   }
 
   private async store(trx: Db, notifications: Notification[], summaries: InboundSummary[]): Promise<{ mediaQueued: boolean; webhooksQueued: boolean }> {
+    const accounts = new Set(notifications.flatMap(({ channels }) => [...channels.keys()]));
+    const current = await inboundRepository.lockChannels(trx, WHATSAPP, [...accounts]);
+    for (const { channels } of notifications) {
+      for (const [account, channel] of channels) {
+        if (current.get(account) !== `${channel.business_id}:${channel.id}`) throw new ChannelChanged();
+      }
+    }
     const entries = notifications.flatMap(({ parsed, channels }, n) =>
       parsed.messages.flatMap((message) => {
         const channel = channels.get(message.to);

@@ -166,6 +166,65 @@ describe('channel changes apply to the webhook at once', () => {
   });
 });
 
+describe('channel changes made by another server process (this one keeps the channel it read for a while)', () => {
+  /** Deletes the channel's row as another process would: this one is not told. */
+  const deleteElsewhere = (ch: TestChannel) =>
+    t.database.db.deleteFrom('channels').where('business_id', '=', ch.businessId).where('id', '=', ch.id).execute();
+  const messagesOf = async (businessId: string, text: string) =>
+    (await t.database.db.selectFrom('messages').select('id').where('business_id', '=', businessId).where('text', '=', text).execute()).length;
+
+  it.each([
+    ['the same app secret (one Meta app serves both businesses)', true],
+    ['another app secret', false],
+  ])('a number given to another business is stored under that business at once, with %s', async (_, sameSecret) => {
+    const newOwner = await createTenant(t.app, 'New owner');
+    const before = await createWhatsAppChannel(t.app, tenant.businessId);
+    const first = notificationFor(before, { messages: [inboundMessage('5491122334455', 'text', { body: 'for the first owner' })] });
+    expect((await postSigned(t.app, first, before.appSecret)).statusCode).toBe(200);
+
+    await deleteElsewhere(before);
+    const after = await createWhatsAppChannel(t.app, newOwner.businessId, {
+      phoneNumberId: before.phoneNumberId,
+      ...(sameSecret ? { appSecret: before.appSecret } : {}),
+    });
+    const text = `for the new owner ${sameSecret}`;
+    const second = notificationFor(after, { messages: [inboundMessage('5491122334456', 'text', { body: text })] });
+    expect((await postSigned(t.app, second, after.appSecret)).statusCode).toBe(200);
+    expect(await messagesOf(newOwner.businessId, text)).toBe(1);
+    expect(await messagesOf(tenant.businessId, text)).toBe(0);
+    if (!sameSecret) expect((await postSigned(t.app, second, before.appSecret)).statusCode).toBe(401);
+  });
+
+  it('a number deleted elsewhere is refused at once, and nothing of the notification is stored', async () => {
+    const doomed = await createWhatsAppChannel(t.app, tenant.businessId);
+    const body = (text: string) => notificationFor(doomed, { messages: [inboundMessage('5491122334457', 'text', { body: text })] });
+    expect((await postSigned(t.app, body('before'), doomed.appSecret)).statusCode).toBe(200);
+    await deleteElsewhere(doomed);
+    const before = await counts();
+    const res = await postSigned(t.app, body('after'), doomed.appSecret);
+    expect(res.statusCode).toBe(401);
+    expect(res.json().error.code).toBe('unauthorized');
+    expect(await counts()).toEqual(before);
+  });
+
+  it('a notification naming a moved number among concurrent ones fails alone: the others are stored', async () => {
+    const newOwner = await createTenant(t.app, 'Concurrent owner');
+    const moving = await createWhatsAppChannel(t.app, tenant.businessId);
+    const staying = await createWhatsAppChannel(t.app, tenant.businessId);
+    expect((await postSigned(t.app, notificationFor(moving, { messages: [inboundMessage('5491122334458', 'text', { body: 'warm' })] }), moving.appSecret)).statusCode).toBe(200);
+    await deleteElsewhere(moving);
+    const moved = await createWhatsAppChannel(t.app, newOwner.businessId, { phoneNumberId: moving.phoneNumberId, appSecret: moving.appSecret });
+    const answers = await Promise.all([
+      ...[1, 2, 3].map((n) => postSigned(t.app, notificationFor(staying, { messages: [inboundMessage(`549112233450${n}`, 'text', { body: `stays ${n}` })] }), staying.appSecret)),
+      postSigned(t.app, notificationFor(moved, { messages: [inboundMessage('5491122334459', 'text', { body: 'moved' })] }), moved.appSecret),
+    ]);
+    expect(answers.map((a) => a.statusCode)).toEqual([200, 200, 200, 200]);
+    for (const n of [1, 2, 3]) expect(await messagesOf(tenant.businessId, `stays ${n}`)).toBe(1);
+    expect(await messagesOf(newOwner.businessId, 'moved')).toBe(1);
+    expect(await messagesOf(tenant.businessId, 'moved')).toBe(0);
+  });
+});
+
 describe('OpenAPI', () => {
   it('documents the webhook and the channels operator routes', async () => {
     const res = await t.app.inject({ method: 'GET', url: '/openapi.json' });
