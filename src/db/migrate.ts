@@ -11,6 +11,7 @@ import * as idempotencyLeases from './migrations/0009-idempotency-leases.ts';
 import * as batchRows from './migrations/0010-batch-rows.ts';
 import * as agentsAndSearch from './migrations/0011-agents-and-search.ts';
 import * as searchEmbeddings from './migrations/0012-search-embeddings.ts';
+import * as mediaIds from './migrations/0013-media-ids.ts';
 
 /** Migrations are imported statically so they run the same under tsx, Vitest and a bundle. */
 const migrations: Record<string, Migration> = {
@@ -26,6 +27,7 @@ const migrations: Record<string, Migration> = {
   '0010-batch-rows': batchRows,
   '0011-agents-and-search': agentsAndSearch,
   '0012-search-embeddings': searchEmbeddings,
+  '0013-media-ids': mediaIds,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

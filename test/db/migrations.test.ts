@@ -33,3 +33,42 @@ describe.runIf(engine === 'pglite')('migration 0011 (agents and search)', () => 
     expect(rows[0]!.config).toEqual({ model: 'small', tone: 'dry' });
   });
 });
+
+describe.runIf(engine === 'pglite')('migration 0013 (media ids)', () => {
+  /** A business with one message to attach files to; the media ids the inserts got. */
+  async function insertMedia(count: number): Promise<number[]> {
+    const db = database.db;
+    const [businessId, contactId, conversationId, messageId] = [newId(), newId(), newId(), newId()];
+    await sql`INSERT INTO businesses (id, name) VALUES (${businessId}, 'Files')`.execute(db);
+    await sql`INSERT INTO contacts (business_id, id) VALUES (${businessId}, ${contactId})`.execute(db);
+    await sql`INSERT INTO conversations (business_id, id, contact_id, channel) VALUES (${businessId}, ${conversationId}, ${contactId}, 'whatsapp')`.execute(db);
+    await sql`INSERT INTO messages (business_id, id, conversation_id, contact_id, channel, direction, sender_type, type, status)
+      VALUES (${businessId}, ${messageId}, ${conversationId}, ${contactId}, 'whatsapp', 'inbound', 'contact', 'image', 'RECEIVED')`.execute(db);
+    const ids: number[] = [];
+    for (let i = 0; i < count; i++) {
+      const { rows } = await sql<{ id: number }>`INSERT INTO media (business_id, message_id) VALUES (${businessId}, ${messageId}) RETURNING id`.execute(db);
+      ids.push(rows[0]!.id);
+    }
+    return ids;
+  }
+
+  it('draws ids at random within the exact JavaScript integers, keeping those given before; undone, ids count on after them', async () => {
+    await migrateTo(database.db, '0012-search-embeddings');
+    const before = await insertMedia(3);
+    expect(before[2]! - before[0]!).toBe(2);
+
+    await migrateToLatest(database.db);
+    const drawn = await insertMedia(20);
+    for (const id of drawn) expect(Number.isSafeInteger(id) && id >= 1).toBe(true);
+    expect(new Set(drawn).size).toBe(20);
+    // Twenty ids in a row from one sequence would lie within 20 of each other.
+    expect(Math.max(...drawn) - Math.min(...drawn)).toBeGreaterThan(1_000_000);
+    const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM media WHERE id = ANY(${before})`.execute(database.db);
+    expect(rows[0]!.n).toBe(3);
+
+    await migrateTo(database.db, '0012-search-embeddings');
+    const [next] = await insertMedia(1);
+    expect(next).toBeGreaterThan(Math.max(...before, ...drawn));
+    await migrateToLatest(database.db);
+  });
+});

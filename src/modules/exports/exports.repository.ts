@@ -39,7 +39,7 @@ export function messageExportColumns<O>(q: SelectQueryBuilder<Database, 'message
     .leftJoinLateral(
       (eb) => eb.selectFrom('media').select(['media.id', 'media.filename', 'media.content_type'])
         .whereRef('media.business_id', '=', 'messages.business_id').whereRef('media.message_id', '=', 'messages.id')
-        .orderBy('media.id').limit(1).as('md'),
+        .orderBy('media.created_at').orderBy('media.id').limit(1).as('md'),
       (j) => j.onTrue(),
     )
     .select([
@@ -88,7 +88,7 @@ const userOf = (alias: string) =>
 const messageRecord = sql`(select m.id, m.conversation_id, m.contact_id, m.channel, m.direction, m.sender_type,
   ${agentOf('m')} as agent, ${userOf('m')} as "user", m.type, m.text,
   (select json_build_object('id', f.id, 'filename', f.filename, 'content_type', f.content_type) from media f
-    where f.business_id = m.business_id and f.message_id = m.id order by f.id limit 1) as media,
+    where f.business_id = m.business_id and f.message_id = m.id order by f.created_at, f.id limit 1) as media,
   m.reply_to_id, m.status, m.error, ${isoCreatedAt('m')} as created_at)`;
 
 const eventRecord = sql`(select e.id, e.type, e.conversation_id, e.contact_id, e.channel, e.actor_type,

@@ -14,15 +14,15 @@ export const mediaRepository = {
     return db.selectFrom('media').selectAll()
       .where('business_id', '=', businessId).where('message_id', '=', messageId)
       .where('storage_key', 'is', null).where('provider_media_id', 'is not', null)
-      .orderBy('id').execute();
+      .orderBy('created_at').orderBy('id').execute();
   },
 
-  /** Files of several messages, for message lists and webhook payloads. */
+  /** Files of several messages, for message lists and webhook payloads, in the order they were attached (ids are random: migration 0013). */
   forMessages(db: Db, businessId: string, messageIds: readonly string[]): Promise<MediaRow[]> {
     if (messageIds.length === 0) return Promise.resolve([]);
     return db.selectFrom('media').selectAll()
       .where('business_id', '=', businessId).where('message_id', 'in', messageIds)
-      .orderBy('id').execute();
+      .orderBy('created_at').orderBy('id').execute();
   },
 
   async recordFile(db: Db, businessId: string, id: number, file: { storage_key: string; size_bytes: number; content_type: string; sha256: string }): Promise<void> {

@@ -63,10 +63,9 @@ describe('GET /messages', () => {
       });
       ids.push(m.id);
     }
-    await db.insertInto('media').values([
-      { business_id: tenantT.businessId, message_id: ids[3]!, filename: 'a "b".pdf', content_type: 'application/pdf' },
-      { business_id: tenantT.businessId, message_id: ids[3]!, filename: null, content_type: null },
-    ]).execute();
+    // The first file attached is the one exported.
+    await db.insertInto('media').values({ business_id: tenantT.businessId, message_id: ids[3]!, filename: 'a "b".pdf', content_type: 'application/pdf' }).execute();
+    await db.insertInto('media').values({ business_id: tenantT.businessId, message_id: ids[3]!, filename: null, content_type: null }).execute();
     const res = await get(`/external/v2/messages?${WINDOW}`, tenantT.headers);
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
