@@ -1,8 +1,37 @@
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifySchema } from 'fastify';
+import { Type } from 'typebox';
 import { openApiWebhooks } from '../modules/webhooks/webhook-payload.schemas.ts';
 import { ErrorBody } from './common.schemas.ts';
+
+const errorRef = Type.Ref('ErrorBody');
+
+interface ObjectSchema {
+  properties?: Record<string, { default?: unknown }>;
+  required?: string[];
+}
+
+/**
+ * What the routes share, added to the document rather than to each route's schema: a query
+ * parameter with a default may be left out (validation fills it in, so the route's type has it);
+ * every operation may answer 500, and one with a body 413 (over its body limit) and 415 (a content
+ * type it does not read).
+ */
+function documented(schema: FastifySchema | undefined): FastifySchema | undefined {
+  if (!schema || (schema as { hide?: boolean }).hide) return schema;
+  const response: Record<string | number, unknown> = { ...(schema.response as object | undefined), 500: errorRef };
+  if (schema.body) {
+    response[413] ??= errorRef;
+    response[415] ??= errorRef;
+  }
+  const query = schema.querystring as ObjectSchema | undefined;
+  const querystring = query?.required && {
+    ...query,
+    required: query.required.filter((name) => query.properties?.[name]?.default === undefined),
+  };
+  return { ...schema, ...(querystring ? { querystring } : {}), response };
+}
 
 /** The OpenAPI 3.1 document is generated from the same TypeBox schemas that validate requests. */
 export async function registerOpenApi(app: FastifyInstance, publicUrl: string): Promise<void> {
@@ -27,6 +56,7 @@ export async function registerOpenApi(app: FastifyInstance, publicUrl: string): 
       },
     },
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (json.$id as string) || `def-${i}` },
+    transform: ({ schema, url }) => ({ schema: documented(schema) as FastifySchema, url }),
   });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { url: '/openapi.json' } as never });

@@ -5,12 +5,13 @@
 export const MAX_JSON_DEPTH = 64;
 
 /**
- * The magnitudes a JSON number may have besides 0. Beyond 1e21 JavaScript has no exact integers
- * and 1e400 is Infinity (stored null); and PostgreSQL writes a jsonb number out in full, so 1e308
- * or 5e-324 (6 characters in the body) read back as 309 or 326: an item of such numbers reads 50
- * times its size.
+ * The magnitudes a JSON number may have besides 0. A number is read as JavaScript reads it (a
+ * double); from 2^53 on, not every integer is one, so 123456789012345678 would be kept as
+ * 123456789012345680: the largest magnitude is Number.MAX_SAFE_INTEGER, 9007199254740991. At the
+ * other end, PostgreSQL writes a jsonb number out in full, so 5e-324 (6 characters in the body)
+ * reads back as 326: below 1e-20 is refused too.
  */
-export const JSON_NUMBER_RANGE = { min: 1e-20, max: 1e21 } as const;
+export const JSON_NUMBER_RANGE = { min: 1e-20, max: Number.MAX_SAFE_INTEGER } as const;
 
 /** Where a JSON value holds what the database cannot store, and what it is. */
 export interface JsonProblem {
@@ -38,8 +39,8 @@ export function jsonProblem(value: unknown, path = '', depth = 0): JsonProblem |
 
 function numberProblem(value: number, path: string): JsonProblem | undefined {
   const magnitude = Math.abs(value);
-  if (magnitude === 0 || (magnitude >= JSON_NUMBER_RANGE.min && magnitude < JSON_NUMBER_RANGE.max)) return undefined;
-  return { path: path || '/', message: `is a number out of range: 0, or from ${JSON_NUMBER_RANGE.min} to below ${JSON_NUMBER_RANGE.max} in magnitude (send it as a string)` };
+  if (magnitude === 0 || (magnitude >= JSON_NUMBER_RANGE.min && magnitude <= JSON_NUMBER_RANGE.max)) return undefined;
+  return { path: path || '/', message: `is a number out of range: 0, or from ${JSON_NUMBER_RANGE.min} to ${JSON_NUMBER_RANGE.max} in magnitude (send it as a string)` };
 }
 
 function textProblem(text: string, path: string): JsonProblem | undefined {

@@ -135,6 +135,24 @@ describe('health and documentation', () => {
     expect([200, 302]).toContain(page.statusCode);
   });
 
+  it('documents what every operation shares: optional parameters with defaults, 500, and 413/415 where a body is read', async () => {
+    const doc = (await t.app.inject({ url: '/openapi.json' })).json();
+    const params = (path: string) => Object.fromEntries(doc.paths[path].get.parameters.map((p: { name: string; required: boolean }) => [p.name, p.required]));
+    expect(params('/external/v2/conversations')).toMatchObject({ message_limit: false, phone: false });
+    expect(params('/external/v2/messages')).toMatchObject({ since: true, limit: false });
+    expect(params('/external/v2/events')).toMatchObject({ since: true, limit: false });
+    expect(params('/external/v2/contacts/{uuid}/messages')).toMatchObject({ limit: false });
+    for (const [path, operations] of Object.entries(doc.paths) as [string, Record<string, { responses: object; requestBody?: unknown }>][]) {
+      for (const [method, operation] of Object.entries(operations)) {
+        expect(Object.keys(operation.responses), `${method} ${path}`).toContain('500');
+        if (operation.requestBody) expect(Object.keys(operation.responses), `${method} ${path}`).toEqual(expect.arrayContaining(['413', '415']));
+      }
+    }
+    // Leaving them out is what the document says: the defaults apply.
+    const lookup = await t.app.inject({ url: '/external/v2/conversations?phone=5491100000000', headers: tenant.headers });
+    expect(lookup.statusCode).toBe(404);
+  });
+
   it('answers unknown routes with the error body', async () => {
     const res = await t.app.inject({ url: '/nope' });
     expect(res.statusCode).toBe(404);

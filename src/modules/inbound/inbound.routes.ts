@@ -19,6 +19,8 @@ without an API key: the channel is found by entry[].changes[].value.metadata.pho
 X-Hub-Signature-256 header (HMAC-SHA256 of the raw body with that channel's app_secret) is checked on the
 bytes as received before anything is stored. 401 unauthorized when the header is missing or wrong or a
 phone_number_id is not a channel's (nothing is stored); 400 when the body is not a WhatsApp notification.
+A notification that names no number (an account update) has no channel to check it against: it answers
+200 and nothing is stored.
 Messages are stored once per provider message id (redeliveries answer 200 and change nothing). 503
 unavailable, nothing stored, when a channel it names is deleted or moved to another business while it is
 being stored: the provider delivers it again.`;
@@ -37,7 +39,7 @@ export const inboundRoutes: FastifyPluginAsyncTypebox = async (app) => {
         summary: "Meta's webhook verification (hub.challenge)",
         description: 'Answers 200 with hub.challenge as text/plain when hub.mode is subscribe and hub.verify_token is a WhatsApp channel\'s verify_token; 403 otherwise.',
         querystring: VerifyQuery,
-        response: responses({ 200: Type.String({ description: 'the hub.challenge, as text/plain' }) }, 400, 403),
+        response: responses({ 200: { description: 'the hub.challenge', content: { 'text/plain': { schema: Type.String() } } } }, 400, 403),
       },
     },
     async (request, reply) => {

@@ -10,8 +10,8 @@ export const mediaRoutes: FastifyPluginAsyncTypebox = async (app) => {
     {
       schema: {
         tags: ['media'], security: [{ apiKey: [] }], summary: 'Get a fresh download address of a file',
-        description: 'Answers a new signed `url` valid 120 minutes (`expiresAt`). The address needs no API key; it answers 403 once expired '
-          + 'or when altered, and 404 while the file is still being fetched from the channel.',
+        description: 'Answers a new signed `url` valid 120 minutes (`expiresAt`), also while the file is still being fetched from the '
+          + 'channel. The address needs no API key; it answers 403 once expired or when altered, and 404 until the file is stored.',
         params: MediaParams,
         response: responses({ 200: Type.Object({ media: MediaLinkSchema }) }, 400, 401, 404),
       },
