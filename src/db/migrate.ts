@@ -12,6 +12,7 @@ import * as batchRows from './migrations/0010-batch-rows.ts';
 import * as agentsAndSearch from './migrations/0011-agents-and-search.ts';
 import * as searchEmbeddings from './migrations/0012-search-embeddings.ts';
 import * as mediaIds from './migrations/0013-media-ids.ts';
+import * as webhookQueueHeads from './migrations/0014-webhook-queue-heads.ts';
 
 /** Migrations are imported statically so they run the same under tsx, Vitest and a bundle. */
 const migrations: Record<string, Migration> = {
@@ -28,6 +29,7 @@ const migrations: Record<string, Migration> = {
   '0011-agents-and-search': agentsAndSearch,
   '0012-search-embeddings': searchEmbeddings,
   '0013-media-ids': mediaIds,
+  '0014-webhook-queue-heads': webhookQueueHeads,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

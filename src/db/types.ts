@@ -302,6 +302,8 @@ export interface WebhookDeliveriesTable {
   next_attempt_at: Timestamp;
   locked_until: Timestamp | null;
   last_error: string | null;
+  /** Queued behind an earlier pending or running delivery of the same webhook and conversation. */
+  held: Generated<boolean>;
   created_at: Timestamp;
   updated_at: Timestamp;
 }

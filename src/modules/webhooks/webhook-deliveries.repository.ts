@@ -1,5 +1,6 @@
 import { sql, type Insertable, type Selectable } from 'kysely';
 import type { Db } from '../../db/database.ts';
+import { jsonRows } from '../../db/json-rows.ts';
 import type { WebhookAttemptsTable, WebhookDeliveriesTable } from '../../db/types.ts';
 
 export type DeliveryRow = Selectable<WebhookDeliveriesTable>;
@@ -11,6 +12,7 @@ export interface ClaimedDelivery {
   id: string;
   webhook_id: string;
   message_id: string | null;
+  conversation_id: string | null;
   event: string;
   payload: Record<string, unknown>;
   /** Counting this claim. */
@@ -30,11 +32,72 @@ export type DeliveryEnd =
   | { state: 'failed'; error: string }
   | { state: 'pending'; error: string; nextAttemptAt: string; scheduleBase?: number };
 
-/** All SQL of deliveries (the webhook outbox) and their attempt log. */
+/** The deliveries of one webhook and conversation: they go out one at a time, in order (seq). */
+interface Queue {
+  business_id: string;
+  webhook_id: string;
+  conversation_id: string;
+}
+
+const QUEUE_COLUMNS = { business_id: 'uuid', webhook_id: 'uuid', conversation_id: 'uuid' } as const;
+const queueKey = (q: Queue) => `${q.business_id}/${q.webhook_id}/${q.conversation_id}`;
+
+function queuesOf(rows: readonly { business_id: string; webhook_id: string; conversation_id?: string | null }[]): Queue[] {
+  const queues = new Map<string, Queue>();
+  for (const { business_id, webhook_id, conversation_id } of rows) {
+    if (conversation_id) queues.set(`${business_id}/${webhook_id}/${conversation_id}`, { business_id, webhook_id, conversation_id });
+  }
+  return [...queues.values()];
+}
+
+/** The first pending or running delivery of the queue `q` (index webhook_deliveries_order), locked as `lock` says. */
+const headOfQueue = (lock = sql``) => sql`(select e.business_id, e.id from webhook_deliveries e
+  where e.business_id = q.business_id and e.webhook_id = q.webhook_id and e.conversation_id = q.conversation_id
+    and e.state in ('pending', 'running')
+  order by e.seq limit 1 ${lock})`;
+
+/**
+ * All SQL of deliveries (the webhook outbox) and their attempt log.
+ *
+ * Only the first pending or running delivery of a queue may go out; the others are `held`, so the
+ * claim's index (webhook_deliveries_due_heads) leaves them out however long the backlog behind a
+ * failing endpoint grows. A delivery is held when it is queued behind another, and the next one is
+ * released when the one before it is delivered or given up, in the same transaction.
+ */
 export const webhookDeliveriesRepository = {
+  /**
+   * Queues deliveries, each held when its queue has one before it. The first delivery of each queue
+   * is locked (FOR SHARE) until this transaction ends, so it cannot end meanwhile without releasing
+   * these: its release runs after this commits and sees them. One that ended before the lock was
+   * taken is not found, and the new delivery heads its queue.
+   */
   async insertMany(db: Db, rows: Insertable<WebhookDeliveriesTable>[]): Promise<void> {
     if (rows.length === 0) return;
-    await db.insertInto('webhook_deliveries').values(rows.map((r) => ({ ...r, payload: JSON.stringify(r.payload) }))).execute();
+    const queues = queuesOf(rows);
+    const busy = new Set<string>();
+    if (queues.length > 0) {
+      const { rows: heads } = await sql<Queue>`select q.business_id, q.webhook_id, q.conversation_id
+        from ${jsonRows('q', QUEUE_COLUMNS, queues)}
+        cross join lateral ${headOfQueue(sql`for share of e`)} h`.execute(db);
+      for (const head of heads) busy.add(queueKey(head));
+    }
+    const values = rows.map((r) => {
+      const queue = r.conversation_id ? queueKey(r as Queue) : null;
+      const held = queue !== null && busy.has(queue);
+      if (queue !== null) busy.add(queue);
+      return { ...r, payload: JSON.stringify(r.payload), held };
+    });
+    await db.insertInto('webhook_deliveries').values(values).execute();
+  },
+
+  /** Releases the delivery now first in each queue, after the one before it was delivered or given up. */
+  async releaseNext(db: Db, ended: readonly { business_id: string; webhook_id: string; conversation_id: string | null }[]): Promise<void> {
+    const queues = queuesOf(ended);
+    if (queues.length === 0) return;
+    await sql`update webhook_deliveries d set held = false
+      from ${jsonRows('q', QUEUE_COLUMNS, queues)}
+      cross join lateral ${headOfQueue()} h
+      where d.business_id = h.business_id and d.id = h.id and d.held`.execute(db);
   },
 
   /**
@@ -52,7 +115,7 @@ export const webhookDeliveriesRepository = {
           SELECT c.business_id, c.id
           FROM webhook_deliveries AS c
           JOIN webhooks AS cw ON cw.business_id = c.business_id AND cw.id = c.webhook_id AND cw.enabled
-          WHERE ((c.state = 'pending' AND c.next_attempt_at <= ${now}) OR (c.state = 'running' AND c.locked_until < ${now}))
+          WHERE ((c.state = 'pending' AND NOT c.held AND c.next_attempt_at <= ${now}) OR (c.state = 'running' AND c.locked_until < ${now}))
             AND NOT EXISTS (
               SELECT 1 FROM webhook_deliveries AS e
               WHERE e.business_id = c.business_id AND e.webhook_id = c.webhook_id
@@ -61,7 +124,7 @@ export const webhookDeliveriesRepository = {
           ORDER BY c.next_attempt_at
           LIMIT ${limit}
           FOR UPDATE OF c SKIP LOCKED)
-      RETURNING d.business_id, d.id, d.webhook_id, d.message_id, d.event, d.payload, d.attempts, d.schedule_base,
+      RETURNING d.business_id, d.id, d.webhook_id, d.message_id, d.conversation_id, d.event, d.payload, d.attempts, d.schedule_base,
         w.url, w.method, w.headers, w.secret, w.previous_secret, w.previous_secret_expires_at`.execute(db);
     return rows;
   },
@@ -77,7 +140,9 @@ export const webhookDeliveriesRepository = {
       .where('business_id', '=', delivery.business_id).where('id', '=', delivery.id)
       .where('state', '=', 'running').where('attempts', '=', delivery.attempts)
       .executeTakeFirst();
-    return result.numUpdatedRows > 0n;
+    const ended = result.numUpdatedRows > 0n;
+    if (ended && end.state !== 'pending') await webhookDeliveriesRepository.releaseNext(db, [delivery]);
+    return ended;
   },
 
   async insertAttempts(db: Db, rows: Insertable<WebhookAttemptsTable>[]): Promise<void> {
@@ -92,6 +157,7 @@ export const webhookDeliveriesRepository = {
       UPDATE webhook_deliveries AS d SET state = 'delivered', locked_until = NULL, last_error = NULL, updated_at = ${now}
       FROM (VALUES ${rows}) AS v (business_id, id, attempts)
       WHERE d.business_id = v.business_id AND d.id = v.id AND d.state = 'running' AND d.attempts = v.attempts`.execute(db);
+    await webhookDeliveriesRepository.releaseNext(db, claims);
   },
 
   find(db: Db, businessId: string, webhookId: string, id: string): Promise<DeliveryRow | undefined> {
@@ -99,10 +165,13 @@ export const webhookDeliveriesRepository = {
       .where('business_id', '=', businessId).where('webhook_id', '=', webhookId).where('id', '=', id).executeTakeFirst();
   },
 
-  /** Queues a delivery again now, as a new retry schedule; its id (the webhook-id) stays. */
+  /**
+   * Queues a delivery again now, as a new retry schedule; its id (the webhook-id) stays. Not held:
+   * the claim still holds it back while one before it in its queue is pending or running.
+   */
   redeliver(db: Db, businessId: string, id: string, now: string): Promise<DeliveryRow | undefined> {
     return db.updateTable('webhook_deliveries')
-      .set((eb) => ({ state: 'pending', next_attempt_at: now, schedule_base: eb.ref('attempts'), locked_until: null, updated_at: now }))
+      .set((eb) => ({ state: 'pending', held: false, next_attempt_at: now, schedule_base: eb.ref('attempts'), locked_until: null, updated_at: now }))
       .where('business_id', '=', businessId).where('id', '=', id).where('state', '!=', 'running')
       .returningAll().executeTakeFirst();
   },

@@ -192,6 +192,32 @@ describe('retry rules', () => {
     expect(texts().slice(2)).toEqual(['one', 'two']);
   });
 
+  it('holds the backlog behind a failing delivery out of the claim: only the first of each conversation is due, the rest go in order', async () => {
+    let failing = true;
+    receiver.respond = () => ({ status: failing ? 503 : 200 });
+    const { webhook } = await createWebhook(t.app, tenant.businessId, { url: receiver.url });
+    const first = await storeMessage(t, tenant.businessId, { message: { text: 'm0' } });
+    await receiver.waitFor(1);
+    for (let i = 1; i < 30; i++) await storeMessage(t, tenant.businessId, { conversation: first.conversation, message: { text: `m${i}` } });
+    const other = await storeMessage(t, tenant.businessId, { message: { text: 'elsewhere' } });
+    await storeMessage(t, tenant.businessId, { conversation: other.conversation, message: { text: 'elsewhere 2' } });
+    const rows = () => t.database.db.selectFrom('webhook_deliveries').select(['state', 'held'])
+      .where('business_id', '=', tenant.businessId).where('webhook_id', '=', webhook.id).execute();
+    // What the claim can see: the first of each conversation, never the 29 behind the failing one.
+    await receiver.waitFor(2); // m0 and elsewhere, both failing
+    await pause();
+    expect((await rows()).filter((r) => r.state === 'pending' && !r.held)).toHaveLength(2);
+    expect((await rows()).filter((r) => r.held)).toHaveLength(29 + 1);
+    failing = false;
+    advance(HOUR);
+    await receiver.waitFor(2 + 32);
+    const texts = receiver.calls.map((c) => JSON.parse(c.body).payload.text as string).filter((text) => text.startsWith('m'));
+    // m0 was tried before; then m0 again and the rest, in order.
+    expect(texts.slice(texts.lastIndexOf('m0'))).toEqual(Array.from({ length: 30 }, (_, i) => `m${i}`));
+    await pause();
+    expect((await rows()).every((r) => r.state === 'delivered' && !r.held)).toBe(true);
+  });
+
   it('lets the next delivery of a conversation go once the earlier one is given up', async () => {
     receiver.respond = (call) => (JSON.parse(call.body).payload.text === 'one' ? { status: 400 } : { status: 200 });
     const { webhook } = await createWebhook(t.app, tenant.businessId, { url: receiver.url });
