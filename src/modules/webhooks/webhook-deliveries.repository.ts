@@ -50,11 +50,11 @@ function queuesOf(rows: readonly { business_id: string; webhook_id: string; conv
   return [...queues.values()];
 }
 
-/** The first pending or running delivery of the queue `q` (index webhook_deliveries_order), locked as `lock` says. */
-const headOfQueue = (lock = sql``) => sql`(select e.business_id, e.id from webhook_deliveries e
+/** The first pending or running delivery of the queue `q` (index webhook_deliveries_order). */
+const headOfQueue = sql`(select e.business_id, e.id from webhook_deliveries e
   where e.business_id = q.business_id and e.webhook_id = q.webhook_id and e.conversation_id = q.conversation_id
     and e.state in ('pending', 'running')
-  order by e.seq limit 1 ${lock})`;
+  order by e.seq limit 1)`;
 
 /**
  * All SQL of deliveries (the webhook outbox) and their attempt log.
@@ -62,15 +62,13 @@ const headOfQueue = (lock = sql``) => sql`(select e.business_id, e.id from webho
  * Only the first pending or running delivery of a queue may go out; the others are `held`, so the
  * claim's index (webhook_deliveries_due_heads) leaves them out however long the backlog behind a
  * failing endpoint grows. A delivery is held when it is queued behind another, and the next one is
- * released when the one before it is delivered or given up, in the same transaction.
+ * released when the one before it is delivered or given up, in the same transaction. A delivery
+ * queued while the one before it ends in another transaction may be held with nothing left to
+ * release it: the worker releases such deliveries now and then (releaseStranded). Held or not, the
+ * claim sends a delivery only when none is pending or running before it.
  */
 export const webhookDeliveriesRepository = {
-  /**
-   * Queues deliveries, each held when its queue has one before it. The first delivery of each queue
-   * is locked (FOR SHARE) until this transaction ends, so it cannot end meanwhile without releasing
-   * these: its release runs after this commits and sees them. One that ended before the lock was
-   * taken is not found, and the new delivery heads its queue.
-   */
+  /** Queues deliveries, each held when its queue has a pending or running one before it. */
   async insertMany(db: Db, rows: Insertable<WebhookDeliveriesTable>[]): Promise<void> {
     if (rows.length === 0) return;
     const queues = queuesOf(rows);
@@ -78,7 +76,7 @@ export const webhookDeliveriesRepository = {
     if (queues.length > 0) {
       const { rows: heads } = await sql<Queue>`select q.business_id, q.webhook_id, q.conversation_id
         from ${jsonRows('q', QUEUE_COLUMNS, queues)}
-        cross join lateral ${headOfQueue(sql`for share of e`)} h`.execute(db);
+        cross join lateral ${headOfQueue} h`.execute(db);
       for (const head of heads) busy.add(queueKey(head));
     }
     const values = rows.map((r) => {
@@ -96,8 +94,22 @@ export const webhookDeliveriesRepository = {
     if (queues.length === 0) return;
     await sql`update webhook_deliveries d set held = false
       from ${jsonRows('q', QUEUE_COLUMNS, queues)}
-      cross join lateral ${headOfQueue()} h
+      cross join lateral ${headOfQueue} h
       where d.business_id = h.business_id and d.id = h.id and d.held`.execute(db);
+  },
+
+  /**
+   * Releases the held deliveries that head their queue (the one before them ended in a transaction
+   * that did not see them); how many. Reads the index webhook_deliveries_order, one entry per
+   * pending or running delivery: run now and then, not at every claim.
+   */
+  async releaseStranded(db: Db): Promise<number> {
+    const result = await sql`update webhook_deliveries d set held = false
+      from (select distinct on (business_id, webhook_id, conversation_id) business_id, id, held
+        from webhook_deliveries where state in ('pending', 'running') and conversation_id is not null
+        order by business_id, webhook_id, conversation_id, seq) h
+      where h.held and d.business_id = h.business_id and d.id = h.id`.execute(db);
+    return Number(result.numAffectedRows ?? 0n);
   },
 
   /**

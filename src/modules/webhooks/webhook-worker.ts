@@ -16,6 +16,8 @@ export interface WebhookWorkerOptions {
   leaseMs?: number;
   /** Whole-call limit of one attempt (default 15 s). */
   attemptTimeoutMs?: number;
+  /** How often held deliveries left with nothing before them are released (releaseStranded). */
+  releaseStrandedMs?: number;
   /** Source of the retry jitter. */
   random?: () => number;
 }
@@ -44,6 +46,7 @@ export class WebhookDeliveryWorker {
   private woken = false;
   private readonly concurrency: number;
   private readonly recorder: AttemptRecorder;
+  private releaseStrandedAt = 0;
 
   constructor(
     private readonly deps: Deps,
@@ -86,6 +89,10 @@ export class WebhookDeliveryWorker {
       let claimed: ClaimedDelivery[] = [];
       if (free > 0) {
         const now = this.deps.clock.now();
+        if (performance.now() >= this.releaseStrandedAt) {
+          this.releaseStrandedAt = performance.now() + (this.options.releaseStrandedMs ?? 30_000);
+          await deliveries.releaseStranded(this.deps.db).catch((err: unknown) => this.deps.log.error({ err }, 'releasing held webhook deliveries failed'));
+        }
         try {
           claimed = await deliveries.claim(this.deps.db, isoAt(now), isoAt(now + (this.options.leaseMs ?? 60_000)), free);
         } catch (err) {

@@ -18,7 +18,7 @@ let tenant: Tenant;
 beforeAll(async () => {
   shared = await sharedDatabase();
   clock = new TestClock();
-  t = await buildWebhookApp(shared, { clock, worker: { attemptTimeoutMs: 500 } });
+  t = await buildWebhookApp(shared, { clock, worker: { attemptTimeoutMs: 500, releaseStrandedMs: 200 } });
 });
 afterAll(async () => {
   await t.close();
@@ -216,6 +216,21 @@ describe('retry rules', () => {
     expect(texts.slice(texts.lastIndexOf('m0'))).toEqual(Array.from({ length: 30 }, (_, i) => `m${i}`));
     await pause();
     expect((await rows()).every((r) => r.state === 'delivered' && !r.held)).toBe(true);
+  });
+
+  it('releases a held delivery left with nothing before it (queued while the one before it ended elsewhere)', async () => {
+    const { webhook } = await createWebhook(t.app, tenant.businessId, { url: receiver.url });
+    const one = await storeMessage(t, tenant.businessId, { message: { text: 'one' } });
+    await receiver.waitFor(1);
+    // As if its queue's first delivery had ended in a transaction that could not see it.
+    const stranded = await storeMessage(t, tenant.businessId, { conversation: one.conversation, message: { text: 'stranded' } });
+    await receiver.waitFor(2);
+    await t.database.db.updateTable('webhook_deliveries').set({ state: 'pending', held: true, next_attempt_at: new Date(clock.ms).toISOString() })
+      .where('business_id', '=', tenant.businessId).where('message_id', '=', stranded.message.id).execute();
+    // This app looks for them every 200 ms (30 s by default).
+    const calls = await receiver.waitFor(3);
+    expect(JSON.parse(calls[2]!.body).payload.text).toBe('stranded');
+    expect((await logOf(t.app, tenant.businessId, webhook.id, 3)).every((e) => e.ok)).toBe(true);
   });
 
   it('lets the next delivery of a conversation go once the earlier one is given up', async () => {
