@@ -3,7 +3,7 @@ import type { Config } from './config.ts';
 import type { DatabaseHandle } from './db/database.ts';
 import { requireAdminToken } from './http/admin-auth.ts';
 import { requireApiKey } from './http/api-key-auth.ts';
-import { answerRouterError, registerErrorHandling } from './http/errors.ts';
+import { answerClientError, answerRouterError, registerErrorHandling } from './http/errors.ts';
 import { loggerOptions } from './http/logging.ts';
 import { registerOpenApi } from './http/openapi.ts';
 import { registerValidation } from './http/validation.ts';
@@ -68,6 +68,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     routerOptions: { maxParamLength: 200 },
     ajv: { customOptions: { removeAdditional: false } },
     frameworkErrors: answerRouterError,
+    clientErrorHandler: answerClientError,
   });
   registerValidation(app);
   registerErrorHandling(app);

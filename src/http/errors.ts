@@ -1,4 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
 
 export type ErrorCode =
   | 'validation_error'
@@ -54,6 +56,24 @@ export function errorBody(code: ErrorCode, message: string, details?: unknown[])
  */
 export function answerRouterError(error: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {
   reply.status(400).send(errorBody('validation_error', `invalid URL: ${error.message}`, [{ location: 'params', path: '/', message: error.message }]));
+}
+
+/**
+ * Fastify's `clientErrorHandler`: a request Node's HTTP parser refuses before any route sees it
+ * (its URL and headers over 16 KiB: 431; malformed: 400; too slow: 408) is answered with the error
+ * body too, and the connection closed, as Fastify's own handler does.
+ */
+export function answerClientError(err: NodeJS.ErrnoException, socket: Socket): void {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  const [status, code, message] =
+    err.code === 'HPE_HEADER_OVERFLOW' ? [431, 'request_header_fields_too_large', 'the URL and headers must not exceed 16 KiB']
+    : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? [408, 'request_timeout', 'the request was not received in time']
+    : [400, 'validation_error', 'malformed HTTP request'];
+  const body = JSON.stringify(errorBody(code, message));
+  if (socket.writable) {
+    socket.write(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  }
+  socket.destroy(err);
 }
 
 /** Maps every failure to the error body; a 500 is logged and never shows its internals. */

@@ -103,6 +103,23 @@ describe('the NUL character', () => {
     expect(pair.json().contact.first_name).toBe('😀');
   });
 
+  it('a request the HTTP parser refuses gets the error body too: 431 over 16 KiB of URL and headers, 400 when malformed', async () => {
+    const address = await t.app.listen({ port: 0, host: '127.0.0.1' });
+    const long = await fetch(`${address}${P}/contacts?email=${'a'.repeat(20_000)}`, { headers: tenant.headers });
+    expect(long.status).toBe(431);
+    expect(await long.json()).toEqual({ error: { code: 'request_header_fields_too_large', message: expect.stringContaining('16 KiB') } });
+    const { connect } = await import('node:net');
+    const raw = await new Promise<string>((resolve, reject) => {
+      const socket = connect(Number(new URL(address).port), '127.0.0.1', () => socket.write('NOT HTTP AT ALL\r\n\r\n'));
+      let answer = '';
+      socket.on('data', (chunk) => (answer += chunk));
+      socket.on('close', () => resolve(answer));
+      socket.on('error', reject);
+    });
+    expect(raw).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
+    expect(JSON.parse(raw.slice(raw.indexOf('\r\n\r\n') + 4)).error.code).toBe('validation_error');
+  });
+
   it('a URL the router cannot read answers 400 with the error body', async () => {
     for (const url of [`${P}/agents/${'a'.repeat(201)}`, `${P}/agents/%E0%A4%A`, `${P}/contacts/%ZZ`]) {
       const res = await t.app.inject({ method: 'GET', url, headers: tenant.headers });
