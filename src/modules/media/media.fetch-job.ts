@@ -75,7 +75,8 @@ export function mediaFetchJobHandler(db: Db, storage: FileStorage, providerFor: 
     concurrency: 4,
     leaseSeconds: 120,
     handle,
-    // Fetching again only rewrites the same bytes.
-    onAbandoned: async () => 'retry',
+    // Fetching again only rewrites the same bytes, but a job that stops its worker every time (a
+    // file that exhausts the process's memory) must end.
+    onAbandoned: async (job) => (job.attempts >= MAX_ATTEMPTS ? 'give_up' : 'retry'),
   };
 }
