@@ -132,6 +132,20 @@ describe('POST /admin/v1/businesses/:bid/import', () => {
     expect(message(17)).toMatch(/event_type/);
   });
 
+  it('keeps contacts as they come: two with one email or phone are both stored, and found together', async () => {
+    const base = sampleRecords('dup').records[0] as Record<string, unknown>;
+    const lines = [
+      { ...base, id: v7(), external_id: 'dup-1', email: 'twice@example.com', phone_number: '5491166660000' },
+      { ...base, id: v7(), external_id: 'dup-2', email: 'TWICE@example.com', phone_number: '541166660000' },
+    ];
+    const res = await postImport(t.app, tenant.businessId, lines.map((l) => JSON.stringify(l)).join('\n'));
+    expect(res.json()).toMatchObject({ imported: { contacts: 2 }, errors: [] });
+    for (const query of ['email=twice@example.com', 'phone=5491166660000']) {
+      const found = await t.app.inject({ url: `/external/v2/contacts?${query}`, headers: tenant.headers });
+      expect(found.json().results.map((c: { id: string }) => c.id)).toEqual(lines.map((l) => l.id));
+    }
+  });
+
   it("takes a conversation's channel_id only of a channel of the business and of the conversation's type", async () => {
     const channel = async (bid: string, identifier: string) => (await t.app.inject({
       method: 'POST', url: `/admin/v1/businesses/${bid}/channels`, headers: adminHeaders, payload: { type: 'sms', identifier },
