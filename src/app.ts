@@ -21,6 +21,7 @@ import { agentsAdminRoutes } from './modules/agents/agents.admin-routes.ts';
 import { agentsRoutes } from './modules/agents/agents.routes.ts';
 import { searchAdminRoutes } from './modules/search/search.admin-routes.ts';
 import { searchRoutes } from './modules/search/search.routes.ts';
+import { endLeasesOfStoppedRun } from './jobs/restart-recovery.ts';
 import { OutboxWorker } from './jobs/outbox.worker.ts';
 import { StatisticsKeeper } from './db/statistics.ts';
 import { ApiKeyCache } from './modules/api-keys/api-key-cache.ts';
@@ -85,6 +86,13 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   worker.register(services.sending.sendJobHandler());
   const embedJob = services.search.embedJobHandler();
   if (embedJob) worker.register(embedJob);
+  // One process opens an embedded database: what its previous run left in hand is taken over at once.
+  if (deps.workers !== false && deps.database.engine === 'pglite') {
+    app.addHook('onReady', async () => {
+      const ended = await endLeasesOfStoppedRun(deps.database.db);
+      if (ended.jobs + ended.deliveries + ended.idempotencyKeys > 0) app.log.info(ended, 'work left in hand by the previous run taken over');
+    });
+  }
   if (deps.workers !== false) app.addHook('onReady', async () => worker.start());
   app.addHook('onClose', async () => worker.stop());
   if (deps.workers !== false) app.addHook('onReady', async () => services.webhooks.start(app.log));

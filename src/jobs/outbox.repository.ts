@@ -57,6 +57,13 @@ export const outboxRepository = {
       .limit(limit));
   },
 
+  /** Ends the lease of every running job now (restart-recovery.ts); how many. */
+  async endLeases(db: Db): Promise<number> {
+    const result = await db.updateTable('outbox').set({ locked_until: sql<string>`now() - interval '1 second'` })
+      .where('state', '=', 'running').executeTakeFirst();
+    return Number(result.numUpdatedRows);
+  },
+
   async release(db: Db, job: OutboxJob): Promise<void> {
     await db.updateTable('outbox').set({ state: 'pending', locked_until: null })
       .where((eb) => heldBy(eb, job)).execute();

@@ -97,6 +97,12 @@ export const idempotencyRepository = {
       .execute();
   },
 
+  /** Forgets every claim still without its answer (restart-recovery.ts); how many. */
+  async releaseUnanswered(db: Db): Promise<number> {
+    const result = await db.deleteFrom('idempotency_keys').where('status_code', 'is', null).executeTakeFirst();
+    return Number(result.numDeletedRows);
+  },
+
   /** Deletes expired records of every business (periodic cleanup); returns how many went. */
   async deleteExpired(db: Db, limit: number): Promise<number> {
     const result = await db.deleteFrom('idempotency_keys')

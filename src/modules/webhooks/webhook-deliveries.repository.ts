@@ -141,6 +141,13 @@ export const webhookDeliveriesRepository = {
     return rows;
   },
 
+  /** Ends the lease of every running delivery now (restart-recovery.ts); how many. */
+  async endLeases(db: Db): Promise<number> {
+    const result = await db.updateTable('webhook_deliveries').set({ locked_until: sql<string>`now() - interval '1 second'` })
+      .where('state', '=', 'running').executeTakeFirst();
+    return Number(result.numUpdatedRows);
+  },
+
   /** Ends a claim; false when the claim was no longer this worker's (its lease ran out and another took it). */
   async finish(db: Db, delivery: ClaimedDelivery, end: DeliveryEnd, now: string): Promise<boolean> {
     const base = { locked_until: null, updated_at: now };
