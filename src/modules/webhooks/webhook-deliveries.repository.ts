@@ -45,16 +45,19 @@ const queueKey = (q: Queue) => `${q.business_id}/${q.webhook_id}/${q.conversatio
 function queuesOf(rows: readonly { business_id: string; webhook_id: string; conversation_id?: string | null }[]): Queue[] {
   const queues = new Map<string, Queue>();
   for (const { business_id, webhook_id, conversation_id } of rows) {
-    if (conversation_id) queues.set(`${business_id}/${webhook_id}/${conversation_id}`, { business_id, webhook_id, conversation_id });
+    if (!conversation_id) continue;
+    const queue = { business_id, webhook_id, conversation_id };
+    queues.set(queueKey(queue), queue);
   }
-  return [...queues.values()];
+  // Sorted: the heads are locked in this order (insertMany), the one lockForEnd takes too.
+  return [...queues.values()].sort((a, b) => (queueKey(a) < queueKey(b) ? -1 : 1));
 }
 
-/** The first pending or running delivery of the queue `q` (index webhook_deliveries_order). */
-const headOfQueue = sql`(select e.business_id, e.id from webhook_deliveries e
+/** The first pending or running delivery of the queue `q` (index webhook_deliveries_order), locked as `lock` says. */
+const headOfQueue = (lock = sql``) => sql`(select e.business_id, e.id from webhook_deliveries e
   where e.business_id = q.business_id and e.webhook_id = q.webhook_id and e.conversation_id = q.conversation_id
     and e.state in ('pending', 'running')
-  order by e.seq limit 1)`;
+  order by e.seq limit 1 ${lock})`;
 
 /**
  * All SQL of deliveries (the webhook outbox) and their attempt log.
@@ -62,13 +65,19 @@ const headOfQueue = sql`(select e.business_id, e.id from webhook_deliveries e
  * Only the first pending or running delivery of a queue may go out; the others are `held`, so the
  * claim's index (webhook_deliveries_due_heads) leaves them out however long the backlog behind a
  * failing endpoint grows. A delivery is held when it is queued behind another, and the next one is
- * released when the one before it is delivered or given up, in the same transaction. A delivery
- * queued while the one before it ends in another transaction may be held with nothing left to
- * release it: the worker releases such deliveries now and then (releaseStranded). Held or not, the
- * claim sends a delivery only when none is pending or running before it.
+ * released when the one before it is delivered or given up, in the same transaction. The two meet
+ * on the queue's first delivery: queuing locks it FOR SHARE, ending it locks it FOR UPDATE, so one
+ * waits for the other and the release, a statement after the end, sees what was queued. Both lock
+ * in the order of (business, webhook, conversation), so they cannot deadlock. Should a delivery
+ * still be held with nothing before it, the worker releases it within 30 s (releaseStranded); held
+ * or not, the claim sends a delivery only when none is pending or running before it.
  */
 export const webhookDeliveriesRepository = {
-  /** Queues deliveries, each held when its queue has a pending or running one before it. */
+  /**
+   * Queues deliveries, each held when its queue has a pending or running one before it (whose lock
+   * this transaction keeps until it ends: see above). A first delivery ending meanwhile is waited
+   * for, and then not found: the new one is not held.
+   */
   async insertMany(db: Db, rows: Insertable<WebhookDeliveriesTable>[]): Promise<void> {
     if (rows.length === 0) return;
     const queues = queuesOf(rows);
@@ -76,7 +85,7 @@ export const webhookDeliveriesRepository = {
     if (queues.length > 0) {
       const { rows: heads } = await sql<Queue>`select q.business_id, q.webhook_id, q.conversation_id
         from ${jsonRows('q', QUEUE_COLUMNS, queues)}
-        cross join lateral ${headOfQueue} h`.execute(db);
+        cross join lateral ${headOfQueue(sql`for share of e`)} h`.execute(db);
       for (const head of heads) busy.add(queueKey(head));
     }
     const values = rows.map((r) => {
@@ -94,8 +103,16 @@ export const webhookDeliveriesRepository = {
     if (queues.length === 0) return;
     await sql`update webhook_deliveries d set held = false
       from ${jsonRows('q', QUEUE_COLUMNS, queues)}
-      cross join lateral ${headOfQueue} h
+      cross join lateral ${headOfQueue()} h
       where d.business_id = h.business_id and d.id = h.id and d.held`.execute(db);
+  },
+
+  /** Locks claimed deliveries before their attempts are recorded, in the order insertMany locks (see above). */
+  async lockForEnd(db: Db, claims: readonly ClaimedDelivery[]): Promise<void> {
+    if (claims.length === 0) return;
+    const keys = sql.join(claims.map((c) => sql`(${c.business_id}::uuid, ${c.id}::uuid)`));
+    await sql`select 1 from webhook_deliveries where (business_id, id) in (${keys})
+      order by business_id, webhook_id, conversation_id, seq for update`.execute(db);
   },
 
   /**

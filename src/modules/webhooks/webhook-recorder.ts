@@ -58,6 +58,7 @@ export class AttemptRecorder {
     const nowMs = this.clock.now();
     const at = isoAt(nowMs);
     await this.db.transaction().execute(async (trx) => {
+      await deliveries.lockForEnd(trx, batch.map((item) => item.delivery));
       await deliveries.insertAttempts(trx, batch.map(({ delivery, result }) => ({
         business_id: delivery.business_id,
         id: newId(),

@@ -280,7 +280,7 @@ describe('GET /conversations documentation', () => {
     const doc = (await t.app.inject({ url: '/openapi.json' })).json();
     const operation = doc.paths['/external/v2/conversations'].get;
     expect(operation.parameters.map((p: { name: string }) => p.name).sort()).toEqual(['field_key', 'field_value', 'message_limit', 'phone']);
-    expect(Object.keys(operation.responses).sort()).toEqual(['200', '400', '401', '404', '409']);
+    expect(Object.keys(operation.responses).sort()).toEqual(['200', '400', '401', '404', '409', '500']);
     const messages = operation.responses['200'].content['application/json'].schema.properties.conversation.properties.messages;
     expect(messages.description).toContain('oldest first');
   });
