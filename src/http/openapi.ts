@@ -7,6 +7,16 @@ import { ErrorBody } from './common.schemas.ts';
 
 const errorRef = Type.Ref('ErrorBody');
 
+/** The header fields of a 429 (DESIGN.md), documented on every operation that can answer it. */
+const rateLimited = {
+  ...errorRef,
+  headers: {
+    'Retry-After': Type.Integer({ description: 'seconds until the window resets' }),
+    'RateLimit-Policy': Type.String({ description: 'the limit, e.g. "exports";q=120;w=60' }),
+    RateLimit: Type.String({ description: 'what is left of it, e.g. "exports";r=0;t=42' }),
+  },
+};
+
 interface ObjectSchema {
   properties?: Record<string, { default?: unknown }>;
   required?: string[];
@@ -16,11 +26,12 @@ interface ObjectSchema {
  * What the routes share, added to the document rather than to each route's schema: a query
  * parameter with a default may be left out (validation fills it in, so the route's type has it);
  * every operation may answer 500, and one with a body 413 (over its body limit) and 415 (a content
- * type it does not read).
+ * type it does not read); a 429 carries its header fields.
  */
 function documented(schema: FastifySchema | undefined): FastifySchema | undefined {
   if (!schema || (schema as { hide?: boolean }).hide) return schema;
   const response: Record<string | number, unknown> = { ...(schema.response as object | undefined), 500: errorRef };
+  if (response[429]) response[429] = rateLimited;
   if (schema.body) {
     response[413] ??= errorRef;
     response[415] ??= errorRef;

@@ -148,6 +148,9 @@ describe('health and documentation', () => {
         if (operation.requestBody) expect(Object.keys(operation.responses), `${method} ${path}`).toEqual(expect.arrayContaining(['413', '415']));
       }
     }
+    for (const path of ['/external/v2/events', '/external/v2/messages']) {
+      expect(Object.keys(doc.paths[path].get.responses['429'].headers)).toEqual(['Retry-After', 'RateLimit-Policy', 'RateLimit']);
+    }
     // Leaving them out is what the document says: the defaults apply.
     const lookup = await t.app.inject({ url: '/external/v2/conversations?phone=5491100000000', headers: tenant.headers });
     expect(lookup.statusCode).toBe(404);
