@@ -23,6 +23,22 @@ export interface JobHandler {
   onAbandoned(job: OutboxJob): Promise<'retry' | 'give_up'>;
 }
 
+/**
+ * The tries of work that may safely run again (a media download, an embedding): a retryable failure
+ * comes back after 30 s, 1 min, 2 min, ... capped at an hour, until `maxAttempts`; a job whose
+ * worker stopped runs again too, unless it has used them all (one that stops its worker every time,
+ * say by exhausting its memory, must end).
+ */
+export function repeatableTries(maxAttempts: number) {
+  return {
+    afterFailure(job: OutboxJob, retryable: boolean, error: string): JobOutcome {
+      if (!retryable || job.attempts >= maxAttempts) return { failed: error };
+      return { retryInSeconds: Math.min(30 * 2 ** (job.attempts - 1), 3600), error };
+    },
+    onAbandoned: async (job: OutboxJob): Promise<'retry' | 'give_up'> => (job.attempts >= maxAttempts ? 'give_up' : 'retry'),
+  };
+}
+
 export interface WorkerOptions {
   /** How often an idle worker looks for due jobs (wake() makes fresh work start at once). */
   pollMs?: number;

@@ -40,7 +40,7 @@ export const inboundRepository = {
       .selectFrom('channels')
       .select(['business_id', 'id', 'provider_account'])
       .where('provider_kind', '=', kind)
-      .where('provider_account', 'in', [...accounts].sort())
+      .where('provider_account', 'in', accounts)
       .orderBy('provider_account')
       .forShare()
       .execute();

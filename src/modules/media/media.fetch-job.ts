@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { ChannelProvider, FetchedMedia } from '../../channels/provider.ts';
 import type { Db } from '../../db/database.ts';
-import type { JobHandler, JobOutcome } from '../../jobs/outbox.worker.ts';
+import { repeatableTries, type JobHandler, type JobOutcome } from '../../jobs/outbox.worker.ts';
 import type { OutboxJob } from '../../jobs/outbox.repository.ts';
 import type { FileStorage } from '../../storage/file-storage.ts';
 import { mediaRepository, type MediaRow } from './media.repository.ts';
@@ -12,9 +12,8 @@ export const MEDIA_FETCH_JOB = 'media_fetch';
 /** Finds the provider adapter of a business's channel (undefined when the channel is gone). */
 export type ProviderLookup = (businessId: string, channelId: string) => Promise<ChannelProvider | undefined>;
 
-const MAX_ATTEMPTS = 10;
-/** 30 s, 1 min, 2 min, ... capped at an hour: about 8 hours in all before the file is given up. */
-const backoffSeconds = (attempts: number) => Math.min(30 * 2 ** (attempts - 1), 3600);
+/** 10 tries: about 8 hours in all before the file is given up. */
+const tries = repeatableTries(10);
 
 /** A failure of ours (hash mismatch, storage, database): worth another try later. */
 class LocalError extends Error {}
@@ -63,8 +62,7 @@ export function mediaFetchJobHandler(db: Db, storage: FileStorage, providerFor: 
         const { retryable, detail } = err instanceof LocalError
           ? { retryable: true, detail: err.message }
           : provider.classifyError(err);
-        if (retryable && job.attempts < MAX_ATTEMPTS) return { retryInSeconds: backoffSeconds(job.attempts), error: detail };
-        return { failed: detail };
+        return tries.afterFailure(job, retryable, detail);
       }
     }
     return { done: true };
@@ -75,8 +73,7 @@ export function mediaFetchJobHandler(db: Db, storage: FileStorage, providerFor: 
     concurrency: 4,
     leaseSeconds: 120,
     handle,
-    // Fetching again only rewrites the same bytes, but a job that stops its worker every time (a
-    // file that exhausts the process's memory) must end.
-    onAbandoned: async (job) => (job.attempts >= MAX_ATTEMPTS ? 'give_up' : 'retry'),
+    // Fetching again only rewrites the same bytes.
+    onAbandoned: tries.onAbandoned,
   };
 }

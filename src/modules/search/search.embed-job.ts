@@ -1,16 +1,14 @@
 import type { Db } from '../../db/database.ts';
 import type { OutboxJob } from '../../jobs/outbox.repository.ts';
-import type { JobHandler, JobOutcome } from '../../jobs/outbox.worker.ts';
+import { repeatableTries, type JobHandler, type JobOutcome } from '../../jobs/outbox.worker.ts';
 import { EmbeddingError, embeddingText, type EmbeddingProvider } from './embeddings.client.ts';
 import { searchRepository } from './search.repository.ts';
 
 /** The outbox kind of search item embeddings; `ref_id` is the item id. */
 export const SEARCH_EMBED_JOB = 'search_embed';
 
-/** Tries before a job is given up: with the backoff below, an API outage of some 6 hours. */
-const MAX_ATTEMPTS = 12;
-/** 30 s, 1 min, 2 min, ... capped at an hour. */
-const backoffSeconds = (attempts: number) => Math.min(30 * 2 ** (attempts - 1), 3600);
+/** 12 tries before a job is given up: an API outage of some 6 hours. */
+const tries = repeatableTries(12);
 
 /**
  * Computes a search item's embedding from its embedding input, and stores it only while the item
@@ -28,8 +26,7 @@ export function searchEmbedJobHandler(db: Db, provider: EmbeddingProvider): JobH
     } catch (err) {
       const retryable = err instanceof EmbeddingError ? err.retryable : true;
       const detail = (err as Error).message;
-      if (retryable && job.attempts < MAX_ATTEMPTS) return { retryInSeconds: backoffSeconds(job.attempts), error: detail };
-      return { failed: detail };
+      return tries.afterFailure(job, retryable, detail);
     }
   }
 
@@ -38,7 +35,7 @@ export function searchEmbedJobHandler(db: Db, provider: EmbeddingProvider): JobH
     concurrency: 4,
     leaseSeconds: 120,
     handle,
-    // Computing again is harmless, but a job that stops its worker every time must end.
-    onAbandoned: async (job) => (job.attempts >= MAX_ATTEMPTS ? 'give_up' : 'retry'),
+    // Computing again is harmless.
+    onAbandoned: tries.onAbandoned,
   };
 }
