@@ -19,8 +19,10 @@ export interface JobHandler {
   /**
    * A job whose worker stopped while holding it. Idempotent work is run again ('retry'); work that
    * must never happen twice (a provider send whose outcome is unknown) is given up by the handler.
+   * `trx` is the transaction that then releases or fails the job: what the handler records with it
+   * (a send's ERROR) is committed together with the job's end, or not at all.
    */
-  onAbandoned(job: OutboxJob): Promise<'retry' | 'give_up'>;
+  onAbandoned(job: OutboxJob, trx: Db): Promise<'retry' | 'give_up'>;
 }
 
 /**
@@ -178,8 +180,10 @@ export class OutboxWorker {
     for (const handler of this.handlers) {
       try {
         for (const job of await outboxRepository.takeOverAbandoned(this.db, handler.kind, 100, handler.leaseSeconds)) {
-          if ((await handler.onAbandoned(job)) === 'retry') await outboxRepository.release(this.db, job);
-          else await outboxRepository.fail(this.db, job, 'abandoned by a stopped worker');
+          await this.db.transaction().execute(async (trx) => {
+            if ((await handler.onAbandoned(job, trx)) === 'retry') await outboxRepository.release(trx, job);
+            else await outboxRepository.fail(trx, job, 'abandoned by a stopped worker');
+          });
         }
       } catch (err) {
         this.log.error({ err, kind: handler.kind }, 'outbox sweep failed');

@@ -89,6 +89,43 @@ describe('outbox worker', () => {
     expect(rows.find((r) => r.ref_id === givenUp)?.state).toBe('failed');
   });
 
+  it('commits what a handler records for an abandoned job together with the job\'s end, or not at all', async () => {
+    const db = t.database.db;
+    const ref = newId();
+    await enqueueJob(db, { businessId: tenant.businessId, kind: 'atomic', refId: ref });
+    await db.updateTable('outbox').set({ state: 'running', attempts: 1, locked_until: sql`now() - interval '1 second'` }).where('kind', '=', 'atomic').execute();
+    // The job's end fails (as if the process stopped between the two writes).
+    await sql`create function outbox_refuse_failed() returns trigger language plpgsql as $$
+      begin if new.kind = 'atomic' and new.state = 'failed' then raise exception 'refused'; end if; return new; end $$`.execute(db);
+    await sql`create trigger outbox_refuse_failed before update on outbox for each row execute function outbox_refuse_failed()`.execute(db);
+    let calls = 0;
+    const h = handler('atomic', () => ({ done: true }), {
+      leaseSeconds: 1,
+      onAbandoned: async (job, trx) => {
+        calls++;
+        // What the handler records (a send's ERROR, here a job of another kind).
+        await enqueueJob(trx, { businessId: job.business_id, kind: 'atomic-record', refId: job.ref_id });
+        return 'give_up';
+      },
+    });
+    const records = async () => (await states('atomic-record')).length;
+    const w = new OutboxWorker(db, silent, { pollMs: 20, sweepMs: 50 }).register(h);
+    w.start();
+    try {
+      await until(async () => calls >= 1);
+      await new Promise((r) => setTimeout(r, 100));
+      expect(await records()).toBe(0);
+      expect(await states('atomic')).toEqual([expect.objectContaining({ state: 'running' })]);
+      await sql`drop trigger outbox_refuse_failed on outbox`.execute(db);
+      await until(async () => (await states('atomic'))[0]!.state === 'failed');
+    } finally {
+      await w.stop();
+      await sql`drop function if exists outbox_refuse_failed() cascade`.execute(db);
+    }
+    expect(calls).toBeGreaterThanOrEqual(2);
+    expect(await records()).toBe(1);
+  });
+
   it('takes over an abandoned job once, and the worker that lost it changes it no more', async () => {
     const db = t.database.db;
     await enqueueJob(db, { businessId: tenant.businessId, kind: 'lost', refId: newId() });

@@ -149,12 +149,13 @@ export class SendJobHandler implements JobHandler {
 
   /**
    * A send whose worker stopped: if its provider call had not started, it is sent again; if it had,
-   * the provider may have the message, so it is marked ERROR and never resent.
+   * the provider may have the message, so it is marked ERROR and never resent (in the transaction
+   * that fails the job).
    */
-  async onAbandoned(job: OutboxJob): Promise<'retry' | 'give_up'> {
-    const message = await repo.outboundMessage(this.db, job.business_id, job.ref_id);
+  async onAbandoned(job: OutboxJob, trx: Db): Promise<'retry' | 'give_up'> {
+    const message = await repo.outboundMessage(trx, job.business_id, job.ref_id);
     if (!message || message.status !== 'PENDING' || message.provider_call_at === null) return 'retry';
-    await repo.markError(this.db, job.business_id, message.id, OUTCOME_UNKNOWN);
+    await repo.markError(trx, job.business_id, message.id, OUTCOME_UNKNOWN);
     return 'give_up';
   }
 

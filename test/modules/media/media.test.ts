@@ -68,9 +68,9 @@ describe('media_fetch jobs', () => {
   it('are fetched again after a crash, until one keeps stopping its worker: then it ends', async () => {
     const handler = t.app.services.media.fetchJobHandler();
     const job = { business_id: acme.businessId, id: 'job', kind: 'media_fetch', ref_id: 'message', attempts: 1 };
-    expect(await handler.onAbandoned({ ...job, attempts: 1 } as never)).toBe('retry');
-    expect(await handler.onAbandoned({ ...job, attempts: 9 } as never)).toBe('retry');
-    expect(await handler.onAbandoned({ ...job, attempts: 10 } as never)).toBe('give_up');
+    expect(await handler.onAbandoned({ ...job, attempts: 1 } as never, t.database.db)).toBe('retry');
+    expect(await handler.onAbandoned({ ...job, attempts: 9 } as never, t.database.db)).toBe('retry');
+    expect(await handler.onAbandoned({ ...job, attempts: 10 } as never, t.database.db)).toBe('give_up');
   });
 });
 

@@ -102,8 +102,8 @@ describe('search item embeddings', () => {
     expect(await handler.handle(job)).toMatchObject({ failed: expect.stringContaining('400') });
     expect(await handler.handle(job)).toEqual({ done: true });
     // A job that keeps stopping its worker ends.
-    expect(await handler.onAbandoned({ ...(job as object), attempts: 3 } as never)).toBe('retry');
-    expect(await handler.onAbandoned({ ...(job as object), attempts: 12 } as never)).toBe('give_up');
+    expect(await handler.onAbandoned({ ...(job as object), attempts: 3 } as never, t.database.db)).toBe('retry');
+    expect(await handler.onAbandoned({ ...(job as object), attempts: 12 } as never, t.database.db)).toBe('give_up');
     await own.close();
   });
 
