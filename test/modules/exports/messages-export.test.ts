@@ -63,9 +63,10 @@ describe('GET /messages', () => {
       });
       ids.push(m.id);
     }
-    // The first file attached is the one exported.
-    await db.insertInto('media').values({ business_id: tenantT.businessId, message_id: ids[3]!, filename: 'a "b".pdf', content_type: 'application/pdf' }).execute();
-    await db.insertInto('media').values({ business_id: tenantT.businessId, message_id: ids[3]!, filename: null, content_type: null }).execute();
+    // The first file attached is the one exported. (Attached a microsecond apart: PGlite's clock
+    // counts milliseconds, so two inserts in a row may get the same now().)
+    await db.insertInto('media').values({ business_id: tenantT.businessId, message_id: ids[3]!, filename: 'a "b".pdf', content_type: 'application/pdf', created_at: '2026-08-20T10:00:00.000001Z' }).execute();
+    await db.insertInto('media').values({ business_id: tenantT.businessId, message_id: ids[3]!, filename: null, content_type: null, created_at: '2026-08-20T10:00:00.000002Z' }).execute();
     const res = await get(`/external/v2/messages?${WINDOW}`, tenantT.headers);
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
