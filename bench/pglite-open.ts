@@ -20,14 +20,18 @@ const show = (step: string, ms?: number) => {
   console.log(`${step.padEnd(10)} ${ms === undefined ? '' : `${Math.round(ms)} ms, `}rss ${mb(m.rss)} MB, heap ${mb(m.heapTotal)} MB, external ${mb(m.external)} MB`);
 };
 
+/** Runs one step and prints its time and the memory after it. */
+async function step<T>(name: string, run: () => Promise<T>): Promise<T> {
+  const started = performance.now();
+  const result = await run();
+  show(name, performance.now() - started);
+  return result;
+}
+
 show('start');
-let t0 = performance.now();
-const database = await openDatabase({ dataDir });
-show('opened', performance.now() - t0);
-t0 = performance.now();
-await migrateToLatest(database.db);
-show('migrated', performance.now() - t0);
-t0 = performance.now();
-for (let i = 0; i < 2000; i++) await sql`select count(*) from pg_class where relname like ${`%${i}`}`.execute(database.db);
-show('queried', performance.now() - t0);
+const database = await step('opened', () => openDatabase({ dataDir }));
+await step('migrated', () => migrateToLatest(database.db));
+await step('queried', async () => {
+  for (let i = 0; i < 2000; i++) await sql`select count(*) from pg_class where relname like ${`%${i}`}`.execute(database.db);
+});
 await database.close();

@@ -28,6 +28,10 @@ async function until(check: () => Promise<boolean>, ms = 10_000): Promise<void> 
   }
 }
 
+/** The jobs of `kind` as a worker that claimed them and died leaves them: running, lease run out. */
+const abandonAll = (kind: string) =>
+  t.database.db.updateTable('outbox').set({ state: 'running', attempts: 1, locked_until: sql`now() - interval '1 second'` }).where('kind', '=', kind).execute();
+
 const states = (kind: string) =>
   t.database.db.selectFrom('outbox').select(['ref_id', 'state', 'attempts', 'last_error']).where('kind', '=', kind).execute();
 
@@ -73,8 +77,7 @@ describe('outbox worker', () => {
     const retried = newId();
     const givenUp = newId();
     for (const ref of [retried, givenUp]) await enqueueJob(t.database.db, { businessId: tenant.businessId, kind: 'crash', refId: ref });
-    // A worker that claimed both and died: running, lease expired.
-    await t.database.db.updateTable('outbox').set({ state: 'running', attempts: 1, locked_until: sql`now() - interval '1 second'` }).where('kind', '=', 'crash').execute();
+    await abandonAll('crash');
     const ran: string[] = [];
     const h = handler('crash', (job) => {
       ran.push(job.ref_id);
@@ -91,9 +94,8 @@ describe('outbox worker', () => {
 
   it('commits what a handler records for an abandoned job together with the job\'s end, or not at all', async () => {
     const db = t.database.db;
-    const ref = newId();
-    await enqueueJob(db, { businessId: tenant.businessId, kind: 'atomic', refId: ref });
-    await db.updateTable('outbox').set({ state: 'running', attempts: 1, locked_until: sql`now() - interval '1 second'` }).where('kind', '=', 'atomic').execute();
+    await enqueueJob(db, { businessId: tenant.businessId, kind: 'atomic', refId: newId() });
+    await abandonAll('atomic');
     // The job's end fails (as if the process stopped between the two writes).
     await sql`create function outbox_refuse_failed() returns trigger language plpgsql as $$
       begin if new.kind = 'atomic' and new.state = 'failed' then raise exception 'refused'; end if; return new; end $$`.execute(db);
