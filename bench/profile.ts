@@ -1,7 +1,8 @@
 /**
  * Where the service's CPU goes on a lookup: starts it with a CPU profiler preloaded, loads a small data set,
  * runs autocannon on one route, stops it, and prints the functions and packages with the most
- * self time. For finding the cause when a lookup target is missed.
+ * self time, and how long the service's main thread ran and waited for a core per request (the
+ * profiler's own cost included). For finding the cause when a lookup target is missed.
  *
  *   npx tsx bench/profile.ts [--phase lookup|import] [--engine postgres|pglite] [--route contacts|conversations]
  *                            [--size 10000] [--messages 10] [--duration 10] [--connections 10] [--node-options=--max-old-space-size=96]
@@ -12,7 +13,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { runImport } from './import.bench.ts';
 import { randomQueryPhone, rng } from './lib/generate.ts';
-import { load } from './lib/measure.ts';
+import { load, schedulerNs } from './lib/measure.ts';
 import { createTenant, freshStorage, startService, type Engine } from './lib/service.ts';
 import { LOOKUP_ROUTES, type LookupRoute } from './lookup.bench.ts';
 
@@ -57,8 +58,14 @@ try {
   if (values.phase !== 'import') toggleProfiler();
   const random = rng(3);
   const path = () => `${LOOKUP_ROUTES[values.route as LookupRoute]}?phone=${randomQueryPhone(contacts, random)}`;
+  const before = schedulerNs(service.pid);
   const result = values.phase === 'import' ? undefined : await load({ url: service.url, path, headers: { 'x-api-key': tenant.apiKey }, connections: Number(values.connections), durationSec: Number(values.duration) });
-  if (result) process.stdout.write(`${result.requests} requests, ${Math.round(result.requestsPerSec)}/s, p50 ${result.p50Ms} ms, p99 ${result.p99Ms} ms\n`);
+  if (result) {
+    const after = schedulerNs(service.pid);
+    const perRequest = (ns: number) => (ns / 1000 / result.requests).toFixed(0);
+    process.stdout.write(`${result.requests} requests, ${Math.round(result.requestsPerSec)}/s, p50 ${result.p50Ms} ms, p99 ${result.p99Ms} ms\n`);
+    process.stdout.write(`service main thread, µs per request: ${perRequest(after.onCpu - before.onCpu)} on a core, ${perRequest(after.waiting - before.waiting)} waiting for one\n`);
+  }
   toggleProfiler();
   for (let i = 0; i < 100 && !existsSync(profileFile); i++) await new Promise((r) => setTimeout(r, 100));
 } finally {

@@ -143,6 +143,20 @@ function cpuTicks(pid: number): number {
   }
 }
 
+/**
+ * The scheduler's account of a process's main thread (`/proc/<pid>/schedstat`): nanoseconds on a
+ * core, and nanoseconds runnable but waiting for one. The second is what a CPU meter cannot see:
+ * on a machine with fewer cores than busy processes, a process woken by a socket waits there.
+ */
+export function schedulerNs(pid: number): { onCpu: number; waiting: number } {
+  try {
+    const [onCpu = 0, waiting = 0] = readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ').map(Number);
+    return { onCpu, waiting };
+  } catch {
+    return { onCpu: 0, waiting: 0 };
+  }
+}
+
 /** pids of the PostgreSQL backends serving `database` (their title is "postgres: 15/main: user db host ..."). */
 export function postgresBackends(database: string): number[] {
   const out: number[] = [];
