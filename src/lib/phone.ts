@@ -26,9 +26,9 @@ const callingCodes = new Set([...Object.keys(metadata.country_calling_codes), ..
 /**
  * The calling code that starts `digits` (an international number without its +). Calling codes
  * are a prefix code of one to three digits, so at most one prefix is a code. This is the split
- * that parsePhoneNumberFromString makes of a "+digits" number, and all the lookups need of it:
- * both agree on every number (checked against the parser in test/lib/phone.test.ts), and the
- * parser costs about 7 µs a number against 0.2 µs for this.
+ * that parsePhoneNumberFromString makes of a "+digits" number, and all the lookups need of it
+ * (test/lib/phone.test.ts checks every four-digit start against the parser). The parser costs
+ * about 7 µs a number, this 0.2 µs.
  */
 function callingCodeOf(digits: string): string | undefined {
   for (let length = 1; length <= 3; length++) {
@@ -39,10 +39,9 @@ function callingCodeOf(digits: string): string | undefined {
 }
 
 /**
- * Normalises a phone number given with its country code ("+56 9 1234 5678", "56912345678"): the
- * calling code by libphonenumber-js's metadata. Numbers in a variant form (a Mexican 521...) are not
- * "possible" numbers to the parser, so any length E.164 allows is accepted. Undefined when the
- * input is not a phone number.
+ * Normalises a phone number given with its country code ("+56 9 1234 5678", "56912345678"). Any
+ * length E.164 allows is accepted: numbers in a variant form (a Mexican 521...) are not "possible"
+ * numbers to libphonenumber-js. Undefined when the input is not a phone number.
  */
 export function normalisePhone(input: string): NormalisedPhone | undefined {
   const trimmed = input.trim();
