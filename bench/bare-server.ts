@@ -1,10 +1,19 @@
 /**
- * The baseline of the lookup benchmark: a bare Fastify process that answers the service's lookup
- * paths with the bytes the service answered (body and extra headers captured from it), with no auth,
- * validation or database. Run by bench/lib/bare.ts with PORT and BARE_RESPONSES (a JSON file).
+ * The baselines of the lookup benchmark, in one Fastify process with no auth or validation:
+ *
+ * - bare: the service's lookup paths answered with the bytes the service answered (body and extra
+ *   headers captured from it), with no database;
+ * - floor (when FLOOR_DATABASE_URL is set): the same bytes read from PostgreSQL by one prepared
+ *   primary-key read per request (`GET /floor<path>`), on a pool as large as the service's. It is the
+ *   cheapest route that asks the database for its answer, so it tells what a database round trip
+ *   costs on the machine, against which the service's lookups (which also authenticate, validate and
+ *   look up three tables) can be read.
+ *
+ * Run by bench/lib/bare.ts with PORT and BARE_RESPONSES (a JSON file).
  */
 import { readFileSync } from 'node:fs';
 import Fastify from 'fastify';
+import pg from 'pg';
 
 interface CapturedResponse {
   path: string;
@@ -12,6 +21,8 @@ interface CapturedResponse {
   headers: Record<string, string>;
   body: string;
 }
+
+const FLOOR_TABLE = 'bench_floor_answers';
 
 const responses = JSON.parse(readFileSync(process.env.BARE_RESPONSES!, 'utf8')) as CapturedResponse[];
 const app = Fastify({ logger: false });
@@ -21,7 +32,27 @@ for (const captured of responses) {
   app.get(captured.path, async (_request, reply) => reply.headers(captured.headers).type(captured.contentType).send(captured.body));
 }
 
-const stop = () => void app.close().then(() => process.exit(0));
-process.on('SIGTERM', stop);
-process.on('SIGINT', stop);
+const floorUrl = process.env.FLOOR_DATABASE_URL;
+const pool = floorUrl ? new pg.Pool({ connectionString: floorUrl, max: 20 }) : undefined;
+if (pool) {
+  await pool.query(`create table if not exists ${FLOOR_TABLE} (path text primary key, body text not null)`);
+  for (const captured of responses) {
+    await pool.query(`insert into ${FLOOR_TABLE} (path, body) values ($1, $2) on conflict (path) do update set body = excluded.body`, [captured.path, captured.body]);
+    app.get(`/floor${captured.path}`, async (_request, reply) => {
+      const { rows } = await pool.query<{ body: string }>({ name: 'floor', text: `select body from ${FLOOR_TABLE} where path = $1`, values: [captured.path] });
+      return reply.headers(captured.headers).type(captured.contentType).send(rows[0]!.body);
+    });
+  }
+}
+
+const stop = async () => {
+  await app.close();
+  if (pool) {
+    await pool.query(`drop table if exists ${FLOOR_TABLE}`);
+    await pool.end();
+  }
+  process.exit(0);
+};
+process.on('SIGTERM', () => void stop());
+process.on('SIGINT', () => void stop());
 await app.listen({ port: Number(process.env.PORT), host: '127.0.0.1' });

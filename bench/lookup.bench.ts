@@ -27,6 +27,8 @@ export interface CpuPerRequest {
   serviceMs: number;
   postgresMs: number;
   bareMs: number;
+  /** The floor's process and its PostgreSQL backends, when the floor ran. */
+  floorMs?: { processMs: number; postgresMs: number };
 }
 
 export interface LookupResult {
@@ -37,6 +39,13 @@ export interface LookupResult {
   service: LoadResult;
   bare: LoadResult;
   ratio: number;
+  /**
+   * The same bytes read by one prepared primary-key read per request with no auth or validation
+   * (bench/bare-server.ts), and its requests per second against the bare route's: what a database
+   * round trip alone leaves of the bare route on this machine (postgres engine only).
+   */
+  floor?: LoadResult;
+  floorRatio?: number;
   cpu: CpuPerRequest;
   fixedRate?: LoadResult;
 }
@@ -53,6 +62,8 @@ export interface LookupOptions {
   connections: number[];
   /** Database whose PostgreSQL backends count in the CPU figures (postgres engine only). */
   database?: string;
+  /** Its URL, for the floor (postgres engine only; without it the floor is not run). */
+  databaseUrl?: string;
   /** Run the fixed-rate (200/s, 20 s) latency check too. */
   fixedRate?: { rate: number; durationSec: number };
   barePort: number;
@@ -86,6 +97,7 @@ export async function runLookups(service: RunningProcess, tenant: Tenant, option
     tenant.apiKey,
     { [LOOKUP_ROUTES.contacts]: `${LOOKUP_ROUTES.contacts}?phone=${sample}`, [LOOKUP_ROUTES.conversations]: `${LOOKUP_ROUTES.conversations}?phone=${sample}` },
     options.barePort,
+    options.databaseUrl,
   );
   const headers = { 'x-api-key': tenant.apiKey };
   const results: LookupResult[] = [];
@@ -93,8 +105,9 @@ export async function runLookups(service: RunningProcess, tenant: Tenant, option
     for (const route of Object.keys(LOOKUP_ROUTES) as LookupRoute[]) {
       const path = () => `${LOOKUP_ROUTES[route]}?phone=${randomQueryPhone(options.contacts, random)}`;
       for (const connections of options.connections) {
-        const run = (url: string, durationSec: number) => load({ url, path, headers, connections, durationSec });
-        process.stderr.write(`  lookup ${route}, ${connections} connections: warm-up, then ${options.durationSec} s service / ${options.durationSec} s bare\n`);
+        const run = (url: string, durationSec: number, prefix = '') => load({ url, path: () => prefix + path(), headers, connections, durationSec });
+        const withFloor = options.databaseUrl !== undefined;
+        process.stderr.write(`  lookup ${route}, ${connections} connections: warm-up, then ${options.durationSec} s service / ${options.durationSec} s bare${withFloor ? ` / ${options.durationSec} s floor` : ''}\n`);
         await run(service.url, options.warmupSec);
         await run(bare.url, options.warmupSec);
         const serviceCpu = new CpuMeter(() => [service.pid]).start();
@@ -105,6 +118,16 @@ export async function runLookups(service: RunningProcess, tenant: Tenant, option
         const bareResult = await run(bare.url, options.durationSec);
         const bareSec = bareCpu.seconds();
         const perRequest = (sec: number, r: LoadResult) => (sec * 1000) / Math.max(1, r.requests);
+        let floor: Pick<LookupResult, 'floor' | 'floorRatio'> & { cpu?: CpuPerRequest['floorMs'] } = {};
+        if (withFloor) {
+          await run(bare.url, options.warmupSec, '/floor');
+          const processCpu = new CpuMeter(() => [bare.pid]).start();
+          const floorPgCpu = new CpuMeter(() => postgresBackends(options.database!)).start();
+          const result = await run(bare.url, options.durationSec, '/floor');
+          if (result.non2xx + result.errors > 0) throw new Error(`the floor route failed: ${result.non2xx} non-2xx, ${result.errors} errors`);
+          const cpu = { processMs: perRequest(processCpu.seconds(), result), postgresMs: perRequest(floorPgCpu.seconds(), result) };
+          floor = { floor: result, floorRatio: result.requestsPerSec / bareResult.requestsPerSec, cpu };
+        }
         results.push({
           route,
           connections,
@@ -112,7 +135,9 @@ export async function runLookups(service: RunningProcess, tenant: Tenant, option
           service: serviceResult,
           bare: bareResult,
           ratio: serviceResult.requestsPerSec / bareResult.requestsPerSec,
-          cpu: { serviceMs: perRequest(serviceSec, serviceResult), postgresMs: perRequest(pgSec, serviceResult), bareMs: perRequest(bareSec, bareResult) },
+          floor: floor.floor,
+          floorRatio: floor.floorRatio,
+          cpu: { serviceMs: perRequest(serviceSec, serviceResult), postgresMs: perRequest(pgSec, serviceResult), bareMs: perRequest(bareSec, bareResult), floorMs: floor.cpu },
         });
       }
       if (options.fixedRate) {

@@ -78,7 +78,12 @@ async function runEngine(engine: Engine): Promise<EngineReport> {
         // A time-bounded load asks only for the contacts that went in.
         const loaded = result.contacts;
         report.answerProblems.push(...(await checkAnswers(service, tenant, loaded)));
-        report.lookups = await runLookups(service, tenant, { ...lookupOptions, contacts: loaded, database: engine === 'postgres' ? values.db : undefined });
+        report.lookups = await runLookups(service, tenant, {
+          ...lookupOptions,
+          contacts: loaded,
+          database: engine === 'postgres' ? values.db : undefined,
+          databaseUrl: engine === 'postgres' ? storage.env.DATABASE_URL : undefined,
+        });
         report.medians100k = await measureMedians(service, tenant, loaded, Number(values.count), 500);
       }
     } finally {

@@ -9,9 +9,10 @@ const OWN_HEADERS = new Set(['content-type', 'content-length', 'date', 'connecti
 
 /**
  * Asks the service once per route (`samplePaths`: route path -> a path with query that answers
- * 200) and starts the bare Fastify process answering those routes with the same bytes.
+ * 200) and starts the bare Fastify process answering those routes with the same bytes, and, given
+ * `floorDatabaseUrl`, `/floor<route>` reading them from PostgreSQL (bench/bare-server.ts).
  */
-export async function startBare(serviceUrl: string, apiKey: string, samplePaths: Record<string, string>, port: number): Promise<RunningProcess & { bodyBytes: Record<string, number> }> {
+export async function startBare(serviceUrl: string, apiKey: string, samplePaths: Record<string, string>, port: number, floorDatabaseUrl?: string): Promise<RunningProcess & { bodyBytes: Record<string, number> }> {
   const captured = [];
   const bodyBytes: Record<string, number> = {};
   for (const [route, sample] of Object.entries(samplePaths)) {
@@ -29,7 +30,7 @@ export async function startBare(serviceUrl: string, apiKey: string, samplePaths:
   const file = join(dir, 'responses.json');
   writeFileSync(file, JSON.stringify(captured));
   try {
-    const running = await spawnProcess('npx', ['tsx', 'bench/bare-server.ts'], { PORT: String(port), BARE_RESPONSES: file }, port, '/readyz');
+    const running = await spawnProcess('npx', ['tsx', 'bench/bare-server.ts'], { PORT: String(port), BARE_RESPONSES: file, ...(floorDatabaseUrl ? { FLOOR_DATABASE_URL: floorDatabaseUrl } : {}) }, port, '/readyz');
     const stop = async () => {
       await running.stop();
       rmSync(dir, { recursive: true, force: true });

@@ -32,12 +32,14 @@ export function importTable(rows: { engine: string; label: string; result: Impor
 
 export function lookupTable(engine: string, rows: LookupResult[]): string {
   const lines = [
-    '| engine | route | connections | body bytes | service req/s | p50 / p99 ms | bare req/s | p50 / p99 ms | ratio | ≥ 0.30 | CPU ms/req service + PG / bare | non-2xx / errors |',
-    '|---|---|---:|---:|---:|---|---:|---|---:|---|---|---|',
+    '| engine | route | connections | body bytes | service req/s | p50 / p99 ms | bare req/s | p50 / p99 ms | ratio | ≥ 0.30 | floor req/s (ratio) | CPU ms/req service + PG / bare / floor + PG | non-2xx / errors |',
+    '|---|---|---:|---:|---:|---|---:|---|---:|---|---|---|---|',
   ];
   for (const r of rows) {
+    const floor = r.floor && r.floorRatio !== undefined ? `${n(r.floor.requestsPerSec)} (${n(r.floorRatio, 2)})` : '–';
+    const floorCpu = r.cpu.floorMs ? ` / ${n(r.cpu.floorMs.processMs, 2)} + ${n(r.cpu.floorMs.postgresMs, 2)}` : '';
     lines.push(
-      `| ${engine} | ${r.route} | ${r.connections} | ${r.bodyBytes} | ${n(r.service.requestsPerSec)} | ${r.service.p50Ms} / ${r.service.p99Ms} | ${n(r.bare.requestsPerSec)} | ${r.bare.p50Ms} / ${r.bare.p99Ms} | ${n(r.ratio, 2)} | ${mark(r.ratio >= TARGETS.lookupRatio)} | ${n(r.cpu.serviceMs, 2)} + ${n(r.cpu.postgresMs, 2)} / ${n(r.cpu.bareMs, 2)} | ${r.service.non2xx} / ${r.service.errors + r.service.timeouts} |`,
+      `| ${engine} | ${r.route} | ${r.connections} | ${r.bodyBytes} | ${n(r.service.requestsPerSec)} | ${r.service.p50Ms} / ${r.service.p99Ms} | ${n(r.bare.requestsPerSec)} | ${r.bare.p50Ms} / ${r.bare.p99Ms} | ${n(r.ratio, 2)} | ${mark(r.ratio >= TARGETS.lookupRatio)} | ${floor} | ${n(r.cpu.serviceMs, 2)} + ${n(r.cpu.postgresMs, 2)} / ${n(r.cpu.bareMs, 2)}${floorCpu} | ${r.service.non2xx} / ${r.service.errors + r.service.timeouts} |`,
     );
   }
   return lines.join('\n');
