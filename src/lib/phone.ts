@@ -1,3 +1,4 @@
+import { parsePhoneNumberFromString } from 'libphonenumber-js';
 import metadata from 'libphonenumber-js/min/metadata';
 
 /** A phone number as stored: digits with country code, and the key lookups match on. */
@@ -40,14 +41,17 @@ function callingCodeOf(digits: string): string | undefined {
 
 /**
  * Normalises a phone number given with its country code ("+56 9 1234 5678", "56912345678"). Any
- * length E.164 allows is accepted: numbers in a variant form (a Mexican 521...) are not "possible"
- * numbers to libphonenumber-js. Undefined when the input is not a phone number.
+ * length E.164 allows is accepted from eight digits: numbers in a variant form (a Mexican 521...)
+ * are not "possible" numbers to libphonenumber-js. Seven digits are a number in a few places only
+ * (Niue's +683 4002, Tokelau's +690 3010) and a typo everywhere else, so they are taken when
+ * libphonenumber-js finds them valid. Undefined when the input is not a phone number.
  */
 export function normalisePhone(input: string): NormalisedPhone | undefined {
   const trimmed = input.trim();
   if (!/^\+?[\d\s().-]+$/.test(trimmed)) return undefined;
   const digits = trimmed.replace(/\D/g, '');
-  if (digits.length < 8 || digits.length > 15 || digits.startsWith('0')) return undefined;
+  if (digits.length < 7 || digits.length > 15 || digits.startsWith('0')) return undefined;
+  if (digits.length === 7 && !parsePhoneNumberFromString(`+${digits}`)?.isValid()) return undefined;
   const code = callingCodeOf(digits);
   if (code === undefined) return undefined;
   let national = digits.slice(code.length);

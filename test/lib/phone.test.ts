@@ -26,6 +26,19 @@ describe('normalisePhone', () => {
     }
   });
 
+  it('takes a seven-digit number only where one is valid', () => {
+    expect(normalisePhone('+683 4002')).toEqual({ digits: '6834002', key: '6834002' });
+    expect(normalisePhone('6903010')).toEqual({ digits: '6903010', key: '6903010' });
+    for (const input of ['1234567', '+44 12345', '+351 2345']) expect(normalisePhone(input), input).toBeUndefined();
+    // Where one is taken, its calling code is split as the parser splits it.
+    for (let start = 1000; start <= 9999; start++) {
+      const digits = `${start}712`;
+      const normalised = normalisePhone(digits);
+      const code = parsePhoneNumberFromString(`+${digits}`)?.countryCallingCode;
+      if (normalised) expect(normalised.key.slice(0, code?.length), digits).toBe(code);
+    }
+  });
+
   it('splits the calling code as libphonenumber-js parses "+digits", for every four-digit start', () => {
     // Calling codes have one to three digits, so the first four digits decide the split; each start
     // is tried at the shortest, a middle and the longest length.
