@@ -41,7 +41,7 @@ export interface GeneratorContext {
 }
 
 /** JSON without numbers too small or too large for the service (which refuses those with 400). */
-const plainJson: fc.Arbitrary<unknown> = fc.letrec<{ value: unknown }>((tie) => ({
+export const plainJson: fc.Arbitrary<unknown> = fc.letrec<{ value: unknown }>((tie) => ({
   value: fc.oneof(
     { depthSize: 'small' },
     fc.string({ maxLength: 12 }),
