@@ -50,3 +50,22 @@ export async function walk(t: TestApp, tenant: Tenant, path: 'messages' | 'event
   } while (cursor);
   return { records, pages };
 }
+
+const WINDOW_MS = 30 * 86_400_000;
+
+/**
+ * The ids of the business's rows an export should give (those rule 4 does not exclude), and what
+ * the export gives: each 30-day window (an export takes at most 31 days) that holds one of those
+ * rows is walked to its end, so rows of any date are reached.
+ */
+export async function exportEverything(t: TestApp, tenant: Tenant, table: 'messages' | 'events') {
+  const rows = await t.database.db.selectFrom(table).select(['id', 'created_at']).where('business_id', '=', tenant.businessId).where('excluded', '=', false).execute();
+  const first = Math.min(...rows.map((r) => new Date(r.created_at).getTime()));
+  const windows = new Set(rows.map((r) => Math.floor((new Date(r.created_at).getTime() - first) / WINDOW_MS)));
+  const exported: { id: string; created_at: string }[] = [];
+  for (const w of windows) {
+    const query = `since=${new Date(first + w * WINDOW_MS).toISOString()}&until=${new Date(first + (w + 1) * WINDOW_MS).toISOString()}&limit=500`;
+    exported.push(...(await walk(t, tenant, table, query)).records);
+  }
+  return { stored: rows.map((r) => r.id), exported };
+}
