@@ -118,16 +118,7 @@ export async function runLookups(service: RunningProcess, tenant: Tenant, option
         const bareResult = await run(bare.url, options.durationSec);
         const bareSec = bareCpu.seconds();
         const perRequest = (sec: number, r: LoadResult) => (sec * 1000) / Math.max(1, r.requests);
-        let floor: Pick<LookupResult, 'floor' | 'floorRatio'> & { cpu?: CpuPerRequest['floorMs'] } = {};
-        if (withFloor) {
-          await run(bare.url, options.warmupSec, '/floor');
-          const processCpu = new CpuMeter(() => [bare.pid]).start();
-          const floorPgCpu = new CpuMeter(() => postgresBackends(options.database!)).start();
-          const result = await run(bare.url, options.durationSec, '/floor');
-          if (result.non2xx + result.errors > 0) throw new Error(`the floor route failed: ${result.non2xx} non-2xx, ${result.errors} errors`);
-          const cpu = { processMs: perRequest(processCpu.seconds(), result), postgresMs: perRequest(floorPgCpu.seconds(), result) };
-          floor = { floor: result, floorRatio: result.requestsPerSec / bareResult.requestsPerSec, cpu };
-        }
+        const floor = withFloor ? await measureFloor((durationSec) => run(bare.url, durationSec, '/floor'), bare.pid, options) : undefined;
         results.push({
           route,
           connections,
@@ -135,9 +126,9 @@ export async function runLookups(service: RunningProcess, tenant: Tenant, option
           service: serviceResult,
           bare: bareResult,
           ratio: serviceResult.requestsPerSec / bareResult.requestsPerSec,
-          floor: floor.floor,
-          floorRatio: floor.floorRatio,
-          cpu: { serviceMs: perRequest(serviceSec, serviceResult), postgresMs: perRequest(pgSec, serviceResult), bareMs: perRequest(bareSec, bareResult), floorMs: floor.cpu },
+          floor: floor?.result,
+          floorRatio: floor && floor.result.requestsPerSec / bareResult.requestsPerSec,
+          cpu: { serviceMs: perRequest(serviceSec, serviceResult), postgresMs: perRequest(pgSec, serviceResult), bareMs: perRequest(bareSec, bareResult), floorMs: floor?.cpu },
         });
       }
       if (options.fixedRate) {
@@ -150,6 +141,17 @@ export async function runLookups(service: RunningProcess, tenant: Tenant, option
     await bare.stop();
   }
   return results;
+}
+
+/** The floor's rate (after a warm-up) and its CPU per request: the bare process's and its PostgreSQL backends'. */
+async function measureFloor(run: (durationSec: number) => Promise<LoadResult>, pid: number, options: LookupOptions) {
+  await run(options.warmupSec);
+  const processCpu = new CpuMeter(() => [pid]).start();
+  const postgresCpu = new CpuMeter(() => postgresBackends(options.database!)).start();
+  const result = await run(options.durationSec);
+  if (result.non2xx + result.errors > 0) throw new Error(`the floor route failed: ${result.non2xx} non-2xx, ${result.errors} errors`);
+  const perRequest = (sec: number) => (sec * 1000) / Math.max(1, result.requests);
+  return { result, cpu: { processMs: perRequest(processCpu.seconds()), postgresMs: perRequest(postgresCpu.seconds()) } };
 }
 
 /** `rate` requests a second for `durationSec`, evenly spaced (open loop), in autocannon's result shape. */
