@@ -80,6 +80,11 @@ beforeAll(async () => {
     types: fc.constantFrom('message_created', 'contact_field_changed,conversation_archived'),
     bid: fc.constant(tenant.businessId),
     field_key: fc.constant('plan'),
+    // Operator API: templates, contact fields, webhooks (whose targets the SSRF check refuses here).
+    body: fc.constantFrom('Hola {{1}}, tu pedido {{2}} está en camino', 'Hi {{name}}', 'No variables', '{{1}}{{1}}'),
+    language: fc.constantFrom('en_US', 'es', 'pt_BR'),
+    key: fc.stringMatching(/^[a-z][a-z0-9_]{0,20}$/),
+    url: fc.constantFrom('https://cdn.example.com/a.jpg', 'https://shop.example/t/{{1}}', 'http://127.0.0.1:9/hook'),
     field_value: fc.constantFrom('gold', '42', 'true'),
     // A cursor comes from an earlier page and one made up is refused: the tame requests leave it out.
     cursor: fc.constant(undefined),
