@@ -1,7 +1,9 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Value } from 'typebox/value';
 import { normalisePhone } from '../../../src/lib/phone.ts';
-import { createTenant, type Tenant } from '../../helpers/tenants.ts';
+import { MessageCreatedBody } from '../../../src/modules/webhooks/webhook-payload.schemas.ts';
+import { adminHeaders, createTenant, type Tenant } from '../../helpers/tenants.ts';
 import { exportEverything } from '../exports/export-helpers.ts';
 import { buildTestApp, type TestApp } from '../../helpers/test-app.ts';
 import { createWhatsAppChannel, postSigned, type TestChannel } from './whatsapp-helpers.ts';
@@ -11,7 +13,8 @@ import { createWhatsAppChannel, postSigned, type TestChannel } from './whatsapp-
  * the API. Notifications shaped as Meta's (messages of every type, receipts, contact profiles) carry
  * generated values: awkward text, timestamps far in the past and future, ids that repeat, numbers
  * where text goes, fields of the wrong type. Each is signed with the channel's app secret, so it
- * passes the signature check and reaches the parser and the database. fast-check is seeded.
+ * passes the signature check and reaches the parser and the database. Every message stored has its
+ * message_created delivery, whose body has the contract's shape. fast-check is seeded.
  */
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 100);
@@ -22,10 +25,13 @@ let tenant: Tenant;
 let channel: TestChannel;
 
 beforeAll(async () => {
-  // The read-back walks an export window per month of generated timestamps.
-  t = await buildTestApp({ RATE_LIMIT_EXPORTS_PER_MINUTE: '100000' }, { workers: false });
+  // The read-back walks an export window per month of generated timestamps. The webhook's target is
+  // never called (no workers): its deliveries, written with each message, are read from the table.
+  t = await buildTestApp({ RATE_LIMIT_EXPORTS_PER_MINUTE: '100000', ALLOW_PRIVATE_WEBHOOK_TARGETS: 'true' }, { workers: false });
   tenant = await createTenant(t.app);
   channel = await createWhatsAppChannel(t.app, tenant.businessId);
+  const webhook = await t.app.inject({ method: 'POST', url: `/admin/v1/businesses/${tenant.businessId}/webhooks`, headers: adminHeaders, payload: { event: 'message_created', url: 'http://127.0.0.1:9/hooks' } });
+  expect(webhook.statusCode, webhook.body).toBe(201);
 });
 afterAll(() => t.close());
 
@@ -170,6 +176,14 @@ describe('signed notifications with generated content', () => {
         const expected = normalisePhone(contact.phone_number) ? [200, 409] : [400];
         expect(expected, `conversations of ${contact.phone_number}: ${res.body.slice(0, 300)}`).toContain(res.statusCode);
       }
+    }
+    // Every stored message has its message_created delivery, with a body of the contract's shape.
+    const deliveries = await t.database.db.selectFrom('webhook_deliveries').select(['message_id', 'payload']).where('business_id', '=', tenant.businessId).execute();
+    const messages = await t.database.db.selectFrom('messages').select('id').where('business_id', '=', tenant.businessId).execute();
+    expect(deliveries.map((d) => d.message_id).sort()).toEqual(messages.map((m) => m.id).sort());
+    for (const { message_id: id, payload } of deliveries) {
+      const body = { event: 'message_created', payload };
+      expect(Value.Check(MessageCreatedBody, body), `${id}: ${JSON.stringify([...Value.Errors(MessageCreatedBody, body)].slice(0, 3))}`).toBe(true);
     }
     // Every stored message and event is exported, page by page, whatever its timestamp.
     for (const table of ['messages', 'events'] as const) {
