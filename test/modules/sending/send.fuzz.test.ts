@@ -1,5 +1,7 @@
 import fc from 'fast-check';
+import { Value } from 'typebox/value';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MessageCreatedBody } from '../../../src/modules/webhooks/webhook-payload.schemas.ts';
 import { startFakeGraphApi, type FakeGraphApi } from '../../helpers/fake-graph-api.ts';
 import { arbitraryFor, type GeneratorContext, type JsonSchema } from '../../helpers/schema-arbitraries.ts';
 import { adminHeaders, createTenant, type Tenant } from '../../helpers/tenants.ts';
@@ -12,7 +14,8 @@ import { createChannel, createTemplate, inboundContact, newPhone, settled, type 
  * values, recipients inside and outside the 24-hour window, awkward text) are answered below 500;
  * each one accepted is delivered by the worker to the Graph API on loopback, which checks the
  * request's shape as Meta does, and ends SENT: none is lost, none is sent twice, and none is refused
- * by the provider as an invalid parameter. fast-check is seeded.
+ * by the provider as an invalid parameter; each has its message_created delivery, whose body has the
+ * contract's shape. fast-check is seeded.
  */
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 80);
@@ -27,12 +30,15 @@ let sendBody: JsonSchema;
 
 beforeAll(async () => {
   fake = await startFakeGraphApi();
-  t = await buildTestApp();
+  // The webhook's target refuses connections: its deliveries are read from the table.
+  t = await buildTestApp({ ALLOW_PRIVATE_WEBHOOK_TARGETS: 'true' });
   tenant = await createTenant(t.app);
   channel = await createChannel(t.app, tenant, fake, { pace_per_second: 1000 });
   const template = await createTemplate(t.app, tenant, { name: 'order_update', body: 'Hello {{1}}, your order {{2}} is on its way' });
   const user = await t.app.inject({ method: 'POST', url: `/admin/v1/businesses/${tenant.businessId}/users`, headers: adminHeaders, payload: { email: 'agent@example.com', name: 'Agent' } });
   expect(user.statusCode, user.body).toBe(201);
+  const webhook = await t.app.inject({ method: 'POST', url: `/admin/v1/businesses/${tenant.businessId}/webhooks`, headers: adminHeaders, payload: { event: 'message_created', url: 'http://127.0.0.1:9/hooks' } });
+  expect(webhook.statusCode, webhook.body).toBe(201);
   const team = await t.app.inject({ method: 'POST', url: `/admin/v1/businesses/${tenant.businessId}/teams`, headers: adminHeaders, payload: { name: 'Sales' } });
   expect(team.statusCode, team.body).toBe(201);
   const open = await Promise.all([1, 2, 3].map(() => inboundContact(t, tenant, channel, 1)));
@@ -119,5 +125,12 @@ describe('generated sends', () => {
     const wamids = (await t.database.db.selectFrom('messages').select('provider_message_id').where('id', 'in', accepted).execute()).map((r) => r.provider_message_id);
     expect(new Set(wamids).size).toBe(accepted.length);
     expect(fake.sends()).toHaveLength(accepted.length);
+    // Each one has its message_created delivery, with a body of the contract's shape.
+    const deliveries = await t.database.db.selectFrom('webhook_deliveries').select(['message_id', 'payload']).where('business_id', '=', tenant.businessId).where('message_id', 'in', accepted).execute();
+    expect(deliveries.map((d) => d.message_id).sort()).toEqual([...accepted].sort());
+    for (const { message_id: id, payload } of deliveries) {
+      const body = { event: 'message_created', payload };
+      expect(Value.Check(MessageCreatedBody, body), `${id}: ${JSON.stringify([...Value.Errors(MessageCreatedBody, body)].slice(0, 3))}`).toBe(true);
+    }
   }, 300_000);
 });
