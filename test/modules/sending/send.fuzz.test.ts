@@ -1,11 +1,10 @@
 import fc from 'fast-check';
-import { Value } from 'typebox/value';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MessageCreatedBody } from '../../../src/modules/webhooks/webhook-payload.schemas.ts';
 import { startFakeGraphApi, type FakeGraphApi } from '../../helpers/fake-graph-api.ts';
 import { arbitraryFor, type GeneratorContext, type JsonSchema } from '../../helpers/schema-arbitraries.ts';
 import { adminHeaders, createTenant, type Tenant } from '../../helpers/tenants.ts';
 import { buildTestApp, type TestApp } from '../../helpers/test-app.ts';
+import { expectDeliveriesFor } from '../webhooks/webhook-harness.ts';
 import { createChannel, createTemplate, inboundContact, newPhone, settled, type TestChannel } from './sending.fixtures.ts';
 
 /**
@@ -126,11 +125,6 @@ describe('generated sends', () => {
     expect(new Set(wamids).size).toBe(accepted.length);
     expect(fake.sends()).toHaveLength(accepted.length);
     // Each one has its message_created delivery, with a body of the contract's shape.
-    const deliveries = await t.database.db.selectFrom('webhook_deliveries').select(['message_id', 'payload']).where('business_id', '=', tenant.businessId).where('message_id', 'in', accepted).execute();
-    expect(deliveries.map((d) => d.message_id).sort()).toEqual([...accepted].sort());
-    for (const { message_id: id, payload } of deliveries) {
-      const body = { event: 'message_created', payload };
-      expect(Value.Check(MessageCreatedBody, body), `${id}: ${JSON.stringify([...Value.Errors(MessageCreatedBody, body)].slice(0, 3))}`).toBe(true);
-    }
+    await expectDeliveriesFor(t.database.db, tenant.businessId, accepted);
   }, 300_000);
 });

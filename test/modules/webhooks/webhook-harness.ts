@@ -3,11 +3,14 @@ import { createServer, type IncomingHttpHeaders, type Server, type ServerRespons
 import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import { Value } from 'typebox/value';
+import { expect } from 'vitest';
 import { buildApp } from '../../../src/app.ts';
 import type { Config } from '../../../src/config.ts';
 import { openDatabase, type DatabaseHandle } from '../../../src/db/database.ts';
 import { migrateToLatest } from '../../../src/db/migrate.ts';
 import type { Clock } from '../../../src/modules/webhooks/webhook-clock.ts';
+import { MessageCreatedBody } from '../../../src/modules/webhooks/webhook-payload.schemas.ts';
 import type { WebhookWorkerOptions } from '../../../src/modules/webhooks/webhook-worker.ts';
 import { insertContact, insertConversation, insertMessage } from '../../helpers/factories.ts';
 import { adminHeaders } from '../../helpers/tenants.ts';
@@ -199,4 +202,17 @@ export async function logOf(app: FastifyInstance, businessId: string, webhookId:
     return entries.length >= count;
   }, 10_000, `log of ${webhookId} has fewer than ${count} attempts`);
   return entries;
+}
+
+/**
+ * Checks that the business holds one message_created delivery per message of `messageIds`, each
+ * with a body of the contract's shape (MessageCreatedBody), and nothing else.
+ */
+export async function expectDeliveriesFor(db: DatabaseHandle['db'], businessId: string, messageIds: string[]): Promise<void> {
+  const deliveries = await db.selectFrom('webhook_deliveries').select(['message_id', 'payload']).where('business_id', '=', businessId).execute();
+  expect(deliveries.map((d) => d.message_id).sort()).toEqual([...messageIds].sort());
+  for (const { message_id: id, payload } of deliveries) {
+    const body = { event: 'message_created', payload };
+    expect(Value.Check(MessageCreatedBody, body), `${id}: ${JSON.stringify([...Value.Errors(MessageCreatedBody, body)].slice(0, 3))}`).toBe(true);
+  }
 }
