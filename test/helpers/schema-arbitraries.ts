@@ -23,7 +23,6 @@ export interface JsonSchema {
   properties?: Record<string, JsonSchema>;
   required?: string[];
   additionalProperties?: boolean | JsonSchema;
-  patternProperties?: Record<string, JsonSchema>;
 }
 
 export interface GeneratorContext {
