@@ -27,7 +27,7 @@ export interface CpuPerRequest {
   serviceMs: number;
   postgresMs: number;
   bareMs: number;
-  /** The floor's process and its PostgreSQL backends, when the floor ran. */
+  /** The floor's process and its PostgreSQL backends (none on PGlite, which runs in it). */
   floorMs?: { processMs: number; postgresMs: number };
 }
 
@@ -42,7 +42,7 @@ export interface LookupResult {
   /**
    * The same bytes read by one prepared primary-key read per request with no auth or validation
    * (bench/bare-server.ts), and its requests per second against the bare route's: what a database
-   * round trip alone leaves of the bare route on this machine (postgres engine only).
+   * round trip alone leaves of the bare route on this machine.
    */
   floor?: LoadResult;
   floorRatio?: number;
@@ -62,8 +62,8 @@ export interface LookupOptions {
   connections: number[];
   /** Database whose PostgreSQL backends count in the CPU figures (postgres engine only). */
   database?: string;
-  /** Its URL, for the floor (postgres engine only; without it the floor is not run). */
-  databaseUrl?: string;
+  /** The floor's database: PostgreSQL at `databaseUrl`, or else PGlite (bench/lib/bare.ts); no floor without it. */
+  floor?: { databaseUrl?: string };
   /** Run the fixed-rate (200/s, 20 s) latency check too. */
   fixedRate?: { rate: number; durationSec: number };
   barePort: number;
@@ -97,7 +97,7 @@ export async function runLookups(service: RunningProcess, tenant: Tenant, option
     tenant.apiKey,
     { [LOOKUP_ROUTES.contacts]: `${LOOKUP_ROUTES.contacts}?phone=${sample}`, [LOOKUP_ROUTES.conversations]: `${LOOKUP_ROUTES.conversations}?phone=${sample}` },
     options.barePort,
-    options.databaseUrl,
+    options.floor,
   );
   const headers = { 'x-api-key': tenant.apiKey };
   const results: LookupResult[] = [];
@@ -106,7 +106,7 @@ export async function runLookups(service: RunningProcess, tenant: Tenant, option
       const path = () => `${LOOKUP_ROUTES[route]}?phone=${randomQueryPhone(options.contacts, random)}`;
       for (const connections of options.connections) {
         const run = (url: string, durationSec: number, prefix = '') => load({ url, path: () => prefix + path(), headers, connections, durationSec });
-        const withFloor = options.databaseUrl !== undefined;
+        const withFloor = options.floor !== undefined;
         process.stderr.write(`  lookup ${route}, ${connections} connections: warm-up, then ${options.durationSec} s service / ${options.durationSec} s bare${withFloor ? ` / ${options.durationSec} s floor` : ''}\n`);
         await run(service.url, options.warmupSec);
         await run(bare.url, options.warmupSec);
@@ -147,7 +147,7 @@ export async function runLookups(service: RunningProcess, tenant: Tenant, option
 async function measureFloor(run: (durationSec: number) => Promise<LoadResult>, pid: number, options: LookupOptions) {
   await run(options.warmupSec);
   const processCpu = new CpuMeter(() => [pid]).start();
-  const postgresCpu = new CpuMeter(() => postgresBackends(options.database!)).start();
+  const postgresCpu = new CpuMeter(() => (options.database ? postgresBackends(options.database) : [])).start();
   const result = await run(options.durationSec);
   if (result.non2xx + result.errors > 0) throw new Error(`the floor route failed: ${result.non2xx} non-2xx, ${result.errors} errors`);
   const perRequest = (sec: number) => (sec * 1000) / Math.max(1, result.requests);

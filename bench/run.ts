@@ -82,7 +82,7 @@ async function runEngine(engine: Engine): Promise<EngineReport> {
           ...lookupOptions,
           contacts: loaded,
           database: engine === 'postgres' ? values.db : undefined,
-          databaseUrl: engine === 'postgres' ? storage.env.DATABASE_URL : undefined,
+          floor: { databaseUrl: engine === 'postgres' ? storage.env.DATABASE_URL : undefined },
         });
         report.medians100k = await measureMedians(service, tenant, loaded, Number(values.count), 500);
       }

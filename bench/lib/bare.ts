@@ -10,9 +10,10 @@ const OWN_HEADERS = new Set(['content-type', 'content-length', 'date', 'connecti
 /**
  * Asks the service once per route (`samplePaths`: route path -> a path with query that answers
  * 200) and starts the bare Fastify process answering those routes with the same bytes, and, given
- * `floorDatabaseUrl`, `/floor<route>` reading them from PostgreSQL (bench/bare-server.ts).
+ * `floor`, `/floor<route>` reading them from the database (bench/bare-server.ts): PostgreSQL at
+ * `floor.databaseUrl`, or else PGlite in a directory of its own, removed with the process's files.
  */
-export async function startBare(serviceUrl: string, apiKey: string, samplePaths: Record<string, string>, port: number, floorDatabaseUrl?: string): Promise<RunningProcess & { bodyBytes: Record<string, number> }> {
+export async function startBare(serviceUrl: string, apiKey: string, samplePaths: Record<string, string>, port: number, floor?: { databaseUrl?: string }): Promise<RunningProcess & { bodyBytes: Record<string, number> }> {
   const captured = [];
   const bodyBytes: Record<string, number> = {};
   for (const [route, sample] of Object.entries(samplePaths)) {
@@ -30,7 +31,7 @@ export async function startBare(serviceUrl: string, apiKey: string, samplePaths:
   const file = join(dir, 'responses.json');
   writeFileSync(file, JSON.stringify(captured));
   try {
-    const running = await spawnProcess('npx', ['tsx', 'bench/bare-server.ts'], { PORT: String(port), BARE_RESPONSES: file, ...(floorDatabaseUrl ? { FLOOR_DATABASE_URL: floorDatabaseUrl } : {}) }, port, '/readyz');
+    const running = await spawnProcess('npx', ['tsx', 'bench/bare-server.ts'], { PORT: String(port), BARE_RESPONSES: file, ...floorEnv(floor, dir) }, port, '/readyz');
     const stop = async () => {
       await running.stop();
       rmSync(dir, { recursive: true, force: true });
@@ -40,4 +41,9 @@ export async function startBare(serviceUrl: string, apiKey: string, samplePaths:
     rmSync(dir, { recursive: true, force: true });
     throw err;
   }
+}
+
+function floorEnv(floor: { databaseUrl?: string } | undefined, dir: string): Record<string, string> {
+  if (!floor) return {};
+  return floor.databaseUrl ? { FLOOR_DATABASE_URL: floor.databaseUrl } : { FLOOR_DATA_DIR: join(dir, 'floor-pglite') };
 }
