@@ -1,4 +1,33 @@
+import type { FastifyInstance } from 'fastify';
 import fc from 'fast-check';
+
+/**
+ * The runs and seed of a generated-input test: `defaultRuns` and a fixed seed, or FUZZ_RUNS and
+ * FUZZ_SEED for a longer or different search (README, "Test it").
+ */
+export function fuzzOptions(defaultRuns: number): { numRuns: number; seed: number } {
+  return { numRuns: Number(process.env.FUZZ_RUNS ?? defaultRuns), seed: Number(process.env.FUZZ_SEED ?? 20261126) };
+}
+
+/** The part of an OpenAPI 3.1 document the generated-input tests read. */
+export interface OpenApiDocument {
+  paths: Record<string, Record<string, {
+    parameters?: { name: string; in: 'path' | 'query' | 'header'; required?: boolean; schema: JsonSchema }[];
+    requestBody?: { content: Record<string, { schema: JsonSchema }> };
+  }>>;
+  components?: { schemas?: Record<string, JsonSchema> };
+}
+
+/** The app's OpenAPI document (`GET /openapi.json`), and the resolver of its `$ref`s. */
+export async function openApiDocument(app: FastifyInstance): Promise<{ doc: OpenApiDocument; resolve: (ref: string) => JsonSchema }> {
+  const doc = (await app.inject({ method: 'GET', url: '/openapi.json' })).json() as OpenApiDocument;
+  const resolve = (ref: string) => {
+    const schema = doc.components?.schemas?.[ref.replace('#/components/schemas/', '')];
+    if (!schema) throw new Error(`unresolved ${ref}`);
+    return schema;
+  };
+  return { doc, resolve };
+}
 
 /** The part of a JSON Schema (as the OpenAPI document writes it) the generator reads. */
 export interface JsonSchema {

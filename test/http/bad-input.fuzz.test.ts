@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { insertContact, insertConversation } from '../helpers/factories.ts';
-import { arbitraryFor, hinted, type GeneratorContext, type JsonSchema } from '../helpers/schema-arbitraries.ts';
+import { arbitraryFor, fuzzOptions, hinted, openApiDocument, type GeneratorContext, type OpenApiDocument } from '../helpers/schema-arbitraries.ts';
 import { adminHeaders, createTenant, type Tenant } from '../helpers/tenants.ts';
 import { buildTestApp, type TestApp } from '../helpers/test-app.ts';
 
@@ -14,20 +14,7 @@ import { buildTestApp, type TestApp } from '../helpers/test-app.ts';
  * its seed and the smallest request that fails.
  */
 
-interface Parameter {
-  name: string;
-  in: 'path' | 'query' | 'header';
-  required?: boolean;
-  schema: JsonSchema;
-}
-interface Operation {
-  parameters?: Parameter[];
-  requestBody?: { content: Record<string, { schema: JsonSchema }> };
-}
-interface OpenApi {
-  paths: Record<string, Record<string, Operation>>;
-  components?: { schemas?: Record<string, JsonSchema> };
-}
+type Operation = OpenApiDocument['paths'][string][string];
 
 interface GeneratedRequest {
   url: string;
@@ -35,13 +22,11 @@ interface GeneratedRequest {
   payload?: string;
 }
 
-// A longer search, or another one: FUZZ_RUNS=1000 FUZZ_SEED=7 npx vitest run test/http/bad-input.fuzz.test.ts
-const RUNS_PER_OPERATION = Number(process.env.FUZZ_RUNS ?? 40);
-const SEED = Number(process.env.FUZZ_SEED ?? 20261126);
+const FUZZ = fuzzOptions(40);
 
 let t: TestApp;
 let tenant: Tenant;
-let doc: OpenApi;
+let doc: OpenApiDocument;
 let tame: GeneratorContext;
 let wild: GeneratorContext;
 /** The other business's ids, which no answer to this business's key may hold unless its request did. */
@@ -57,12 +42,9 @@ beforeAll(async () => {
   const foreignConversation = await insertConversation(t.database.db, other.businessId, foreign.id);
   const field = await t.app.inject({ method: 'POST', url: `/admin/v1/businesses/${tenant.businessId}/contact-fields`, headers: adminHeaders, payload: { key: 'plan', name: 'Plan' } });
   expect(field.statusCode, field.body).toBe(201);
-  doc = (await t.app.inject({ method: 'GET', url: '/openapi.json' })).json();
-  const resolve = (ref: string) => {
-    const schema = doc.components?.schemas?.[ref.replace('#/components/schemas/', '')];
-    if (!schema) throw new Error(`unresolved ${ref}`);
-    return schema;
-  };
+  const openApi = await openApiDocument(t.app);
+  doc = openApi.doc;
+  const { resolve } = openApi;
   foreignIds = [other.businessId, foreign.id, foreignConversation.id];
   const ids = [tenant.businessId, own.id, ownConversation.id, ...foreignIds, '00000000-0000-0000-0000-000000000000'];
   const phone = fc.constantFrom('5491123456789', '+54 9 11 2345-6789', '541123456789', '5491187654321', '15551234567', '+34 612 345 678');
@@ -152,7 +134,7 @@ describe('generated bad input', () => {
             expect(typeof error?.message, label).toBe('string');
           }
         }),
-        { numRuns: RUNS_PER_OPERATION, seed: SEED },
+        FUZZ,
       );
     }
   }, 1_800_000);

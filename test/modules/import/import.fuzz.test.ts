@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { plainJson } from '../../helpers/schema-arbitraries.ts';
+import { fuzzOptions, plainJson } from '../../helpers/schema-arbitraries.ts';
 import { createTenant, type Tenant } from '../../helpers/tenants.ts';
 import { buildTestApp, type TestApp } from '../../helpers/test-app.ts';
 import { exportEverything } from '../exports/export-helpers.ts';
@@ -16,8 +16,7 @@ import { postImport } from './import-helpers.ts';
  * its line number. fast-check is seeded.
  */
 
-const RUNS = Number(process.env.FUZZ_RUNS ?? 25);
-const SEED = Number(process.env.FUZZ_SEED ?? 20261126);
+const FUZZ = fuzzOptions(25);
 
 let t: TestApp;
 let tenant: Tenant;
@@ -152,9 +151,9 @@ describe('an import of generated histories with broken lines', () => {
         }
         stored += Object.values(imported).reduce((a, b) => a + b, 0);
       }),
-      { numRuns: RUNS, seed: SEED },
+      FUZZ,
     );
-    expect(stored).toBeGreaterThan(RUNS);
+    expect(stored).toBeGreaterThan(FUZZ.numRuns);
 
     // Every message and event stored is exported with its timestamp, whatever its window, but those
     // of test contacts (the exports' rule 4).

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { normalisePhone } from '../../../src/lib/phone.ts';
+import { fuzzOptions } from '../../helpers/schema-arbitraries.ts';
 import { adminHeaders, createTenant, type Tenant } from '../../helpers/tenants.ts';
 import { exportEverything } from '../exports/export-helpers.ts';
 import { expectDeliveriesFor } from '../webhooks/webhook-harness.ts';
@@ -16,8 +17,7 @@ import { createWhatsAppChannel, postSigned, type TestChannel } from './whatsapp-
  * message_created delivery, whose body has the contract's shape. fast-check is seeded.
  */
 
-const RUNS = Number(process.env.FUZZ_RUNS ?? 100);
-const SEED = Number(process.env.FUZZ_SEED ?? 20261126);
+const FUZZ = fuzzOptions(100);
 
 let t: TestApp;
 let tenant: Tenant;
@@ -156,10 +156,10 @@ describe('signed notifications with generated content', () => {
         expect([200, 400], label).toContain(res.statusCode);
         if (res.statusCode === 400) expect(res.json().error.code, label).toBe('validation_error');
       }),
-      { numRuns: RUNS, seed: SEED },
+      FUZZ,
     );
     // The generator is no use if nothing gets through: most notifications are stored.
-    expect(statuses.get(200) ?? 0).toBeGreaterThan(RUNS / 2);
+    expect(statuses.get(200) ?? 0).toBeGreaterThan(FUZZ.numRuns / 2);
 
     const contacts = await t.database.db.selectFrom('contacts').select(['id', 'phone_number']).where('business_id', '=', tenant.businessId).execute();
     expect(contacts.length).toBeGreaterThan(0);

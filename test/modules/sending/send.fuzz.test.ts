@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeGraphApi, type FakeGraphApi } from '../../helpers/fake-graph-api.ts';
-import { arbitraryFor, type GeneratorContext, type JsonSchema } from '../../helpers/schema-arbitraries.ts';
+import { arbitraryFor, fuzzOptions, openApiDocument, type GeneratorContext, type JsonSchema } from '../../helpers/schema-arbitraries.ts';
 import { adminHeaders, createTenant, type Tenant } from '../../helpers/tenants.ts';
 import { buildTestApp, type TestApp } from '../../helpers/test-app.ts';
 import { expectDeliveriesFor } from '../webhooks/webhook-harness.ts';
@@ -17,8 +17,7 @@ import { createChannel, createTemplate, inboundContact, newPhone, settled, type 
  * contract's shape. fast-check is seeded.
  */
 
-const RUNS = Number(process.env.FUZZ_RUNS ?? 80);
-const SEED = Number(process.env.FUZZ_SEED ?? 20261126);
+const FUZZ = fuzzOptions(80);
 
 let t: TestApp;
 let fake: FakeGraphApi;
@@ -42,13 +41,10 @@ beforeAll(async () => {
   expect(team.statusCode, team.body).toBe(201);
   const open = await Promise.all([1, 2, 3].map(() => inboundContact(t, tenant, channel, 1)));
   const closed = await inboundContact(t, tenant, channel, 48);
-  const doc = (await t.app.inject({ method: 'GET', url: '/openapi.json' })).json() as {
-    paths: Record<string, { post?: { requestBody?: { content: Record<string, { schema: JsonSchema }> } } }>;
-    components?: { schemas?: Record<string, JsonSchema> };
-  };
+  const { doc, resolve } = await openApiDocument(t.app);
   sendBody = doc.paths['/external/v2/messages/send']!.post!.requestBody!.content['application/json']!.schema;
   ctx = {
-    resolve: (ref) => doc.components!.schemas![ref.replace('#/components/schemas/', '')]!,
+    resolve,
     ids: [template, channel.id, '00000000-0000-0000-0000-000000000000'],
     wild: false,
     hints: {
@@ -112,10 +108,10 @@ describe('generated sends', () => {
         if (res.statusCode < 300) accepted.push(res.json().message.uuid as string);
         else expect(res.json().error.code, label).toEqual(expect.any(String));
       }),
-      { numRuns: RUNS, seed: SEED },
+      FUZZ,
     );
     // The generator is no use if nothing gets through.
-    expect(accepted.length).toBeGreaterThan(RUNS / 5);
+    expect(accepted.length).toBeGreaterThan(FUZZ.numRuns / 5);
 
     for (const id of accepted) {
       const row = await settled(t, id, 30_000);

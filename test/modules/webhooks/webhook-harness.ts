@@ -7,7 +7,7 @@ import { Value } from 'typebox/value';
 import { expect } from 'vitest';
 import { buildApp } from '../../../src/app.ts';
 import type { Config } from '../../../src/config.ts';
-import { openDatabase, type DatabaseHandle } from '../../../src/db/database.ts';
+import { openDatabase, type DatabaseHandle, type Db } from '../../../src/db/database.ts';
 import { migrateToLatest } from '../../../src/db/migrate.ts';
 import type { Clock } from '../../../src/modules/webhooks/webhook-clock.ts';
 import { MessageCreatedBody } from '../../../src/modules/webhooks/webhook-payload.schemas.ts';
@@ -208,7 +208,7 @@ export async function logOf(app: FastifyInstance, businessId: string, webhookId:
  * Checks that the business holds one message_created delivery per message of `messageIds`, each
  * with a body of the contract's shape (MessageCreatedBody), and nothing else.
  */
-export async function expectDeliveriesFor(db: DatabaseHandle['db'], businessId: string, messageIds: string[]): Promise<void> {
+export async function expectDeliveriesFor(db: Db, businessId: string, messageIds: string[]): Promise<void> {
   const deliveries = await db.selectFrom('webhook_deliveries').select(['message_id', 'payload']).where('business_id', '=', businessId).execute();
   expect(deliveries.map((d) => d.message_id).sort()).toEqual([...messageIds].sort());
   for (const { message_id: id, payload } of deliveries) {
