@@ -63,7 +63,8 @@ export const sendingRoutes: FastifyPluginAsyncTypebox = async (app) => {
           "Body fields fill the template's variables (numeric keys positional, named keys named; other fields are ignored); " +
           '`buttons` give the values of URL buttons with a `{{1}}`. A template, number or agent that is unknown or of another ' +
           'business answers 403 `forbidden`. A missing variable or button value (400 `template_variable_missing`), or a contact who ' +
-          'opted out (400 `blocked`), refuses the send. `agent_id` assigns the agent to the conversation (events agent_assigned or ' +
+          'opted out (400 `blocked`), refuses the send; so does a named variable `phone`, `buttons` or `__proto__`, which this body cannot carry ' +
+          '(POST /messages/send fills those by position). `agent_id` assigns the agent to the conversation (events agent_assigned or ' +
           'agent_switched). No 24-hour window applies. Delivered like POST /messages/send; honours Idempotency-Key.',
         querystring: SendTemplateQuery,
         body: SendTemplateBody,

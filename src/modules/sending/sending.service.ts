@@ -22,6 +22,13 @@ import type { SendBody, SendTemplateBody, SendTemplateQuery } from './sending.sc
 
 const forbidden = (what: string) => new AppError(403, 'forbidden', `${what} does not belong to the business`);
 
+/**
+ * Named variables the body of POST /send-template cannot carry: `phone` and `buttons` are its own
+ * fields, and a `__proto__` key is refused by the JSON parser. Templates using them are sent with
+ * POST /messages/send, whose template_values are a list.
+ */
+const SEND_TEMPLATE_RESERVED = new Set(['phone', 'buttons', '__proto__']);
+
 /** A send that asks for nothing but its message: written with others by acceptPlainSends. */
 function isPlain(body: SendBody, fields: Set<string>): boolean {
   return (
@@ -123,6 +130,10 @@ export class SendingService {
       throw badRequest('the template belongs to another number of the business', [{ path: '/from_phone_number' }]);
     }
     const recipient = this.recipientOf(channel, body.phone, 'phone');
+    const unreachable = template.variables.find((v) => SEND_TEMPLATE_RESERVED.has(v));
+    if (unreachable !== undefined) {
+      throw new AppError(400, 'template_variable_missing', `template variable ${unreachable} cannot be filled here, where that field has another meaning: send this template with POST /messages/send and template_values`, [{ variable: unreachable }]);
+    }
     const { phone: _phone, buttons, ...byKey } = body;
     const rendered = this.templates.render(template, { byKey, ...(buttons ? { buttons } : {}) });
     const answer = await this.db.transaction().execute(async (trx) => {

@@ -52,6 +52,6 @@ export function checkTemplate(input: CreateTemplateBody): string[] {
 }
 
 /** The body with every placeholder replaced by its value. */
-export function fillBody(body: string, values: Record<string, string>): string {
-  return body.replace(PLACEHOLDER, (whole, name: string) => values[name] ?? whole);
+export function fillBody(body: string, values: ReadonlyMap<string, string>): string {
+  return body.replace(PLACEHOLDER, (whole, name: string) => values.get(name) ?? whole);
 }

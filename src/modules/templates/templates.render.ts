@@ -39,12 +39,14 @@ function variableText(variable: string, value: unknown): string | undefined {
 /** Fills a template for one send; refuses a send that would reach the provider incomplete. */
 export function renderTemplate(template: Template, values: TemplateValues): RenderedTemplate {
   const named = template.variables.some((v) => !/^[0-9]+$/.test(v));
-  const filled: Record<string, string> = {};
+  // A map, not an object: a variable may be named `__proto__`.
+  const filled = new Map<string, string>();
   const bodyParameters: TemplateParameter[] = template.variables.map((variable) => {
-    const value = variableText(variable, values.byKey[variable]);
+    // Own keys only: a variable named `constructor` is not filled by what every object inherits.
+    const value = variableText(variable, Object.hasOwn(values.byKey, variable) ? values.byKey[variable] : undefined);
     // WhatsApp refuses empty parameters, so an empty value is as missing as an absent one.
     if (value === undefined || value.trim() === '') throw missing(variable);
-    filled[variable] = value;
+    filled.set(variable, value);
     return named ? { name: variable, text: value } : { text: value };
   });
 

@@ -176,6 +176,23 @@ describe('POST /send-template', () => {
     expect(await t.database.db.selectFrom('contacts').select('id').where('phone_number', '=', phone).execute()).toHaveLength(0);
   });
 
+  it('answers 400 for a template whose variable is named like a field of its own body; POST /messages/send fills it', async () => {
+    const reserved = await createTemplate(t.app, tenant, { name: 'reserved_names', body: 'Call {{phone}} or tap {{buttons}}, {{__proto__}}' });
+    const phone = newPhone();
+    const res = await sendTemplate(q({ template_id: reserved }), { phone, buttons: [] });
+    expect(res.statusCode).toBe(400);
+    expect(res.json().error).toMatchObject({ code: 'template_variable_missing', details: [{ variable: 'phone' }] });
+    expect(res.json().error.message).toContain('POST /messages/send');
+    const sent = await t.app.inject({
+      method: 'POST',
+      url: '/external/v2/messages/send',
+      headers: tenant.headers,
+      payload: { from: 'whatsapp', type: 'template', content: {}, channel_uuid: channel.id, to: phone, template_uuid: reserved, template_values: ['+1 415 555 0100', 'Track', 'x'] },
+    });
+    expect(sent.statusCode, sent.body).toBe(200);
+    expect(await settled(t, sent.json().message.uuid)).toMatchObject({ status: 'SENT', text: 'Call +1 415 555 0100 or tap Track, x' });
+  });
+
   it('answers 400 blocked for a contact who opted out', async () => {
     const { phone, contact } = await inboundContact(t, tenant, channel, 1);
     await t.database.db.updateTable('contacts').set({ collected_data: JSON.stringify({ opted_out: true }) }).where('id', '=', contact.id).execute();

@@ -64,6 +64,10 @@ describe('TemplatesService.render', () => {
     const empty = renderError(() => t.app.services.templates.render(named, { byKey: { first_name: '  ' } }));
     expect(empty).toMatchObject({ status: 400, code: 'template_variable_missing' });
     expect(empty.message).toContain('first_name');
+    // What every object inherits fills nothing: a variable named `constructor` is missing too.
+    const inherited = await template({ name: 'inherited_names', language: 'en', body: 'Hi {{constructor}} {{to_string}}' });
+    expect(renderError(() => t.app.services.templates.render(inherited, { byKey: {} }))).toMatchObject({ status: 400, code: 'template_variable_missing', message: 'template variable constructor has no value' });
+    expect(t.app.services.templates.render(inherited, { byKey: { constructor: 'Ada', to_string: 1 } }).text).toBe('Hi Ada 1');
   });
 
   it('fills a dynamic URL button from `buttons`', async () => {
