@@ -37,6 +37,8 @@ export interface FakeGraphApi {
   requests: RecordedRequest[];
   /** The message sends (POST /{phone_number_id}/messages) received, in order. */
   sends(): RecordedRequest[];
+  /** Take this token too (a channel's rotated access token). */
+  acceptAccessToken(token: string): void;
   /** Answer the next `count` sends with this Graph error. */
   failNextSends(count: number, failure: GraphFailure): void;
   /** Drop the connection of the next `count` sends without answering (a network error). */
@@ -65,6 +67,7 @@ export async function startFakeGraphApi(options: Options = {}): Promise<FakeGrap
   const version = options.apiVersion ?? 'v21.0';
   const waIdFor = options.waIdFor ?? ((input: string) => input.replace(/\D/g, ''));
   const requests: RecordedRequest[] = [];
+  const authorizations = new Set([`Bearer ${accessToken}`]);
   const failures: (GraphFailure | 'disconnect')[] = [];
   const media = new Map<string, { bytes: Buffer; mimeType: string; sha256: string }>();
   const timers = new Set<NodeJS.Timeout>();
@@ -84,7 +87,7 @@ export async function startFakeGraphApi(options: Options = {}): Promise<FakeGrap
     } satisfies GraphErrorBody);
 
   const handle = (req: IncomingMessage, res: ServerResponse, recorded: RecordedRequest) => {
-    if (req.headers.authorization !== `Bearer ${accessToken}`) {
+    if (!authorizations.has(req.headers.authorization ?? '')) {
       return graphError(res, { status: 401, code: 190, message: 'Invalid OAuth access token - Cannot parse access token' });
     }
     if (req.method === 'GET' && recorded.path === '/whatsapp_business/attachments/') {
@@ -166,6 +169,7 @@ export async function startFakeGraphApi(options: Options = {}): Promise<FakeGrap
     accessToken,
     requests,
     sends: () => requests.filter((r) => r.method === 'POST' && r.path.endsWith('/messages')),
+    acceptAccessToken: (token) => void authorizations.add(`Bearer ${token}`),
     failNextSends: (count, failure) => failures.push(...Array<GraphFailure>(count).fill(failure)),
     disconnectNextSends: (count) => failures.push(...Array<'disconnect'>(count).fill('disconnect')),
     setDelay: (ms) => void (delayMs = ms),

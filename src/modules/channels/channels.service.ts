@@ -7,6 +7,7 @@ import { isUniqueViolation } from '../../db/errors.ts';
 import { badRequest, conflict, notFound } from '../../http/errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { resealStored, type SealCounts, type SecretBox } from '../../lib/secret-box.ts';
+import { ChannelCache } from './channel-cache.ts';
 import { digestField, openProviderConfig, sealProviderConfig, type StoredProviderConfig } from './channel-secrets.ts';
 import { channelsRepository, type ChannelRow } from './channels.repository.ts';
 import type { ChannelForm, CreateChannelBody, UpdateChannelBody } from './channels.schemas.ts';
@@ -35,6 +36,7 @@ const duplicate = (field: string) => conflict(`a channel with this ${field} alre
 export class ChannelsService {
   private readonly providers = new Map<string, { configKey: string; provider: ChannelProvider }>();
   private readonly byAccount = new Map<string, { row: ChannelRow; expiresAt: number }>();
+  private readonly forSending = new ChannelCache((businessId, id) => channelsRepository.find(this.db, businessId, id));
 
   constructor(
     private readonly db: Db,
@@ -120,6 +122,11 @@ export class ChannelsService {
     return channelsRepository.find(this.db, businessId, id);
   }
 
+  /** The channel row for a send (the route's and the worker's), reused briefly (channel-cache.ts). */
+  findForSending(businessId: string, id: string): Promise<ChannelRow | undefined> {
+    return this.forSending.get(businessId, id);
+  }
+
   findByIdentifier(businessId: string, type: string, identifier: string): Promise<ChannelRow | undefined> {
     return channelsRepository.findByIdentifier(this.db, businessId, type, identifier);
   }
@@ -187,6 +194,7 @@ export class ChannelsService {
 
   private forget(row: ChannelRow): void {
     this.providers.delete(row.id);
+    this.forSending.forget(row.business_id, row.id);
     if (row.provider_kind && row.provider_account) this.byAccount.delete(`${row.provider_kind}:${row.provider_account}`);
   }
 

@@ -2,7 +2,6 @@ import type { ChannelProvider, OutboundContent } from '../../channels/provider.t
 import type { Db } from '../../db/database.ts';
 import type { OutboxJob } from '../../jobs/outbox.repository.ts';
 import type { JobHandler, JobOutcome } from '../../jobs/outbox.worker.ts';
-import { ChannelCache } from './channel-cache.ts';
 import { ChannelPacer } from './channel-pacer.ts';
 import type { ChannelRow } from '../channels/channels.repository.ts';
 import { Batcher } from '../../lib/batcher.ts';
@@ -81,18 +80,16 @@ export class SendJobHandler implements JobHandler {
     },
     { maxRunning: 1, maxItems: 100, gatherMs: MARK_GATHER_MS },
   );
-  private readonly channelRows: ChannelCache;
 
   constructor(
     private readonly db: Db,
     private readonly channels: {
-      find(businessId: string, id: string): Promise<ChannelRow | undefined>;
+      findForSending(businessId: string, id: string): Promise<ChannelRow | undefined>;
       providerFor(channel: ChannelRow): ChannelProvider;
     },
     private readonly pacer = new ChannelPacer(),
     options: SendJobOptions = {},
   ) {
-    this.channelRows = new ChannelCache((businessId, id) => channels.find(businessId, id));
     this.concurrency = options.concurrency ?? 128;
     this.options = {
       maxAttempts: options.maxAttempts ?? 10,
@@ -109,7 +106,7 @@ export class SendJobHandler implements JobHandler {
     // A previous call's outcome was never recorded (the worker stopped, or the database failed after it).
     if (message.provider_call_at !== null) return this.fail(businessId, message.id, OUTCOME_UNKNOWN);
 
-    const channel = message.channel_id ? await this.channelRows.get(businessId, message.channel_id) : undefined;
+    const channel = message.channel_id ? await this.channels.findForSending(businessId, message.channel_id) : undefined;
     if (!channel) return this.fail(businessId, message.id, 'the channel of this message no longer exists');
     let provider: ChannelProvider;
     try {

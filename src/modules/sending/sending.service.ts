@@ -12,7 +12,6 @@ import { ChannelPacer } from './channel-pacer.ts';
 import { SendJobHandler, type SendJobOptions } from './send.job.ts';
 import type { WebhookEvents } from '../webhooks/webhook-events.ts';
 import { Batcher } from '../../lib/batcher.ts';
-import { ChannelCache } from './channel-cache.ts';
 import { acceptPlainSends, plainSendAnswer, type PlainSend, type PlainSendOutcome } from './sending.accept-many.ts';
 import { acceptSend, type SendPlan } from './sending.accept.ts';
 import { freeFormContent } from './sending.content.ts';
@@ -50,7 +49,6 @@ function isPlain(body: SendBody, fields: Set<string>): boolean {
  * own transaction.
  */
 export class SendingService {
-  private readonly channelRows: ChannelCache;
   private readonly plainSends = new Batcher<PlainSend, PlainSendOutcome>((sends) => this.writePlainSends(sends), { maxRunning: 1, maxItems: 200 });
 
   constructor(
@@ -60,9 +58,7 @@ export class SendingService {
     private readonly templates: TemplatesService,
     private readonly contacts: ContactsService,
     private readonly webhookEvents: WebhookEvents,
-  ) {
-    this.channelRows = new ChannelCache((businessId, id) => channels.find(businessId, id));
-  }
+  ) {}
 
   /** The worker side: delivers queued sends to the providers (register it on the outbox worker). */
   sendJobHandler(options?: SendJobOptions): SendJobHandler {
@@ -71,7 +67,7 @@ export class SendingService {
 
   /** POST /messages/send; with an Idempotency-Key claim, the answer is stored with the send (storeAnswerIn). */
   async send(businessId: string, body: SendBody, claim?: IdempotencyClaim) {
-    const channel = await this.channelRows.get(businessId, body.channel_uuid);
+    const channel = await this.channels.findForSending(businessId, body.channel_uuid);
     if (!channel) throw notFound('channel');
     if (body.from !== channel.type) throw badRequest(`from must be the type of channel_uuid (${channel.type})`, [{ path: '/from' }]);
     const recipient = this.recipientOf(channel, body.to, 'to');

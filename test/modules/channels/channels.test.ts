@@ -89,6 +89,10 @@ describe('POST /admin/v1/businesses/:bid/channels', () => {
     ['a provider missing its app_secret', whatsappBody({ provider: { kind: 'whatsapp_cloud', phone_number_id: '1', access_token: 'a', verify_token: 'v' } })],
     ['an unknown field', whatsappBody({ colour: 'red' })],
     ['an unknown provider field', whatsappBody({ provider: { ...provider(), extra: 1 } })],
+    // An access token travels in an Authorization: Bearer header, which cannot carry these.
+    ['an access token with a line break', whatsappBody({ provider: provider({ access_token: 'EAAG\nX-Injected: 1' }) })],
+    ['an access token with a space', whatsappBody({ provider: provider({ access_token: 'EAAG token' }) })],
+    ['an access token with a letter outside ASCII', whatsappBody({ provider: provider({ access_token: 'EAAGé' }) })],
     ['a pace over the limit', whatsappBody({ pace_per_second: 1001 })],
     ['a pace given as text', whatsappBody({ pace_per_second: '80' })],
     ['a name over 200 characters', whatsappBody({ name: 'n'.repeat(201) })],

@@ -1,6 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import type { ChannelRow } from '../../../src/modules/channels/channels.repository.ts';
-import { ChannelCache } from '../../../src/modules/sending/channel-cache.ts';
 import { ChannelPacer } from '../../../src/modules/sending/channel-pacer.ts';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -39,43 +37,5 @@ describe('ChannelPacer', () => {
     })));
     // 10 calls each at 20/s: about half a second, not a whole second for the 20 together.
     expect(performance.now() - t0).toBeLessThan(900);
-  });
-});
-
-describe('ChannelCache', () => {
-  const row = (id: string, businessId: string) => ({ id, business_id: businessId }) as ChannelRow;
-
-  it('reuses a row found for the time given, per business, and looks an unknown id up every time', async () => {
-    let now = 0;
-    const reads: string[] = [];
-    const rows = new Map([['b1:c1', row('c1', 'b1')]]);
-    const cache = new ChannelCache(async (businessId, id) => {
-      reads.push(`${businessId}:${id}`);
-      return rows.get(`${businessId}:${id}`);
-    }, 1000, () => now);
-
-    expect((await cache.get('b1', 'c1'))?.id).toBe('c1');
-    expect((await cache.get('b1', 'c1'))?.id).toBe('c1');
-    expect(await cache.get('b2', 'c1')).toBeUndefined(); // another business's id
-    expect(await cache.get('b2', 'c1')).toBeUndefined();
-    expect(reads).toEqual(['b1:c1', 'b2:c1', 'b2:c1']);
-
-    rows.delete('b1:c1');
-    now = 999;
-    expect((await cache.get('b1', 'c1'))?.id).toBe('c1');
-    now = 1000;
-    expect(await cache.get('b1', 'c1')).toBeUndefined();
-    expect(reads).toEqual(['b1:c1', 'b2:c1', 'b2:c1', 'b1:c1']);
-  });
-
-  it('shares one read between concurrent lookups', async () => {
-    let reads = 0;
-    const cache = new ChannelCache(async (businessId, id) => {
-      reads++;
-      await sleep(20);
-      return row(id, businessId);
-    });
-    await Promise.all(Array.from({ length: 5 }, () => cache.get('b1', 'c1')));
-    expect(reads).toBe(1);
   });
 });

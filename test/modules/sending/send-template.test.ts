@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startFakeGraphApi, type FakeGraphApi } from '../../helpers/fake-graph-api.ts';
-import { createTenant, type Tenant } from '../../helpers/tenants.ts';
+import { adminHeaders, createTenant, type Tenant } from '../../helpers/tenants.ts';
 import { buildTestApp, type TestApp } from '../../helpers/test-app.ts';
 import { createAgent, createChannel, createTemplate, inboundContact, messageRow, newPhone, settled, type TestChannel } from './sending.fixtures.ts';
 
@@ -191,6 +191,21 @@ describe('POST /send-template', () => {
     });
     expect(sent.statusCode, sent.body).toBe(200);
     expect(await settled(t, sent.json().message.uuid)).toMatchObject({ status: 'SENT', text: 'Call +1 415 555 0100 or tap Track, x' });
+  });
+
+  it('sends with a rotated access token from the very next send', async () => {
+    const send = async () => {
+      const phone = newPhone();
+      const res = await sendTemplate(q({ template_id: named }), { phone, first_name: 'Ada', code: '1' });
+      expect(res.statusCode).toBe(200);
+      expect((await settled(t, res.json().message_id)).status).toBe('SENT');
+      return sendsTo(phone)[0]!.headers.authorization;
+    };
+    expect(await send()).toBe(`Bearer ${fake.accessToken}`);
+    fake.acceptAccessToken('EAAGrotated');
+    const rotated = await t.app.inject({ method: 'PATCH', url: `/admin/v1/businesses/${tenant.businessId}/channels/${channel.id}`, headers: adminHeaders, payload: { provider: { access_token: 'EAAGrotated' } } });
+    expect(rotated.statusCode).toBe(200);
+    expect(await send()).toBe('Bearer EAAGrotated');
   });
 
   it('answers 400 blocked for a contact who opted out', async () => {

@@ -1,10 +1,11 @@
-import type { ChannelRow } from '../channels/channels.repository.ts';
+import type { ChannelRow } from './channels.repository.ts';
 
 /**
  * How long a channel row read for sending is reused. Every send of a busy channel would otherwise
  * read the same row (one statement per send); the price is that a change made through the operator
- * API (a new pace, a rotated secret, a deleted channel) reaches the send route and the send worker
- * of a process up to this long after it was made (then the row is read again).
+ * API of another process (a new pace, a rotated secret, a deleted channel) reaches the send route
+ * and the send worker of this one up to this long after it was made. A change made in this process
+ * is forgotten at once (ChannelsService).
  */
 export const CHANNEL_CACHE_MS = 1000;
 
@@ -35,5 +36,10 @@ export class ChannelCache {
     };
     row.then((found) => found ?? drop(), drop);
     return row;
+  }
+
+  /** Reads the channel again on its next use. */
+  forget(businessId: string, id: string): void {
+    this.rows.delete(`${businessId}:${id}`);
   }
 }
