@@ -26,6 +26,7 @@ import { OutboxWorker } from './jobs/outbox.worker.ts';
 import { StatisticsKeeper } from './db/statistics.ts';
 import { ApiKeyCache } from './modules/api-keys/api-key-cache.ts';
 import { API_KEY_REVOKED_CHANNEL } from './modules/api-keys/api-keys.repository.ts';
+import { CHANNEL_CHANGED } from './modules/channels/channels.repository.ts';
 import { registerIdempotency } from './http/idempotency.ts';
 import { fileRoutes, mediaRoutes } from './modules/media/media.routes.ts';
 import { templatesAdminRoutes } from './modules/templates/templates.routes.ts';
@@ -97,13 +98,17 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   app.addHook('onClose', async () => worker.stop());
   if (deps.workers !== false) app.addHook('onReady', async () => services.webhooks.start(app.log));
   app.addHook('onClose', async () => services.webhooks.stop());
+  // Other server processes announce revoked keys and changed channels; until they are heard, this
+  // process caches neither.
   const listen = deps.database.listen;
   if (listen) {
-    let stopListening: (() => Promise<void>) | undefined;
+    services.channels.setTrusted(false);
+    const stops: (() => Promise<void>)[] = [];
     app.addHook('onReady', async () => {
-      stopListening = await listen(API_KEY_REVOKED_CHANNEL, (hash) => services.apiKeys.forgetRevoked(hash), (state) => apiKeyCache.setTrusted(state === 'listening'));
+      stops.push(await listen(API_KEY_REVOKED_CHANNEL, (hash) => services.apiKeys.forgetRevoked(hash), (state) => apiKeyCache.setTrusted(state === 'listening')));
+      stops.push(await listen(CHANNEL_CHANGED, (keys) => services.channels.forgetAnnounced(keys), (state) => services.channels.setTrusted(state === 'listening')));
     });
-    app.addHook('onClose', async () => stopListening?.());
+    app.addHook('onClose', async () => void (await Promise.all(stops.map((stop) => stop()))));
   }
   app.addHook('onReady', async () => services.idempotency.startCleanup((err) => app.log.error({ err }, 'idempotency key cleanup failed')));
   app.addHook('onClose', async () => services.idempotency.stopCleanup());

@@ -38,6 +38,11 @@ export class ChannelCache {
     return row;
   }
 
+  /** Reads every channel again on its next use. */
+  clear(): void {
+    this.rows.clear();
+  }
+
   /** Reads the channel again on its next use. */
   forget(businessId: string, id: string): void {
     this.rows.delete(`${businessId}:${id}`);

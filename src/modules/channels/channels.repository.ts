@@ -4,6 +4,19 @@ import type { ChannelsTable } from '../../db/types.ts';
 
 export type ChannelRow = Selectable<ChannelsTable>;
 
+/** The NOTIFY channel on which a change of a channel row is announced to every server process. */
+export const CHANNEL_CHANGED = 'channel_changed';
+
+/** What a change announces: enough to find every cached copy of the channel. */
+export type ChannelKeys = Pick<ChannelRow, 'business_id' | 'id' | 'provider_kind' | 'provider_account'>;
+
+/** Announces a changed channel to every server process (NOTIFY is sent when the transaction commits). */
+async function announce(db: Db, row: ChannelRow | undefined): Promise<void> {
+  if (!row) return;
+  const keys: ChannelKeys = { business_id: row.business_id, id: row.id, provider_kind: row.provider_kind, provider_account: row.provider_account };
+  await sql`select pg_notify(${CHANNEL_CHANGED}, ${JSON.stringify(keys)})`.execute(db);
+}
+
 export const channelsRepository = {
   insert(db: Db, row: Insertable<ChannelsTable>): Promise<ChannelRow> {
     return db
@@ -56,12 +69,16 @@ export const channelsRepository = {
   },
 
   /** Replaces a channel's provider config if it is still the one `row` was read with (no other writer came between); whether it did. */
-  async replaceConfigIf(db: Db, row: ChannelRow, config: unknown): Promise<boolean> {
-    const result = await db.updateTable('channels').set({ provider_config: JSON.stringify(config) })
-      .where('business_id', '=', row.business_id).where('id', '=', row.id)
-      .where(sql<boolean>`provider_config = ${JSON.stringify(row.provider_config)}::jsonb`)
-      .executeTakeFirst();
-    return result.numUpdatedRows > 0n;
+  replaceConfigIf(db: Db, row: ChannelRow, config: unknown): Promise<boolean> {
+    return db.transaction().execute(async (trx) => {
+      const replaced = await trx.updateTable('channels').set({ provider_config: JSON.stringify(config) })
+        .where('business_id', '=', row.business_id).where('id', '=', row.id)
+        .where(sql<boolean>`provider_config = ${JSON.stringify(row.provider_config)}::jsonb`)
+        .returningAll()
+        .executeTakeFirst();
+      await announce(trx, replaced);
+      return replaced !== undefined;
+    });
   },
 
   list(db: Db, businessId: string, limit: number): Promise<ChannelRow[]> {
@@ -70,10 +87,18 @@ export const channelsRepository = {
 
   update(db: Db, businessId: string, id: string, changes: Updateable<ChannelsTable>): Promise<ChannelRow | undefined> {
     const values = changes.provider_config === undefined ? changes : { ...changes, provider_config: JSON.stringify(changes.provider_config) };
-    return db.updateTable('channels').set(values).where('business_id', '=', businessId).where('id', '=', id).returningAll().executeTakeFirst();
+    return db.transaction().execute(async (trx) => {
+      const updated = await trx.updateTable('channels').set(values).where('business_id', '=', businessId).where('id', '=', id).returningAll().executeTakeFirst();
+      await announce(trx, updated);
+      return updated;
+    });
   },
 
-  async remove(db: Db, businessId: string, id: string): Promise<ChannelRow | undefined> {
-    return db.deleteFrom('channels').where('business_id', '=', businessId).where('id', '=', id).returningAll().executeTakeFirst();
+  remove(db: Db, businessId: string, id: string): Promise<ChannelRow | undefined> {
+    return db.transaction().execute(async (trx) => {
+      const removed = await trx.deleteFrom('channels').where('business_id', '=', businessId).where('id', '=', id).returningAll().executeTakeFirst();
+      await announce(trx, removed);
+      return removed;
+    });
   },
 };

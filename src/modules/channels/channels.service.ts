@@ -9,7 +9,7 @@ import { newId } from '../../lib/ids.ts';
 import { resealStored, type SealCounts, type SecretBox } from '../../lib/secret-box.ts';
 import { ChannelCache } from './channel-cache.ts';
 import { digestField, openProviderConfig, sealProviderConfig, type StoredProviderConfig } from './channel-secrets.ts';
-import { channelsRepository, type ChannelRow } from './channels.repository.ts';
+import { channelsRepository, type ChannelKeys, type ChannelRow } from './channels.repository.ts';
 import type { ChannelForm, CreateChannelBody, UpdateChannelBody } from './channels.schemas.ts';
 
 export type { ChannelRow } from './channels.repository.ts';
@@ -20,10 +20,11 @@ const providerKinds: Record<ProviderConfig['kind'], { channelType: string; accou
 };
 
 /**
- * How long a channel found by its provider account is kept before it is read again. Another process
- * may change it meanwhile (rotate its secrets, delete it, give the account to another business): the
- * inbound service reads it again when its signature does not match, and its storing transaction
- * checks that the channel is still the one it names (inbound.service.ts).
+ * How long a channel found by its provider account is kept before it is read again. A change made
+ * by any server process is announced (CHANNEL_CHANGED) and forgets it at once; should an
+ * announcement be missed, the inbound service reads the channel again when its signature does not
+ * match, and its storing transaction checks that the channel is still the one it names
+ * (inbound.service.ts).
  */
 const ACCOUNT_CACHE_MS = 30_000;
 
@@ -32,11 +33,20 @@ const duplicate = (field: string) => conflict(`a channel with this ${field} alre
 /**
  * Channels of a business (operator API) and their provider adapters (for sends and inbound). The
  * provider's secrets are stored sealed (channel-secrets.ts) and opened only to build an adapter.
+ *
+ * Rows read for inbound notifications and for sends are cached. Every change is announced to every
+ * server process (channelsRepository, CHANNEL_CHANGED), whose `forgetAnnounced` drops the copies;
+ * while announcements may be missed (`setTrusted(false)`: the listening connection is down),
+ * nothing is cached.
  */
 export class ChannelsService {
   private readonly providers = new Map<string, { configKey: string; provider: ChannelProvider }>();
   private readonly byAccount = new Map<string, { row: ChannelRow; expiresAt: number }>();
   private readonly forSending = new ChannelCache((businessId, id) => channelsRepository.find(this.db, businessId, id));
+  /** Counts the changes heard, so that a row read before one is not cached after it. */
+  private changes = 0;
+  /** Whether every change reaches this process (one process alone, or announcements heard). */
+  private trusted = true;
 
   constructor(
     private readonly db: Db,
@@ -124,7 +134,7 @@ export class ChannelsService {
 
   /** The channel row for a send (the route's and the worker's), reused briefly (channel-cache.ts). */
   findForSending(businessId: string, id: string): Promise<ChannelRow | undefined> {
-    return this.forSending.get(businessId, id);
+    return this.trusted ? this.forSending.get(businessId, id) : channelsRepository.find(this.db, businessId, id);
   }
 
   findByIdentifier(businessId: string, type: string, identifier: string): Promise<ChannelRow | undefined> {
@@ -139,8 +149,9 @@ export class ChannelsService {
     const key = `${kind}:${account}`;
     const cached = this.byAccount.get(key);
     if (cached && cached.expiresAt > Date.now() && !options.fresh) return cached.row;
+    const readAt = this.changes;
     const row = await channelsRepository.findByProviderAccount(this.db, kind, account);
-    if (row) this.byAccount.set(key, { row, expiresAt: Date.now() + ACCOUNT_CACHE_MS });
+    if (row && this.trusted && readAt === this.changes) this.byAccount.set(key, { row, expiresAt: Date.now() + ACCOUNT_CACHE_MS });
     else this.byAccount.delete(key);
     return row;
   }
@@ -192,7 +203,32 @@ export class ChannelsService {
     return openProviderConfig(this.secrets, row.provider_config as StoredProviderConfig) as ProviderConfig;
   }
 
-  private forget(row: ChannelRow): void {
+  /** A change announced by a server process (this one too): the payload of CHANNEL_CHANGED. */
+  forgetAnnounced(payload: string): void {
+    let keys: ChannelKeys;
+    try {
+      keys = JSON.parse(payload) as ChannelKeys;
+    } catch {
+      // Not an announcement this version writes: forget everything rather than keep a stale copy.
+      return this.forgetAll();
+    }
+    this.forget(keys);
+  }
+
+  /** Whether announcements are heard; while they may be missed, nothing is cached. */
+  setTrusted(trusted: boolean): void {
+    this.trusted = trusted;
+    this.forgetAll();
+  }
+
+  private forgetAll(): void {
+    this.changes += 1;
+    this.byAccount.clear();
+    this.forSending.clear();
+  }
+
+  private forget(row: ChannelKeys): void {
+    this.changes += 1;
     this.providers.delete(row.id);
     this.forSending.forget(row.business_id, row.id);
     if (row.provider_kind && row.provider_account) this.byAccount.delete(`${row.provider_kind}:${row.provider_account}`);

@@ -3,7 +3,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openProviderConfig } from '../../../src/modules/channels/channel-secrets.ts';
 import { SecretBox } from '../../../src/lib/secret-box.ts';
 import { adminHeaders, createTenant, type Tenant } from '../../helpers/tenants.ts';
-import { buildTestApp, type TestApp } from '../../helpers/test-app.ts';
+import { buildApp } from '../../../src/app.ts';
+import { inboundMessage, metaNotification, signedNotification } from '../../helpers/fake-graph-api.ts';
+import { buildTestApp, engine, type TestApp } from '../../helpers/test-app.ts';
 
 let t: TestApp;
 let tenant: Tenant;
@@ -161,6 +163,64 @@ describe('GET, PATCH, DELETE /admin/v1/businesses/:bid/channels/:id', () => {
     const sign = (secret: string) => `sha256=${createHmac('sha256', secret).update(payload).digest('hex')}`;
     expect(provider.verifySignature(payload, { 'x-hub-signature-256': sign('rotated') })).toBe(true);
     expect(provider.verifySignature(payload, { 'x-hub-signature-256': sign('app-secret-value') })).toBe(false);
+  });
+
+  it('caches channels for notifications and sends only while every change is heard', async () => {
+    const { channel } = (await create(whatsapp())).json();
+    const service = t.app.services.channels;
+    const account = channel.provider.account as string;
+    // A change no announcement tells of, as if another process made it while this one was not listening.
+    const renameUnheard = (name: string) => t.database.db.updateTable('channels').set({ name }).where('id', '=', channel.id).execute();
+    try {
+      await service.findByProviderAccount('whatsapp_cloud', account);
+      await service.findForSending(tenant.businessId, channel.id);
+      await renameUnheard('Unheard');
+      expect((await service.findByProviderAccount('whatsapp_cloud', account))?.name).not.toBe('Unheard');
+      service.setTrusted(false);
+      expect((await service.findByProviderAccount('whatsapp_cloud', account))?.name).toBe('Unheard');
+      await renameUnheard('Unheard again');
+      expect((await service.findByProviderAccount('whatsapp_cloud', account))?.name).toBe('Unheard again');
+      expect((await service.findForSending(tenant.businessId, channel.id))?.name).toBe('Unheard again');
+      // An announcement forgets the channel's copies.
+      service.setTrusted(true);
+      await service.findByProviderAccount('whatsapp_cloud', account);
+      await renameUnheard('Announced');
+      service.forgetAnnounced(JSON.stringify({ business_id: tenant.businessId, id: channel.id, provider_kind: 'whatsapp_cloud', provider_account: account }));
+      expect((await service.findByProviderAccount('whatsapp_cloud', account))?.name).toBe('Announced');
+    } finally {
+      service.setTrusted(true); // as it is here: one process, or listening
+    }
+  });
+
+  // Only PostgreSQL serves several processes; within one, the rotation above is used at once.
+  it.runIf(engine === 'postgres')('stops taking a replaced app secret in another server process as soon as it hears of the rotation', async () => {
+    const body = whatsapp();
+    const { channel } = (await create(body)).json();
+    const second = await buildApp(t.config, { database: t.database, logger: false, workers: false });
+    await second.ready();
+    try {
+      const notify = (app: typeof second, secret: string) => {
+        const from = `1415${String(++seq).padStart(7, '0')}`;
+        const notification = metaNotification({ phoneNumberId: body.provider.phone_number_id, contacts: [{ waId: from, name: 'Ada' }], messages: [inboundMessage(from, 'text', { body: 'hi' })] });
+        const { payload, headers } = signedNotification(notification, secret);
+        return app.inject({ method: 'POST', url: '/channels/whatsapp/webhook', headers, payload });
+      };
+      // The second process has read (and cached) the channel.
+      expect((await notify(second, 'app-secret-value')).statusCode).toBe(200);
+      const rotated = await t.app.inject({ method: 'PATCH', url: url(tenant.businessId, channel.id), headers: adminHeaders, payload: { provider: { app_secret: 'rotated' } } });
+      expect(rotated.statusCode).toBe(200);
+      // Within the time an announcement takes, far under the 30 s the channel would be kept without one.
+      const deadline = Date.now() + 2_000;
+      let status = 200;
+      while (status !== 401 && Date.now() < deadline) {
+        status = (await notify(second, 'app-secret-value')).statusCode;
+        if (status !== 401) await new Promise((r) => setTimeout(r, 5));
+      }
+      expect(status).toBe(401);
+      expect((await notify(second, 'rotated')).statusCode).toBe(200);
+    } finally {
+      await second.close();
+    }
   });
 
   it('refuses to change the phone_number_id or unknown fields, and 404s another business', async () => {
