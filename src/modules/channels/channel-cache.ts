@@ -1,11 +1,10 @@
 import type { ChannelRow } from './channels.repository.ts';
 
 /**
- * How long a channel row read for sending is reused. Every send of a busy channel would otherwise
- * read the same row (one statement per send); the price is that a change made through the operator
- * API of another process (a new pace, a rotated secret, a deleted channel) reaches the send route
- * and the send worker of this one up to this long after it was made. A change made in this process
- * is forgotten at once (ChannelsService).
+ * How long a channel row read for sending is reused: every send of a busy channel would otherwise
+ * read the same row (one statement per send). A change made through the operator API of any server
+ * process (a new pace, a rotated secret, a deleted channel) is announced and forgets the row at once
+ * (ChannelsService); this bounds how long a copy lives should an announcement be lost.
  */
 export const CHANNEL_CACHE_MS = 1000;
 

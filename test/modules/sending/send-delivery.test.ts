@@ -67,6 +67,8 @@ describe('send worker: provider failures', () => {
     expect(row).toMatchObject({ status: 'ERROR', send_attempts: 1, provider_message_id: null });
     expect(row.error).toMatch(/^outcome unknown: network_error: connection to the provider lost: .*; not resent$/);
     expect(sendsTo(phone)).toHaveLength(1);
+    // The ERROR mark and the job's end are two commits: the job ends failed, once the worker records it.
+    await until(async () => (await outbox(id)).state !== 'running');
     expect(await outbox(id)).toMatchObject({ state: 'failed' });
   });
 
