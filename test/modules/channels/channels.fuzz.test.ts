@@ -1,9 +1,10 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { inboundMessage, metaNotification, signedNotification, startFakeGraphApi, type FakeGraphApi } from '../../helpers/fake-graph-api.ts';
+import { inboundMessage, metaNotification, startFakeGraphApi, type FakeGraphApi } from '../../helpers/fake-graph-api.ts';
 import { fuzzOptions } from '../../helpers/schema-arbitraries.ts';
 import { adminHeaders, createTenant, type Tenant } from '../../helpers/tenants.ts';
 import { buildTestApp, type TestApp } from '../../helpers/test-app.ts';
+import { postSigned, WEBHOOK } from '../inbound/whatsapp-helpers.ts';
 import { createTemplate, newPhone, settled } from '../sending/sending.fixtures.ts';
 
 /**
@@ -18,7 +19,6 @@ import { createTemplate, newPhone, settled } from '../sending/sending.fixtures.t
  */
 
 const FUZZ = fuzzOptions(40);
-const WEBHOOK = '/channels/whatsapp/webhook';
 
 /** A channel as the model knows it. */
 interface ModelChannel {
@@ -222,8 +222,8 @@ class Notify implements fc.AsyncCommand<Model, Real> {
           : latest(m.channels.filter((c) => c.live && c !== live).map((c) => c.appSecret), this.index);
     const before = await messagesOf(m.channels.map((c) => c.id));
     const from = newPhone();
-    const { payload, headers } = signedNotification(metaNotification({ phoneNumberId: account, contacts: [{ waId: from, name: 'Ada' }], messages: [inboundMessage(from, 'text', { body: 'hi' })] }), secret ?? 'no-such-secret');
-    const res = await t.app.inject({ method: 'POST', url: WEBHOOK, headers, payload });
+    const notification = metaNotification({ phoneNumberId: account, contacts: [{ waId: from, name: 'Ada' }], messages: [inboundMessage(from, 'text', { body: 'hi' })] });
+    const res = await postSigned(t.app, notification, secret ?? 'no-such-secret');
     const label = `${this.toString()} signed with ${JSON.stringify(secret)}: ${res.statusCode} ${res.body}`;
     if (live && secret === live.appSecret) {
       expect(res.statusCode, label).toBe(200);

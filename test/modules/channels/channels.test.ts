@@ -4,8 +4,9 @@ import { openProviderConfig } from '../../../src/modules/channels/channel-secret
 import { SecretBox } from '../../../src/lib/secret-box.ts';
 import { adminHeaders, createTenant, type Tenant } from '../../helpers/tenants.ts';
 import { buildApp } from '../../../src/app.ts';
-import { inboundMessage, metaNotification, signedNotification } from '../../helpers/fake-graph-api.ts';
+import { inboundMessage, metaNotification } from '../../helpers/fake-graph-api.ts';
 import { buildTestApp, engine, type TestApp } from '../../helpers/test-app.ts';
+import { postSigned } from '../inbound/whatsapp-helpers.ts';
 
 let t: TestApp;
 let tenant: Tenant;
@@ -202,8 +203,7 @@ describe('GET, PATCH, DELETE /admin/v1/businesses/:bid/channels/:id', () => {
       const notify = (app: typeof second, secret: string) => {
         const from = `1415${String(++seq).padStart(7, '0')}`;
         const notification = metaNotification({ phoneNumberId: body.provider.phone_number_id, contacts: [{ waId: from, name: 'Ada' }], messages: [inboundMessage(from, 'text', { body: 'hi' })] });
-        const { payload, headers } = signedNotification(notification, secret);
-        return app.inject({ method: 'POST', url: '/channels/whatsapp/webhook', headers, payload });
+        return postSigned(app, notification, secret);
       };
       // The second process has read (and cached) the channel.
       expect((await notify(second, 'app-secret-value')).statusCode).toBe(200);

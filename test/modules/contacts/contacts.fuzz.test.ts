@@ -1,10 +1,10 @@
-import { randomInt } from 'node:crypto';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { inboundMessage, metaNotification, signedNotification } from '../../helpers/fake-graph-api.ts';
+import { inboundMessage, metaNotification } from '../../helpers/fake-graph-api.ts';
 import { fuzzOptions } from '../../helpers/schema-arbitraries.ts';
 import { adminHeaders, createTenant, type Tenant } from '../../helpers/tenants.ts';
 import { buildTestApp, type TestApp } from '../../helpers/test-app.ts';
+import { createWhatsAppChannel, postSigned } from '../inbound/whatsapp-helpers.ts';
 
 /**
  * Contacts, merges and their aliases against a model. Generated sequences of creations, merges,
@@ -197,8 +197,7 @@ class Inbound implements fc.AsyncCommand<Model, Real> {
   async run(m: Model, r: Real) {
     const from = senderOf(this.phone);
     const notification = metaNotification({ phoneNumberId: r.accounts[this.business]!, contacts: [{ waId: from, name: 'Ada' }], messages: [inboundMessage(from, 'text', { body: 'hi' })] });
-    const { payload, headers } = signedNotification(notification, APP_SECRET);
-    const res = await t.app.inject({ method: 'POST', url: '/channels/whatsapp/webhook', headers, payload });
+    const res = await postSigned(t.app, notification, APP_SECRET);
     expect(res.statusCode, `${this.toString()}: ${res.body}`).toBe(200);
     const contact = byPhone(m, this.business, this.phone[0]);
     if (contact) {
@@ -297,27 +296,14 @@ const commands = [
   ...Array<fc.Arbitrary<fc.AsyncCommand<Model, Real>>>(2).fill(fc.tuple(business, spelling(PHONES)).map(([b, p]) => new ConversationLookup(b, p))),
 ];
 
-/** A business with a WhatsApp channel whose notifications are signed with APP_SECRET. */
-async function businessWithChannel(name: string): Promise<{ tenant: Tenant; account: string }> {
-  const tenant = await createTenant(t.app, name);
-  const account = String(randomInt(100_000_000, 999_999_999));
-  const res = await t.app.inject({
-    method: 'POST',
-    url: `/admin/v1/businesses/${tenant.businessId}/channels`,
-    headers: adminHeaders,
-    payload: { type: 'whatsapp', identifier: `1555${randomInt(1_000_000, 9_999_999)}`, provider: { kind: 'whatsapp_cloud', phone_number_id: account, access_token: 'EAAGtoken', app_secret: APP_SECRET, verify_token: `verify-${account}` } },
-  });
-  expect(res.statusCode, res.body).toBe(201);
-  return { tenant, account };
-}
-
 describe('generated contact histories', () => {
   it('agree with the model: lookups by every identifier and alias, conflicts, merges, deletions, in one business only', async () => {
     await fc.assert(
       fc.asyncProperty(fc.commands(commands, { maxCommands: 60, size: 'large' }), async (cmds) => {
         const setup = async () => {
-          const both = [await businessWithChannel('Acme'), await businessWithChannel('Other')];
-          return { model: { contacts: [] }, real: { tenants: both.map((b) => b.tenant), accounts: both.map((b) => b.account) } };
+          const tenants = [await createTenant(t.app, 'Acme'), await createTenant(t.app, 'Other')];
+          const channels = await Promise.all(tenants.map((tenant) => createWhatsAppChannel(t.app, tenant.businessId, { appSecret: APP_SECRET })));
+          return { model: { contacts: [] }, real: { tenants, accounts: channels.map((c) => c.phoneNumberId) } };
         };
         await fc.asyncModelRun(setup, cmds);
       }),
