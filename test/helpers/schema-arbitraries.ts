@@ -9,6 +9,12 @@ export function fuzzOptions(defaultRuns: number): { numRuns: number; seed: numbe
   return { numRuns: Number(process.env.FUZZ_RUNS ?? defaultRuns), seed: Number(process.env.FUZZ_SEED ?? 20261126) };
 }
 
+/**
+ * An arbitrary `times` over, for a list of commands (fc.commands has no weights: a command listed
+ * twice is drawn twice as often).
+ */
+export const weighted = <T>(times: number, arbitrary: fc.Arbitrary<T>): fc.Arbitrary<T>[] => Array<fc.Arbitrary<T>>(times).fill(arbitrary);
+
 /** The part of an OpenAPI 3.1 document the generated-input tests read. */
 export interface OpenApiDocument {
   paths: Record<string, Record<string, {

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inboundMessage, metaNotification, startFakeGraphApi, type FakeGraphApi } from '../../helpers/fake-graph-api.ts';
-import { fuzzOptions } from '../../helpers/schema-arbitraries.ts';
+import { fuzzOptions, weighted } from '../../helpers/schema-arbitraries.ts';
 import { adminHeaders, createTenant, type Tenant } from '../../helpers/tenants.ts';
 import { buildTestApp, type TestApp } from '../../helpers/test-app.ts';
 import { postSigned, WEBHOOK } from '../inbound/whatsapp-helpers.ts';
@@ -299,19 +299,19 @@ class Send implements fc.AsyncCommand<Model, Real> {
 const business = fc.integer({ min: 0, max: 1 });
 const poolIndex = fc.integer({ min: 0, max: 1 });
 // Weighted so that secrets are rotated and used often between the rarer creations and deletions.
-const commands = [
-  ...Array<fc.Arbitrary<fc.AsyncCommand<Model, Real>>>(2).fill(
+const commands: fc.Arbitrary<fc.AsyncCommand<Model, Real>>[] = [
+  ...weighted(2, 
     fc.tuple(business, poolIndex, fc.boolean(), poolIndex, secrets).map(([b, i, plus, a, s]) => new Create(b, i, plus, a, s)),
   ),
-  ...Array<fc.Arbitrary<fc.AsyncCommand<Model, Real>>>(2).fill(
+  ...weighted(2, 
     fc.tuple(fc.nat(), business, fc.subarray(['accessToken', 'appSecret', 'verifyToken'] as (keyof Secrets)[], { minLength: 1 }), secrets).map(([c, b, f, s]) => new Rotate(c, b, f, s)),
   ),
   fc.tuple(fc.nat(), business).map(([c, b]) => new Delete(c, b)),
-  ...Array<fc.Arbitrary<fc.AsyncCommand<Model, Real>>>(3).fill(
+  ...weighted(3, 
     fc.tuple(poolIndex, fc.constantFrom('current', 'replaced', 'other') as fc.Arbitrary<Notify['signer']>, fc.nat()).map(([a, s, i]) => new Notify(a, s, i)),
   ),
   fc.tuple(fc.constantFrom('current', 'replaced', 'unknown') as fc.Arbitrary<Verify['token']>, fc.nat()).map(([k, i]) => new Verify(k, i)),
-  ...Array<fc.Arbitrary<fc.AsyncCommand<Model, Real>>>(2).fill(fc.tuple(poolIndex, business).map(([i, b]) => new Send(i, b))),
+  ...weighted(2, fc.tuple(poolIndex, business).map(([i, b]) => new Send(i, b))),
 ];
 
 describe('generated channel lives', () => {

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inboundMessage, metaNotification } from '../../helpers/fake-graph-api.ts';
-import { fuzzOptions } from '../../helpers/schema-arbitraries.ts';
+import { fuzzOptions, weighted } from '../../helpers/schema-arbitraries.ts';
 import { adminHeaders, createTenant, type Tenant } from '../../helpers/tenants.ts';
 import { buildTestApp, type TestApp } from '../../helpers/test-app.ts';
 import { createWhatsAppChannel, postSigned } from '../inbound/whatsapp-helpers.ts';
@@ -102,11 +102,12 @@ class Create implements fc.AsyncCommand<Model, Real> {
       expect(res.statusCode, label).toBe(400);
       return;
     }
-    const taken = [
-      ...(email && byEmail(m, this.business, email) ? [{ field: 'email', contact_id: byEmail(m, this.business, email)!.id }] : []),
-      ...(phone && byPhone(m, this.business, this.phone![0]) ? [{ field: 'phone_number', contact_id: byPhone(m, this.business, this.phone![0])!.id }] : []),
-      ...(this.externalId && byExternalId(m, this.business, this.externalId) ? [{ field: 'external_id', contact_id: byExternalId(m, this.business, this.externalId)!.id }] : []),
+    const owners: [string, ModelContact | undefined][] = [
+      ['email', email ? byEmail(m, this.business, email) : undefined],
+      ['phone_number', this.phone ? byPhone(m, this.business, this.phone[0]) : undefined],
+      ['external_id', this.externalId ? byExternalId(m, this.business, this.externalId) : undefined],
     ];
+    const taken = owners.flatMap(([field, owner]) => (owner ? [{ field, contact_id: owner.id }] : []));
     if (taken.length > 0) {
       expect(res.statusCode, label).toBe(409);
       expect(res.json().error.details, label).toEqual(taken);
@@ -279,21 +280,21 @@ class ConversationLookup implements fc.AsyncCommand<Model, Real> {
 
 const business = fc.integer({ min: 0, max: 1 });
 const maybe = <T>(a: fc.Arbitrary<T>) => fc.option(a, { nil: null, freq: 2 });
-const commands = [
-  ...Array<fc.Arbitrary<fc.AsyncCommand<Model, Real>>>(3).fill(
+const commands: fc.Arbitrary<fc.AsyncCommand<Model, Real>>[] = [
+  ...weighted(3, 
     fc.tuple(business, maybe(spelling(EMAILS)), maybe(spelling(PHONES)), maybe(fc.constantFrom(...EXTERNAL_IDS)), fc.integer({ min: 0, max: 5 }).map((n) => n === 5))
       .map(([b, e, p, x, test]) => new Create(b, e, p, x, test)),
   ),
-  ...Array<fc.Arbitrary<fc.AsyncCommand<Model, Real>>>(3).fill(
+  ...weighted(3, 
     fc.tuple(fc.nat(), fc.nat(), fc.constantFrom('survivor', 'loser', undefined) as fc.Arbitrary<Merge['emailChoice']>, business, fc.integer({ min: 0, max: 4 }))
       .map(([s, l, choice, b, any]) => new Merge(b, s, l, choice, any === 4)),
   ),
   fc.tuple(business, fc.nat()).map(([b, c]) => new Delete(b, c)),
-  ...Array<fc.Arbitrary<fc.AsyncCommand<Model, Real>>>(2).fill(fc.tuple(business, spelling(PHONES)).map(([b, p]) => new Inbound(b, p))),
-  ...Array<fc.Arbitrary<fc.AsyncCommand<Model, Real>>>(3).fill(
+  ...weighted(2, fc.tuple(business, spelling(PHONES)).map(([b, p]) => new Inbound(b, p))),
+  ...weighted(3, 
     fc.tuple(business, maybe(spelling(EMAILS)), maybe(spelling(PHONES)), maybe(fc.constantFrom(...EXTERNAL_IDS)), fc.boolean()).map(([b, e, p, x, known]) => new Lookup(b, e, p, x, known)),
   ),
-  ...Array<fc.Arbitrary<fc.AsyncCommand<Model, Real>>>(2).fill(fc.tuple(business, spelling(PHONES)).map(([b, p]) => new ConversationLookup(b, p))),
+  ...weighted(2, fc.tuple(business, spelling(PHONES)).map(([b, p]) => new ConversationLookup(b, p))),
 ];
 
 describe('generated contact histories', () => {

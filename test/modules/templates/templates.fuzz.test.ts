@@ -164,10 +164,10 @@ const brokenTemplate: fc.Arbitrary<BrokenTemplate> = fc
         return { request, status: 400, field: `buttons/${at}/url` };
       }
       case 'three_urls':
-        request.buttons = [...list.filter((b) => b.type !== 'url'), ...['a', 'b', 'c'].map((p) => ({ type: 'url', text: p, url: `https://shop.example/${p}` }))].slice(-10);
+        request.buttons = [...list.filter((b) => b.type !== 'url'), ...['a', 'b', 'c'].map((p) => ({ type: 'url', text: p, url: `https://shop.example/${p}` }))];
         return { request, status: 400, field: 'buttons' };
       case 'two_phones':
-        request.buttons = [...list.filter((b) => b.type !== 'phone_number'), ...['1', '2'].map((p) => ({ type: 'phone_number', text: p, phone_number: `+1415555012${p}` }))].slice(-10);
+        request.buttons = [...list.filter((b) => b.type !== 'phone_number'), ...['1', '2'].map((p) => ({ type: 'phone_number', text: p, phone_number: `+1415555012${p}` }))];
         return { request, status: 400, field: 'buttons' };
       case 'taken':
         return { request: { ...request, name: 'taken', language: 'es' }, status: 409, field: 'name' };
