@@ -103,12 +103,17 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   const listen = deps.database.listen;
   if (listen) {
     services.channels.setTrusted(false);
-    const stops: (() => Promise<void>)[] = [];
+    let stop: (() => Promise<void>) | undefined;
     app.addHook('onReady', async () => {
-      stops.push(await listen(API_KEY_REVOKED_CHANNEL, (hash) => services.apiKeys.forgetRevoked(hash), (state) => apiKeyCache.setTrusted(state === 'listening')));
-      stops.push(await listen(CHANNEL_CHANGED, (keys) => services.channels.forgetAnnounced(keys), (state) => services.channels.setTrusted(state === 'listening')));
+      stop = await listen(
+        { [API_KEY_REVOKED_CHANNEL]: (hash) => services.apiKeys.forgetRevoked(hash), [CHANNEL_CHANGED]: (keys) => services.channels.forgetAnnounced(keys) },
+        (state) => {
+          apiKeyCache.setTrusted(state === 'listening');
+          services.channels.setTrusted(state === 'listening');
+        },
+      );
     });
-    app.addHook('onClose', async () => void (await Promise.all(stops.map((stop) => stop()))));
+    app.addHook('onClose', async () => stop?.());
   }
   app.addHook('onReady', async () => services.idempotency.startCleanup((err) => app.log.error({ err }, 'idempotency key cleanup failed')));
   app.addHook('onClose', async () => services.idempotency.stopCleanup());

@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
-import { listenPostgres, type ListenState } from './listen.ts';
+import { listenPostgres, type ListenState, type NotificationHandlers } from './listen.ts';
 import { initPgliteDataDir } from './pglite-init.ts';
 import { PgliteSocket } from './pglite-socket.ts';
 import { preparingPool } from './prepared-statements.ts';
@@ -16,10 +16,11 @@ export interface DatabaseHandle {
   db: Db;
   engine: Engine;
   /**
-   * Receives NOTIFY messages sent by other server processes. Only PostgreSQL has other processes;
-   * on the embedded engine every change happens in this one, so there is nothing to listen to.
+   * Receives NOTIFY messages sent by other server processes, on one connection for all the
+   * handlers' channels. Only PostgreSQL has other processes; on the embedded engine every change
+   * happens in this one, so there is nothing to listen to.
    */
-  listen?(channel: string, onMessage: (payload: string) => void, onState: (state: ListenState) => void): Promise<() => Promise<void>>;
+  listen?(handlers: NotificationHandlers, onState: (state: ListenState) => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
 }
 
@@ -82,7 +83,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHa
     return {
       db,
       engine: 'postgres',
-      listen: (channel, onMessage, onState) => listenPostgres({ connectionString: options.databaseUrl }, channel, onMessage, onState),
+      listen: (handlers, onState) => listenPostgres({ connectionString: options.databaseUrl }, handlers, onState),
       close: () => db.destroy(),
     };
   }

@@ -3,15 +3,17 @@ import pg from 'pg';
 /** Whether notifications are being received; while not, a listener must not trust what it cached. */
 export type ListenState = 'listening' | 'interrupted';
 
+/** What to do with each NOTIFY channel's messages, by channel name. */
+export type NotificationHandlers = Readonly<Record<string, (payload: string) => void>>;
+
 /**
- * Receives PostgreSQL NOTIFY messages on one channel over a dedicated connection (a pooled one
- * would be handed to queries), and reconnects after a failure. `onState` says when messages may have
- * been missed, so caches that rely on them can drop what they hold.
+ * Receives PostgreSQL NOTIFY messages on the handlers' channels over one dedicated connection (a
+ * pooled one would be handed to queries), and reconnects after a failure. `onState` says when
+ * messages may have been missed, so caches that rely on them can drop what they hold.
  */
 export async function listenPostgres(
   clientConfig: pg.ClientConfig,
-  channel: string,
-  onMessage: (payload: string) => void,
+  handlers: NotificationHandlers,
   onState: (state: ListenState) => void,
 ): Promise<() => Promise<void>> {
   let client: pg.Client | undefined;
@@ -21,7 +23,7 @@ export async function listenPostgres(
   const connect = async (): Promise<void> => {
     const next = new pg.Client(clientConfig);
     next.on('notification', (message) => {
-      if (message.channel === channel && message.payload !== undefined) onMessage(message.payload);
+      if (message.payload !== undefined && Object.hasOwn(handlers, message.channel)) handlers[message.channel]!(message.payload);
     });
     const lost = () => {
       if (client !== next || stopped) return;
@@ -33,7 +35,7 @@ export async function listenPostgres(
     next.on('end', lost);
     try {
       await next.connect();
-      await next.query(`LISTEN ${next.escapeIdentifier(channel)}`);
+      for (const channel of Object.keys(handlers)) await next.query(`LISTEN ${next.escapeIdentifier(channel)}`);
     } catch (err) {
       await next.end().catch(() => undefined);
       if (!stopped) retry = setTimeout(() => void connect().catch(() => undefined), 1_000);
