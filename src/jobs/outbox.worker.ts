@@ -3,10 +3,11 @@ import { newId } from '../lib/ids.ts';
 import { outboxRepository, type OutboxJob } from './outbox.repository.ts';
 
 /**
- * What a handler decided about one job. `recorded: true` with `done` says the handler has already
- * marked the job done itself, in the statement that stored the job's result (one commit for both).
+ * What a handler decided about one job. `recorded: true` says the handler has already ended the job
+ * itself (done, failed or due again), in the transaction that stored the job's result (one commit
+ * for both).
  */
-export type JobOutcome = { done: true; recorded?: true } | { retryInSeconds: number; error: string } | { failed: string };
+export type JobOutcome = ({ done: true } | { retryInSeconds: number; error: string } | { failed: string }) & { recorded?: true };
 
 /** The code behind one kind of durable work (provider sends, media fetches, webhook deliveries). */
 export interface JobHandler {
@@ -165,9 +166,9 @@ export class OutboxWorker {
   private async run(handler: JobHandler, job: OutboxJob): Promise<void> {
     try {
       const outcome = await handler.handle(job);
-      if ('done' in outcome) {
-        if (!outcome.recorded) await outboxRepository.complete(this.db, job);
-      } else if ('failed' in outcome) await outboxRepository.fail(this.db, job, outcome.failed);
+      if (outcome.recorded) return;
+      if ('done' in outcome) await outboxRepository.complete(this.db, job);
+      else if ('failed' in outcome) await outboxRepository.fail(this.db, job, outcome.failed);
       else await outboxRepository.retryAt(this.db, job, outcome.retryInSeconds, outcome.error);
     } catch (err) {
       // A handler bug must not lose the job: it goes back to the queue after a pause.

@@ -1,6 +1,6 @@
 import type { ChannelProvider, OutboundContent } from '../../channels/provider.ts';
 import type { Db } from '../../db/database.ts';
-import type { OutboxJob } from '../../jobs/outbox.repository.ts';
+import { outboxRepository, type OutboxJob } from '../../jobs/outbox.repository.ts';
 import type { JobHandler, JobOutcome } from '../../jobs/outbox.worker.ts';
 import { ChannelPacer } from './channel-pacer.ts';
 import type { ChannelRow } from '../channels/channels.repository.ts';
@@ -104,15 +104,15 @@ export class SendJobHandler implements JobHandler {
     const message = await this.reads.submit({ businessId, id: job.ref_id });
     if (!message || message.status !== 'PENDING') return { done: true };
     // A previous call's outcome was never recorded (the worker stopped, or the database failed after it).
-    if (message.provider_call_at !== null) return this.fail(businessId, message.id, OUTCOME_UNKNOWN);
+    if (message.provider_call_at !== null) return this.fail(job, OUTCOME_UNKNOWN);
 
     const channel = message.channel_id ? await this.channels.findForSending(businessId, message.channel_id) : undefined;
-    if (!channel) return this.fail(businessId, message.id, 'the channel of this message no longer exists');
+    if (!channel) return this.fail(job, 'the channel of this message no longer exists');
     let provider: ChannelProvider;
     try {
       provider = this.channels.providerFor(channel);
     } catch (err) {
-      return this.fail(businessId, message.id, `the channel cannot send: ${(err as Error).message}`);
+      return this.fail(job, `the channel cannot send: ${(err as Error).message}`);
     }
 
     // Far back in the channel's line: give the worker slot back instead of holding it (not an attempt).
@@ -136,11 +136,16 @@ export class SendJobHandler implements JobHandler {
       const failure = provider.classifyError(err);
       const detail = `${failure.code}: ${failure.detail}`;
       // No answer to a request that may have arrived: as a crash during the call, never resent.
-      if (failure.mayHaveArrived) return this.fail(businessId, message.id, `outcome unknown: ${detail}; not resent`);
+      if (failure.mayHaveArrived) return this.fail(job, `outcome unknown: ${detail}; not resent`);
       const attempt = message.send_attempts + 1;
-      if (!failure.retryable || attempt >= this.options.maxAttempts) return this.fail(businessId, message.id, detail);
-      await repo.endCall(this.db, businessId, message.id, detail);
-      return { retryInSeconds: this.backoff(attempt), error: detail };
+      if (!failure.retryable || attempt >= this.options.maxAttempts) return this.fail(job, detail);
+      const retryInSeconds = this.backoff(attempt);
+      // The message waits for its next attempt exactly when its job does (one commit).
+      await this.db.transaction().execute(async (trx) => {
+        await repo.endCall(trx, businessId, message.id, detail);
+        await outboxRepository.retryAt(trx, job, retryInSeconds, detail);
+      });
+      return { retryInSeconds, error: detail, recorded: true };
     }
   }
 
@@ -162,8 +167,12 @@ export class SendJobHandler implements JobHandler {
     return delay * (0.8 + Math.random() * 0.4);
   }
 
-  private async fail(businessId: string, messageId: string, detail: string): Promise<JobOutcome> {
-    await repo.markError(this.db, businessId, messageId, detail);
-    return { failed: detail };
+  /** The message is marked ERROR exactly when its job fails (one commit). */
+  private async fail(job: OutboxJob, detail: string): Promise<JobOutcome> {
+    await this.db.transaction().execute(async (trx) => {
+      await repo.markError(trx, job.business_id, job.ref_id, detail);
+      await outboxRepository.fail(trx, job, detail);
+    });
+    return { failed: detail, recorded: true };
   }
 }

@@ -7,7 +7,7 @@ import { ChannelPacer } from '../../../src/modules/sending/channel-pacer.ts';
 import { OUTCOME_UNKNOWN, SendJobHandler } from '../../../src/modules/sending/send.job.ts';
 import { metaNotification, signedNotification, startFakeGraphApi, statusReceipt, type FakeGraphApi, type GraphFailure } from '../../helpers/fake-graph-api.ts';
 import { createTenant, type Tenant } from '../../helpers/tenants.ts';
-import { buildTestApp, type TestApp } from '../../helpers/test-app.ts';
+import { buildTestApp, engine, type TestApp } from '../../helpers/test-app.ts';
 import { createChannel, inboundContact, messageRow, settled, until, type TestChannel } from './sending.fixtures.ts';
 
 let t: TestApp;
@@ -31,6 +31,13 @@ const sendsTo = (phone: string) => fake.sends().filter((r) => (r.body as { to?: 
 const send = (app: FastifyInstance, to: string, channelId = channel.id) =>
   app.inject({ method: 'POST', url: '/external/v2/messages/send', headers: tenant.headers, payload: { to, from: 'whatsapp', type: 'text', content: { text: 'hi' }, channel_uuid: channelId } });
 const outbox = (messageId: string) => t.database.db.selectFrom('outbox').selectAll().where('ref_id', '=', messageId).executeTakeFirstOrThrow();
+/** A message and its send job as one statement sees them (one snapshot). */
+const messageAndJob = (messageId: string) => t.database.db
+  .selectFrom('messages as m')
+  .innerJoin('outbox as o', (join) => join.onRef('o.business_id', '=', 'm.business_id').onRef('o.ref_id', '=', 'm.id'))
+  .select(['m.status', 'm.error', 'o.state', 'o.last_error', 'o.locked_until'])
+  .where('m.id', '=', messageId)
+  .executeTakeFirstOrThrow();
 
 /** Another app over the same database, as a restarted process would be. */
 async function secondApp(workers: boolean): Promise<FastifyInstance> {
@@ -48,15 +55,52 @@ describe('send worker: provider failures', () => {
     const { phone } = await inboundContact(t, tenant, channel, 1);
     fake.failNextSends(1, failure);
     const id = (await send(t.app, phone)).json().message.uuid as string;
-    await until(async () => (await outbox(id)).last_error !== null);
-    const waiting = await messageRow(t, id);
-    expect(waiting.status).toBe('PENDING');
+    let waiting = await messageAndJob(id);
+    await until(async () => (waiting = await messageAndJob(id)).error !== null);
+    // The message waits for its next attempt in the commit that puts its job back in the queue.
+    expect(waiting).toMatchObject({ status: 'PENDING', state: 'pending', last_error: waiting.error, locked_until: null });
     expect(waiting.error).toContain(String(failure.code));
     const row = await settled(t, id);
     expect(row).toMatchObject({ status: 'SENT', send_attempts: 2, error: null });
     expect(sendsTo(phone)).toHaveLength(2);
     // The job is completed by the statement that marks the message SENT.
     expect(await outbox(id)).toMatchObject({ state: 'done', locked_until: null });
+  });
+
+  // Another connection holds the job's row while the provider answers, so the worker's end of the
+  // job must wait: a reader sees neither the ERROR mark nor the job's end until both commit. Only
+  // PostgreSQL has another connection to hold it with.
+  it.runIf(engine === 'postgres')('marks a failed send ERROR in the commit that ends its job, never before', async () => {
+    const { phone } = await inboundContact(t, tenant, channel, 1);
+    fake.failNextSends(1, { status: 400, code: 131026, message: '(#131026) Message undeliverable' });
+    fake.setDelay(300);
+    let release = () => {};
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let holding: Promise<void> | undefined;
+    try {
+      const id = (await send(t.app, phone)).json().message.uuid as string;
+      await until(() => sendsTo(phone).length === 1);
+      let held = () => {};
+      const locked = new Promise<void>((resolve) => (held = resolve));
+      holding = t.database.db.transaction().execute(async (trx) => {
+        await trx.selectFrom('outbox').select('id').where('ref_id', '=', id).forUpdate().execute();
+        held();
+        await released;
+      });
+      await locked;
+      // The provider has answered and the worker has tried to record it.
+      await new Promise((resolve) => setTimeout(resolve, 800));
+      expect(await messageAndJob(id)).toMatchObject({ status: 'PENDING', state: 'running' });
+      release();
+      await holding;
+      const row = await settled(t, id);
+      expect(row).toMatchObject({ status: 'ERROR', error: '131026: (#131026) Message undeliverable' });
+      expect(await outbox(id)).toMatchObject({ state: 'failed', last_error: row.error });
+    } finally {
+      release();
+      await holding;
+      fake.setDelay(0);
+    }
   });
 
   it('does not resend after a connection dropped during the call: the provider may have the message', async () => {
@@ -67,9 +111,8 @@ describe('send worker: provider failures', () => {
     expect(row).toMatchObject({ status: 'ERROR', send_attempts: 1, provider_message_id: null });
     expect(row.error).toMatch(/^outcome unknown: network_error: connection to the provider lost: .*; not resent$/);
     expect(sendsTo(phone)).toHaveLength(1);
-    // The ERROR mark and the job's end are two commits: the job ends failed, once the worker records it.
-    await until(async () => (await outbox(id)).state !== 'running');
-    expect(await outbox(id)).toMatchObject({ state: 'failed' });
+    // The ERROR mark and the job's end are one commit.
+    expect(await outbox(id)).toMatchObject({ state: 'failed', last_error: row.error, locked_until: null });
   });
 
   it('sends the message id for Meta to echo in receipts, and a receipt recovers a send whose answer was lost', async () => {
@@ -127,7 +170,7 @@ describe('send worker: provider failures', () => {
     const detail = `${failure.message}${failure.details ? `: ${failure.details}` : ''}`;
     expect(row).toMatchObject({ status: 'ERROR', error: `${failure.code}: ${detail}`, send_attempts: 1, provider_message_id: null });
     expect(sendsTo(phone)).toHaveLength(1);
-    await until(async () => (await outbox(id)).state === 'failed');
+    expect(await outbox(id)).toMatchObject({ state: 'failed', last_error: row.error });
     const status = await t.app.inject({ method: 'GET', url: `/external/v2/messages/status/${id}`, headers: tenant.headers });
     expect(status.json().message).toMatchObject({ status: 'failed', error: `${failure.code}: ${detail}` });
   });
