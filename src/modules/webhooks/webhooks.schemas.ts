@@ -16,11 +16,13 @@ const Method = Type.Union([Type.Literal('POST'), Type.Literal('PUT')], { descrip
 
 const Headers = Type.Record(
   Type.String({ pattern: "^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,100}$" }),
-  Type.String({ maxLength: 1000, pattern: '^[^\\u0000-\\u0008\\u000a-\\u001f\\u007f]*$' }),
+  // What a header carries as it is: printable ASCII, spaces and tabs inside only (a receiver drops
+  // them at the ends, and Node refuses to send characters beyond Latin-1).
+  Type.String({ maxLength: 1000, pattern: '^(?:[!-~](?:[\\t -~]*[!-~])?)?$' }),
   {
     maxProperties: MAX_HEADERS,
     additionalProperties: false,
-    description: `custom headers sent with every call (at most ${MAX_HEADERS}; names are HTTP tokens, values at most 1000 characters without line breaks). Refused with 400: ${RESERVED_HEADERS.join(', ')}.`,
+    description: `custom headers sent with every call (at most ${MAX_HEADERS}; names are HTTP tokens; values at most 1000 characters of printable ASCII, with spaces and tabs inside but not at either end, or empty). Refused with 400: ${RESERVED_HEADERS.join(', ')}.`,
   },
 );
 
