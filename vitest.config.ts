@@ -13,6 +13,8 @@ export default defineConfig({
         name: engine,
         include: ['test/**/*.test.ts'],
         env: { TEST_ENGINE: engine },
+        // The embedded engine's files start their databases from one migrated copy.
+        globalSetup: engine === 'pglite' ? ['test/global-setup.ts'] : [],
         testTimeout: 30_000,
         hookTimeout: 60_000,
       },

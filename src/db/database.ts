@@ -21,6 +21,11 @@ export interface DatabaseHandle {
    * happens in this one, so there is nothing to listen to.
    */
   listen?(handlers: NotificationHandlers, onState: (state: ListenState) => void): Promise<() => Promise<void>>;
+  /**
+   * A copy of the embedded engine's data directory (PGlite's dumpDataDir), which `openDatabase`
+   * can start an in-memory database from (`snapshot`). Only the embedded engine has one.
+   */
+  snapshot?(): Promise<Blob>;
   close(): Promise<void>;
 }
 
@@ -29,6 +34,12 @@ export interface DatabaseOptions {
   databaseUrl?: string;
   /** PGlite data directory, or `memory://`. */
   dataDir?: string;
+  /**
+   * With `memory://`: start from this copy of a data directory (DatabaseHandle.snapshot) instead of
+   * an empty database. Creating an empty one runs initdb, 3-6 s on a 2-core machine; starting from
+   * a copy takes 0.4-0.6 s, so the test suite starts each file's database from one migrated copy.
+   */
+  snapshot?: Blob;
   /** Schema to work in (tests give each file its own); default `public`. */
   schema?: string;
   poolSize?: number;
@@ -98,7 +109,8 @@ export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHa
   // Loaded only here, so a process on PostgreSQL does not hold PGlite's JavaScript in memory.
   const { PGlite } = await import('@electric-sql/pglite');
   const settings = Object.entries(PGLITE_SETTINGS).flatMap(([name, value]) => ['-c', `${name}=${value}`]);
-  const pglite = await PGlite.create(pgliteDir, { startParams: [...PGlite.defaultStartParams, ...settings] });
+  const loadDataDir = pgliteDir === undefined ? options.snapshot : undefined;
+  const pglite = await PGlite.create(pgliteDir, { loadDataDir, startParams: [...PGlite.defaultStartParams, ...settings] });
   await pglite.exec(`SET TIME ZONE 'UTC'`);
   // node-postgres speaks to PGlite in this process, over a socket that hands its bytes to PGlite
   // (pglite-socket.ts): the same driver, type parsers and named statements as on PostgreSQL. Named,
@@ -118,6 +130,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHa
   return {
     db,
     engine: 'pglite',
+    snapshot: () => pglite.dumpDataDir('none'),
     close: async () => {
       await db.destroy();
       await pglite.close();

@@ -1,6 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import { randomBytes } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
 import pg from 'pg';
+import { inject } from 'vitest';
 import { buildApp } from '../../src/app.ts';
 import { loadConfig, type Config } from '../../src/config.ts';
 import { openDatabase, type DatabaseHandle, type Engine } from '../../src/db/database.ts';
@@ -19,6 +21,19 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
+let snapshot: Promise<Blob> | undefined;
+
+/**
+ * The migrated, empty embedded database that test/global-setup.ts left for this run, which an
+ * in-memory database starts from; none on the PostgreSQL project.
+ */
+export function pgliteSnapshot(): Promise<Blob> | undefined {
+  const file = inject('pgliteSnapshot');
+  if (!file) return undefined;
+  snapshot ??= readFile(file).then((bytes) => new Blob([bytes]));
+  return snapshot;
+}
+
 /** The configuration every test app runs with, plus `env`. */
 export function testConfig(env: Record<string, string> = {}): Config {
   return loadConfig({ DATA_DIR: 'memory://', ADMIN_TOKEN, PUBLIC_URL, SECRET_KEY: 'test-secret-key-0123456789-0123456789', ...env });
@@ -34,7 +49,7 @@ export async function buildTestApp(env: Record<string, string> = {}, options: { 
   if (engine === 'postgres' && !databaseUrl) throw new Error('TEST_DATABASE_URL is required for the postgres project');
   const schema = databaseUrl ? `test_${randomBytes(6).toString('hex')}` : undefined;
   const config = testConfig(env);
-  const database = await openDatabase({ databaseUrl, dataDir: 'memory://', schema, poolSize: 5 });
+  const database = await openDatabase({ databaseUrl, dataDir: 'memory://', schema, poolSize: 5, snapshot: await pgliteSnapshot() });
   await migrateToLatest(database.db, schema);
   const app = await buildApp(config, { database, logger: false, workers: options.workers });
   await app.ready();

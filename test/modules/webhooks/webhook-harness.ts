@@ -14,7 +14,7 @@ import { MessageCreatedBody } from '../../../src/modules/webhooks/webhook-payloa
 import type { WebhookWorkerOptions } from '../../../src/modules/webhooks/webhook-worker.ts';
 import { insertContact, insertConversation, insertMessage } from '../../helpers/factories.ts';
 import { adminHeaders } from '../../helpers/tenants.ts';
-import { engine, testConfig } from '../../helpers/test-app.ts';
+import { engine, pgliteSnapshot, testConfig } from '../../helpers/test-app.ts';
 
 /** A clock the test moves by hand. */
 export class TestClock implements Clock {
@@ -100,7 +100,7 @@ export async function sharedDatabase(): Promise<SharedDatabase> {
   const databaseUrl = engine === 'postgres' ? process.env.TEST_DATABASE_URL : undefined;
   if (!databaseUrl) {
     // PGlite is one process's database: apps "share" it by sharing the handle.
-    const handle = await openDatabase({ dataDir: 'memory://' });
+    const handle = await openDatabase({ dataDir: 'memory://', snapshot: await pgliteSnapshot() });
     await migrateToLatest(handle.db);
     const shared = { ...handle, close: async () => undefined };
     return { open: async () => shared, drop: () => handle.close() };
