@@ -2,7 +2,6 @@ import type { FastifyInstance } from 'fastify';
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import pg from 'pg';
-import { inject } from 'vitest';
 import { buildApp } from '../../src/app.ts';
 import { loadConfig, type Config } from '../../src/config.ts';
 import { openDatabase, type DatabaseHandle, type Engine } from '../../src/db/database.ts';
@@ -25,9 +24,12 @@ let snapshot: Promise<Blob> | undefined;
 
 /**
  * The migrated, empty embedded database that test/global-setup.ts left for this run, which an
- * in-memory database starts from; none on the PostgreSQL project.
+ * in-memory database starts from; none on the PostgreSQL project, nor outside vitest (benchmarks
+ * that build test apps).
  */
-export function pgliteSnapshot(): Promise<Blob> | undefined {
+export async function pgliteSnapshot(): Promise<Blob | undefined> {
+  if (!process.env.VITEST) return undefined;
+  const { inject } = await import('vitest');
   const file = inject('pgliteSnapshot');
   if (!file) return undefined;
   snapshot ??= readFile(file).then((bytes) => new Blob([bytes]));
