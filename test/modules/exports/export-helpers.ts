@@ -33,9 +33,16 @@ export async function insertEvent(db: Db, businessId: string, row: Partial<Inser
   return db.insertInto('events').values({ id: newId(), type: 'conversation_archived', actor_type: 'system', data: JSON.stringify({ origin: 'api' }), channel: null, conversation_id: null, ...row, business_id: businessId }).returningAll().executeTakeFirstOrThrow();
 }
 
-/** Walks an export to its end, returning every record and the number of pages. */
-export async function walk(t: TestApp, tenant: Tenant, path: 'messages' | 'events', query: string, onPage?: (page: number) => Promise<void>) {
-  const records: { id: string; created_at: string }[] = [];
+/** A record of an export, as the walk reads it. */
+export type ExportRecord = { id: string; created_at: string } & Record<string, unknown>;
+
+/**
+ * Walks an export to its end, returning every record and the number of pages; each page holds at
+ * most the query's `limit`. `onPage` runs between pages (another one follows) with the records so far.
+ */
+export async function walk(t: TestApp, tenant: Tenant, path: 'messages' | 'events', query: string, onPage?: (page: number, records: ExportRecord[]) => Promise<void>) {
+  const limit = Number(new URLSearchParams(query).get('limit') ?? 100);
+  const records: ExportRecord[] = [];
   let cursor: string | null = null;
   let pages = 0;
   do {
@@ -43,10 +50,11 @@ export async function walk(t: TestApp, tenant: Tenant, path: 'messages' | 'event
     const res = await t.app.inject({ method: 'GET', url, headers: tenant.headers });
     if (res.statusCode !== 200) throw new Error(`${res.statusCode} ${res.body}`);
     const body = res.json();
+    if (body[path].length > limit) throw new Error(`page ${pages + 1} holds ${body[path].length} records, more than the limit of ${limit}`);
     records.push(...body[path]);
     cursor = body.next_cursor;
     pages += 1;
-    if (onPage) await onPage(pages);
+    if (cursor && onPage) await onPage(pages, records);
   } while (cursor);
   return { records, pages };
 }

@@ -1,8 +1,11 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fuzzOptions, weighted } from '../../helpers/schema-arbitraries.ts';
-import { adminHeaders, createTenant, type Tenant } from '../../helpers/tenants.ts';
-import { buildWebhookApp, createWebhook, Receiver, sharedDatabase, storeMessage, TestClock, waitUntil, type Received, type SharedDatabase, type WebhookTestApp } from './webhook-harness.ts';
+import { adminHeaders } from '../../helpers/tenants.ts';
+import {
+  buildWebhookApp, callsOfRun, createWebhook, deliveriesInHand, newModelRun, Receiver, sharedDatabase, storeMessage, TestClock, waitUntil,
+  type ModelRun, type Received, type SharedDatabase, type WebhookTestApp,
+} from './webhook-harness.ts';
 
 /**
  * Webhook retries against a model of the documented rules, with the service's clock moved by the
@@ -52,12 +55,7 @@ interface Model {
   hooks: Hook[];
 }
 
-interface Real {
-  run: number;
-  tenants: Tenant[];
-  conversations: { id: string; contact_id: string; channel: string }[];
-  seen: number;
-}
+type Real = ModelRun;
 
 let shared: SharedDatabase;
 let t: WebhookTestApp;
@@ -136,21 +134,13 @@ function due(m: Model, now: number): Map<Hook, Pending[]> {
 async function settle(m: Model, r: Real, label: string) {
   const expected = due(m, clock.now());
   const count = [...expected.values()].reduce((n, list) => n + list.length, 0);
-  const businesses = r.tenants.map((tenant) => tenant.businessId);
   const now = new Date(clock.now()).toISOString();
-  // Calls of this run's webhooks only: earlier runs' retries come due as the clock moves on.
-  const ours = () => receiver.calls.slice(r.seen).filter((c) => c.url.startsWith(`/r${r.run}/`));
-  await waitUntil(async () => {
-    if (ours().length < count) return false;
-    const busy = await t.database.db.selectFrom('webhook_deliveries as d')
-      .innerJoin('webhooks as w', (join) => join.onRef('w.business_id', '=', 'd.business_id').onRef('w.id', '=', 'd.webhook_id'))
-      .select('d.id').where('d.business_id', 'in', businesses)
-      .where((eb) => eb.or([eb('d.state', '=', 'running'), eb.and([eb('d.state', '=', 'pending'), eb('d.held', '=', false), eb('d.next_attempt_at', '<=', now), eb('w.enabled', '=', true)])]))
-      .limit(1).execute();
-    return busy.length === 0;
-  }, 15_000, `${label}: ${count} calls due, got ${ours().length}`);
-  const calls = ours();
-  r.seen = receiver.calls.length;
+  await waitUntil(
+    async () => callsOfRun(receiver, r).length >= count && !(await deliveriesInHand(t.database.db, r, now)),
+    15_000,
+    `${label}: ${count} calls due, got ${callsOfRun(receiver, r).length}`,
+  );
+  const calls = callsOfRun(receiver, r, true);
   const byPath = new Map<string, Received[]>();
   for (const c of calls) byPath.set(c.url, [...(byPath.get(c.url) ?? []), c]);
   expect([...byPath.keys()].sort(), `${label}: webhooks called`).toEqual([...expected.keys()].map((h) => h.path).sort());
@@ -283,20 +273,16 @@ describe('generated webhook retries', () => {
     await fc.assert(
       fc.asyncProperty(fc.commands(commands, { maxCommands: 40, size: 'large' }), async (cmds) => {
         const setup = async () => {
-          const run = (runs += 1);
-          const tenants = [await createTenant(t.app, 'Acme'), await createTenant(t.app, 'Other')];
-          // A first message in each business, before any webhook: its conversation takes the rest.
-          const conversations = [];
-          for (const tenant of tenants) conversations.push((await storeMessage(t, tenant.businessId)).conversation);
+          const real = await newModelRun(t, receiver, (runs += 1));
           const hooks: Hook[] = [];
           for (const business of [0, 1]) {
             for (const i of [0, 1]) {
-              const path = `/r${run}/b${business}h${i}`;
-              const { webhook } = await createWebhook(t.app, tenants[business]!.businessId, { url: `${receiver.url}${path}` });
+              const path = `/r${real.run}/b${business}h${i}`;
+              const { webhook } = await createWebhook(t.app, real.tenants[business]!.businessId, { url: `${receiver.url}${path}` });
               hooks.push({ business, id: webhook.id, path, enabled: true, reason: null, failingSince: null, queue: [], attempts: 0 });
             }
           }
-          return { model: { hooks }, real: { run, tenants, conversations, seen: receiver.calls.length } };
+          return { model: { hooks }, real };
         };
         await fc.asyncModelRun(setup, [...cmds, new Check(), new Cleanup()]);
       }),

@@ -13,7 +13,7 @@ import type { Clock } from '../../../src/modules/webhooks/webhook-clock.ts';
 import { MessageCreatedBody } from '../../../src/modules/webhooks/webhook-payload.schemas.ts';
 import type { WebhookWorkerOptions } from '../../../src/modules/webhooks/webhook-worker.ts';
 import { insertContact, insertConversation, insertMessage } from '../../helpers/factories.ts';
-import { adminHeaders } from '../../helpers/tenants.ts';
+import { adminHeaders, createTenant, type Tenant } from '../../helpers/tenants.ts';
 import { engine, pgliteSnapshot, testConfig } from '../../helpers/test-app.ts';
 
 /** A clock the test moves by hand. */
@@ -215,4 +215,55 @@ export async function expectDeliveriesFor(db: Db, businessId: string, messageIds
     const body = { event: 'message_created', payload };
     expect(Value.Check(MessageCreatedBody, body), `${id}: ${JSON.stringify([...Value.Errors(MessageCreatedBody, body)].slice(0, 3))}`).toBe(true);
   }
+}
+
+/*
+ * For the model tests (webhooks.fuzz, retries.fuzz): each run has two businesses of its own, and its
+ * webhooks' paths start with /r<run>/, so that calls of earlier runs (retries come due as a clock
+ * moves on) are told apart.
+ */
+
+/** A model run: its number, its two businesses with one conversation each, and the receiver calls already checked. */
+export interface ModelRun {
+  run: number;
+  tenants: Tenant[];
+  conversations: { id: string; contact_id: string; channel: string }[];
+  seen: number;
+}
+
+/**
+ * A new run's two businesses, each with a first message stored before any webhook: the run's later
+ * messages go to its contact and conversation.
+ */
+export async function newModelRun(t: WebhookTestApp, receiver: Receiver, run: number): Promise<ModelRun> {
+  const tenants = [await createTenant(t.app, 'Acme'), await createTenant(t.app, 'Other')];
+  const conversations = [];
+  for (const tenant of tenants) conversations.push((await storeMessage(t, tenant.businessId)).conversation);
+  return { run, tenants, conversations, seen: receiver.calls.length };
+}
+
+/** The calls to the run's webhooks since the last check; `take` makes them checked. */
+export function callsOfRun(receiver: Receiver, r: ModelRun, take = false): Received[] {
+  const calls = receiver.calls.slice(r.seen).filter((c) => c.url.startsWith(`/r${r.run}/`));
+  if (take) r.seen = receiver.calls.length;
+  return calls;
+}
+
+/**
+ * Whether the worker still has something to do for the run's businesses at `nowIso`: a delivery in
+ * hand, or one due (not held, its time come) for an enabled webhook. What is left waits for a retry,
+ * or belongs to a disabled webhook.
+ */
+export async function deliveriesInHand(db: Db, r: ModelRun, nowIso: string): Promise<boolean> {
+  const rows = await db.selectFrom('webhook_deliveries as d')
+    .innerJoin('webhooks as w', (join) => join.onRef('w.business_id', '=', 'd.business_id').onRef('w.id', '=', 'd.webhook_id'))
+    .select('d.id')
+    .where('d.business_id', 'in', r.tenants.map((tenant) => tenant.businessId))
+    .where((eb) => eb.or([
+      eb('d.state', '=', 'running'),
+      eb.and([eb('d.state', '=', 'pending'), eb('d.held', '=', false), eb('d.next_attempt_at', '<=', nowIso), eb('w.enabled', '=', true)]),
+    ]))
+    .limit(1)
+    .execute();
+  return rows.length > 0;
 }

@@ -2,8 +2,11 @@ import fc from 'fast-check';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fuzzOptions, weighted } from '../../helpers/schema-arbitraries.ts';
-import { adminHeaders, createTenant, type Tenant } from '../../helpers/tenants.ts';
-import { buildWebhookApp, Receiver, sharedDatabase, storeMessage, waitUntil, type Received, type SharedDatabase, type WebhookTestApp } from './webhook-harness.ts';
+import { adminHeaders } from '../../helpers/tenants.ts';
+import {
+  buildWebhookApp, callsOfRun, deliveriesInHand, newModelRun, Receiver, sharedDatabase, storeMessage, waitUntil,
+  type ModelRun, type Received, type SharedDatabase, type WebhookTestApp,
+} from './webhook-harness.ts';
 
 /**
  * The life of webhooks against a model of it. Generated sequences of operator calls (create, edit,
@@ -57,14 +60,7 @@ interface Model {
   paused: boolean;
 }
 
-interface Real {
-  run: number;
-  tenants: Tenant[];
-  /** A conversation per business, for its messages. */
-  conversations: { id: string; contact_id: string; channel: string }[];
-  /** Receiver calls already checked. */
-  seen: number;
-}
+type Real = ModelRun;
 
 let shared: SharedDatabase;
 let t: WebhookTestApp;
@@ -155,13 +151,6 @@ function expectCallFor(received: Received, h: ModelHook, label: string) {
   });
 }
 
-/** The calls of this run since the last check. */
-function newCalls(r: Real): Received[] {
-  const calls = receiver.calls.slice(r.seen).filter((c) => c.url.startsWith(`/r${r.run}/`));
-  r.seen = receiver.calls.length;
-  return calls;
-}
-
 /**
  * Unless the worker is paused, waits for what the model says must go now (every pending delivery
  * of an enabled webhook; a single one where the endpoint is gone, whose 410 disables the webhook and
@@ -169,23 +158,17 @@ function newCalls(r: Real): Received[] {
  */
 async function flush(m: Model, r: Real, label: string) {
   if (m.paused) {
-    expect(newCalls(r), `${label}: calls while the worker is paused`).toEqual([]);
+    expect(callsOfRun(receiver, r, true), `${label}: calls while the worker is paused`).toEqual([]);
     return;
   }
   const due = m.hooks.filter((h) => h.live && h.enabled && h.pending.length > 0);
   const expected = due.reduce((n, h) => n + (m.gone.has(h.path) ? 1 : h.pending.length), 0);
-  const businesses = r.tenants.map((tenant) => tenant.businessId);
-  await waitUntil(async () => {
-    if (receiver.calls.slice(r.seen).filter((c) => c.url.startsWith(`/r${r.run}/`)).length < expected) return false;
-    // Nothing in hand, nothing due: what waits belongs to a disabled webhook.
-    const busy = await t.database.db.selectFrom('webhook_deliveries as d')
-      .innerJoin('webhooks as w', (join) => join.onRef('w.business_id', '=', 'd.business_id').onRef('w.id', '=', 'd.webhook_id'))
-      .select('d.id').where('d.business_id', 'in', businesses)
-      .where((eb) => eb.or([eb('d.state', '=', 'running'), eb.and([eb('d.state', '=', 'pending'), eb('w.enabled', '=', true)])]))
-      .limit(1).execute();
-    return busy.length === 0;
-  }, 15_000, `${label}: ${expected} calls due, got ${receiver.calls.length - r.seen}`);
-  const calls = newCalls(r);
+  await waitUntil(
+    async () => callsOfRun(receiver, r).length >= expected && !(await deliveriesInHand(t.database.db, r, new Date().toISOString())),
+    15_000,
+    `${label}: ${expected} calls due, got ${callsOfRun(receiver, r).length}`,
+  );
+  const calls = callsOfRun(receiver, r, true);
   expect(calls.map((c) => c.url).sort(), `${label}: calls`).toEqual(due.flatMap((h) => Array<string>(m.gone.has(h.path) ? 1 : h.pending.length).fill(h.path)).sort());
   for (const received of calls) {
     const h = due.find((x) => x.path === received.url)!;
@@ -455,13 +438,9 @@ describe('generated webhook lives', () => {
     await fc.assert(
       fc.asyncProperty(fc.commands(commands, { maxCommands: 30, size: 'large' }), async (cmds) => {
         const setup = async () => {
-          const tenants = [await createTenant(t.app, 'Acme'), await createTenant(t.app, 'Other')];
-          // A first message in each business, before any webhook: its contact and conversation take the rest.
-          const conversations = [];
-          for (const tenant of tenants) conversations.push((await storeMessage(t, tenant.businessId)).conversation);
           // A failed run may have left the worker paused.
           t.app.services.webhooks.worker.start();
-          return { model: { hooks: [], gone: new Set<string>(), paused: false }, real: { run: (runs += 1), tenants, conversations, seen: receiver.calls.length } };
+          return { model: { hooks: [], gone: new Set<string>(), paused: false }, real: await newModelRun(t, receiver, (runs += 1)) };
         };
         await fc.asyncModelRun(setup, [...cmds, new Resume(), new Check()]);
       }),
