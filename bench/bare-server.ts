@@ -31,19 +31,28 @@ const app = Fastify({ logger: false });
 
 app.get('/readyz', async () => ({ status: 'ready' }));
 for (const captured of responses) {
-  app.get(captured.path, async (_request, reply) => reply.headers(captured.headers).type(captured.contentType).send(captured.body));
+  app.get(captured.path, async (_request, reply) =>
+    reply.headers(captured.headers).type(captured.contentType).send(captured.body),
+  );
 }
 
 const { FLOOR_DATABASE_URL: databaseUrl, FLOOR_DATA_DIR: dataDir } = process.env;
 const floor = databaseUrl || dataDir ? await openDatabase({ databaseUrl, dataDir }) : undefined;
 if (floor) {
-  await floor.db.executeQuery(CompiledQuery.raw(`create table if not exists ${FLOOR_TABLE} (path text primary key, body text not null)`));
+  await floor.db.executeQuery(
+    CompiledQuery.raw(`create table if not exists ${FLOOR_TABLE} (path text primary key, body text not null)`),
+  );
   for (const captured of responses) {
-    await floor.db.executeQuery(CompiledQuery.raw(`insert into ${FLOOR_TABLE} (path, body) values ($1, $2) on conflict (path) do update set body = excluded.body`, [captured.path, captured.body]));
+    await floor.db.executeQuery(
+      CompiledQuery.raw(
+        `insert into ${FLOOR_TABLE} (path, body) values ($1, $2) on conflict (path) do update set body = excluded.body`,
+        [captured.path, captured.body],
+      ),
+    );
     const read = CompiledQuery.raw(`select body from ${FLOOR_TABLE} where path = $1`, [captured.path]);
     app.get(`/floor${captured.path}`, async (_request, reply) => {
       const { rows } = await floor.db.executeQuery<{ body: string }>(read);
-      return reply.headers(captured.headers).type(captured.contentType).send(rows[0]!.body);
+      return reply.headers(captured.headers).type(captured.contentType).send(rows[0].body);
     });
   }
 }

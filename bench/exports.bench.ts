@@ -52,7 +52,8 @@ const TABLE_HEADER = [
   ' | raw JSON CPU ms/page node + PostgreSQL | load avg before / after | sync pages/min (share of 120) |\n',
   '|---|---|---|---|---|---|---|---|---|---|---|---|---|',
 ].join('');
-const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
+const pct = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
 const log = (s: string) => process.stderr.write(s + '\n');
 
 /** utime + stime of a process in clock ticks (10 ms), or undefined when it has ended. */
@@ -107,7 +108,11 @@ function cpuMeters() {
   return (pages: number) => {
     const ownUsage = process.cpuUsage(own);
     const perPage = (seconds: number) => Math.round((seconds * 1000 * 100) / pages) / 100;
-    return { serviceMs: perPage(service.seconds()), postgresMs: perPage(postgres.seconds()), clientMs: perPage((ownUsage.user + ownUsage.system) / 1e6) };
+    return {
+      serviceMs: perPage(service.seconds()),
+      postgresMs: perPage(postgres.seconds()),
+      clientMs: perPage((ownUsage.user + ownUsage.system) / 1e6),
+    };
   };
 }
 
@@ -128,14 +133,26 @@ async function httpWalk(url: string, key: string) {
     latencies.push(performance.now() - t0);
     if (res.statusCode !== 200) throw new Error(`walk answered ${res.statusCode}: ${JSON.stringify(body)}`);
     count += body.messages.length;
-    while (rssByTenth.length < 10 && count >= (messages * (rssByTenth.length + 1)) / 10) rssByTenth.push(Math.round(rss.read() ?? 0));
+    while (rssByTenth.length < 10 && count >= (messages * (rssByTenth.length + 1)) / 10)
+      rssByTenth.push(Math.round(rss.read() ?? 0));
     cursor = body.next_cursor;
   } while (cursor);
   const seconds = (performance.now() - started) / 1000;
   const cpuPerPage = cpu(latencies.length);
   rss.stop();
   const sorted = [...latencies].sort((a, b) => a - b);
-  return { count, pages: latencies.length, seconds, perSec: count / seconds, p50: pct(sorted, 50), p95: pct(sorted, 95), max: sorted[sorted.length - 1] ?? 0, rssByTenth, peakRss: rss.peakMb, cpuPerPage };
+  return {
+    count,
+    pages: latencies.length,
+    seconds,
+    perSec: count / seconds,
+    p50: pct(sorted, 50),
+    p95: pct(sorted, 95),
+    max: sorted[sorted.length - 1] ?? 0,
+    rssByTenth,
+    peakRss: rss.peakMb,
+    cpuPerPage,
+  };
 }
 
 /**
@@ -145,7 +162,11 @@ async function httpWalk(url: string, key: string) {
  * as the service does. Both read the same index range.
  */
 async function rawWalk(storageEnv: Record<string, string>, businessId: string, form: 'rows' | 'json') {
-  const database = await openDatabase({ databaseUrl: storageEnv.DATABASE_URL, dataDir: storageEnv.DATA_DIR, poolSize: 2 });
+  const database = await openDatabase({
+    databaseUrl: storageEnv.DATABASE_URL,
+    dataDir: storageEnv.DATA_DIR,
+    poolSize: 2,
+  });
   try {
     const db = database.db;
     let after: { createdAt: string; id: string } | undefined;
@@ -160,7 +181,12 @@ async function rawWalk(storageEnv: Record<string, string>, businessId: string, f
       let more: boolean;
       if (form === 'json') {
         // The endpoint's statement: the page's records joined by the database, as the service reads them.
-        const page = await exportsRepository.messagePage(db, businessId, { since: SINCE, until: UNTIL, after, limit: 500 });
+        const page = await exportsRepository.messagePage(db, businessId, {
+          since: SINCE,
+          until: UNTIL,
+          after,
+          limit: 500,
+        });
         more = page.more;
         bytes += page.records.length + 2;
         // A page with more after it is full; only the last one is counted record by record.
@@ -168,7 +194,12 @@ async function rawWalk(storageEnv: Record<string, string>, businessId: string, f
         served = page.last === null ? [] : [JSON.parse(page.last) as { id: string; created_at: string }];
         count += n;
       } else {
-        const rows = await exportsRepository.messageRows(db, businessId, { since: SINCE, until: UNTIL, after, limit: 501 });
+        const rows = await exportsRepository.messageRows(db, businessId, {
+          since: SINCE,
+          until: UNTIL,
+          after,
+          limit: 501,
+        });
         more = rows.length > 500;
         served = rows.slice(0, 500);
         count += served.length;
@@ -178,7 +209,15 @@ async function rawWalk(storageEnv: Record<string, string>, businessId: string, f
       after = { createdAt: last.created_at, id: last.id };
     }
     const seconds = (performance.now() - started) / 1000;
-    return { form, count, pages, seconds, perSec: count / seconds, cpuPerPage: cpu(pages), charsPerPage: Math.round(bytes / pages) };
+    return {
+      form,
+      count,
+      pages,
+      seconds,
+      perSec: count / seconds,
+      cpuPerPage: cpu(pages),
+      charsPerPage: Math.round(bytes / pages),
+    };
   } finally {
     await database.close();
   }
@@ -194,13 +233,18 @@ async function main() {
     serverPid = service.pid;
     const tenant = await createTenant(service.url);
     log(`importing ${messages} messages (${contacts} contacts) on ${engine}...`);
-    const imported = await runImport(service, tenant, { contacts, messagesPerConversation: Math.round(messages / contacts) });
+    const imported = await runImport(service, tenant, {
+      contacts,
+      messagesPerConversation: Math.round(messages / contacts),
+    });
     log(`  ${Math.round(imported.recordsPerSec)} records/s`);
     // A first walk warms the caches as a warehouse's nightly sync would find them; the second is measured.
     await httpWalk(service.url, tenant.apiKey);
     const loadBefore = loadavg()[0];
     const http = await httpWalk(service.url, tenant.apiKey);
-    log(`  HTTP walk: ${Math.round(http.perSec)} msg/s, p95 ${http.p95.toFixed(1)} ms, CPU ms/page ${JSON.stringify(http.cpuPerPage)}`);
+    log(
+      `  HTTP walk: ${Math.round(http.perSec)} msg/s, p95 ${http.p95.toFixed(1)} ms, CPU ms/page ${JSON.stringify(http.cpuPerPage)}`,
+    );
     await service.stop();
     serverPid = 0;
     // PGlite is single-process: the raw walks run with the service stopped, on both engines alike.
@@ -209,16 +253,25 @@ async function main() {
     log(`  raw keyset query, rows: ${Math.round(rows.perSec)} msg/s, CPU ms/page ${JSON.stringify(rows.cpuPerPage)}`);
     await rawWalk(storage.env, tenant.businessId, 'json');
     const json = await rawWalk(storage.env, tenant.businessId, 'json');
-    log(`  raw keyset query, JSON page: ${Math.round(json.perSec)} msg/s, CPU ms/page ${JSON.stringify(json.cpuPerPage)}, ${json.charsPerPage} chars/page`);
+    log(
+      `  raw keyset query, JSON page: ${Math.round(json.perSec)} msg/s, CPU ms/page ${JSON.stringify(json.cpuPerPage)}, ${json.charsPerPage} chars/page`,
+    );
     const loadAfter = loadavg()[0];
     const raw = { rows, json, loadBefore, loadAfter };
     const cpuCell = (processMs: number, postgresMs: number) => `${processMs.toFixed(2)} + ${postgresMs.toFixed(2)}`;
     const row = [
-      engine, messages.toLocaleString('en'), Math.round(http.perSec).toLocaleString('en'), Math.round(rows.perSec).toLocaleString('en'),
-      Math.round(json.perSec).toLocaleString('en'), `${((http.perSec / rows.perSec) * 100).toFixed(0)}% / ${((http.perSec / json.perSec) * 100).toFixed(0)}%`,
-      `${http.p50.toFixed(1)} / ${http.p95.toFixed(1)} / ${http.max.toFixed(1)}`, http.rssByTenth.join(', '),
+      engine,
+      messages.toLocaleString('en'),
+      Math.round(http.perSec).toLocaleString('en'),
+      Math.round(rows.perSec).toLocaleString('en'),
+      Math.round(json.perSec).toLocaleString('en'),
+      `${((http.perSec / rows.perSec) * 100).toFixed(0)}% / ${((http.perSec / json.perSec) * 100).toFixed(0)}%`,
+      `${http.p50.toFixed(1)} / ${http.p95.toFixed(1)} / ${http.max.toFixed(1)}`,
+      http.rssByTenth.join(', '),
       `${cpuCell(http.cpuPerPage.serviceMs, http.cpuPerPage.postgresMs)} (client ${http.cpuPerPage.clientMs.toFixed(2)})`,
-      cpuCell(rows.cpuPerPage.clientMs, rows.cpuPerPage.postgresMs), cpuCell(json.cpuPerPage.clientMs, json.cpuPerPage.postgresMs), `${loadBefore.toFixed(1)} / ${loadAfter.toFixed(1)}`,
+      cpuCell(rows.cpuPerPage.clientMs, rows.cpuPerPage.postgresMs),
+      cpuCell(json.cpuPerPage.clientMs, json.cpuPerPage.postgresMs),
+      `${loadBefore.toFixed(1)} / ${loadAfter.toFixed(1)}`,
     ];
     const table = `| ${row.join(' | ')} |`;
 
@@ -226,14 +279,22 @@ async function main() {
     if (syncPages === 0) {
       console.log(TABLE_HEADER);
       console.log(`${table} not run |`);
-      writeFileSync(join(tmpdir(), `bench-exports-${engine}.json`), JSON.stringify({ engine, messages, imported, http, raw, share: http.perSec / rows.perSec }, null, 2));
+      writeFileSync(
+        join(tmpdir(), `bench-exports-${engine}.json`),
+        JSON.stringify({ engine, messages, imported, http, raw, share: http.perSec / rows.perSec }, null, 2),
+      );
       return;
     }
     service = await startService(storage, port);
     serverPid = service.pid;
     // A business of its own for the sync, so it starts on fresh rate-limit windows as a nightly job would.
     const syncTenant = await createTenant(service.url);
-    await runImport(service, syncTenant, { contacts: Math.ceil((syncPages * 500) / 100), messagesPerConversation: 100 }, ' (sync data)');
+    await runImport(
+      service,
+      syncTenant,
+      { contacts: Math.ceil((syncPages * 500) / 100), messagesPerConversation: 100 },
+      ' (sync data)',
+    );
     // The data set's messages are evenly spread: the window that holds syncPages pages.
     const until = new Date(Date.parse(SINCE) + Math.ceil((syncPages * 500) / 100) * 1000 + 1000).toISOString();
     let statuses429 = 0;
@@ -243,16 +304,35 @@ async function main() {
       return res;
     };
     const started = performance.now();
-    const [synced] = await runSync({ url: service.url, key: syncTenant.apiKey, since: SINCE, until, kinds: ['messages'], sink: ndjsonSink(dir), fetch: counting });
+    const [synced] = await runSync({
+      url: service.url,
+      key: syncTenant.apiKey,
+      since: SINCE,
+      until,
+      kinds: ['messages'],
+      sink: ndjsonSink(dir),
+      fetch: counting,
+    });
     const minutes = (performance.now() - started) / 60000;
     await service.stop();
-    const sync = { pages: synced!.pages, records: synced!.stored, minutes, pagesPerMinute: synced!.pages / minutes, share: synced!.pages / minutes / 120, statuses429 };
-    log(`  sync: ${sync.pagesPerMinute.toFixed(1)} pages/min (${(sync.share * 100).toFixed(1)}% of 120), ${statuses429} x 429`);
+    const sync = {
+      pages: synced.pages,
+      records: synced.stored,
+      minutes,
+      pagesPerMinute: synced.pages / minutes,
+      share: synced.pages / minutes / 120,
+      statuses429,
+    };
+    log(
+      `  sync: ${sync.pagesPerMinute.toFixed(1)} pages/min (${(sync.share * 100).toFixed(1)}% of 120), ${statuses429} x 429`,
+    );
 
     const figures = { engine, messages, imported, http, raw, share: http.perSec / rows.perSec, sync };
     writeFileSync(join(tmpdir(), `bench-exports-${engine}.json`), JSON.stringify(figures, null, 2));
     console.log(TABLE_HEADER);
-    console.log(`${table} ${sync.pagesPerMinute.toFixed(1)} (${(sync.share * 100).toFixed(1)}%), ${sync.statuses429} x 429 |`);
+    console.log(
+      `${table} ${sync.pagesPerMinute.toFixed(1)} (${(sync.share * 100).toFixed(1)}%), ${sync.statuses429} x 429 |`,
+    );
   } finally {
     rmSync(dir, { recursive: true, force: true });
     await storage.dispose();

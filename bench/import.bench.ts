@@ -40,7 +40,14 @@ interface ImportAnswer {
 }
 
 /** Loads `shape` into the tenant through the import endpoint, in one streamed request. */
-export async function runImport(service: RunningProcess, tenant: Tenant, shape: DataSetShape, label = '', database?: string, maxSeconds = 1800): Promise<ImportResult> {
+export async function runImport(
+  service: RunningProcess,
+  tenant: Tenant,
+  shape: DataSetShape,
+  label = '',
+  database?: string,
+  maxSeconds = 1800,
+): Promise<ImportResult> {
   const total = recordCount(shape);
   let sentRecords = 0;
   let stoppedByTimeBound = false;
@@ -64,7 +71,9 @@ export async function runImport(service: RunningProcess, tenant: Tenant, shape: 
     if (Date.now() - lastLog > 15_000) {
       lastLog = Date.now();
       const elapsed = (performance.now() - started) / 1000;
-      process.stderr.write(`  import${label}: ${sent}/${total} records sent, ${Math.round(sent / elapsed)}/s, server RSS ${Math.round(sampler.read() ?? 0)} MB\n`);
+      process.stderr.write(
+        `  import${label}: ${sent}/${total} records sent, ${Math.round(sent / elapsed)}/s, server RSS ${Math.round(sampler.read() ?? 0)} MB\n`,
+      );
     }
   };
   let answer: ImportAnswer;
@@ -83,7 +92,8 @@ export async function runImport(service: RunningProcess, tenant: Tenant, shape: 
     sampler.stop();
   }
   const seconds = (performance.now() - started) / 1000;
-  if (status !== 200 && status !== 201) throw new Error(`import answered ${status}: ${JSON.stringify(answer).slice(0, 2000)}`);
+  if (status !== 200 && status !== 201)
+    throw new Error(`import answered ${status}: ${JSON.stringify(answer).slice(0, 2000)}`);
   const errors = answer.errors ?? [];
   const perContact = recordCount({ ...shape, contacts: 1 });
   return {

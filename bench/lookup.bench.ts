@@ -73,7 +73,12 @@ export interface LookupOptions {
  * Checks that lookups in both phone forms find the contact and its one conversation, so the
  * throughput figures are of real answers (200 with data), not of fast 404s.
  */
-export async function checkAnswers(service: RunningProcess, tenant: Tenant, contacts: number, samples = 40): Promise<string[]> {
+export async function checkAnswers(
+  service: RunningProcess,
+  tenant: Tenant,
+  contacts: number,
+  samples = 40,
+): Promise<string[]> {
   const problems: string[] = [];
   const random = rng(7);
   for (let s = 0; s < samples; s++) {
@@ -83,19 +88,29 @@ export async function checkAnswers(service: RunningProcess, tenant: Tenant, cont
       const res = await request(`${service.url}${route}?phone=${phone}`, { headers: { 'x-api-key': tenant.apiKey } });
       const body = (await res.body.json()) as { results?: unknown[] };
       const ok = res.statusCode === 200 && (route !== LOOKUP_ROUTES.contacts || body.results?.length === 1);
-      if (!ok) problems.push(`${route}?phone=${phone} (contact ${i}): ${res.statusCode} ${JSON.stringify(body).slice(0, 200)}`);
+      if (!ok)
+        problems.push(
+          `${route}?phone=${phone} (contact ${i}): ${res.statusCode} ${JSON.stringify(body).slice(0, 200)}`,
+        );
     }
   }
   return problems;
 }
 
-export async function runLookups(service: RunningProcess, tenant: Tenant, options: LookupOptions): Promise<LookupResult[]> {
+export async function runLookups(
+  service: RunningProcess,
+  tenant: Tenant,
+  options: LookupOptions,
+): Promise<LookupResult[]> {
   const random = rng(42);
   const sample = queryPhoneOf(0, false);
   const bare = await startBare(
     service.url,
     tenant.apiKey,
-    { [LOOKUP_ROUTES.contacts]: `${LOOKUP_ROUTES.contacts}?phone=${sample}`, [LOOKUP_ROUTES.conversations]: `${LOOKUP_ROUTES.conversations}?phone=${sample}` },
+    {
+      [LOOKUP_ROUTES.contacts]: `${LOOKUP_ROUTES.contacts}?phone=${sample}`,
+      [LOOKUP_ROUTES.conversations]: `${LOOKUP_ROUTES.conversations}?phone=${sample}`,
+    },
     options.barePort,
     options.floor,
   );
@@ -105,9 +120,12 @@ export async function runLookups(service: RunningProcess, tenant: Tenant, option
     for (const route of Object.keys(LOOKUP_ROUTES) as LookupRoute[]) {
       const path = () => `${LOOKUP_ROUTES[route]}?phone=${randomQueryPhone(options.contacts, random)}`;
       for (const connections of options.connections) {
-        const run = (url: string, durationSec: number, prefix = '') => load({ url, path: () => prefix + path(), headers, connections, durationSec });
+        const run = (url: string, durationSec: number, prefix = '') =>
+          load({ url, path: () => prefix + path(), headers, connections, durationSec });
         const withFloor = options.floor !== undefined;
-        process.stderr.write(`  lookup ${route}, ${connections} connections: warm-up, then ${options.durationSec} s service / ${options.durationSec} s bare${withFloor ? ` / ${options.durationSec} s floor` : ''}\n`);
+        process.stderr.write(
+          `  lookup ${route}, ${connections} connections: warm-up, then ${options.durationSec} s service / ${options.durationSec} s bare${withFloor ? ` / ${options.durationSec} s floor` : ''}\n`,
+        );
         await run(service.url, options.warmupSec);
         await run(bare.url, options.warmupSec);
         const serviceCpu = new CpuMeter(() => [service.pid]).start();
@@ -118,7 +136,9 @@ export async function runLookups(service: RunningProcess, tenant: Tenant, option
         const bareResult = await run(bare.url, options.durationSec);
         const bareSec = bareCpu.seconds();
         const perRequest = (sec: number, r: LoadResult) => (sec * 1000) / Math.max(1, r.requests);
-        const floor = withFloor ? await measureFloor((durationSec) => run(bare.url, durationSec, '/floor'), bare.pid, options) : undefined;
+        const floor = withFloor
+          ? await measureFloor((durationSec) => run(bare.url, durationSec, '/floor'), bare.pid, options)
+          : undefined;
         results.push({
           route,
           connections,
@@ -128,12 +148,19 @@ export async function runLookups(service: RunningProcess, tenant: Tenant, option
           ratio: serviceResult.requestsPerSec / bareResult.requestsPerSec,
           floor: floor?.result,
           floorRatio: floor && floor.result.requestsPerSec / bareResult.requestsPerSec,
-          cpu: { serviceMs: perRequest(serviceSec, serviceResult), postgresMs: perRequest(pgSec, serviceResult), bareMs: perRequest(bareSec, bareResult), floorMs: floor?.cpu },
+          cpu: {
+            serviceMs: perRequest(serviceSec, serviceResult),
+            postgresMs: perRequest(pgSec, serviceResult),
+            bareMs: perRequest(bareSec, bareResult),
+            floorMs: floor?.cpu,
+          },
         });
       }
       if (options.fixedRate) {
-        process.stderr.write(`  lookup ${route}: ${options.fixedRate.rate} requests/s for ${options.fixedRate.durationSec} s\n`);
-        const fixedRate = await evenRate(service.url, path, headers, options.connections[0]!, options.fixedRate);
+        process.stderr.write(
+          `  lookup ${route}: ${options.fixedRate.rate} requests/s for ${options.fixedRate.durationSec} s\n`,
+        );
+        const fixedRate = await evenRate(service.url, path, headers, options.connections[0], options.fixedRate);
         results.find((r) => r.route === route)!.fixedRate = fixedRate;
       }
     }
@@ -149,14 +176,29 @@ async function measureFloor(run: (durationSec: number) => Promise<LoadResult>, p
   const processCpu = new CpuMeter(() => [pid]).start();
   const postgresCpu = new CpuMeter(() => (options.database ? postgresBackends(options.database) : [])).start();
   const result = await run(options.durationSec);
-  if (result.non2xx + result.errors > 0) throw new Error(`the floor route failed: ${result.non2xx} non-2xx, ${result.errors} errors`);
+  if (result.non2xx + result.errors > 0)
+    throw new Error(`the floor route failed: ${result.non2xx} non-2xx, ${result.errors} errors`);
   const perRequest = (sec: number) => (sec * 1000) / Math.max(1, result.requests);
-  return { result, cpu: { processMs: perRequest(processCpu.seconds()), postgresMs: perRequest(postgresCpu.seconds()) } };
+  return {
+    result,
+    cpu: { processMs: perRequest(processCpu.seconds()), postgresMs: perRequest(postgresCpu.seconds()) },
+  };
 }
 
 /** `rate` requests a second for `durationSec`, evenly spaced (open loop), in autocannon's result shape. */
-async function evenRate(url: string, path: () => string, headers: Record<string, string>, connections: number, fixed: { rate: number; durationSec: number }): Promise<LoadResult> {
-  const requests = Array.from({ length: fixed.rate * fixed.durationSec }, (_, i) => ({ id: String(i), method: 'GET' as const, path: path(), headers }));
+async function evenRate(
+  url: string,
+  path: () => string,
+  headers: Record<string, string>,
+  connections: number,
+  fixed: { rate: number; durationSec: number },
+): Promise<LoadResult> {
+  const requests = Array.from({ length: fixed.rate * fixed.durationSec }, (_, i) => ({
+    id: String(i),
+    method: 'GET' as const,
+    path: path(),
+    headers,
+  }));
   const result = await openLoop(url, requests, fixed.rate, { connections });
   const ms = (v: number) => Math.round(v * 10) / 10;
   return {

@@ -31,7 +31,16 @@ import { startFakeGraphApi } from '../test/helpers/fake-graph-api.ts';
 import { phoneOf, rng } from './lib/generate.ts';
 import { CpuMeter, postgresBackends } from './lib/measure.ts';
 import { arrivalWindows, openLoop, type OpenLoopResult } from './lib/messaging-load.ts';
-import { checkInbound, createChannel, inboundRequests, outboundStatuses, recordArrivals, runSql, sendRequests, setPace } from './lib/messaging-setup.ts';
+import {
+  checkInbound,
+  createChannel,
+  inboundRequests,
+  outboundStatuses,
+  recordArrivals,
+  runSql,
+  sendRequests,
+  setPace,
+} from './lib/messaging-setup.ts';
 import { createTenant, freshStorage, startService } from './lib/service.ts';
 
 const { values } = parseArgs({
@@ -60,12 +69,19 @@ const only = new Set(values.only.split(','));
 const rate = Number(values.rate);
 const phones = Array.from({ length: Number(values.phones) }, (_, i) => phoneOf(i));
 const random = rng(3);
-const pick = (n: number) => Array.from({ length: n }, () => phones[Math.floor(random() * phones.length)]!);
+const pick = (n: number) => Array.from({ length: n }, () => phones[Math.floor(random() * phones.length)]);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const load = () => loadavg().map((l) => l.toFixed(1)).join(' / ');
+const load = () =>
+  loadavg()
+    .map((l) => l.toFixed(1))
+    .join(' / ');
 const fmt = (n: number, d = 1) => n.toFixed(d);
 /** The outbound statuses once none is PENDING any more (the SENT marks follow the last arrival), or after 10 s. */
-async function settledStatuses(databaseUrl: string, businessId: string, channelId: string): Promise<Record<string, number>> {
+async function settledStatuses(
+  databaseUrl: string,
+  businessId: string,
+  channelId: string,
+): Promise<Record<string, number>> {
   const deadline = Date.now() + 10_000;
   for (;;) {
     const statuses = await outboundStatuses(databaseUrl, businessId, channelId);
@@ -79,19 +95,40 @@ const lat = (r: OpenLoopResult) => `${fmt(r.fromDue.p50)} / ${fmt(r.fromDue.p99)
 const PROFILE_FILE = '/tmp/messaging-bench.cpuprofile';
 const toggleProfile = (part: string) => values.profile === part && process.kill(service.pid, 'SIGUSR2');
 const storage = await freshStorage('postgres', values.db);
-const databaseUrl = storage.env.DATABASE_URL!;
-if (values['log-statements']) await runSql(databaseUrl, `ALTER DATABASE "${values.db}" SET log_min_duration_statement = 0`);
-if (process.env.BENCH_AUTO_EXPLAIN) for (const s of ['session_preload_libraries = auto_explain', 'auto_explain.log_min_duration = ' + process.env.BENCH_AUTO_EXPLAIN, 'auto_explain.log_analyze = on', 'auto_explain.log_nested_statements = on', 'auto_explain.log_triggers = on']) await runSql(databaseUrl, `ALTER DATABASE "${values.db}" SET ${s}`);
+const databaseUrl = storage.env.DATABASE_URL;
+if (values['log-statements'])
+  await runSql(databaseUrl, `ALTER DATABASE "${values.db}" SET log_min_duration_statement = 0`);
+if (process.env.BENCH_AUTO_EXPLAIN)
+  for (const s of [
+    'session_preload_libraries = auto_explain',
+    'auto_explain.log_min_duration = ' + process.env.BENCH_AUTO_EXPLAIN,
+    'auto_explain.log_analyze = on',
+    'auto_explain.log_nested_statements = on',
+    'auto_explain.log_triggers = on',
+  ])
+    await runSql(databaseUrl, `ALTER DATABASE "${values.db}" SET ${s}`);
 const fake = await startFakeGraphApi();
 const arrivals = recordArrivals(fake);
-const service = await startService(storage, Number(values.port), values.profile ? { NODE_OPTIONS: `--import ${new URL('./lib/cpu-profile-preload.mjs', import.meta.url).pathname}`, CPU_PROFILE_FILE: PROFILE_FILE } : {});
+const service = await startService(
+  storage,
+  Number(values.port),
+  values.profile
+    ? {
+        NODE_OPTIONS: `--import ${new URL('./lib/cpu-profile-preload.mjs', import.meta.url).pathname}`,
+        CPU_PROFILE_FILE: PROFILE_FILE,
+      }
+    : {},
+);
 const report: Record<string, unknown> = { startedAt: new Date().toISOString() };
 const lines: string[] = [];
 /** CPU of the service process and of the PostgreSQL backends of the bench database, measured apart. */
 const cpu = () => {
   const server = new CpuMeter(() => [service.pid]).start();
   const database = new CpuMeter(() => postgresBackends(values.db)).start();
-  return { seconds: () => server.seconds() + database.seconds(), split: () => `${fmt(server.seconds(), 1)} + ${fmt(database.seconds(), 1)}` };
+  return {
+    seconds: () => server.seconds() + database.seconds(),
+    split: () => `${fmt(server.seconds(), 1)} + ${fmt(database.seconds(), 1)}`,
+  };
 };
 
 try {
@@ -106,7 +143,11 @@ try {
     const warm = inboundRequests(fast, pick(rate * Number(values.warmup)));
     const requests = inboundRequests(fast, pick(Math.round(rate * seconds)));
     // One set of connections for the warm-up and the run, so the run does not start by opening them.
-    const pool = new Pool(service.url, { connections: Number(values.connections), pipelining: 1, keepAliveTimeout: 30_000 });
+    const pool = new Pool(service.url, {
+      connections: Number(values.connections),
+      pipelining: 1,
+      keepAliveTimeout: 30_000,
+    });
     const warmResult = await openLoop(service.url, warm, rate, { pool });
     const loadBefore = load();
     const meter = cpu();
@@ -126,7 +167,19 @@ try {
     senders = [...new Set(all.map((id) => fromOf.get(id)!))];
     if (only.has('inbound')) {
       const distinct = new Set(requests.map((r) => r.from)).size;
-      report.inbound = { rate, seconds, result: { ...result, accepted: result.accepted.length }, warm: { accepted: warmResult.accepted.length, p99: warmResult.fromDue.p99 }, stored, cpuSec, cpuSplit, benchCpuSec, loadBefore, loadAfter, distinctSenders: distinct };
+      report.inbound = {
+        rate,
+        seconds,
+        result: { ...result, accepted: result.accepted.length },
+        warm: { accepted: warmResult.accepted.length, p99: warmResult.fromDue.p99 },
+        stored,
+        cpuSec,
+        cpuSplit,
+        benchCpuSec,
+        loadBefore,
+        loadAfter,
+        distinctSenders: distinct,
+      };
       lines.push(
         `Inbound: ${result.planned} notifications at ${rate}/s for ${seconds} s (after ${warm.length} of warm-up), ${distinct} distinct senders; load average before ${loadBefore}, after ${loadAfter}`,
         '',
@@ -146,14 +199,23 @@ try {
     await setPace(service.url, tenant.businessId, fast.id, 1000);
     if (acceptOnly) fake.setDelay(60_000);
     const sendRate = Number(values['send-rate']);
-    const recipients = (n: number) => Array.from({ length: n }, () => senders[Math.floor(random() * senders.length)]!);
+    const recipients = (n: number) => Array.from({ length: n }, () => senders[Math.floor(random() * senders.length)]);
     const requests = sendRequests(fast, tenant.apiKey, recipients(sendRate * Number(values['send-duration'])), 'fast');
     const path = `/${fake.baseUrl.split('/').pop()}/${fast.phoneNumberId}/messages`;
     // As for inbound: a warm-up at the same rate on the same connections, delivered before the run,
     // so the run measures the service warm (compiled code, open connections, analysed tables).
-    const pool = new Pool(service.url, { connections: Number(values.connections), pipelining: 1, keepAliveTimeout: 30_000 });
+    const pool = new Pool(service.url, {
+      connections: Number(values.connections),
+      pipelining: 1,
+      keepAliveTimeout: 30_000,
+    });
     const warmed = arrivals.length;
-    const warm = await openLoop(service.url, sendRequests(fast, tenant.apiKey, recipients(sendRate * Number(values['send-warmup'])), 'fast-warm'), sendRate, { pool });
+    const warm = await openLoop(
+      service.url,
+      sendRequests(fast, tenant.apiKey, recipients(sendRate * Number(values['send-warmup'])), 'fast-warm'),
+      sendRate,
+      { pool },
+    );
     for (let i = 0; i < 100 && !acceptOnly && arrivals.length - warmed < warm.accepted.length; i++) await sleep(100);
     const seen = arrivals.length;
     const loadBefore = load();
@@ -178,7 +240,23 @@ try {
     const median = inner[Math.floor(inner.length / 2)] ?? NaN;
     const spanSec = times.length > 1 ? (Math.max(...times) - Math.min(...times)) / 1000 : NaN;
     const statuses = acceptOnly ? {} : await settledStatuses(databaseUrl, tenant.businessId, fast.id);
-    report.sendFast = { sendRate, acceptOnly, result: { ...result, accepted: result.accepted.length }, delivered: times.length, windows, median, spanSec, statuses, acceptSec, acceptSplit, cpuSec, cpuSplit, benchCpuSec, loadBefore, loadAfter };
+    report.sendFast = {
+      sendRate,
+      acceptOnly,
+      result: { ...result, accepted: result.accepted.length },
+      delivered: times.length,
+      windows,
+      median,
+      spanSec,
+      statuses,
+      acceptSec,
+      acceptSplit,
+      cpuSec,
+      cpuSplit,
+      benchCpuSec,
+      loadBefore,
+      loadAfter,
+    };
     const perSend = (sec: number, n: number) => fmt((sec * 1000) / Math.max(1, n), 2);
     lines.push(
       `Sends, channel paced at 1000/s${acceptOnly ? ', fake holding every call (accept only)' : ''}: ${requests.length} sends offered at ${sendRate}/s (after ${warm.accepted.length} of warm-up); load average before ${loadBefore}, after ${loadAfter}`,
@@ -206,7 +284,12 @@ try {
       senders = senders.slice(0, 500);
     }
     const count = Number(values.paced);
-    const requests = sendRequests(paced, tenant.apiKey, Array.from({ length: count }, () => senders[Math.floor(random() * senders.length)]!), 'paced');
+    const requests = sendRequests(
+      paced,
+      tenant.apiKey,
+      Array.from({ length: count }, () => senders[Math.floor(random() * senders.length)]),
+      'paced',
+    );
     const path = `/${fake.baseUrl.split('/').pop()}/${paced.phoneNumberId}/messages`;
     const seen = arrivals.length;
     const loadBefore = load();
@@ -218,7 +301,15 @@ try {
     const windows = arrivalWindows(times);
     const spanSec = (Math.max(...times) - Math.min(...times)) / 1000;
     const statuses = await settledStatuses(databaseUrl, tenant.businessId, paced.id);
-    report.sendPaced = { result: { ...result, accepted: result.accepted.length }, delivered: times.length, windows, spanSec, statuses, loadBefore, loadAfter: load() };
+    report.sendPaced = {
+      result: { ...result, accepted: result.accepted.length },
+      delivered: times.length,
+      windows,
+      spanSec,
+      statuses,
+      loadBefore,
+      loadAfter: load(),
+    };
     lines.push(
       `Sends, default pace (80/s): ${count} sends offered at 400/s; load average before ${loadBefore}`,
       '',

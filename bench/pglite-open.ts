@@ -17,7 +17,9 @@ const dataDir = process.argv[2] ?? '/tmp/pglite-open';
 const mb = (bytes: number) => Math.round(bytes / 1048576);
 const show = (step: string, ms?: number) => {
   const m = process.memoryUsage();
-  console.log(`${step.padEnd(10)} ${ms === undefined ? '' : `${Math.round(ms)} ms, `}rss ${mb(m.rss)} MB, heap ${mb(m.heapTotal)} MB, external ${mb(m.external)} MB`);
+  console.log(
+    `${step.padEnd(10)} ${ms === undefined ? '' : `${Math.round(ms)} ms, `}rss ${mb(m.rss)} MB, heap ${mb(m.heapTotal)} MB, external ${mb(m.external)} MB`,
+  );
 };
 
 /** Runs one step and prints its time and the memory after it. */
@@ -32,6 +34,7 @@ show('start');
 const database = await step('opened', () => openDatabase({ dataDir }));
 await step('migrated', () => migrateToLatest(database.db));
 await step('queried', async () => {
-  for (let i = 0; i < 2000; i++) await sql`select count(*) from pg_class where relname like ${`%${i}`}`.execute(database.db);
+  for (let i = 0; i < 2000; i++)
+    await sql`select count(*) from pg_class where relname like ${`%${i}`}`.execute(database.db);
 });
 await database.close();

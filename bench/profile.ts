@@ -47,24 +47,42 @@ const dir = mkdtempSync(join(tmpdir(), 'bench-prof-'));
 const storage = await freshStorage(values.engine as Engine, 'bench_profile');
 const profileFile = join(dir, 'server.cpuprofile');
 const preload = new URL('./lib/cpu-profile-preload.mjs', import.meta.url).pathname;
-const service = await startService(storage, Number(values.port), { NODE_OPTIONS: `--import ${preload} ${values['node-options']}`.trim(), CPU_PROFILE_FILE: profileFile });
+const service = await startService(storage, Number(values.port), {
+  NODE_OPTIONS: `--import ${preload} ${values['node-options']}`.trim(),
+  CPU_PROFILE_FILE: profileFile,
+});
 const contacts = Number(values.size);
 try {
   const tenant = await createTenant(service.url);
   const toggleProfiler = () => process.kill(service.pid, 'SIGUSR2');
   if (values.phase === 'import') toggleProfiler();
   const imported = await runImport(service, tenant, { contacts, messagesPerConversation: Number(values.messages) });
-  process.stdout.write(`import: ${imported.records} records, ${Math.round(imported.recordsPerSec)}/s, peak RSS ${Math.round(imported.peakRssMb)} MB\n`);
+  process.stdout.write(
+    `import: ${imported.records} records, ${Math.round(imported.recordsPerSec)}/s, peak RSS ${Math.round(imported.peakRssMb)} MB\n`,
+  );
   if (values.phase !== 'import') toggleProfiler();
   const random = rng(3);
   const path = () => `${LOOKUP_ROUTES[values.route as LookupRoute]}?phone=${randomQueryPhone(contacts, random)}`;
   const before = schedulerNs(service.pid);
-  const result = values.phase === 'import' ? undefined : await load({ url: service.url, path, headers: { 'x-api-key': tenant.apiKey }, connections: Number(values.connections), durationSec: Number(values.duration) });
+  const result =
+    values.phase === 'import'
+      ? undefined
+      : await load({
+          url: service.url,
+          path,
+          headers: { 'x-api-key': tenant.apiKey },
+          connections: Number(values.connections),
+          durationSec: Number(values.duration),
+        });
   if (result) {
     const after = schedulerNs(service.pid);
     const perRequest = (ns: number) => (ns / 1000 / result.requests).toFixed(0);
-    process.stdout.write(`${result.requests} requests, ${Math.round(result.requestsPerSec)}/s, p50 ${result.p50Ms} ms, p99 ${result.p99Ms} ms\n`);
-    process.stdout.write(`service main thread, µs per request: ${perRequest(after.onCpu - before.onCpu)} on a core, ${perRequest(after.waiting - before.waiting)} waiting for one\n`);
+    process.stdout.write(
+      `${result.requests} requests, ${Math.round(result.requestsPerSec)}/s, p50 ${result.p50Ms} ms, p99 ${result.p99Ms} ms\n`,
+    );
+    process.stdout.write(
+      `service main thread, µs per request: ${perRequest(after.onCpu - before.onCpu)} on a core, ${perRequest(after.waiting - before.waiting)} waiting for one\n`,
+    );
   }
   toggleProfiler();
   for (let i = 0; i < 100 && !existsSync(profileFile); i++) await new Promise((r) => setTimeout(r, 100));
@@ -87,13 +105,23 @@ for (const node of profile.nodes) {
   const where = url.replace(/^file:\/\//, '').replace(/^.*\/work\/main\//, '');
   const fn = `${functionName || '(anonymous)'} ${where}:${lineNumber + 1}`;
   byFunction.set(fn, (byFunction.get(fn) ?? 0) + us);
-  const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(where)?.[1] ?? (where.startsWith('src/') ? 'src (service)' : where.startsWith('node:') ? 'node core' : functionName.startsWith('(') ? functionName : where || 'native');
+  const pkg =
+    /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(where)?.[1] ??
+    (where.startsWith('src/')
+      ? 'src (service)'
+      : where.startsWith('node:')
+        ? 'node core'
+        : functionName.startsWith('(')
+          ? functionName
+          : where || 'native');
   byPackage.set(pkg, (byPackage.get(pkg) ?? 0) + us);
 }
 const print = (title: string, map: Map<string, number>) => {
   process.stdout.write(`\n${title}\n`);
   for (const [name, us] of [...map].sort((a, b) => b[1] - a[1]).slice(0, Number(values.top))) {
-    process.stdout.write(`${((us / total) * 100).toFixed(1).padStart(5)}%  ${(us / 1000).toFixed(0).padStart(6)} ms  ${name}\n`);
+    process.stdout.write(
+      `${((us / total) * 100).toFixed(1).padStart(5)}%  ${(us / 1000).toFixed(0).padStart(6)} ms  ${name}\n`,
+    );
   }
 };
 process.stdout.write(`profile: ${file}\n`);

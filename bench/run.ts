@@ -39,7 +39,8 @@ const { values } = parseArgs({
 });
 
 const engines: Engine[] = values.engine === 'both' ? ['postgres', 'pglite'] : [values.engine as Engine];
-if (!engines.every((e) => e === 'postgres' || e === 'pglite')) throw new Error('--engine must be postgres, pglite or both');
+if (!engines.every((e) => e === 'postgres' || e === 'pglite'))
+  throw new Error('--engine must be postgres, pglite or both');
 const only = new Set(values.only.split(','));
 const contacts = Number(values.size);
 const messagesPerConversation = Math.round(Number(values.messages) / contacts);
@@ -71,9 +72,19 @@ async function runEngine(engine: Engine): Promise<EngineReport> {
     const service = await startService(storage, port);
     try {
       const tenant = await createTenant(service.url);
-      const result = await runImport(service, tenant, { contacts, messagesPerConversation }, ` ${contacts} contacts`, engine === 'postgres' ? values.db : undefined, Number(values['max-import-seconds']));
+      const result = await runImport(
+        service,
+        tenant,
+        { contacts, messagesPerConversation },
+        ` ${contacts} contacts`,
+        engine === 'postgres' ? values.db : undefined,
+        Number(values['max-import-seconds']),
+      );
       const stopped = result.stoppedByTimeBound ? ` (stopped by the time bound at ${result.contacts} contacts)` : '';
-      report.imports.push({ label: `${contacts} contacts + ${contacts * messagesPerConversation} messages${stopped}`, result });
+      report.imports.push({
+        label: `${contacts} contacts + ${contacts * messagesPerConversation} messages${stopped}`,
+        result,
+      });
       if (only.has('lookup')) {
         // A time-bounded load asks only for the contacts that went in.
         const loaded = result.contacts;
@@ -93,13 +104,23 @@ async function runEngine(engine: Engine): Promise<EngineReport> {
   }
   if (only.has('scaling')) {
     const runs = await runScaling({
-      engine, sizes: scaleSizes, messagesPerConversation: Number(values['scale-messages']), port: port + 10,
-      count: Number(values.count), database: `${values.db}_scale`, maxImportSeconds: Number(values['max-import-seconds']),
+      engine,
+      sizes: scaleSizes,
+      messagesPerConversation: Number(values['scale-messages']),
+      port: port + 10,
+      count: Number(values.count),
+      database: `${values.db}_scale`,
+      maxImportSeconds: Number(values['max-import-seconds']),
     });
     for (const run of runs) {
       report.scaling.push(run);
-      const stopped = run.load.stoppedByTimeBound ? ` (stopped by the time bound at ${run.load.contacts} contacts)` : '';
-      report.imports.push({ label: `${run.shape.contacts} contacts + ${run.shape.contacts * run.shape.messagesPerConversation} messages (scaling)${stopped}`, result: run.load });
+      const stopped = run.load.stoppedByTimeBound
+        ? ` (stopped by the time bound at ${run.load.contacts} contacts)`
+        : '';
+      report.imports.push({
+        label: `${run.shape.contacts} contacts + ${run.shape.contacts * run.shape.messagesPerConversation} messages (scaling)${stopped}`,
+        result: run.load,
+      });
       report.answerProblems.push(...run.answerProblems);
     }
   }
@@ -116,7 +137,14 @@ const out: string[] = [`Run of ${new Date().toISOString()} (raw figures: ${file}
 out.push('### Import', '', importTable(reports.flatMap((r) => r.imports.map((i) => ({ engine: r.engine, ...i })))), '');
 for (const r of reports) {
   if (r.lookups.length === 0) continue;
-  out.push(`### Lookup throughput, ${r.engine}`, '', lookupTable(r.engine, r.lookups), '', fixedRateTable(r.engine, r.lookups), '');
+  out.push(
+    `### Lookup throughput, ${r.engine}`,
+    '',
+    lookupTable(r.engine, r.lookups),
+    '',
+    fixedRateTable(r.engine, r.lookups),
+    '',
+  );
 }
 for (const r of reports) {
   if (r.scaling.length < 2) continue;
@@ -125,8 +153,20 @@ for (const r of reports) {
 }
 for (const r of reports) {
   if (r.medians100k.length > 0) {
-    out.push(`Sequential medians at ${r.medians100k[0].contacts} contacts, ${r.engine}: ` + r.medians100k.map((m) => `${m.route} ${m.latency.medianMs.toFixed(2)} ms (p99 ${m.latency.p99Ms.toFixed(2)})`).join(', '), '');
+    out.push(
+      `Sequential medians at ${r.medians100k[0].contacts} contacts, ${r.engine}: ` +
+        r.medians100k
+          .map((m) => `${m.route} ${m.latency.medianMs.toFixed(2)} ms (p99 ${m.latency.p99Ms.toFixed(2)})`)
+          .join(', '),
+      '',
+    );
   }
-  if (r.answerProblems.length > 0) out.push(`**Wrong answers on ${r.engine}** (${r.answerProblems.length}):`, '', ...r.answerProblems.slice(0, 10).map((p) => `- ${p}`), '');
+  if (r.answerProblems.length > 0)
+    out.push(
+      `**Wrong answers on ${r.engine}** (${r.answerProblems.length}):`,
+      '',
+      ...r.answerProblems.slice(0, 10).map((p) => `- ${p}`),
+      '',
+    );
 }
 process.stdout.write(out.join('\n') + '\n');

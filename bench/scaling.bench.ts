@@ -7,7 +7,15 @@
 import { runImport, type ImportResult } from './import.bench.ts';
 import { randomQueryPhone, rng, type DataSetShape } from './lib/generate.ts';
 import { sequential, sequentialTimes, summarize, type SequentialResult } from './lib/measure.ts';
-import { createTenant, freshStorage, startService, type Engine, type RunningProcess, type Storage, type Tenant } from './lib/service.ts';
+import {
+  createTenant,
+  freshStorage,
+  startService,
+  type Engine,
+  type RunningProcess,
+  type Storage,
+  type Tenant,
+} from './lib/service.ts';
 import { checkAnswers, LOOKUP_ROUTES, type LookupRoute } from './lookup.bench.ts';
 
 export interface MedianResult {
@@ -20,7 +28,13 @@ const lookupPath = (route: LookupRoute, contacts: number, random: () => number) 
   `${LOOKUP_ROUTES[route]}?phone=${randomQueryPhone(contacts, random)}`;
 
 /** Median (and p90/p99) of each lookup, `count` sequential requests after `warmup` of them. */
-export async function measureMedians(service: RunningProcess, tenant: Tenant, contacts: number, count: number, warmup: number): Promise<MedianResult[]> {
+export async function measureMedians(
+  service: RunningProcess,
+  tenant: Tenant,
+  contacts: number,
+  count: number,
+  warmup: number,
+): Promise<MedianResult[]> {
   const headers = { 'x-api-key': tenant.apiKey };
   const out: MedianResult[] = [];
   for (const route of Object.keys(LOOKUP_ROUTES) as LookupRoute[]) {
@@ -73,10 +87,17 @@ export async function runScaling(options: ScalingOptions): Promise<ScalingRun[]>
       const service = await startService(storage, options.port + index);
       const entry = { shape, storage, service, tenant: await createTenant(service.url) } as Loaded;
       loaded.push(entry);
-      entry.load = await runImport(service, entry.tenant, shape, ` ${size} contacts`, options.engine === 'postgres' ? `${options.database}_${index}` : undefined, options.maxImportSeconds);
+      entry.load = await runImport(
+        service,
+        entry.tenant,
+        shape,
+        ` ${size} contacts`,
+        options.engine === 'postgres' ? `${options.database}_${index}` : undefined,
+        options.maxImportSeconds,
+      );
     }
     const results: ScalingRun[] = [];
-    const times = loaded.map(() => ({} as Record<LookupRoute, { times: number[]; failures: number }>));
+    const times = loaded.map(() => ({}) as Record<LookupRoute, { times: number[]; failures: number }>);
     for (const route of Object.keys(LOOKUP_ROUTES) as LookupRoute[]) {
       process.stderr.write(`[${options.engine}] scaling: ${route}, ${rounds} alternating rounds\n`);
       const paths = loaded.map((l, i) => lookupPath(route, l.load.contacts, rng(1234 + i)));
@@ -86,7 +107,13 @@ export async function runScaling(options: ScalingOptions): Promise<ScalingRun[]>
       }
       for (let round = 0; round < rounds; round++) {
         for (const [i, l] of loaded.entries()) {
-          const part = await sequentialTimes(l.service.url, paths[i], { 'x-api-key': l.tenant.apiKey }, Math.ceil(options.count / rounds), 30_000);
+          const part = await sequentialTimes(
+            l.service.url,
+            paths[i],
+            { 'x-api-key': l.tenant.apiKey },
+            Math.ceil(options.count / rounds),
+            30_000,
+          );
           times[i][route].times.push(...part.times);
           times[i][route].failures += part.failures;
         }

@@ -19,17 +19,36 @@ const contact = await insertContact(db, tenant.businessId, {});
 const queues = 20;
 const convs: Awaited<ReturnType<typeof insertConversation>>[] = [];
 for (let q = 0; q < queues; q++) convs.push(await insertConversation(db, tenant.businessId, contact.id, {}));
-const msg = await insertMessage(db, tenant.businessId, convs[0]!, {});
+const msg = await insertMessage(db, tenant.businessId, convs[0], {});
 const at = new Date(Date.now() - 1000).toISOString();
 for (let i = 0; i < N; i += 1000) {
-  await db.transaction().execute((trx) => repo.insertMany(trx, Array.from({ length: Math.min(1000, N - i) }, (_, k) => ({
-    business_id: tenant.businessId, id: newId(), webhook_id: webhook.id, event: 'message_created', message_id: msg.id,
-    conversation_id: convs[(i + k) % queues]!.id, payload: {}, next_attempt_at: at, created_at: at, updated_at: at,
-  }))));
+  await db.transaction().execute((trx) =>
+    repo.insertMany(
+      trx,
+      Array.from({ length: Math.min(1000, N - i) }, (_, k) => ({
+        business_id: tenant.businessId,
+        id: newId(),
+        webhook_id: webhook.id,
+        event: 'message_created',
+        message_id: msg.id,
+        conversation_id: convs[(i + k) % queues].id,
+        payload: {},
+        next_attempt_at: at,
+        created_at: at,
+        updated_at: at,
+      })),
+    ),
+  );
 }
 // Every head fails and waits an hour.
 const claimed = await repo.claim(db, new Date().toISOString(), new Date(Date.now() + 60_000).toISOString(), 100);
-for (const c of claimed) await repo.finish(db, c, { state: 'pending', error: 'x', nextAttemptAt: new Date(Date.now() + 3600_000).toISOString() }, new Date().toISOString());
+for (const c of claimed)
+  await repo.finish(
+    db,
+    c,
+    { state: 'pending', error: 'x', nextAttemptAt: new Date(Date.now() + 3600_000).toISOString() },
+    new Date().toISOString(),
+  );
 await sql`analyze webhook_deliveries`.execute(db);
 const times: number[] = [];
 for (let r = 0; r < 21; r++) {
@@ -43,8 +62,16 @@ times.sort((a, b) => a - b);
 const releaseStarted = performance.now();
 const released = await repo.releaseStranded(db);
 const releaseMs = performance.now() - releaseStarted;
-console.log(JSON.stringify({
-  engine: process.env.TEST_ENGINE ?? 'pglite', backlog: N, queues, heads: claimed.length,
-  claimMedianMs: +times[10]!.toFixed(2), claimMaxMs: +times[20]!.toFixed(2), released, releaseStrandedMs: +releaseMs.toFixed(1),
-}));
+console.log(
+  JSON.stringify({
+    engine: process.env.TEST_ENGINE ?? 'pglite',
+    backlog: N,
+    queues,
+    heads: claimed.length,
+    claimMedianMs: +times[10].toFixed(2),
+    claimMaxMs: +times[20].toFixed(2),
+    released,
+    releaseStrandedMs: +releaseMs.toFixed(1),
+  }),
+);
 await t.close();

@@ -21,7 +21,14 @@ import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { Pool, request } from 'undici';
 import { metaNotification, signedNotification } from '../test/helpers/fake-graph-api.ts';
-import { ADMIN_TOKEN, createTenant, freshStorage, startService, type RunningProcess, type Storage } from './lib/service.ts';
+import {
+  ADMIN_TOKEN,
+  createTenant,
+  freshStorage,
+  startService,
+  type RunningProcess,
+  type Storage,
+} from './lib/service.ts';
 import { BenchReceiver, percentile } from './webhooks-receiver.ts';
 
 const { values } = parseArgs({
@@ -48,7 +55,11 @@ function cpuSeconds(pid: number): number {
 }
 
 async function admin<T>(url: string, method: 'POST' | 'GET', path: string, body?: unknown): Promise<T> {
-  const res = await request(url + path, { method, headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+  const res = await request(url + path, {
+    method,
+    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
   const json = (await res.body.json()) as T;
   if (res.statusCode >= 300) throw new Error(`${method} ${path}: ${res.statusCode} ${JSON.stringify(json)}`);
   return json;
@@ -67,7 +78,12 @@ async function setup(): Promise<Setup> {
   const service = await startService(storage, port, { ALLOW_PRIVATE_WEBHOOK_TARGETS: 'true' });
   const receiver = await BenchReceiver.start();
   const { businessId } = await createTenant(service.url);
-  const { webhook, secret } = await admin<{ webhook: { id: string }; secret: string }>(service.url, 'POST', `/admin/v1/businesses/${businessId}/webhooks`, { event: 'message_created', url: receiver.url });
+  const { webhook, secret } = await admin<{ webhook: { id: string }; secret: string }>(
+    service.url,
+    'POST',
+    `/admin/v1/businesses/${businessId}/webhooks`,
+    { event: 'message_created', url: receiver.url },
+  );
   receiver.secret = secret;
   return { storage, service, receiver, businessId, webhookId: webhook.id };
 }
@@ -99,7 +115,28 @@ async function throughput(s: Setup): Promise<string> {
   const db = new pg.Client({ connectionString: s.storage.env.DATABASE_URL });
   await db.connect();
   const conversations = Array.from({ length: 1000 }, () => crypto.randomUUID());
-  const sample = { to: '15550001111', from: '34600111222', text: '', attachments: [], media: [], status: 'received', channel: 'whatsapp', contact: { uuid: crypto.randomUUID(), name: 'Ada Lovelace', phoneNumber: '+34600111222', avatarUrl: null, createdAt: new Date().toISOString(), source: 'whatsapp', href: 'http://x/dashboard/contacts/1', conversationHref: 'http://x/dashboard/conversations/1', tags: ['vip'] }, createdAt: '', metadata: { order: '42' } };
+  const sample = {
+    to: '15550001111',
+    from: '34600111222',
+    text: '',
+    attachments: [],
+    media: [],
+    status: 'received',
+    channel: 'whatsapp',
+    contact: {
+      uuid: crypto.randomUUID(),
+      name: 'Ada Lovelace',
+      phoneNumber: '+34600111222',
+      avatarUrl: null,
+      createdAt: new Date().toISOString(),
+      source: 'whatsapp',
+      href: 'http://x/dashboard/contacts/1',
+      conversationHref: 'http://x/dashboard/conversations/1',
+      tags: ['vip'],
+    },
+    createdAt: '',
+    metadata: { order: '42' },
+  };
   const perTick = rate / 10;
   let written = 0;
   let maxBacklog = 0;
@@ -131,7 +168,11 @@ async function throughput(s: Setup): Promise<string> {
   const distinct = new Set(s.receiver.receipts.map((r) => r.webhookId)).size;
   const steady = perSecond.slice(2);
   await db.end();
-  const { deliveries } = await admin<{ deliveries: { ok: boolean }[] }>(s.service.url, 'GET', `/admin/v1/businesses/${s.businessId}/webhooks/${s.webhookId}/deliveries?limit=200`);
+  const { deliveries } = await admin<{ deliveries: { ok: boolean }[] }>(
+    s.service.url,
+    'GET',
+    `/admin/v1/businesses/${s.businessId}/webhooks/${s.webhookId}/deliveries?limit=200`,
+  );
   return [
     `Offered ${rate} deliveries/s for ${seconds} s (${written} deliveries, 1000 conversations, ~1 KB payloads), one service process, PostgreSQL.`,
     '',
@@ -145,7 +186,7 @@ async function throughput(s: Setup): Promise<string> {
     `| signatures verified (sample) / bad | ${s.receiver.verified} / ${s.receiver.badSignatures} |`,
     `| last log page all ok | ${deliveries.every((d) => d.ok)} |`,
     `| service CPU per 1 000 deliveries (user + system) | ${((cpuUsed / s.receiver.receipts.length) * 1000).toFixed(2)} s |`,
-    `| machine load average (1 min) at the end | ${loadavg()[0]!.toFixed(1)} |`,
+    `| machine load average (1 min) at the end | ${loadavg()[0].toFixed(1)} |`,
   ].join('\n');
 }
 
@@ -160,7 +201,14 @@ async function whatsappChannel(url: string, businessId: string): Promise<Channel
   await admin(url, 'POST', `/admin/v1/businesses/${businessId}/channels`, {
     type: 'whatsapp',
     identifier: '15550001111',
-    provider: { kind: 'whatsapp_cloud', phone_number_id: phoneNumberId, access_token: 'EAAGbench', app_secret: appSecret, verify_token: 'bench-verify', api_base_url: 'http://127.0.0.1:9/v21.0' },
+    provider: {
+      kind: 'whatsapp_cloud',
+      phone_number_id: phoneNumberId,
+      access_token: 'EAAGbench',
+      app_secret: appSecret,
+      verify_token: 'bench-verify',
+      api_base_url: 'http://127.0.0.1:9/v21.0',
+    },
   });
   return { phoneNumberId, appSecret };
 }
@@ -172,7 +220,15 @@ function notification(channel: Channel, i: number, text: string) {
     phoneNumberId: channel.phoneNumberId,
     displayPhoneNumber: '15550001111',
     contacts: [{ waId: from, name: `Sender ${i % 500}` }],
-    messages: [{ from, id: `wamid.bench.${text}`, timestamp: String(Math.floor(Date.now() / 1000)), type: 'text', text: { body: text } }],
+    messages: [
+      {
+        from,
+        id: `wamid.bench.${text}`,
+        timestamp: String(Math.floor(Date.now() / 1000)),
+        type: 'text',
+        text: { body: text },
+      },
+    ],
   });
   return signedNotification(body, channel.appSecret);
 }
@@ -204,9 +260,11 @@ async function latency(s: Setup): Promise<string> {
     const due = started + (i * 1000) / rate;
     if (due > nowMs()) await sleep(due - nowMs());
     const text = `lat-${i}`;
-    inflight.push(post(pool, channel, i, text).then((status) => {
-      if (status === 200) accepted.set(text, nowMs());
-    }));
+    inflight.push(
+      post(pool, channel, i, text).then((status) => {
+        if (status === 200) accepted.set(text, nowMs());
+      }),
+    );
   }
   await Promise.all(inflight);
   const end = nowMs() + 30_000;
@@ -232,21 +290,26 @@ async function kill(s: Setup): Promise<string> {
   let next = 0;
   const sendAll = async (indexes: number[], killAfter: number | null) => {
     const queue = [...indexes];
-    await Promise.all(Array.from({ length: 16 }, async () => {
-      for (let i = queue.shift(); i !== undefined; i = queue.shift()) {
-        try {
-          if ((await post(pool, channel, i, `kill-${i}`)) === 200) acked.add(i);
-        } catch {
-          // the server is gone: Meta would retry this one later
+    await Promise.all(
+      Array.from({ length: 16 }, async () => {
+        for (let i = queue.shift(); i !== undefined; i = queue.shift()) {
+          try {
+            if ((await post(pool, channel, i, `kill-${i}`)) === 200) acked.add(i);
+          } catch {
+            // the server is gone: Meta would retry this one later
+          }
+          if (killAfter !== null && killedAt < 0 && acked.size >= killAfter) {
+            killedAt = acked.size;
+            process.kill(s.service.pid, 'SIGKILL');
+          }
         }
-        if (killAfter !== null && killedAt < 0 && acked.size >= killAfter) {
-          killedAt = acked.size;
-          process.kill(s.service.pid, 'SIGKILL');
-        }
-      }
-    }));
+      }),
+    );
   };
-  await sendAll(Array.from({ length: total }, (_, i) => i), Math.floor(total / 2));
+  await sendAll(
+    Array.from({ length: total }, (_, i) => i),
+    Math.floor(total / 2),
+  );
   next = acked.size;
   await s.service.stop();
   await pool.close();
@@ -254,7 +317,10 @@ async function kill(s: Setup): Promise<string> {
   s.service = await startService(s.storage, port, { ALLOW_PRIVATE_WEBHOOK_TARGETS: 'true' });
   pool = new Pool(s.service.url, { connections: 16 });
   // Meta resends what was not acknowledged; the ones acknowledged are not sent again.
-  await sendAll(Array.from({ length: total }, (_, i) => i).filter((i) => !acked.has(i)), null);
+  await sendAll(
+    Array.from({ length: total }, (_, i) => i).filter((i) => !acked.has(i)),
+    null,
+  );
   const deadline = nowMs() + 60_000;
   const texts = () => new Set(s.receiver.receipts.map((r) => r.text));
   while (texts().size < total && nowMs() < deadline) await sleep(100);

@@ -79,7 +79,11 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   const worker = new OutboxWorker(deps.database.db, app.log);
   // Resolved API keys are cached; with PostgreSQL only while revocations of other processes are heard.
   const apiKeyCache = new ApiKeyCache({ trusted: deps.database.listen === undefined });
-  const services = createServices(deps.database.db, config, worker, { apiKeyCache, clock: deps.clock, webhookWorker: deps.webhookWorker });
+  const services = createServices(deps.database.db, config, worker, {
+    apiKeyCache,
+    clock: deps.clock,
+    webhookWorker: deps.webhookWorker,
+  });
   app.decorate('services', services);
   app.decorate('worker', worker);
   // Durable work handlers register here: worker.register(services.<area>.<kind>JobHandler()).
@@ -91,7 +95,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   if (deps.workers !== false && deps.database.engine === 'pglite') {
     app.addHook('onReady', async () => {
       const ended = await endLeasesOfStoppedRun(deps.database.db);
-      if (ended.jobs + ended.deliveries + ended.idempotencyKeys > 0) app.log.info(ended, 'work left in hand by the previous run taken over');
+      if (ended.jobs + ended.deliveries + ended.idempotencyKeys > 0)
+        app.log.info(ended, 'work left in hand by the previous run taken over');
     });
   }
   if (deps.workers !== false) app.addHook('onReady', async () => worker.start());
@@ -106,7 +111,10 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     let stop: (() => Promise<void>) | undefined;
     app.addHook('onReady', async () => {
       stop = await listen(
-        { [API_KEY_REVOKED_CHANNEL]: (hash) => services.apiKeys.forgetRevoked(hash), [CHANNEL_CHANGED]: (keys) => services.channels.forgetAnnounced(keys) },
+        {
+          [API_KEY_REVOKED_CHANNEL]: (hash) => services.apiKeys.forgetRevoked(hash),
+          [CHANNEL_CHANGED]: (keys) => services.channels.forgetAnnounced(keys),
+        },
         (state) => {
           apiKeyCache.setTrusted(state === 'listening');
           services.channels.setTrusted(state === 'listening');
@@ -115,10 +123,15 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     });
     app.addHook('onClose', async () => stop?.());
   }
-  app.addHook('onReady', async () => services.idempotency.startCleanup((err) => app.log.error({ err }, 'idempotency key cleanup failed')));
+  app.addHook('onReady', async () =>
+    services.idempotency.startCleanup((err) => app.log.error({ err }, 'idempotency key cleanup failed')),
+  );
   app.addHook('onClose', async () => services.idempotency.stopCleanup());
   const statistics = new StatisticsKeeper(deps.database.db, deps.database.engine);
-  if (deps.workers !== false) app.addHook('onReady', async () => statistics.start((err) => app.log.error({ err }, 'analyzing changed tables failed')));
+  if (deps.workers !== false)
+    app.addHook('onReady', async () =>
+      statistics.start((err) => app.log.error({ err }, 'analyzing changed tables failed')),
+    );
   app.addHook('onClose', async () => statistics.stop());
 
   await app.register(healthRoutes, { db: deps.database.db });

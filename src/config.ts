@@ -58,7 +58,8 @@ function positiveInt(env: Env, name: string, fallback: number): number {
 function port(env: Env): number {
   const raw = env.PORT || '3000';
   const value = Number(raw);
-  if (!Number.isInteger(value) || value < 0 || value > 65535) throw new ConfigError(`PORT must be a port number, got "${raw}"`);
+  if (!Number.isInteger(value) || value < 0 || value > 65535)
+    throw new ConfigError(`PORT must be a port number, got "${raw}"`);
   return value;
 }
 
@@ -67,7 +68,8 @@ const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'
 
 function logLevel(env: Env): string {
   const level = env.LOG_LEVEL || 'info';
-  if (!LOG_LEVELS.includes(level)) throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${level}"`);
+  if (!LOG_LEVELS.includes(level))
+    throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${level}"`);
   return level;
 }
 
@@ -98,7 +100,10 @@ function secretKey(env: Env, dataDir: string, databaseUrl: string | undefined): 
  */
 function secretKeys(env: Env, dataDir: string, databaseUrl: string | undefined): SecretKeys {
   const current = secretKey(env, dataDir, databaseUrl);
-  const fallbacks = (env.SECRET_KEY_FALLBACKS ?? '').split(',').map((key) => key.trim()).filter((key) => key !== '');
+  const fallbacks = (env.SECRET_KEY_FALLBACKS ?? '')
+    .split(',')
+    .map((key) => key.trim())
+    .filter((key) => key !== '');
   for (const key of fallbacks) {
     if (key.length < 32) throw new ConfigError('each key of SECRET_KEY_FALLBACKS must be at least 32 characters');
   }
@@ -109,7 +114,8 @@ function secretKeys(env: Env, dataDir: string, databaseUrl: string | undefined):
 function embeddings(env: Env): EmbeddingsConfig | undefined {
   const raw = env.EMBEDDINGS_URL;
   if (!raw) {
-    if (env.EMBEDDINGS_API_KEY || env.EMBEDDINGS_MODEL) throw new ConfigError('EMBEDDINGS_API_KEY and EMBEDDINGS_MODEL need EMBEDDINGS_URL');
+    if (env.EMBEDDINGS_API_KEY || env.EMBEDDINGS_MODEL)
+      throw new ConfigError('EMBEDDINGS_API_KEY and EMBEDDINGS_MODEL need EMBEDDINGS_URL');
     return undefined;
   }
   let url: URL;
@@ -118,8 +124,13 @@ function embeddings(env: Env): EmbeddingsConfig | undefined {
   } catch {
     throw new ConfigError(`EMBEDDINGS_URL must be an absolute URL, got "${raw}"`);
   }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new ConfigError(`EMBEDDINGS_URL must be http or https, got "${raw}"`);
-  return { url: raw.replace(/\/+$/, ''), apiKey: env.EMBEDDINGS_API_KEY || undefined, model: env.EMBEDDINGS_MODEL || 'text-embedding-3-small' };
+  if (url.protocol !== 'https:' && url.protocol !== 'http:')
+    throw new ConfigError(`EMBEDDINGS_URL must be http or https, got "${raw}"`);
+  return {
+    url: raw.replace(/\/+$/, ''),
+    apiKey: env.EMBEDDINGS_API_KEY || undefined,
+    model: env.EMBEDDINGS_MODEL || 'text-embedding-3-small',
+  };
 }
 
 export function loadConfig(env: Env = process.env): Config {
@@ -128,8 +139,12 @@ export function loadConfig(env: Env = process.env): Config {
   const databaseUrl = env.DATABASE_URL || undefined;
   const dataDir = env.DATA_DIR || './data';
   const adminToken = env.ADMIN_TOKEN || undefined;
-  if (adminToken !== undefined && adminToken.length < 16) throw new ConfigError('ADMIN_TOKEN must be at least 16 characters');
-  const publicUrl = (env.PUBLIC_URL || `http://${host.includes(':') ? `[${host}]` : host}:${listenPort}`).replace(/\/+$/, '');
+  if (adminToken !== undefined && adminToken.length < 16)
+    throw new ConfigError('ADMIN_TOKEN must be at least 16 characters');
+  const publicUrl = (env.PUBLIC_URL || `http://${host.includes(':') ? `[${host}]` : host}:${listenPort}`).replace(
+    /\/+$/,
+    '',
+  );
   try {
     new URL(publicUrl);
   } catch {

@@ -14,9 +14,13 @@ async function main(): Promise<void> {
   // SECRET_KEY_FALLBACKS, are sealed with SECRET_KEY now.
   const channels = await app.services.channels.sealStored();
   const webhooks = await app.services.webhooks.service.sealStored();
-  if (channels.sealed + webhooks.sealed > 0) app.log.info({ channels: channels.sealed, webhooks: webhooks.sealed }, 'stored secrets sealed with SECRET_KEY');
+  if (channels.sealed + webhooks.sealed > 0)
+    app.log.info({ channels: channels.sealed, webhooks: webhooks.sealed }, 'stored secrets sealed with SECRET_KEY');
   if (channels.unopened + webhooks.unopened > 0) {
-    app.log.error({ channels: channels.unopened, webhooks: webhooks.unopened }, 'stored secrets that neither SECRET_KEY nor SECRET_KEY_FALLBACKS open: set the key they were sealed with as a fallback');
+    app.log.error(
+      { channels: channels.unopened, webhooks: webhooks.unopened },
+      'stored secrets that neither SECRET_KEY nor SECRET_KEY_FALLBACKS open: set the key they were sealed with as a fallback',
+    );
   }
 
   let stopping = false;
@@ -43,7 +47,10 @@ async function main(): Promise<void> {
   }
 }
 
-function printDemo(publicUrl: string, { key, contactPhone, agentId }: { key: string; contactPhone: string; agentId: string }): void {
+function printDemo(
+  publicUrl: string,
+  { key, contactPhone, agentId }: { key: string; contactPhone: string; agentId: string },
+): void {
   // Printed once, to the terminal only (never to the log): the key is not stored in clear anywhere.
   process.stdout.write(
     `\nA demo business was created. Its API key (shown only now):\n\n  ${key}\n\nTry it:\n\n` +

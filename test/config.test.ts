@@ -6,7 +6,8 @@ const OLD = 'an-earlier-secret-key-0123456789-0123456789';
 const OLDER = 'an-even-earlier-secret-key-0123456789-01234';
 
 describe('SECRET_KEY and SECRET_KEY_FALLBACKS', () => {
-  const keys = (env: Record<string, string>) => loadConfig({ DATA_DIR: 'memory://', SECRET_KEY: KEY, ...env }).secretKeys;
+  const keys = (env: Record<string, string>) =>
+    loadConfig({ DATA_DIR: 'memory://', SECRET_KEY: KEY, ...env }).secretKeys;
 
   it('puts SECRET_KEY first, then the fallbacks in their order, trimmed, each once, without SECRET_KEY', () => {
     expect(keys({})).toEqual([KEY]);
@@ -17,7 +18,9 @@ describe('SECRET_KEY and SECRET_KEY_FALLBACKS', () => {
   it('refuses a fallback or a key shorter than 32 characters, and PostgreSQL without SECRET_KEY', () => {
     expect(() => keys({ SECRET_KEY_FALLBACKS: `${OLD},short` })).toThrow(ConfigError);
     expect(() => keys({ SECRET_KEY: 'short' })).toThrow(/at least 32/);
-    expect(() => loadConfig({ DATABASE_URL: 'postgres://127.0.0.1/db', SECRET_KEY_FALLBACKS: OLD })).toThrow(/SECRET_KEY is required/);
+    expect(() => loadConfig({ DATABASE_URL: 'postgres://127.0.0.1/db', SECRET_KEY_FALLBACKS: OLD })).toThrow(
+      /SECRET_KEY is required/,
+    );
   });
 
   it('keeps the generated key of the embedded default current, with the fallbacks after it', () => {

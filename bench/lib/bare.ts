@@ -13,7 +13,13 @@ const OWN_HEADERS = new Set(['content-type', 'content-length', 'date', 'connecti
  * `floor`, `/floor<route>` reading them from the database (bench/bare-server.ts): PostgreSQL at
  * `floor.databaseUrl`, or else PGlite in a directory of its own, removed with the process's files.
  */
-export async function startBare(serviceUrl: string, apiKey: string, samplePaths: Record<string, string>, port: number, floor?: { databaseUrl?: string }): Promise<RunningProcess & { bodyBytes: Record<string, number> }> {
+export async function startBare(
+  serviceUrl: string,
+  apiKey: string,
+  samplePaths: Record<string, string>,
+  port: number,
+  floor?: { databaseUrl?: string },
+): Promise<RunningProcess & { bodyBytes: Record<string, number> }> {
   const captured = [];
   const bodyBytes: Record<string, number> = {};
   for (const [route, sample] of Object.entries(samplePaths)) {
@@ -31,7 +37,13 @@ export async function startBare(serviceUrl: string, apiKey: string, samplePaths:
   const file = join(dir, 'responses.json');
   writeFileSync(file, JSON.stringify(captured));
   try {
-    const running = await spawnProcess('npx', ['tsx', 'bench/bare-server.ts'], { PORT: String(port), BARE_RESPONSES: file, ...floorEnv(floor, dir) }, port, '/readyz');
+    const running = await spawnProcess(
+      'npx',
+      ['tsx', 'bench/bare-server.ts'],
+      { PORT: String(port), BARE_RESPONSES: file, ...floorEnv(floor, dir) },
+      port,
+      '/readyz',
+    );
     const stop = async () => {
       await running.stop();
       rmSync(dir, { recursive: true, force: true });

@@ -21,11 +21,16 @@ const BASE_MS = Date.UTC(2024, 0, 1);
 export function phoneOf(i: number): string {
   const k = Math.floor(i / COUNTRIES);
   switch (i % COUNTRIES) {
-    case 0: return (k % 2 === 0 ? '54911' : '5411') + String(40_000_000 + k); // Buenos Aires mobile
-    case 1: return (k % 2 === 0 ? '52155' : '5255') + String(50_000_000 + k); // Mexico City mobile
-    case 2: return '569' + String(40_000_000 + k); // Chile mobile
-    case 3: return '346' + String(10_000_000 + k); // Spain mobile
-    default: return '1415' + String(2_000_000 + k); // San Francisco
+    case 0:
+      return (k % 2 === 0 ? '54911' : '5411') + String(40_000_000 + k); // Buenos Aires mobile
+    case 1:
+      return (k % 2 === 0 ? '52155' : '5255') + String(50_000_000 + k); // Mexico City mobile
+    case 2:
+      return '569' + String(40_000_000 + k); // Chile mobile
+    case 3:
+      return '346' + String(10_000_000 + k); // Spain mobile
+    default:
+      return '1415' + String(2_000_000 + k); // San Francisco
   }
 }
 
@@ -92,26 +97,47 @@ const TEXTS = [
  * The records of a data set as NDJSON lines, per contact: the contact, its conversation, then its
  * messages (the order an export of a live system has). A per-run salt keeps ids of two runs apart.
  */
-export async function* importLines(shape: DataSetShape, salt = Math.floor(Math.random() * 0x3fff), stop?: () => boolean): AsyncGenerator<string> {
+export async function* importLines(
+  shape: DataSetShape,
+  salt = Math.floor(Math.random() * 0x3fff),
+  stop?: () => boolean,
+): AsyncGenerator<string> {
   for (let i = 0; i < shape.contacts; i++) {
     if (stop?.()) return;
     const ms = BASE_MS + i * 1000;
     const contactId = uuid7(ms, 1, i, salt);
     const conversationId = uuid7(ms, 2, i, salt);
     yield JSON.stringify({
-      type: 'contact', id: contactId,
-      first_name: FIRST[i % FIRST.length], last_name: LAST[i % LAST.length],
-      email: `c${i}.${salt}@bench.example`, phone_number: phoneOf(i), external_id: `ext-${salt}-${i}`,
-      tags: i % 3 === 0 ? ['vip'] : [], custom_fields: { plan: i % 2 === 0 ? 'pro' : 'free' },
-      is_test: false, created_at: isoMicros(ms, i),
+      type: 'contact',
+      id: contactId,
+      first_name: FIRST[i % FIRST.length],
+      last_name: LAST[i % LAST.length],
+      email: `c${i}.${salt}@bench.example`,
+      phone_number: phoneOf(i),
+      external_id: `ext-${salt}-${i}`,
+      tags: i % 3 === 0 ? ['vip'] : [],
+      custom_fields: { plan: i % 2 === 0 ? 'pro' : 'free' },
+      is_test: false,
+      created_at: isoMicros(ms, i),
     });
-    yield JSON.stringify({ type: 'conversation', id: conversationId, contact_id: contactId, channel: 'whatsapp', created_at: isoMicros(ms, i + 1) });
+    yield JSON.stringify({
+      type: 'conversation',
+      id: conversationId,
+      contact_id: contactId,
+      channel: 'whatsapp',
+      created_at: isoMicros(ms, i + 1),
+    });
     for (let j = 0; j < shape.messagesPerConversation; j++) {
       const inbound = j % 2 === 0;
       yield JSON.stringify({
-        type: 'message', id: uuid7(ms + j + 1, 3, i * 1000 + j, salt), conversation_id: conversationId,
-        direction: inbound ? 'inbound' : 'outbound', sender_type: inbound ? 'contact' : 'ai_agent',
-        message_type: 'text', text: TEXTS[j % TEXTS.length], status: inbound ? 'RECEIVED' : 'DELIVERED',
+        type: 'message',
+        id: uuid7(ms + j + 1, 3, i * 1000 + j, salt),
+        conversation_id: conversationId,
+        direction: inbound ? 'inbound' : 'outbound',
+        sender_type: inbound ? 'contact' : 'ai_agent',
+        message_type: 'text',
+        text: TEXTS[j % TEXTS.length],
+        status: inbound ? 'RECEIVED' : 'DELIVERED',
         created_at: isoMicros(ms + j + 1, j),
       });
     }
@@ -128,7 +154,12 @@ export function recordCount(shape: DataSetShape): number {
  * per chunk keeps the per-write overhead low. `onRecords` reports progress (records handed over);
  * `stop` ends the data set early, at a contact boundary (the time bound of a benchmark).
  */
-export async function* ndjsonChunks(shape: DataSetShape, onRecords?: (sent: number) => void, stop?: () => boolean, chunkBytes = 64 * 1024): AsyncGenerator<Buffer> {
+export async function* ndjsonChunks(
+  shape: DataSetShape,
+  onRecords?: (sent: number) => void,
+  stop?: () => boolean,
+  chunkBytes = 64 * 1024,
+): AsyncGenerator<Buffer> {
   let parts: string[] = [];
   let size = 0;
   let sent = 0;

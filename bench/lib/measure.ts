@@ -9,7 +9,10 @@ export class RssSampler {
   private timer: NodeJS.Timeout | undefined;
   private readonly started = Date.now();
 
-  constructor(private readonly pid: number, private readonly everyMs = 200) {}
+  constructor(
+    private readonly pid: number,
+    private readonly everyMs = 200,
+  ) {}
 
   /** Current VmRSS in MB, or undefined when the process is gone. */
   read(): number | undefined {
@@ -94,14 +97,21 @@ export interface SequentialResult {
   failures: number;
 }
 
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))];
+const percentile = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))];
 
 /**
  * Requests one after the other on one keep-alive connection: a single request's cost, without
  * queueing, which is what size independence is about (autocannon's histogram rounds to whole ms).
  * Returns each request's time in ms.
  */
-export async function sequentialTimes(url: string, path: () => string, headers: Record<string, string>, count: number, maxMs: number): Promise<{ times: number[]; failures: number }> {
+export async function sequentialTimes(
+  url: string,
+  path: () => string,
+  headers: Record<string, string>,
+  count: number,
+  maxMs: number,
+): Promise<{ times: number[]; failures: number }> {
   const pool = new Pool(url, { connections: 1 });
   const times: number[] = [];
   let failures = 0;
@@ -123,10 +133,22 @@ export async function sequentialTimes(url: string, path: () => string, headers: 
 /** Median, p90 and p99 of request times. */
 export function summarize(times: number[], failures: number): SequentialResult {
   const sorted = [...times].sort((a, b) => a - b);
-  return { medianMs: percentile(sorted, 50), p90Ms: percentile(sorted, 90), p99Ms: percentile(sorted, 99), count: sorted.length, failures };
+  return {
+    medianMs: percentile(sorted, 50),
+    p90Ms: percentile(sorted, 90),
+    p99Ms: percentile(sorted, 99),
+    count: sorted.length,
+    failures,
+  };
 }
 
-export async function sequential(url: string, path: () => string, headers: Record<string, string>, count: number, maxMs: number): Promise<SequentialResult> {
+export async function sequential(
+  url: string,
+  path: () => string,
+  headers: Record<string, string>,
+  count: number,
+  maxMs: number,
+): Promise<SequentialResult> {
   const { times, failures } = await sequentialTimes(url, path, headers, count, maxMs);
   return summarize(times, failures);
 }
@@ -164,7 +186,8 @@ export function postgresBackends(database: string): number[] {
     if (!/^\d+$/.test(entry)) continue;
     try {
       const cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
-      if (/^postgres: [^:]*: postgres \S+ /.test(cmdline) && cmdline.includes(` postgres ${database} `)) out.push(Number(entry));
+      if (/^postgres: [^:]*: postgres \S+ /.test(cmdline) && cmdline.includes(` postgres ${database} `))
+        out.push(Number(entry));
     } catch {
       // gone
     }
@@ -210,4 +233,3 @@ export class CpuMeter {
     return ticks / TICKS_PER_SEC;
   }
 }
-

@@ -53,9 +53,14 @@ export async function openLoop(
   url: string,
   requests: PlannedRequest[],
   ratePerSec: number,
-  options: { connections?: number; timeoutMs?: number; /** Connections to reuse (a warm-up's), left open. */ pool?: Pool } = {},
+  options: {
+    connections?: number;
+    timeoutMs?: number;
+    /** Connections to reuse (a warm-up's), left open. */ pool?: Pool;
+  } = {},
 ): Promise<OpenLoopResult> {
-  const pool = options.pool ?? new Pool(url, { connections: options.connections ?? 128, pipelining: 1, keepAliveTimeout: 30_000 });
+  const pool =
+    options.pool ?? new Pool(url, { connections: options.connections ?? 128, pipelining: 1, keepAliveTimeout: 30_000 });
   const timeoutMs = options.timeoutMs ?? 10_000;
   const fromDue: number[] = [];
   const fromSend: number[] = [];
@@ -70,7 +75,14 @@ export async function openLoop(
   const fire = (req: PlannedRequest, due: number, second: number) => {
     const sentAt = performance.now();
     const run = pool
-      .request({ method: req.method, path: req.path, headers: req.headers, body: req.body, headersTimeout: timeoutMs, bodyTimeout: timeoutMs })
+      .request({
+        method: req.method,
+        path: req.path,
+        headers: req.headers,
+        body: req.body,
+        headersTimeout: timeoutMs,
+        bodyTimeout: timeoutMs,
+      })
       .then(async (res) => {
         const text = await res.body.text();
         const now = performance.now();
@@ -95,7 +107,7 @@ export async function openLoop(
         const due = start + (next * 1000) / ratePerSec;
         if (due > now) break;
         maxLag = Math.max(maxLag, now - due);
-        fire(requests[next]!, due, Math.floor(next / ratePerSec));
+        fire(requests[next], due, Math.floor(next / ratePerSec));
         next++;
       }
       if (next >= requests.length) return resolve();
@@ -128,7 +140,7 @@ export async function openLoop(
 export function arrivalWindows(timesMs: number[]): { perSecond: number[]; maxFixed: number; maxSliding: number } {
   if (timesMs.length === 0) return { perSecond: [], maxFixed: 0, maxSliding: 0 };
   const sorted = [...timesMs].sort((a, b) => a - b);
-  const first = sorted[0]!;
+  const first = sorted[0];
   const perSecond: number[] = [];
   for (const t of sorted) {
     const w = Math.floor((t - first) / 1000);
@@ -137,7 +149,7 @@ export function arrivalWindows(timesMs: number[]): { perSecond: number[]; maxFix
   let maxSliding = 0;
   let lo = 0;
   for (let hi = 0; hi < sorted.length; hi++) {
-    while (sorted[hi]! - sorted[lo]! >= 1000) lo++;
+    while (sorted[hi] - sorted[lo] >= 1000) lo++;
     maxSliding = Math.max(maxSliding, hi - lo + 1);
   }
   const filled = Array.from(perSecond, (n) => n ?? 0);

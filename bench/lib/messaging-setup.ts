@@ -13,7 +13,13 @@ export interface BenchChannel {
   appSecret: string;
 }
 
-async function admin<T>(url: string, method: 'POST' | 'PATCH', path: string, body: unknown, expect: number): Promise<T> {
+async function admin<T>(
+  url: string,
+  method: 'POST' | 'PATCH',
+  path: string,
+  body: unknown,
+  expect: number,
+): Promise<T> {
   const res = await request(url + path, {
     method,
     headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
@@ -25,16 +31,35 @@ async function admin<T>(url: string, method: 'POST' | 'PATCH', path: string, bod
 }
 
 /** Creates a WhatsApp Cloud channel through the operator API (pace omitted = the default, 80/s). */
-export async function createChannel(url: string, businessId: string, fake: FakeGraphApi, n: number, pace?: number): Promise<BenchChannel> {
+export async function createChannel(
+  url: string,
+  businessId: string,
+  fake: FakeGraphApi,
+  n: number,
+  pace?: number,
+): Promise<BenchChannel> {
   const phoneNumberId = String(106540352242900 + n);
   const identifier = String(15550783880 + n);
   const appSecret = `bench-app-secret-${n}-0123456789abcdef`;
-  const { channel } = await admin<{ channel: { id: string } }>(url, 'POST', `/admin/v1/businesses/${businessId}/channels`, {
-    type: 'whatsapp',
-    identifier,
-    provider: { kind: 'whatsapp_cloud', phone_number_id: phoneNumberId, access_token: fake.accessToken, app_secret: appSecret, verify_token: `verify-${n}`, api_base_url: fake.baseUrl },
-    ...(pace !== undefined ? { pace_per_second: pace } : {}),
-  }, 201);
+  const { channel } = await admin<{ channel: { id: string } }>(
+    url,
+    'POST',
+    `/admin/v1/businesses/${businessId}/channels`,
+    {
+      type: 'whatsapp',
+      identifier,
+      provider: {
+        kind: 'whatsapp_cloud',
+        phone_number_id: phoneNumberId,
+        access_token: fake.accessToken,
+        app_secret: appSecret,
+        verify_token: `verify-${n}`,
+        api_base_url: fake.baseUrl,
+      },
+      ...(pace !== undefined ? { pace_per_second: pace } : {}),
+    },
+    201,
+  );
   return { id: channel.id, phoneNumberId, identifier, appSecret };
 }
 
@@ -54,18 +79,36 @@ export function inboundRequests(channel: BenchChannel, senders: string[]): (Plan
       messages: [message],
     });
     const { payload, headers } = signedNotification(body, channel.appSecret);
-    return { id: message.id as string, from, method: 'POST' as const, path: '/channels/whatsapp/webhook', headers, body: payload };
+    return {
+      id: message.id as string,
+      from,
+      method: 'POST' as const,
+      path: '/channels/whatsapp/webhook',
+      headers,
+      body: payload,
+    };
   });
 }
 
 /** One free-form text send per recipient (POST /external/v2/messages/send). */
-export function sendRequests(channel: BenchChannel, apiKey: string, recipients: string[], tag: string): PlannedRequest[] {
+export function sendRequests(
+  channel: BenchChannel,
+  apiKey: string,
+  recipients: string[],
+  tag: string,
+): PlannedRequest[] {
   return recipients.map((to, i) => ({
     id: `${tag}-${i}`,
     method: 'POST',
     path: '/external/v2/messages/send',
     headers: { 'x-api-key': apiKey, 'content-type': 'application/json' },
-    body: JSON.stringify({ channel_uuid: channel.id, from: 'whatsapp', to, type: 'text', content: { text: `bench send ${tag} ${i}` } }),
+    body: JSON.stringify({
+      channel_uuid: channel.id,
+      from: 'whatsapp',
+      to,
+      type: 'text',
+      content: { text: `bench send ${tag} ${i}` },
+    }),
   }));
 }
 
@@ -94,7 +137,12 @@ export interface StoredInbound {
 }
 
 /** Compares the inbound messages stored with the provider message ids the webhook accepted. */
-export async function checkInbound(databaseUrl: string, businessId: string, channelId: string, accepted: string[]): Promise<StoredInbound> {
+export async function checkInbound(
+  databaseUrl: string,
+  businessId: string,
+  channelId: string,
+  accepted: string[],
+): Promise<StoredInbound> {
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   try {
@@ -119,15 +167,27 @@ export async function checkInbound(databaseUrl: string, businessId: string, chan
               (select sum(message_count) from conversations where business_id = $1) as sum`,
       [businessId],
     );
-    const c = counts.rows[0]!;
-    return { messages: ids.rows.length, missing, unexpected, duplicates, contacts: Number(c.contacts), conversations: Number(c.conversations), messageCountSum: Number(c.sum ?? 0) };
+    const c = counts.rows[0];
+    return {
+      messages: ids.rows.length,
+      missing,
+      unexpected,
+      duplicates,
+      contacts: Number(c.contacts),
+      conversations: Number(c.conversations),
+      messageCountSum: Number(c.sum ?? 0),
+    };
   } finally {
     await client.end();
   }
 }
 
 /** Outbound messages of a channel by status. */
-export async function outboundStatuses(databaseUrl: string, businessId: string, channelId: string): Promise<Record<string, number>> {
+export async function outboundStatuses(
+  databaseUrl: string,
+  businessId: string,
+  channelId: string,
+): Promise<Record<string, number>> {
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   try {

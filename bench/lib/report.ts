@@ -2,7 +2,8 @@ import type { ImportResult } from '../import.bench.ts';
 import type { LookupResult } from '../lookup.bench.ts';
 import type { MedianResult } from '../scaling.bench.ts';
 
-const n = (value: number, digits = 0) => value.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
+const n = (value: number, digits = 0) =>
+  value.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
 const mark = (ok: boolean) => (ok ? 'met' : '**missed**');
 
 /** Targets of issue 2, by engine. */
@@ -46,11 +47,16 @@ export function lookupTable(engine: string, rows: LookupResult[]): string {
 }
 
 export function fixedRateTable(engine: string, rows: LookupResult[]): string {
-  const lines = ['| engine | route | rate (evenly spaced) | requests | p50 ms | p99 ms | max ms | p99 < 25 ms | non-2xx / errors |', '|---|---|---:|---:|---:|---:|---:|---|---|'];
+  const lines = [
+    '| engine | route | rate (evenly spaced) | requests | p50 ms | p99 ms | max ms | p99 < 25 ms | non-2xx / errors |',
+    '|---|---|---:|---:|---:|---:|---:|---|---|',
+  ];
   for (const r of rows) {
     if (!r.fixedRate) continue;
     const f = r.fixedRate;
-    lines.push(`| ${engine} | ${r.route} | ${n(f.requestsPerSec)}/s | ${f.requests} | ${f.p50Ms} | ${f.p99Ms} | ${f.maxMs} | ${mark(f.p99Ms < TARGETS.fixedRateP99Ms)} | ${f.non2xx} / ${f.errors + f.timeouts} |`);
+    lines.push(
+      `| ${engine} | ${r.route} | ${n(f.requestsPerSec)}/s | ${f.requests} | ${f.p50Ms} | ${f.p99Ms} | ${f.maxMs} | ${mark(f.p99Ms < TARGETS.fixedRateP99Ms)} | ${f.non2xx} / ${f.errors + f.timeouts} |`,
+    );
   }
   return lines.join('\n');
 }

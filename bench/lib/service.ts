@@ -87,7 +87,8 @@ function workerOf(pid: number, script: string): number {
       return false;
     }
   });
-  if (candidates.length !== 1) throw new Error(`expected one node process running ${script} under ${pid}, found ${candidates.length}`);
+  if (candidates.length !== 1)
+    throw new Error(`expected one node process running ${script} under ${pid}, found ${candidates.length}`);
   return candidates[0];
 }
 
@@ -118,9 +119,21 @@ async function portAnswers(port: number): Promise<boolean> {
 }
 
 /** Spawns a command in its own process group and waits for its readiness URL. */
-export async function spawnProcess(command: string, args: string[], env: Record<string, string>, port: number, readyPath: string): Promise<RunningProcess> {
-  if (await portAnswers(port)) throw new Error(`port ${port} is already in use on 127.0.0.1: choose another with --port`);
-  const child = spawn(command, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'inherit', 'inherit'], detached: true });
+export async function spawnProcess(
+  command: string,
+  args: string[],
+  env: Record<string, string>,
+  port: number,
+  readyPath: string,
+): Promise<RunningProcess> {
+  if (await portAnswers(port))
+    throw new Error(`port ${port} is already in use on 127.0.0.1: choose another with --port`);
+  const child = spawn(command, args, {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'inherit', 'inherit'],
+    detached: true,
+  });
   const url = `http://127.0.0.1:${port}`;
   let pid: number;
   try {
@@ -150,12 +163,26 @@ export async function spawnProcess(command: string, args: string[], env: Record<
 function startCommand(nodeOptions: string | undefined): string[] {
   const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } };
   const args = pkg.scripts.start.trim().split(/\s+/);
-  return nodeOptions?.includes('--max-old-space-size') ? args.filter((a) => !a.startsWith('--max-old-space-size')) : args;
+  return nodeOptions?.includes('--max-old-space-size')
+    ? args.filter((a) => !a.startsWith('--max-old-space-size'))
+    : args;
 }
 
 /** Starts the service the way a user does: the `npm start` command line, with its environment. */
-export function startService(storage: Storage, port: number, extraEnv: Record<string, string> = {}): Promise<RunningProcess> {
-  const env: Record<string, string> = { ...storage.env, PORT: String(port), HOST: '127.0.0.1', ADMIN_TOKEN, SEED_DEMO: 'false', LOG_LEVEL: 'warn', ...extraEnv };
+export function startService(
+  storage: Storage,
+  port: number,
+  extraEnv: Record<string, string> = {},
+): Promise<RunningProcess> {
+  const env: Record<string, string> = {
+    ...storage.env,
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    ADMIN_TOKEN,
+    SEED_DEMO: 'false',
+    LOG_LEVEL: 'warn',
+    ...extraEnv,
+  };
   // Through npx, so the command is the project's own tsx, as under `npm start`.
   return spawnProcess('npx', startCommand(env.NODE_OPTIONS ?? process.env.NODE_OPTIONS), env, port, '/readyz');
 }
@@ -178,7 +205,11 @@ async function adminPost<T>(url: string, path: string, body: unknown): Promise<T
 }
 
 export async function createTenant(url: string): Promise<Tenant> {
-  const { business } = await adminPost<{ business: { id: string } }>(url, '/admin/v1/businesses', { name: 'Bench business' });
-  const { key } = await adminPost<{ key: string }>(url, `/admin/v1/businesses/${business.id}/api-keys`, { name: 'bench' });
+  const { business } = await adminPost<{ business: { id: string } }>(url, '/admin/v1/businesses', {
+    name: 'Bench business',
+  });
+  const { key } = await adminPost<{ key: string }>(url, `/admin/v1/businesses/${business.id}/api-keys`, {
+    name: 'bench',
+  });
   return { businessId: business.id, apiKey: key };
 }

@@ -69,14 +69,7 @@ export interface ProviderErrorDetail {
 
 /** Inbound message kinds; anything a provider sends that we cannot read is `unsupported`. */
 export type InboundMessageType =
-  | 'text'
-  | MediaKind
-  | 'location'
-  | 'contacts'
-  | 'interactive'
-  | 'button'
-  | 'reaction'
-  | 'unsupported';
+  'text' | MediaKind | 'location' | 'contacts' | 'interactive' | 'button' | 'reaction' | 'unsupported';
 
 /** Media carried by an inbound message; the bytes are fetched later with `fetchMedia`. */
 export interface InboundMedia {

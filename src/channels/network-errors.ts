@@ -1,10 +1,25 @@
 import type { ErrorClassification } from './channel.types.ts';
 
 /** Failures before the connection was made: the request cannot have reached the provider. */
-const connectCodes = new Set(['UND_ERR_CONNECT_TIMEOUT', 'ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'ENETDOWN']);
+const connectCodes = new Set([
+  'UND_ERR_CONNECT_TIMEOUT',
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENETDOWN',
+]);
 /** Failures that may come after the request was written: it may have reached the provider. */
 const timeoutCodes = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'ETIMEDOUT']);
-const droppedCodes = new Set(['UND_ERR_SOCKET', 'UND_ERR_CLOSED', 'UND_ERR_DESTROYED', 'UND_ERR_ABORTED', 'ECONNRESET', 'EPIPE']);
+const droppedCodes = new Set([
+  'UND_ERR_SOCKET',
+  'UND_ERR_CLOSED',
+  'UND_ERR_DESTROYED',
+  'UND_ERR_ABORTED',
+  'ECONNRESET',
+  'EPIPE',
+]);
 
 /**
  * Timeouts and transport failures are retryable; those that may come after the request was written
@@ -19,10 +34,20 @@ export function classifyNetworkError(err: unknown): ErrorClassification | null {
       return { retryable: true, code: 'network_error', detail: `provider unreachable: ${current.message}` };
     }
     if (current.name === 'TimeoutError' || (typeof code === 'string' && timeoutCodes.has(code))) {
-      return { retryable: true, mayHaveArrived: true, code: 'timeout', detail: `provider did not answer in time: ${current.message}` };
+      return {
+        retryable: true,
+        mayHaveArrived: true,
+        code: 'timeout',
+        detail: `provider did not answer in time: ${current.message}`,
+      };
     }
     if (current.name === 'AbortError' || (typeof code === 'string' && droppedCodes.has(code))) {
-      return { retryable: true, mayHaveArrived: true, code: 'network_error', detail: `connection to the provider lost: ${current.message}` };
+      return {
+        retryable: true,
+        mayHaveArrived: true,
+        code: 'network_error',
+        detail: `connection to the provider lost: ${current.message}`,
+      };
     }
     current = current.cause;
   }

@@ -13,7 +13,8 @@ import { WhatsAppCloudProvider } from './whatsapp-cloud/whatsapp-cloud.provider.
 const providers = {
   whatsapp_cloud: {
     schema: WhatsAppCloudConfigSchema,
-    create: (config: Static<typeof WhatsAppCloudConfigSchema>, http?: ProviderHttpOptions) => new WhatsAppCloudProvider(config, http),
+    create: (config: Static<typeof WhatsAppCloudConfigSchema>, http?: ProviderHttpOptions) =>
+      new WhatsAppCloudProvider(config, http),
     secretFields: ['access_token', 'app_secret', 'verify_token'],
     lookupFields: ['verify_token'],
   },
@@ -34,7 +35,10 @@ export function isProviderKind(kind: unknown): kind is ProviderKind {
 }
 
 /** The secret fields of a provider kind's config, and those a channel is looked up by; none for an unknown kind. */
-export function providerSecretFields(kind: unknown): { secretFields: readonly string[]; lookupFields: readonly string[] } {
+export function providerSecretFields(kind: unknown): {
+  secretFields: readonly string[];
+  lookupFields: readonly string[];
+} {
   return isProviderKind(kind) ? providers[kind] : { secretFields: [], lookupFields: [] };
 }
 

@@ -28,34 +28,69 @@ export function parseSyncArgs(argv: string[]) {
   const { values } = parseArgs({
     args: argv,
     options: {
-      url: { type: 'string' }, key: { type: 'string' }, since: { type: 'string' }, until: { type: 'string' },
-      out: { type: 'string' }, database: { type: 'string' }, only: { type: 'string' }, overlap: { type: 'string' }, quiet: { type: 'boolean' }, help: { type: 'boolean' },
+      url: { type: 'string' },
+      key: { type: 'string' },
+      since: { type: 'string' },
+      until: { type: 'string' },
+      out: { type: 'string' },
+      database: { type: 'string' },
+      only: { type: 'string' },
+      overlap: { type: 'string' },
+      quiet: { type: 'boolean' },
+      help: { type: 'boolean' },
     },
     strict: true,
   });
   if (values.help) throw new Error(usage);
   const key = values.key ?? process.env.SYNC_API_KEY;
-  if (!values.url || !key || !values.since || (!values.out === !values.database)) throw new Error(usage);
+  if (!values.url || !key || !values.since || !values.out === !values.database) throw new Error(usage);
   if (values.only !== undefined && values.only !== 'messages' && values.only !== 'events') throw new Error(usage);
   const overlapMinutes = values.overlap === undefined ? undefined : Number(values.overlap);
-  if (overlapMinutes !== undefined && !(Number.isInteger(overlapMinutes) && overlapMinutes >= 0 && overlapMinutes <= 525_600)) throw new Error(usage);
-  return { ...values, url: values.url, key, since: values.since, kinds: values.only ? [values.only as ExportKind] : undefined, overlapMinutes };
+  if (
+    overlapMinutes !== undefined &&
+    !(Number.isInteger(overlapMinutes) && overlapMinutes >= 0 && overlapMinutes <= 525_600)
+  )
+    throw new Error(usage);
+  return {
+    ...values,
+    url: values.url,
+    key,
+    since: values.since,
+    kinds: values.only ? [values.only as ExportKind] : undefined,
+    overlapMinutes,
+  };
 }
 
 async function main(): Promise<void> {
   const args = parseSyncArgs(process.argv.slice(2));
   const sink = args.out ? ndjsonSink(args.out) : await postgresSink(args.database!);
-  const bars = new cliProgress.MultiBar({ format: ' {kind} |{bar}| {percentage}% | {records} stored | {status}', hideCursor: true, clearOnComplete: false }, cliProgress.Presets.shades_classic);
+  const bars = new cliProgress.MultiBar(
+    { format: ' {kind} |{bar}| {percentage}% | {records} stored | {status}', hideCursor: true, clearOnComplete: false },
+    cliProgress.Presets.shades_classic,
+  );
   const bar: Partial<Record<ExportKind, cliProgress.SingleBar>> = {};
-  const barOf = (kind: ExportKind, total: number) => (bar[kind] ??= bars.create(total, 0, { kind: kind.padEnd(8), records: 0, status: '' }));
+  const barOf = (kind: ExportKind, total: number) =>
+    (bar[kind] ??= bars.create(total, 0, { kind: kind.padEnd(8), records: 0, status: '' }));
   try {
     const results = await runSync({
-      url: args.url, key: args.key, since: args.since, until: args.until, kinds: args.kinds, overlapMinutes: args.overlapMinutes, sink,
-      onProgress: args.quiet ? undefined : ({ kind, done, total, records }) => barOf(kind, total).update(done, { records, status: '' }),
-      onWait: args.quiet ? undefined : (kind, ms, why) => bar[kind]?.update({ status: why === 'pace' ? '' : `waiting ${Math.ceil(ms / 1000)} s (${why})` }),
+      url: args.url,
+      key: args.key,
+      since: args.since,
+      until: args.until,
+      kinds: args.kinds,
+      overlapMinutes: args.overlapMinutes,
+      sink,
+      onProgress: args.quiet
+        ? undefined
+        : ({ kind, done, total, records }) => barOf(kind, total).update(done, { records, status: '' }),
+      onWait: args.quiet
+        ? undefined
+        : (kind, ms, why) =>
+            bar[kind]?.update({ status: why === 'pace' ? '' : `waiting ${Math.ceil(ms / 1000)} s (${why})` }),
     });
     bars.stop();
-    for (const r of results) console.log(`${r.kind}: ${r.stored} stored, ${r.skipped} already held, ${r.pages} pages, from ${r.from}`);
+    for (const r of results)
+      console.log(`${r.kind}: ${r.stored} stored, ${r.skipped} already held, ${r.pages} pages, from ${r.from}`);
   } finally {
     bars.stop();
     await sink.close();

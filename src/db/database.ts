@@ -54,11 +54,15 @@ export interface DatabaseOptions {
  */
 const PGLITE_SETTINGS = { shared_buffers: '16MB' };
 
-const parsers: Record<number, (value: string) => unknown> = { [TIMESTAMPTZ_OID]: pgTimestampToIso, [INT8_OID]: parseInt8 };
+const parsers: Record<number, (value: string) => unknown> = {
+  [TIMESTAMPTZ_OID]: pgTimestampToIso,
+  [INT8_OID]: parseInt8,
+};
 
 /** node-postgres's type parsers, with ours for timestamps and counts. */
 const types = {
-  getTypeParser: ((oid: number, format?: 'text' | 'binary') => parsers[oid] ?? pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+    parsers[oid] ?? pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
 };
 
 /**
@@ -110,7 +114,10 @@ export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHa
   const { PGlite } = await import('@electric-sql/pglite');
   const settings = Object.entries(PGLITE_SETTINGS).flatMap(([name, value]) => ['-c', `${name}=${value}`]);
   const loadDataDir = pgliteDir === undefined ? options.snapshot : undefined;
-  const pglite = await PGlite.create(pgliteDir, { loadDataDir, startParams: [...PGlite.defaultStartParams, ...settings] });
+  const pglite = await PGlite.create(pgliteDir, {
+    loadDataDir,
+    startParams: [...PGlite.defaultStartParams, ...settings],
+  });
   await pglite.exec(`SET TIME ZONE 'UTC'`);
   // node-postgres speaks to PGlite in this process, over a socket that hands its bytes to PGlite
   // (pglite-socket.ts): the same driver, type parsers and named statements as on PostgreSQL. Named,

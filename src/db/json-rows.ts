@@ -17,9 +17,15 @@ import { sql, type RawBuilder } from 'kysely';
  * `columns` names each column with its PostgreSQL type (trusted text: code, never input); each row
  * gives a value per column (a missing key reads as null).
  */
-export function jsonRows<C extends string>(alias: string, columns: Readonly<Record<C, string>>, rows: readonly Readonly<Record<C, unknown>>[]): RawBuilder<unknown> {
+export function jsonRows<C extends string>(
+  alias: string,
+  columns: Readonly<Record<C, string>>,
+  rows: readonly Readonly<Record<C, unknown>>[],
+): RawBuilder<unknown> {
   if (rows.length === 0) throw new Error('jsonRows needs at least one row');
-  const definition = Object.entries<string>(columns).map(([name, type]) => `${name} ${type}`).join(', ');
+  const definition = Object.entries<string>(columns)
+    .map(([name, type]) => `${name} ${type}`)
+    .join(', ');
   const element = sql.raw(`${alias}_row`);
   return sql`(batch_rows(${JSON.stringify(rows)}::json) as ${element} cross join lateral json_to_record(${element}) as ${sql.raw(alias)}(${sql.raw(definition)}))`;
 }

@@ -23,7 +23,8 @@ export async function listenPostgres(
   const connect = async (): Promise<void> => {
     const next = new pg.Client(clientConfig);
     next.on('notification', (message) => {
-      if (message.payload !== undefined && Object.hasOwn(handlers, message.channel)) handlers[message.channel]!(message.payload);
+      if (message.payload !== undefined && Object.hasOwn(handlers, message.channel))
+        handlers[message.channel](message.payload);
     });
     const lost = () => {
       if (client !== next || stopped) return;

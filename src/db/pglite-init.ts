@@ -34,7 +34,8 @@ export function isPgliteDataDir(dir: string): boolean {
  */
 export async function initPgliteDataDir(dir: string): Promise<boolean> {
   if (isPgliteDataDir(dir)) return false;
-  if (existsSync(dir) && readdirSync(dir).length > 0) throw new Error(`${dir} holds files but no database: move them away to start with a new database`);
+  if (existsSync(dir) && readdirSync(dir).length > 0)
+    throw new Error(`${dir} holds files but no database: move them away to start with a new database`);
   const partial = `${dir}.init`;
   try {
     rmSync(partial, { recursive: true, force: true }); // left by a start that was stopped half-way

@@ -75,15 +75,17 @@ export class PgliteSocket extends Duplex {
   private run(): void {
     this.scheduled = false;
     if (this.destroyed || this.pending.length === 0) return;
-    const input = this.pending.length === 1 ? this.pending[0]! : Buffer.concat(this.pending);
+    const input = this.pending.length === 1 ? this.pending[0] : Buffer.concat(this.pending);
     this.pending = [];
     const output: Buffer[] = [];
     // The answer arrives as views of PGlite's memory, which the next call reuses: copied.
-    this.pglite.execProtocolRawStream(input, { syncToFs: false, onRawData: (bytes) => output.push(Buffer.from(bytes)) }).then(
-      () => {
-        if (output.length > 0) this.push(output.length === 1 ? output[0] : Buffer.concat(output));
-      },
-      (error: unknown) => this.destroy(error instanceof Error ? error : new Error(String(error))),
-    );
+    this.pglite
+      .execProtocolRawStream(input, { syncToFs: false, onRawData: (bytes) => output.push(Buffer.from(bytes)) })
+      .then(
+        () => {
+          if (output.length > 0) this.push(output.length === 1 ? output[0] : Buffer.concat(output));
+        },
+        (error: unknown) => this.destroy(error instanceof Error ? error : new Error(String(error))),
+      );
   }
 }

@@ -42,7 +42,10 @@ async function executeOne<R>({ query, slots }: Compiled<R>, db: Db, args: Args):
  * database handle (both engines use Kysely's PostgreSQL compiler), so the one compilation serves a
  * transaction as well as the pool, and the same text is what prepared-statements.ts names.
  */
-export function compiledOnce<A extends Args, R>(placeholders: A, build: Build<A, R>): (db: Db, ...args: A) => Promise<R[]> {
+export function compiledOnce<A extends Args, R>(
+  placeholders: A,
+  build: Build<A, R>,
+): (db: Db, ...args: A) => Promise<R[]> {
   let compiled: Compiled<R> | undefined;
   return (db, ...args) => {
     compiled ??= compile(db, placeholders, build);
@@ -101,11 +104,11 @@ export function batchedOnce<A extends Args, R>(
   const batchers = new WeakMap<Db, Batcher<A, R[]>>();
 
   const runBatch = async (db: Db, { one, many }: NonNullable<typeof compiled>, calls: A[]): Promise<R[][]> => {
-    if (calls.length === 1) return [await executeOne(one, db, calls[0]!)];
+    if (calls.length === 1) return [await executeOne(one, db, calls[0])];
     const parameters = [JSON.stringify(calls.map(argumentsRecord)), ...many.constants];
     const { rows } = await db.executeQuery<R & { [BATCH_COLUMN]: string }>({ ...many.query, parameters });
     const answers: R[][] = calls.map(() => []);
-    for (const { [BATCH_COLUMN]: n, ...row } of rows) answers[Number(n) - 1]!.push(row as R);
+    for (const { [BATCH_COLUMN]: n, ...row } of rows) answers[Number(n) - 1].push(row as R);
     return answers;
   };
 
@@ -158,7 +161,7 @@ function batchOf<R>(single: Compiled<R>, types: readonly string[]): Batched<R> {
   const columns = types.map((type, slot) => `a${slot} ${type}`).join(', ');
   const sql = `select b.n as "${BATCH_COLUMN}", r.* from json_to_recordset($1::json) as b(${columns}, n int4) cross join lateral (${inner}) as r`;
   return {
-    query: { ...query, sql, parameters: [] } as CompiledQuery<R & { [BATCH_COLUMN]: string }>,
+    query: { ...query, sql, parameters: [] },
     constants: query.parameters.filter((_, i) => slots[i] === undefined),
   };
 }

@@ -40,8 +40,13 @@ let named = 0;
 export function statementName(text: string, parameterCount: number): string | null {
   const known = decisions.get(text);
   if (known !== undefined) return known;
-  const eligible = parameterCount > 0 && parameterCount <= MAX_PARAMETERS && text.length <= MAX_TEXT_LENGTH
-    && DML.test(text) && !VARIABLE_LIST.test(text) && named < MAX_NAMED;
+  const eligible =
+    parameterCount > 0 &&
+    parameterCount <= MAX_PARAMETERS &&
+    text.length <= MAX_TEXT_LENGTH &&
+    DML.test(text) &&
+    !VARIABLE_LIST.test(text) &&
+    named < MAX_NAMED;
   const name = eligible ? `k_${createHash('sha1').update(text).digest('hex').slice(0, 32)}` : null;
   if (name !== null) named += 1;
   if (decisions.size >= MAX_REMEMBERED) decisions.clear();
@@ -55,7 +60,10 @@ class PreparingClient implements PostgresPoolClient {
 
   query<R>(sql: string, parameters: ReadonlyArray<unknown>): Promise<PostgresQueryResult<R>>;
   query<R>(cursor: PostgresCursor<R>): PostgresCursor<R>;
-  query<R>(sqlOrCursor: string | PostgresCursor<R>, parameters?: ReadonlyArray<unknown>): Promise<PostgresQueryResult<R>> | PostgresCursor<R> {
+  query<R>(
+    sqlOrCursor: string | PostgresCursor<R>,
+    parameters?: ReadonlyArray<unknown>,
+  ): Promise<PostgresQueryResult<R>> | PostgresCursor<R> {
     const client = this.client as unknown as PostgresPoolClient;
     if (typeof sqlOrCursor !== 'string') return client.query(sqlOrCursor);
     const values = (parameters ?? []) as unknown[];

@@ -22,7 +22,10 @@ interface Payload {
 }
 
 const ISO_MICROS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
-const invalid = () => badRequest('invalid cursor', [{ location: 'querystring', path: '/cursor', message: 'tampered, expired or made for another query' }]);
+const invalid = () =>
+  badRequest('invalid cursor', [
+    { location: 'querystring', path: '/cursor', message: 'tampered, expired or made for another query' },
+  ]);
 
 /**
  * Opaque, HMAC-signed paging cursors. The payload is bound to a "scope": a hash of the business and

@@ -29,7 +29,8 @@ export class AppError extends Error {
 }
 
 export const notFound = (what: string) => new AppError(404, 'not_found', `${what} not found`);
-export const badRequest = (message: string, details?: unknown[]) => new AppError(400, 'validation_error', message, details);
+export const badRequest = (message: string, details?: unknown[]) =>
+  new AppError(400, 'validation_error', message, details);
 export const conflict = (message: string, details?: unknown[]) => new AppError(409, 'conflict', message, details);
 
 const codeByStatus: Record<number, ErrorCode> = {
@@ -55,7 +56,13 @@ export function errorBody(code: ErrorCode, message: string, details?: unknown[])
  * over maxParamLength) answers 400 with the error body, as everything else does.
  */
 export function answerRouterError(error: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {
-  reply.status(400).send(errorBody('validation_error', `invalid URL: ${error.message}`, [{ location: 'params', path: '/', message: error.message }]));
+  reply
+    .status(400)
+    .send(
+      errorBody('validation_error', `invalid URL: ${error.message}`, [
+        { location: 'params', path: '/', message: error.message },
+      ]),
+    );
 }
 
 /**
@@ -66,12 +73,16 @@ export function answerRouterError(error: FastifyError, _request: FastifyRequest,
 export function answerClientError(err: NodeJS.ErrnoException, socket: Socket): void {
   if (err.code === 'ECONNRESET' || socket.destroyed) return;
   const [status, code, message] =
-    err.code === 'HPE_HEADER_OVERFLOW' ? [431, 'request_header_fields_too_large', 'the URL and headers must not exceed 16 KiB']
-    : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? [408, 'request_timeout', 'the request was not received in time']
-    : [400, 'validation_error', 'malformed HTTP request'];
+    err.code === 'HPE_HEADER_OVERFLOW'
+      ? [431, 'request_header_fields_too_large', 'the URL and headers must not exceed 16 KiB']
+      : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? [408, 'request_timeout', 'the request was not received in time']
+        : [400, 'validation_error', 'malformed HTTP request'];
   const body = JSON.stringify(errorBody(code, message));
   if (socket.writable) {
-    socket.write(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+    socket.write(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
   }
   socket.destroy(err);
 }
@@ -86,11 +97,14 @@ export function registerErrorHandling(app: FastifyInstance): void {
       const details = err.validation.map((v) => ({
         location: err.validationContext,
         path: v.instancePath || '/',
-        message: v.keyword === 'additionalProperties'
-          ? `unknown field "${(v.params as { additionalProperty?: string }).additionalProperty}"`
-          : v.message,
+        message:
+          v.keyword === 'additionalProperties'
+            ? `unknown field "${(v.params as { additionalProperty?: string }).additionalProperty}"`
+            : v.message,
       }));
-      return reply.status(400).send(errorBody('validation_error', `invalid ${err.validationContext ?? 'request'}`, details));
+      return reply
+        .status(400)
+        .send(errorBody('validation_error', `invalid ${err.validationContext ?? 'request'}`, details));
     }
     const status = err.statusCode ?? 500;
     if (status >= 400 && status < 500) {

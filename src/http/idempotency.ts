@@ -22,11 +22,12 @@ const KeyHeader = Type.String({
   minLength: 1,
   maxLength: 255,
   pattern: '^[\\x20-\\x7E]+$',
-  description: 'Any unique string of 1-255 printable characters (a UUID, say). A repeat within 24 hours with the same body replays '
-    + 'the first answer (header `Idempotent-Replayed: true`); with a different body it answers 422 `idempotency_key_reused`; '
-    + 'while the first is still running, 409 `conflict`. 5xx answers are not kept, so they can be retried with the same key. '
-    + 'A send stores its answer in the transaction that accepts it, so a repeat after a lost answer or a server restart replays it; '
-    + 'a first request that has not answered after 60 seconds counts as abandoned (it stored nothing) and a repeat runs in its place.',
+  description:
+    'Any unique string of 1-255 printable characters (a UUID, say). A repeat within 24 hours with the same body replays ' +
+    'the first answer (header `Idempotent-Replayed: true`); with a different body it answers 422 `idempotency_key_reused`; ' +
+    'while the first is still running, 409 `conflict`. 5xx answers are not kept, so they can be retried with the same key. ' +
+    'A send stores its answer in the transaction that accepts it, so a repeat after a lost answer or a server restart replays it; ' +
+    'a first request that has not answered after 60 seconds counts as abandoned (it stored nothing) and a repeat runs in its place.',
 });
 
 /** The fingerprint of a request: what a repeat must match to be replayed. */
@@ -57,6 +58,7 @@ export function registerIdempotency(scope: FastifyInstance, service: Idempotency
   scope.addHook('onRoute', (route) => {
     if (!route.config?.idempotency) return;
     const schema = (route.schema ??= {}) as { headers?: TSchema };
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-assertion -- Fastify types it loosely
     const existing = schema.headers as { properties?: Record<string, TSchema> } | undefined;
     schema.headers = Type.Object({ ...(existing?.properties ?? {}), [IDEMPOTENCY_HEADER]: Type.Optional(KeyHeader) });
   });
@@ -68,7 +70,10 @@ export function registerIdempotency(scope: FastifyInstance, service: Idempotency
     if (typeof key !== 'string' || !/^[\x20-\x7E]{1,255}$/.test(key)) {
       throw new AppError(400, 'validation_error', 'Idempotency-Key must be 1-255 printable characters');
     }
-    const decision = await service.begin({ businessId: request.businessId, route, key }, requestHash(request.method, route, request.body, request.query));
+    const decision = await service.begin(
+      { businessId: request.businessId, route, key },
+      requestHash(request.method, route, request.body, request.query),
+    );
     switch (decision.kind) {
       case 'run':
         claims.set(request, decision.claim);

@@ -24,6 +24,9 @@ export function loggerOptions(level: string) {
 export function withoutQueryValues(url: string): string {
   const at = url.indexOf('?');
   if (at === -1) return url;
-  const names = url.slice(at + 1).split('&').map((pair) => `${pair.split('=', 1)[0]}=…`);
+  const names = url
+    .slice(at + 1)
+    .split('&')
+    .map((pair) => `${pair.split('=', 1)[0]}=…`);
   return `${url.slice(0, at)}?${names.join('&')}`;
 }

@@ -70,5 +70,5 @@ export async function registerOpenApi(app: FastifyInstance, publicUrl: string): 
     transform: ({ schema, url }) => ({ schema: documented(schema) as FastifySchema, url }),
   });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
-  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { url: '/openapi.json' } as never });
+  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { url: '/openapi.json' } });
 }

@@ -31,8 +31,10 @@ export function databaseCounter(db: Db): HitCounter {
         on conflict (business_id, bucket) do update set
           hits = case when c.window_start + ${width} > excluded.window_start then c.hits + 1 else 1 end,
           window_start = case when c.window_start + ${width} > excluded.window_start then c.window_start else excluded.window_start end
-        returning hits, ceil(extract(epoch from window_start - clock_timestamp()) * 1000 + ${windowMs})::integer as ttl`.execute(db);
-      const row = rows[0]!;
+        returning hits, ceil(extract(epoch from window_start - clock_timestamp()) * 1000 + ${windowMs})::integer as ttl`.execute(
+        db,
+      );
+      const row = rows[0];
       return { current: row.hits, ttl: Math.max(0, row.ttl) };
     },
     close: async () => {},
@@ -71,7 +73,10 @@ function splitKey(key: string): [string, string] {
 export function storeFor(counter: HitCounter): FastifyRateLimitStoreCtor {
   class SharedStore implements FastifyRateLimitStore {
     incr(key: string, callback: (error: Error | null, result?: Hit) => void, timeWindow: number): void {
-      counter.hit(key, timeWindow).then((hit) => callback(null, hit), (err: Error) => callback(err));
+      counter.hit(key, timeWindow).then(
+        (hit) => callback(null, hit),
+        (err: Error) => callback(err),
+      );
     }
     child(): FastifyRateLimitStore {
       return this;

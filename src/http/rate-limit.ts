@@ -23,15 +23,24 @@ declare module 'fastify' {
  * `Retry-After`. Register after the API-key hook: the key is the request's business.
  */
 export async function registerRateLimits(scope: FastifyInstance, config: Config, db: Db): Promise<void> {
-  const counter = config.redisUrl ? redisCounter(new Redis(config.redisUrl, { lazyConnect: false, maxRetriesPerRequest: 2 })) : databaseCounter(db);
+  const counter = config.redisUrl
+    ? redisCounter(new Redis(config.redisUrl, { lazyConnect: false, maxRetriesPerRequest: 2 }))
+    : databaseCounter(db);
   scope.addHook('onClose', async () => counter.close());
   await scope.register(rateLimit, { global: false, store: storeFor(counter) });
   const windowMs = config.rateLimitWindowSeconds * 1000;
-  const max: Record<RateGroup, number> = { exports: config.rateLimitExportsPerWindow, events: config.rateLimitEventsPerWindow };
+  const max: Record<RateGroup, number> = {
+    exports: config.rateLimitExportsPerWindow,
+    events: config.rateLimitEventsPerWindow,
+  };
   const limiters = Object.fromEntries(
     (Object.keys(max) as RateGroup[]).map((group) => [
       group,
-      scope.createRateLimit({ max: max[group], timeWindow: windowMs, keyGenerator: (req: FastifyRequest) => `${req.businessId}:${group}` }),
+      scope.createRateLimit({
+        max: max[group],
+        timeWindow: windowMs,
+        keyGenerator: (req: FastifyRequest) => `${req.businessId}:${group}`,
+      }),
     ]),
   ) as Record<RateGroup, ReturnType<FastifyInstance['createRateLimit']>>;
 
@@ -45,7 +54,11 @@ export async function registerRateLimits(scope: FastifyInstance, config: Config,
     reply.header('RateLimit', `"${group}";r=${result.remaining};t=${resetSeconds}`);
     if (result.isExceeded) {
       reply.header('Retry-After', String(resetSeconds));
-      throw new AppError(429, 'rate_limited', `rate limit of ${result.max} requests per ${config.rateLimitWindowSeconds} s exceeded for this business; retry in ${resetSeconds} s`);
+      throw new AppError(
+        429,
+        'rate_limited',
+        `rate limit of ${result.max} requests per ${config.rateLimitWindowSeconds} s exceeded for this business; retry in ${resetSeconds} s`,
+      );
     }
   });
 }

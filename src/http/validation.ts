@@ -50,7 +50,13 @@ export function registerValidation(app: FastifyInstance): void {
       return done(new AppError(400, 'validation_error', `malformed JSON body: ${(err as Error).message}`), undefined);
     }
     const problem = jsonProblem(parsed);
-    if (problem) return done(new AppError(400, 'validation_error', `invalid body: ${problem.path} ${problem.message}`, [{ location: 'body', ...problem }]), undefined);
+    if (problem)
+      return done(
+        new AppError(400, 'validation_error', `invalid body: ${problem.path} ${problem.message}`, [
+          { location: 'body', ...problem },
+        ]),
+        undefined,
+      );
     done(null, parsed);
   });
   // A request without a body, to a route whose body is an object of optional fields (an API key's
@@ -66,6 +72,10 @@ export function registerValidation(app: FastifyInstance): void {
     if (at === -1) return done();
     const query = request.url.indexOf('?');
     const location = query !== -1 && at > query ? 'querystring' : 'params';
-    done(new AppError(400, 'validation_error', 'text must not contain the NUL character (%00)', [{ location, path: '/', message: 'contains the NUL character' }]));
+    done(
+      new AppError(400, 'validation_error', 'text must not contain the NUL character (%00)', [
+        { location, path: '/', message: 'contains the NUL character' },
+      ]),
+    );
   });
 }

@@ -20,28 +20,43 @@ export const outboxRepository = {
    * without taking the same job; the lease marks a job as in the hands of one worker until it ends.
    */
   claim(db: Db, kind: string, limit: number, leaseSeconds: number): Promise<OutboxJob[]> {
-    return newClaim(db, leaseSeconds, (jobs) => jobs
-      .where('kind', '=', kind)
-      .where('state', '=', 'pending')
-      .where('run_at', '<=', sql<string>`now()`)
-      .orderBy('run_at')
-      .limit(limit));
+    return newClaim(db, leaseSeconds, (jobs) =>
+      jobs
+        .where('kind', '=', kind)
+        .where('state', '=', 'pending')
+        .where('run_at', '<=', sql<string>`now()`)
+        .orderBy('run_at')
+        .limit(limit),
+    );
   },
 
   async complete(db: Db, job: OutboxJob): Promise<void> {
-    await db.updateTable('outbox').set({ state: 'done', locked_until: null, last_error: null })
-      .where((eb) => heldBy(eb, job)).execute();
+    await db
+      .updateTable('outbox')
+      .set({ state: 'done', locked_until: null, last_error: null })
+      .where((eb) => heldBy(eb, job))
+      .execute();
   },
 
   async retryAt(db: Db, job: OutboxJob, delaySeconds: number, error: string): Promise<void> {
-    await db.updateTable('outbox')
-      .set({ state: 'pending', locked_until: null, last_error: error, run_at: sql`now() + make_interval(secs => ${delaySeconds})` })
-      .where((eb) => heldBy(eb, job)).execute();
+    await db
+      .updateTable('outbox')
+      .set({
+        state: 'pending',
+        locked_until: null,
+        last_error: error,
+        run_at: sql`now() + make_interval(secs => ${delaySeconds})`,
+      })
+      .where((eb) => heldBy(eb, job))
+      .execute();
   },
 
   async fail(db: Db, job: OutboxJob, error: string): Promise<void> {
-    await db.updateTable('outbox').set({ state: 'failed', locked_until: null, last_error: error })
-      .where((eb) => heldBy(eb, job)).execute();
+    await db
+      .updateTable('outbox')
+      .set({ state: 'failed', locked_until: null, last_error: error })
+      .where((eb) => heldBy(eb, job))
+      .execute();
   },
 
   /**
@@ -50,23 +65,31 @@ export const outboxRepository = {
    * back, changes them no more, and of two processes sweeping at once only one takes each.
    */
   takeOverAbandoned(db: Db, kind: string, limit: number, leaseSeconds: number): Promise<OutboxJob[]> {
-    return newClaim(db, leaseSeconds, (jobs) => jobs
-      .where('kind', '=', kind)
-      .where('state', '=', 'running')
-      .where('locked_until', '<', sql<string>`now()`)
-      .limit(limit));
+    return newClaim(db, leaseSeconds, (jobs) =>
+      jobs
+        .where('kind', '=', kind)
+        .where('state', '=', 'running')
+        .where('locked_until', '<', sql<string>`now()`)
+        .limit(limit),
+    );
   },
 
   /** Ends the lease of every running job now (restart-recovery.ts); how many. */
   async endLeases(db: Db): Promise<number> {
-    const result = await db.updateTable('outbox').set({ locked_until: sql<string>`now() - interval '1 second'` })
-      .where('state', '=', 'running').executeTakeFirst();
+    const result = await db
+      .updateTable('outbox')
+      .set({ locked_until: sql<string>`now() - interval '1 second'` })
+      .where('state', '=', 'running')
+      .executeTakeFirst();
     return Number(result.numUpdatedRows);
   },
 
   async release(db: Db, job: OutboxJob): Promise<void> {
-    await db.updateTable('outbox').set({ state: 'pending', locked_until: null })
-      .where((eb) => heldBy(eb, job)).execute();
+    await db
+      .updateTable('outbox')
+      .set({ state: 'pending', locked_until: null })
+      .where((eb) => heldBy(eb, job))
+      .execute();
   },
 };
 
@@ -80,9 +103,20 @@ type JobQuery = SelectQueryBuilder<Database, 'outbox', { business_id: string; id
 function newClaim(db: Db, leaseSeconds: number, pick: (jobs: JobQuery) => JobQuery): Promise<OutboxJob[]> {
   return db
     .updateTable('outbox')
-    .set({ state: 'running', attempts: sql`attempts + 1`, locked_until: sql`now() + make_interval(secs => ${leaseSeconds})` })
+    .set({
+      state: 'running',
+      attempts: sql`attempts + 1`,
+      locked_until: sql`now() + make_interval(secs => ${leaseSeconds})`,
+    })
     .where(({ eb, refTuple, selectFrom }) =>
-      eb(refTuple('business_id', 'id'), 'in', pick(selectFrom('outbox').select(['business_id', 'id'])).forUpdate().skipLocked() as never))
+      eb(
+        refTuple('business_id', 'id'),
+        'in',
+        pick(selectFrom('outbox').select(['business_id', 'id']))
+          .forUpdate()
+          .skipLocked() as never,
+      ),
+    )
     .returningAll()
     .execute();
 }

@@ -7,7 +7,9 @@ import { outboxRepository, type OutboxJob } from './outbox.repository.ts';
  * itself (done, failed or due again), in the transaction that stored the job's result (one commit
  * for both).
  */
-export type JobOutcome = ({ done: true } | { retryInSeconds: number; error: string } | { failed: string }) & { recorded?: true };
+export type JobOutcome = ({ done: true } | { retryInSeconds: number; error: string } | { failed: string }) & {
+  recorded?: true;
+};
 
 /** The code behind one kind of durable work (provider sends, media fetches, webhook deliveries). */
 export interface JobHandler {
@@ -38,7 +40,8 @@ export function repeatableTries(maxAttempts: number) {
       if (!retryable || job.attempts >= maxAttempts) return { failed: error };
       return { retryInSeconds: Math.min(30 * 2 ** (job.attempts - 1), 3600), error };
     },
-    onAbandoned: async (job: OutboxJob): Promise<'retry' | 'give_up'> => (job.attempts >= maxAttempts ? 'give_up' : 'retry'),
+    onAbandoned: async (job: OutboxJob): Promise<'retry' | 'give_up'> =>
+      job.attempts >= maxAttempts ? 'give_up' : 'retry',
   };
 }
 
@@ -53,12 +56,27 @@ type NewJob = { businessId: string; kind: string; refId: string; runAt?: string 
 
 /** Adds a job to the outbox inside the caller's transaction, so it exists exactly when its cause does. */
 export function enqueueJob(trx: Db, job: NewJob): Promise<void> {
-  return outboxRepository.insert(trx, { business_id: job.businessId, id: newId(), kind: job.kind, ref_id: job.refId, run_at: job.runAt });
+  return outboxRepository.insert(trx, {
+    business_id: job.businessId,
+    id: newId(),
+    kind: job.kind,
+    ref_id: job.refId,
+    run_at: job.runAt,
+  });
 }
 
 /** enqueueJob for several jobs in one statement. */
 export function enqueueJobs(trx: Db, jobs: NewJob[]): Promise<void> {
-  return outboxRepository.insertMany(trx, jobs.map((job) => ({ business_id: job.businessId, id: newId(), kind: job.kind, ref_id: job.refId, run_at: job.runAt })));
+  return outboxRepository.insertMany(
+    trx,
+    jobs.map((job) => ({
+      business_id: job.businessId,
+      id: newId(),
+      kind: job.kind,
+      ref_id: job.refId,
+      run_at: job.runAt,
+    })),
+  );
 }
 
 /**

@@ -12,7 +12,9 @@ import { outboxRepository } from './outbox.repository.ts';
  * rather than answering 409 for a minute. On PostgreSQL other processes may hold them: their leases
  * run out as usual.
  */
-export async function endLeasesOfStoppedRun(db: Db): Promise<{ jobs: number; deliveries: number; idempotencyKeys: number }> {
+export async function endLeasesOfStoppedRun(
+  db: Db,
+): Promise<{ jobs: number; deliveries: number; idempotencyKeys: number }> {
   return db.transaction().execute(async (trx) => ({
     jobs: await outboxRepository.endLeases(trx),
     deliveries: await webhookDeliveriesRepository.endLeases(trx),

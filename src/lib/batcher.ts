@@ -59,18 +59,19 @@ export class Batcher<T, R> {
     const sizeOf = this.options.sizeOf ?? (() => 1);
     let size = 0;
     let n = 0;
-    while (n < this.queue.length && (n === 0 || size + sizeOf(this.queue[n]!.item) <= this.options.maxItems)) size += sizeOf(this.queue[n++]!.item);
+    while (n < this.queue.length && (n === 0 || size + sizeOf(this.queue[n].item) <= this.options.maxItems))
+      size += sizeOf(this.queue[n++].item);
     return this.queue.splice(0, n);
   }
 
   private async execute(batch: typeof this.queue): Promise<void> {
     try {
       const results = await this.run(batch.map((b) => b.item));
-      batch.forEach((b, i) => b.resolve(results[i]!));
+      batch.forEach((b, i) => b.resolve(results[i]));
     } catch (err) {
-      if (batch.length === 1) return batch[0]!.reject(err);
+      if (batch.length === 1) return batch[0].reject(err);
       for (const b of batch) {
-        await this.run([b.item]).then(([r]) => b.resolve(r!), b.reject);
+        await this.run([b.item]).then(([r]) => b.resolve(r), b.reject);
       }
     }
   }

@@ -40,7 +40,10 @@ export function jsonProblem(value: unknown, path = '', depth = 0): JsonProblem |
 function numberProblem(value: number, path: string): JsonProblem | undefined {
   const magnitude = Math.abs(value);
   if (magnitude === 0 || (magnitude >= JSON_NUMBER_RANGE.min && magnitude <= JSON_NUMBER_RANGE.max)) return undefined;
-  return { path: path || '/', message: `is a number out of range: 0, or from ${JSON_NUMBER_RANGE.min} to ${JSON_NUMBER_RANGE.max} in magnitude (send it as a string)` };
+  return {
+    path: path || '/',
+    message: `is a number out of range: 0, or from ${JSON_NUMBER_RANGE.min} to ${JSON_NUMBER_RANGE.max} in magnitude (send it as a string)`,
+  };
 }
 
 function textProblem(text: string, path: string): JsonProblem | undefined {

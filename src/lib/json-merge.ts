@@ -1,6 +1,7 @@
 export type JsonObject = Record<string, unknown>;
 
-export const isJsonObject = (value: unknown): value is JsonObject => typeof value === 'object' && value !== null && !Array.isArray(value);
+export const isJsonObject = (value: unknown): value is JsonObject =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /**
  * The value without its null members, at every depth, for partial updates whose contract reads a
@@ -14,7 +15,8 @@ export function withoutNulls<T>(value: T): T {
   for (const [key, member] of Object.entries(value)) {
     if (member === null) continue;
     const cleaned = withoutNulls(member);
-    if (isJsonObject(member) && Object.keys(member).length > 0 && Object.keys(cleaned as JsonObject).length === 0) continue;
+    if (isJsonObject(member) && Object.keys(member).length > 0 && Object.keys(cleaned as JsonObject).length === 0)
+      continue;
     kept.push([key, cleaned]);
   }
   // fromEntries defines each key as an own property: a "__proto__" key stays data, never a prototype.

@@ -35,7 +35,7 @@ export class SecretBox {
 
   seal(plain: string): string {
     const iv = randomBytes(IV_BYTES);
-    const cipher = createCipheriv('aes-256-gcm', this.keys[0]!.encrypt, iv);
+    const cipher = createCipheriv('aes-256-gcm', this.keys[0].encrypt, iv);
     const encrypted = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
     return SECRET_PREFIX + Buffer.concat([iv, cipher.getAuthTag(), encrypted]).toString('base64url');
   }
@@ -52,7 +52,7 @@ export class SecretBox {
 
   /** Whether a stored value is sealed with the current key (nothing to do for `reseal`). */
   isCurrent(value: string): boolean {
-    return isSealed(value) && openWith(this.keys[0]!.encrypt, value) !== undefined;
+    return isSealed(value) && openWith(this.keys[0].encrypt, value) !== undefined;
   }
 
   /** The value sealed with the current key: itself if it is, else opened and sealed again. */
@@ -62,7 +62,7 @@ export class SecretBox {
 
   /** The digest under the current key, the one to store. */
   digest(plain: string): string {
-    return this.digests(plain)[0]!;
+    return this.digests(plain)[0];
   }
 
   /** The digests under every key, current first: a lookup finds values digested before a rotation. */
@@ -91,7 +91,9 @@ function openWith(key: Buffer, value: string): string | undefined {
 
 export class SecretBoxError extends Error {
   constructor() {
-    super('a stored secret does not open with SECRET_KEY nor any of SECRET_KEY_FALLBACKS (was SECRET_KEY changed without keeping the old one as a fallback?)');
+    super(
+      'a stored secret does not open with SECRET_KEY nor any of SECRET_KEY_FALLBACKS (was SECRET_KEY changed without keeping the old one as a fallback?)',
+    );
     this.name = 'SecretBoxError';
   }
 }

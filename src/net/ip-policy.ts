@@ -11,7 +11,7 @@ function ipv4IsPublic(address: ipaddr.IPv4): boolean {
 
 function embeddedIpv4(address: ipaddr.IPv6): ipaddr.IPv4 {
   const [a, b, c, d] = address.toByteArray().slice(12);
-  return new ipaddr.IPv4([a!, b!, c!, d!]);
+  return new ipaddr.IPv4([a, b, c, d]);
 }
 
 /**

@@ -29,8 +29,10 @@ export async function checkTargetUrl(raw: string, policy: TargetPolicy): Promise
   } catch {
     throw new SsrfError('not an absolute URL');
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new SsrfError('only http and https URLs are allowed');
-  if (url.username !== '' || url.password !== '') throw new SsrfError('credentials in the URL are not allowed; use a custom header');
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new SsrfError('only http and https URLs are allowed');
+  if (url.username !== '' || url.password !== '')
+    throw new SsrfError('credentials in the URL are not allowed; use a custom header');
   if (url.hostname === '') throw new SsrfError('the URL has no host');
   if (policy.allowPrivate) return url;
   const host = bare(url.hostname);
@@ -49,7 +51,8 @@ export const guardedLookup: LookupFunction = (hostname, options, callback) => {
   dns.lookup(hostname, { ...options, all: true }, (err, addresses) => {
     if (err) return callback(err, '', 0);
     const refused = addresses.find((a) => !isPublicAddress(a.address));
-    if (refused) return callback(new SsrfError(`${hostname} resolves to ${refused.address}, not a public address`), '', 0);
+    if (refused)
+      return callback(new SsrfError(`${hostname} resolves to ${refused.address}, not a public address`), '', 0);
     if (options.all) return (callback as unknown as (e: null, a: dns.LookupAddress[]) => void)(null, addresses);
     const [first] = addresses;
     if (!first) return callback(Object.assign(new Error(`${hostname} has no address`), { code: 'ENOTFOUND' }), '', 0);
@@ -69,12 +72,12 @@ export function guardedConnector(policy: TargetPolicy, connectTimeoutMs = 10_000
     connect(options, (...args) => {
       const [err, socket] = args;
       if (err) return callback(err, null);
-      const remote = socket!.remoteAddress;
+      const remote = socket.remoteAddress;
       if (remote === undefined || !isPublicAddress(remote)) {
-        socket!.destroy();
+        socket.destroy();
         return callback(new SsrfError(`connected address ${remote ?? 'unknown'} is not public`), null);
       }
-      return callback(null, socket!);
+      return callback(null, socket);
     });
   };
 }

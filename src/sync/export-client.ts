@@ -67,7 +67,9 @@ export class ExportClient {
         continue;
       }
       const limit = parseRateLimit(res.headers.get('ratelimit'));
-      if (limit) this.nextAt[kind] = started + (limit.remaining === 0 ? limit.resetSeconds * 1000 : (limit.resetSeconds * 1000) / limit.remaining);
+      if (limit)
+        this.nextAt[kind] =
+          started + (limit.remaining === 0 ? limit.resetSeconds * 1000 : (limit.resetSeconds * 1000) / limit.remaining);
       if (res.status === 429) {
         await res.body?.cancel();
         const retryAfter = Number(res.headers.get('retry-after') ?? '1');

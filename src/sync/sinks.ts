@@ -54,12 +54,16 @@ export function ndjsonSink(dir: string): Sink {
 export async function postgresSink(connectionString: string): Promise<Sink> {
   const pool = new pg.Pool({ connectionString, max: 2 });
   for (const kind of ['messages', 'events']) {
-    await pool.query(`CREATE TABLE IF NOT EXISTS sync_${kind} (id uuid PRIMARY KEY, created_at timestamptz NOT NULL, record jsonb NOT NULL)`);
+    await pool.query(
+      `CREATE TABLE IF NOT EXISTS sync_${kind} (id uuid PRIMARY KEY, created_at timestamptz NOT NULL, record jsonb NOT NULL)`,
+    );
     await pool.query(`CREATE INDEX IF NOT EXISTS sync_${kind}_created ON sync_${kind} (created_at)`);
   }
   return {
     async lastCreatedAt(kind) {
-      const { rows } = await pool.query<{ last: string | null }>(`SELECT ${isoTimestampSql('max(created_at)')} AS last FROM sync_${kind}`);
+      const { rows } = await pool.query<{ last: string | null }>(
+        `SELECT ${isoTimestampSql('max(created_at)')} AS last FROM sync_${kind}`,
+      );
       return rows[0]?.last ?? null;
     },
     async idsSince(kind, from) {

@@ -42,10 +42,20 @@ export async function runSync(options: SyncOptions): Promise<SyncResult[]> {
   const client = new ExportClient(options);
   const until = options.until ? parseInstant(options.until, 'until') : parseInstant(new Date().toISOString(), 'until');
   const since = parseInstant(options.since, 'since');
-  return Promise.all((options.kinds ?? ['messages', 'events']).map((kind) => syncKind(client, options, kind, since.micros, until.micros)));
+  return Promise.all(
+    (options.kinds ?? ['messages', 'events']).map((kind) =>
+      syncKind(client, options, kind, since.micros, until.micros),
+    ),
+  );
 }
 
-async function syncKind(client: ExportClient, options: SyncOptions, kind: ExportKind, since: bigint, until: bigint): Promise<SyncResult> {
+async function syncKind(
+  client: ExportClient,
+  options: SyncOptions,
+  kind: ExportKind,
+  since: bigint,
+  until: bigint,
+): Promise<SyncResult> {
   const last = await options.sink.lastCreatedAt(kind);
   const overlap = BigInt(options.overlapMinutes ?? RESUME_OVERLAP_MINUTES) * 60_000_000n;
   const resumeAt = last === null ? since : parseInstant(last, 'created_at').micros - overlap;
@@ -61,7 +71,7 @@ async function syncKind(client: ExportClient, options: SyncOptions, kind: Export
       result.skipped += page.length - fresh.length;
       await options.sink.write(kind, fresh);
       result.stored += fresh.length;
-      const reached = page.length > 0 ? parseInstant(page[page.length - 1]!.created_at, 'created_at').micros : start;
+      const reached = page.length > 0 ? parseInstant(page[page.length - 1].created_at, 'created_at').micros : start;
       options.onProgress?.({ kind, done: Number(reached - from), total, records: result.stored });
     }
     options.onProgress?.({ kind, done: Number(end - from), total, records: result.stored });

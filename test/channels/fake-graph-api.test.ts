@@ -26,7 +26,11 @@ describe('fake Graph API', () => {
   });
 
   it('refuses a missing or wrong token with 401 and Graph error 190', async () => {
-    const answer = await post('/123/messages', { messaging_product: 'whatsapp', to: '1555', type: 'text', text: { body: 'x' } }, 'nope');
+    const answer = await post(
+      '/123/messages',
+      { messaging_product: 'whatsapp', to: '1555', type: 'text', text: { body: 'x' } },
+      'nope',
+    );
     expect(answer.status).toBe(401);
     expect(answer.body.error).toMatchObject({ code: 190 });
     const bare = await request(`${graph.baseUrl}/123`, { method: 'GET' });
@@ -41,10 +45,22 @@ describe('fake Graph API', () => {
   });
 
   it('fails the next N sends with the given error, then recovers', async () => {
-    graph.failNextSends(2, { status: 400, code: 131056, message: 'pair rate limit hit', subcode: 2494011, details: 'slow down' });
-    const send = () => post('/123/messages', { messaging_product: 'whatsapp', to: '1555', type: 'text', text: { body: 'x' } });
+    graph.failNextSends(2, {
+      status: 400,
+      code: 131056,
+      message: 'pair rate limit hit',
+      subcode: 2494011,
+      details: 'slow down',
+    });
+    const send = () =>
+      post('/123/messages', { messaging_product: 'whatsapp', to: '1555', type: 'text', text: { body: 'x' } });
     const [first, second, third] = [await send(), await send(), await send()];
-    expect(first.body.error).toMatchObject({ code: 131056, message: 'pair rate limit hit', error_subcode: 2494011, error_data: { messaging_product: 'whatsapp', details: 'slow down' } });
+    expect(first.body.error).toMatchObject({
+      code: 131056,
+      message: 'pair rate limit hit',
+      error_subcode: 2494011,
+      error_data: { messaging_product: 'whatsapp', details: 'slow down' },
+    });
     expect(second.status).toBe(400);
     expect(third.status).toBe(200);
   });

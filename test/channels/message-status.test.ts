@@ -33,6 +33,11 @@ describe('message status order', () => {
   it.each(refused)('%s -> %s does not move', (from, to) => expect(canMoveStatus(from, to)).toBe(false));
 
   it('maps provider receipts to stored statuses', () => {
-    expect(['sent', 'delivered', 'read', 'failed'].map((s) => messageStatusOf(s as 'sent'))).toEqual(['SENT', 'DELIVERED', 'READ', 'ERROR']);
+    expect(['sent', 'delivered', 'read', 'failed'].map((s) => messageStatusOf(s as 'sent'))).toEqual([
+      'SENT',
+      'DELIVERED',
+      'READ',
+      'ERROR',
+    ]);
   });
 });

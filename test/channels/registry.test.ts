@@ -25,9 +25,13 @@ describe('channel provider registry', () => {
   });
 
   it('refuses an unknown kind and a configuration that does not match the schema', () => {
-    expect(() => createChannelProvider({ ...config, kind: 'telegram' } as unknown as ProviderConfig)).toThrow(/unknown channel provider kind/);
+    expect(() => createChannelProvider({ ...config, kind: 'telegram' } as unknown as ProviderConfig)).toThrow(
+      /unknown channel provider kind/,
+    );
     expect(() => createChannelProvider({ ...config, phone_number_id: '+1 555' })).toThrow(/invalid configuration/);
-    expect(() => createChannelProvider({ ...config, extra: 1 } as unknown as ProviderConfig)).toThrow(/invalid configuration/);
+    expect(() => createChannelProvider({ ...config, extra: 1 } as unknown as ProviderConfig)).toThrow(
+      /invalid configuration/,
+    );
     expect(() => createChannelProvider({ ...config, api_base_url: 'ftp://x' })).toThrow(/invalid configuration/);
   });
 });

@@ -9,7 +9,14 @@ let graph: FakeGraphApi;
 
 const providerFor = (baseUrl: string, accessToken: string, timeoutMs = 2_000) =>
   new WhatsAppCloudProvider(
-    { kind: 'whatsapp_cloud', phone_number_id: '106540352242922', access_token: accessToken, app_secret: 's', verify_token: 'v', api_base_url: baseUrl },
+    {
+      kind: 'whatsapp_cloud',
+      phone_number_id: '106540352242922',
+      access_token: accessToken,
+      app_secret: 's',
+      verify_token: 'v',
+      api_base_url: baseUrl,
+    },
     { timeoutMs },
   );
 
@@ -36,7 +43,10 @@ async function failedSend(failure: GraphFailure) {
 describe('WhatsApp Cloud error classification', () => {
   const retryable: [string, GraphFailure][] = [
     ['130429 throughput exceeded', { status: 400, code: 130429, message: '(#130429) Rate limit hit' }],
-    ['131056 pair rate limit', { status: 400, code: 131056, message: '(#131056) (Business Account, Consumer Account) pair rate limit hit' }],
+    [
+      '131056 pair rate limit',
+      { status: 400, code: 131056, message: '(#131056) (Business Account, Consumer Account) pair rate limit hit' },
+    ],
     ['131000 generic service error', { status: 500, code: 131000, message: 'Something went wrong' }],
     ['131016 service unavailable', { status: 503, code: 131016, message: 'Service unavailable' }],
     ['an unknown code with a 5xx', { status: 502, code: 999999, message: 'Bad gateway' }],
@@ -49,14 +59,35 @@ describe('WhatsApp Cloud error classification', () => {
   });
 
   const final: [string, GraphFailure][] = [
-    ['131047 outside the 24-hour window', { status: 400, code: 131047, message: 'Re-engagement message', details: 'Message failed to send because more than 24 hours have passed since the customer last replied to this number.' }],
+    [
+      '131047 outside the 24-hour window',
+      {
+        status: 400,
+        code: 131047,
+        message: 'Re-engagement message',
+        details:
+          'Message failed to send because more than 24 hours have passed since the customer last replied to this number.',
+      },
+    ],
     ['131026 undeliverable', { status: 400, code: 131026, message: 'Message Undeliverable' }],
-    ['131030 recipient not in allowed list', { status: 400, code: 131030, message: 'Recipient phone number not in allowed list' }],
-    ['132000 template parameter count mismatch', { status: 400, code: 132000, message: 'Number of parameters does not match the expected number of params' }],
-    ['132001 template does not exist', { status: 404, code: 132001, message: 'Template name does not exist in the translation' }],
+    [
+      '131030 recipient not in allowed list',
+      { status: 400, code: 131030, message: 'Recipient phone number not in allowed list' },
+    ],
+    [
+      '132000 template parameter count mismatch',
+      { status: 400, code: 132000, message: 'Number of parameters does not match the expected number of params' },
+    ],
+    [
+      '132001 template does not exist',
+      { status: 404, code: 132001, message: 'Template name does not exist in the translation' },
+    ],
     ['132015 template paused', { status: 400, code: 132015, message: 'Template is Paused' }],
     ['100 invalid parameter', { status: 400, code: 100, message: '(#100) Invalid parameter' }],
-    ['190 expired token, even with a 5xx', { status: 500, code: 190, message: 'Error validating access token: Session has expired' }],
+    [
+      '190 expired token, even with a 5xx',
+      { status: 500, code: 190, message: 'Error validating access token: Session has expired' },
+    ],
     ['another 4xx code', { status: 400, code: 131051, message: 'Unsupported message type' }],
   ];
   it.each(final)('%s is final', async (_name, failure) => {
@@ -66,12 +97,22 @@ describe('WhatsApp Cloud error classification', () => {
   });
 
   it('keeps the details and subcode of the Graph error in the detail', async () => {
-    const result = await failedSend({ status: 400, code: 131047, subcode: 2494010, message: 'Re-engagement message', details: 'more than 24 hours have passed' });
+    const result = await failedSend({
+      status: 400,
+      code: 131047,
+      subcode: 2494010,
+      message: 'Re-engagement message',
+      details: 'more than 24 hours have passed',
+    });
     expect(result.detail).toBe('Re-engagement message: more than 24 hours have passed (subcode 2494010)');
   });
 
   it('an answer without a Graph error body is classified by HTTP status', () => {
-    expect(graphError(502, '<html>Bad Gateway</html>')).toMatchObject({ code: 'http_502', retryable: true, httpStatus: 502 });
+    expect(graphError(502, '<html>Bad Gateway</html>')).toMatchObject({
+      code: 'http_502',
+      retryable: true,
+      httpStatus: 502,
+    });
     expect(graphError(429, null)).toMatchObject({ code: 'http_429', retryable: true });
     expect(graphError(403, { unexpected: true })).toMatchObject({ code: 'http_403', retryable: false });
   });
@@ -110,7 +151,11 @@ describe('WhatsApp Cloud error classification', () => {
 
   it('an error of our own is final', () => {
     const provider = providerFor(graph.baseUrl, graph.accessToken);
-    expect(provider.classifyError(new TypeError('x is undefined'))).toEqual({ retryable: false, code: 'internal_error', detail: 'x is undefined' });
+    expect(provider.classifyError(new TypeError('x is undefined'))).toEqual({
+      retryable: false,
+      code: 'internal_error',
+      detail: 'x is undefined',
+    });
   });
 });
 

@@ -8,7 +8,14 @@ let graph: FakeGraphApi;
 
 const providerWith = (accessToken: string, http = {}) =>
   new WhatsAppCloudProvider(
-    { kind: 'whatsapp_cloud', phone_number_id: '106540352242922', access_token: accessToken, app_secret: 's', verify_token: 'v', api_base_url: graph.baseUrl },
+    {
+      kind: 'whatsapp_cloud',
+      phone_number_id: '106540352242922',
+      access_token: accessToken,
+      app_secret: 's',
+      verify_token: 'v',
+      api_base_url: graph.baseUrl,
+    },
     http,
   );
 
@@ -48,7 +55,9 @@ describe('WhatsApp Cloud media fetch', () => {
 
   it('refuses media over the size limit', async () => {
     const { id } = graph.addMedia({ bytes: randomBytes(2048), mimeType: 'application/pdf' });
-    const err = await providerWith(graph.accessToken, { maxMediaBytes: 1024 }).fetchMedia(id).catch((e: unknown) => e);
+    const err = await providerWith(graph.accessToken, { maxMediaBytes: 1024 })
+      .fetchMedia(id)
+      .catch((e: unknown) => e);
     expect(err).toMatchObject({ code: 'media_too_large', retryable: false });
   });
 

@@ -48,7 +48,10 @@ describe('WhatsApp Cloud send: the exact Graph API request', () => {
   });
 
   it('asks for a link preview when told to', async () => {
-    const { sent } = await sentBody({ to: '15551234567', content: { kind: 'text', text: 'https://example.com', previewUrl: true } });
+    const { sent } = await sentBody({
+      to: '15551234567',
+      content: { kind: 'text', text: 'https://example.com', previewUrl: true },
+    });
     expect((sent.body as { text: unknown }).text).toStrictEqual({ body: 'https://example.com', preview_url: true });
   });
 
@@ -85,7 +88,13 @@ describe('WhatsApp Cloud send: the exact Graph API request', () => {
   it.each(mediaCases)('sends %s by link', async (mediaKind, expected) => {
     const { sent } = await sentBody({
       to: '15551234567',
-      content: { kind: 'media', mediaKind, url: 'https://cdn.example.com/a.jpg', caption: 'the caption', filename: 'invoice.pdf' },
+      content: {
+        kind: 'media',
+        mediaKind,
+        url: 'https://cdn.example.com/a.jpg',
+        caption: 'the caption',
+        filename: 'invoice.pdf',
+      },
     });
     expect(sent.body).toStrictEqual({
       messaging_product: 'whatsapp',
@@ -97,7 +106,10 @@ describe('WhatsApp Cloud send: the exact Graph API request', () => {
   });
 
   it('sends media without a caption', async () => {
-    const { sent } = await sentBody({ to: '15551234567', content: { kind: 'media', mediaKind: 'image', url: 'https://cdn.example.com/b.png' } });
+    const { sent } = await sentBody({
+      to: '15551234567',
+      content: { kind: 'media', mediaKind: 'image', url: 'https://cdn.example.com/b.png' },
+    });
     expect((sent.body as { image: unknown }).image).toStrictEqual({ link: 'https://cdn.example.com/b.png' });
   });
 
@@ -121,7 +133,13 @@ describe('WhatsApp Cloud send: the exact Graph API request', () => {
         name: 'order_update',
         language: { code: 'es' },
         components: [
-          { type: 'body', parameters: [{ type: 'text', text: 'Ana' }, { type: 'text', text: '#1234' }] },
+          {
+            type: 'body',
+            parameters: [
+              { type: 'text', text: 'Ana' },
+              { type: 'text', text: '#1234' },
+            ],
+          },
           { type: 'button', sub_type: 'url', index: '0', parameters: [{ type: 'text', text: 'abc123' }] },
         ],
       },
@@ -165,14 +183,27 @@ describe('WhatsApp Cloud send: the exact Graph API request', () => {
   it('sends a template with a document header, and one without variables has no components', async () => {
     await provider.send({
       to: '15551234567',
-      content: { kind: 'template', name: 'receipt', languageCode: 'en', header: { kind: 'document', url: 'https://x.test/r.pdf', filename: 'r.pdf' } },
+      content: {
+        kind: 'template',
+        name: 'receipt',
+        languageCode: 'en',
+        header: { kind: 'document', url: 'https://x.test/r.pdf', filename: 'r.pdf' },
+      },
     });
-    await provider.send({ to: '15551234567', content: { kind: 'template', name: 'hello_world', languageCode: 'en_US' } });
+    await provider.send({
+      to: '15551234567',
+      content: { kind: 'template', name: 'hello_world', languageCode: 'en_US' },
+    });
     const [withHeader, plain] = graph.sends().map((s) => (s.body as { template: unknown }).template);
     expect(withHeader).toStrictEqual({
       name: 'receipt',
       language: { code: 'en' },
-      components: [{ type: 'header', parameters: [{ type: 'document', document: { link: 'https://x.test/r.pdf', filename: 'r.pdf' } }] }],
+      components: [
+        {
+          type: 'header',
+          parameters: [{ type: 'document', document: { link: 'https://x.test/r.pdf', filename: 'r.pdf' } }],
+        },
+      ],
     });
     expect(plain).toStrictEqual({ name: 'hello_world', language: { code: 'en_US' } });
   });

@@ -13,8 +13,14 @@ const provider = new WhatsAppCloudProvider({
 });
 
 // Meta's bytes are not what JSON.stringify would produce: spacing and escaped non-ASCII.
-const metaBytes = JSON.stringify(metaNotification({ phoneNumberId: '106540352242922', messages: [inboundMessage('15551234567', 'text', { body: 'Hola ñandú 👋' })] }), null, 1)
-  .replace(/ñ/g, '\\u00f1');
+const metaBytes = JSON.stringify(
+  metaNotification({
+    phoneNumberId: '106540352242922',
+    messages: [inboundMessage('15551234567', 'text', { body: 'Hola ñandú 👋' })],
+  }),
+  null,
+  1,
+).replace(/ñ/g, '\\u00f1');
 
 describe('WhatsApp Cloud notification signature', () => {
   it('accepts the HMAC-SHA256 of the raw bytes with the app secret', () => {
@@ -24,7 +30,9 @@ describe('WhatsApp Cloud notification signature', () => {
 
   it('accepts an upper-case hex digest', () => {
     const { payload, headers } = signedNotification(metaBytes, APP_SECRET);
-    const upper = { 'x-hub-signature-256': headers['x-hub-signature-256'].replace(/[0-9a-f]{64}$/, (h) => h.toUpperCase()) };
+    const upper = {
+      'x-hub-signature-256': headers['x-hub-signature-256'].replace(/[0-9a-f]{64}$/, (h) => h.toUpperCase()),
+    };
     expect(provider.verifySignature(Buffer.from(payload), upper)).toBe(true);
   });
 

@@ -34,48 +34,99 @@ afterAll(async () => {
 });
 
 /** A business with `n` messages spread over June to September 2026 (more than one 31-day piece) and a few events. */
-async function business(n: number): Promise<{ tenant: Tenant; conversation: { id: string; contact_id: string; channel: string } }> {
+async function business(
+  n: number,
+): Promise<{ tenant: Tenant; conversation: { id: string; contact_id: string; channel: string } }> {
   const tenant = await createTenant(t.app, `Sync ${n}`);
   const { conversation, contact } = await contactWithConversation(t.database.db, tenant.businessId);
   const span = Date.UTC(2026, 8, 30) - Date.UTC(2026, 5, 1);
-  await bulkMessages(t.database.db, tenant.businessId, conversation, Array.from({ length: n }, (_, i) => ({ created_at: new Date(Date.UTC(2026, 5, 1) + Math.floor((span * i) / n)).toISOString() })));
-  for (let i = 0; i < 5; i++) await insertEvent(t.database.db, tenant.businessId, { contact_id: contact.id, conversation_id: conversation.id, channel: 'whatsapp', created_at: `2026-0${6 + i % 3}-1${i}T00:00:00Z` });
+  await bulkMessages(
+    t.database.db,
+    tenant.businessId,
+    conversation,
+    Array.from({ length: n }, (_, i) => ({
+      created_at: new Date(Date.UTC(2026, 5, 1) + Math.floor((span * i) / n)).toISOString(),
+    })),
+  );
+  for (let i = 0; i < 5; i++)
+    await insertEvent(t.database.db, tenant.businessId, {
+      contact_id: contact.id,
+      conversation_id: conversation.id,
+      channel: 'whatsapp',
+      created_at: `2026-0${6 + (i % 3)}-1${i}T00:00:00Z`,
+    });
   return { tenant, conversation };
 }
 
-const lines = (file: string) => readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { id: string; created_at: string });
+const lines = (file: string) =>
+  readFileSync(file, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as { id: string; created_at: string });
 
 describe('sync tool', () => {
   it('copies everything to NDJSON in 31-day pieces, then resumes with an overlap and skips held ids', async () => {
     const { tenant, conversation } = await business(1200);
     const out = tmp();
     const sink = ndjsonSink(out);
-    const first = await runSync({ url, key: tenant.key, since: '2026-05-20', until: '2026-10-01T00:00:00Z', sink, pageSize: 250 });
-    expect(first.find((r) => r.kind === 'messages')).toMatchObject({ stored: 1200, skipped: 0, from: '2026-05-20T00:00:00.000000Z' });
+    const first = await runSync({
+      url,
+      key: tenant.key,
+      since: '2026-05-20',
+      until: '2026-10-01T00:00:00Z',
+      sink,
+      pageSize: 250,
+    });
+    expect(first.find((r) => r.kind === 'messages')).toMatchObject({
+      stored: 1200,
+      skipped: 0,
+      from: '2026-05-20T00:00:00.000000Z',
+    });
     expect(first.find((r) => r.kind === 'events')).toMatchObject({ stored: 5 });
     const messages = lines(join(out, 'messages.ndjson'));
     expect(new Set(messages.map((m) => m.id)).size).toBe(1200);
     const keys = messages.map((m) => `${m.created_at}|${m.id}`);
     expect(keys).toEqual([...keys].sort());
-    const lastAt = messages[messages.length - 1]!.created_at;
+    const lastAt = messages[messages.length - 1].created_at;
 
     // A late-recorded message inside the overlap, one before it (too old to be seen), and new ones.
     const late = new Date(Date.parse(lastAt) - 60_000).toISOString();
     const tooOld = new Date(Date.parse(lastAt) - 3600_000).toISOString();
-    const added = await bulkMessages(t.database.db, tenant.businessId, conversation, [{ created_at: late }, { created_at: tooOld }, { created_at: '2026-09-30T12:00:00Z' }]);
-    const second = await runSync({ url, key: tenant.key, since: '2026-05-20', until: '2026-10-01T00:00:00Z', sink, pageSize: 250 });
+    const added = await bulkMessages(t.database.db, tenant.businessId, conversation, [
+      { created_at: late },
+      { created_at: tooOld },
+      { created_at: '2026-09-30T12:00:00Z' },
+    ]);
+    const second = await runSync({
+      url,
+      key: tenant.key,
+      since: '2026-05-20',
+      until: '2026-10-01T00:00:00Z',
+      sink,
+      pageSize: 250,
+    });
     const m2 = second.find((r) => r.kind === 'messages')!;
     expect(m2.from).toBe(new Date(Date.parse(lastAt) - 5 * 60_000).toISOString().replace('Z', '000Z'));
     expect(m2.stored).toBe(2);
     expect(m2.skipped).toBeGreaterThanOrEqual(1);
     const after = lines(join(out, 'messages.ndjson'));
     expect(after).toHaveLength(1202);
-    expect(new Set(after.map((m) => m.id))).toEqual(new Set([...messages.map((m) => m.id), added[0]!.id, added[2]!.id]));
+    expect(new Set(after.map((m) => m.id))).toEqual(
+      new Set([...messages.map((m) => m.id), added[0].id, added[2].id]),
+    );
 
     // A wider overlap catches the one recorded too late for the default.
-    const third = await runSync({ url, key: tenant.key, since: '2026-05-20', until: '2026-10-01T00:00:00Z', sink, pageSize: 250, overlapMinutes: 24 * 60 });
+    const third = await runSync({
+      url,
+      key: tenant.key,
+      since: '2026-05-20',
+      until: '2026-10-01T00:00:00Z',
+      sink,
+      pageSize: 250,
+      overlapMinutes: 24 * 60,
+    });
     expect(third.find((r) => r.kind === 'messages')).toMatchObject({ stored: 1 });
-    expect(lines(join(out, 'messages.ndjson')).map((m) => m.id)).toContain(added[1]!.id);
+    expect(lines(join(out, 'messages.ndjson')).map((m) => m.id)).toContain(added[1].id);
   });
 
   it('paces itself from the RateLimit headers and honours 429 with Retry-After', async () => {
@@ -85,7 +136,12 @@ describe('sync tool', () => {
       const port = (limited.app.server.address() as { port: number }).port;
       const tenant = await createTenant(limited.app);
       const { conversation } = await contactWithConversation(limited.database.db, tenant.businessId);
-      await bulkMessages(limited.database.db, tenant.businessId, conversation, Array.from({ length: 40 }, (_, i) => ({ created_at: `2026-08-01T00:00:${String(i).padStart(2, '0')}Z` })));
+      await bulkMessages(
+        limited.database.db,
+        tenant.businessId,
+        conversation,
+        Array.from({ length: 40 }, (_, i) => ({ created_at: `2026-08-01T00:00:${String(i).padStart(2, '0')}Z` })),
+      );
       const statuses: number[] = [];
       const waits: string[] = [];
       const counting: typeof fetch = async (input, init) => {
@@ -93,18 +149,34 @@ describe('sync tool', () => {
         statuses.push(res.status);
         return res;
       };
-      const run = () => runSync({ url: `http://127.0.0.1:${port}/external/v2`, key: tenant.key, since: '2026-08-01', until: '2026-08-02', kinds: ['messages'], sink: ndjsonSink(tmp()), pageSize: 5, fetch: counting, onWait: (_k, _ms, why) => waits.push(why) });
+      const run = () =>
+        runSync({
+          url: `http://127.0.0.1:${port}/external/v2`,
+          key: tenant.key,
+          since: '2026-08-01',
+          until: '2026-08-02',
+          kinds: ['messages'],
+          sink: ndjsonSink(tmp()),
+          pageSize: 5,
+          fetch: counting,
+          onWait: (_k, _ms, why) => waits.push(why),
+        });
       const [paced] = await run();
-      expect(paced!.stored).toBe(40);
+      expect(paced.stored).toBe(40);
       expect(statuses.filter((s) => s === 429)).toHaveLength(0);
       expect(waits).toContain('pace');
 
       // Someone else spends the budget first: the sync meets a 429, waits Retry-After and goes on.
       statuses.length = 0;
       await new Promise((r) => setTimeout(r, 1100));
-      for (let i = 0; i < 3; i++) await limited.app.inject({ method: 'GET', url: '/external/v2/messages?since=2026-08-01', headers: tenant.headers });
+      for (let i = 0; i < 3; i++)
+        await limited.app.inject({
+          method: 'GET',
+          url: '/external/v2/messages?since=2026-08-01',
+          headers: tenant.headers,
+        });
       const [afterLimit] = await run();
-      expect(afterLimit!.stored).toBe(40);
+      expect(afterLimit.stored).toBe(40);
       expect(statuses[0]).toBe(429);
     } finally {
       await limited.close();
@@ -121,11 +193,20 @@ describe('sync tool', () => {
       const target = `${process.env.TEST_DATABASE_URL}?options=${encodeURIComponent(`-c search_path=${schema}`)}`;
       for (const expected of [300, 0]) {
         const sink = await postgresSink(target);
-        const [m] = await runSync({ url, key: tenant.key, since: '2026-05-20', until: '2026-10-01T00:00:00Z', kinds: ['messages'], sink });
+        const [m] = await runSync({
+          url,
+          key: tenant.key,
+          since: '2026-05-20',
+          until: '2026-10-01T00:00:00Z',
+          kinds: ['messages'],
+          sink,
+        });
         await sink.close();
-        expect(m!.stored).toBe(expected);
+        expect(m.stored).toBe(expected);
       }
-      const { rows } = await admin.query(`SELECT count(*)::int AS n, count(DISTINCT id)::int AS d FROM ${schema}.sync_messages`);
+      const { rows } = await admin.query(
+        `SELECT count(*)::int AS n, count(DISTINCT id)::int AS d FROM ${schema}.sync_messages`,
+      );
       expect(rows[0]).toEqual({ n: 300, d: 300 });
     } finally {
       await admin.query(`DROP SCHEMA ${schema} CASCADE`);
@@ -136,16 +217,47 @@ describe('sync tool', () => {
   it('runs as a command', async () => {
     const { tenant } = await business(30);
     const out = tmp();
-    const { stdout } = await promisify(execFile)('npx', ['tsx', 'src/cli/sync.ts', '--url', url, '--key', tenant.key, '--since', '2026-05-20', '--until', '2026-10-01', '--out', out, '--quiet'], { cwd: process.cwd() });
+    const { stdout } = await promisify(execFile)(
+      'npx',
+      [
+        'tsx',
+        'src/cli/sync.ts',
+        '--url',
+        url,
+        '--key',
+        tenant.key,
+        '--since',
+        '2026-05-20',
+        '--until',
+        '2026-10-01',
+        '--out',
+        out,
+        '--quiet',
+      ],
+      { cwd: process.cwd() },
+    );
     expect(stdout).toContain('messages: 30 stored');
     expect(lines(join(out, 'messages.ndjson'))).toHaveLength(30);
   });
 
   it('refuses incomplete or contradictory arguments', () => {
     const ok = ['--url', 'http://x', '--key', 'k', '--since', '2026-08-01'];
-    expect(parseSyncArgs([...ok, '--out', 'd'])).toMatchObject({ url: 'http://x', key: 'k', out: 'd', overlapMinutes: undefined });
+    expect(parseSyncArgs([...ok, '--out', 'd'])).toMatchObject({
+      url: 'http://x',
+      key: 'k',
+      out: 'd',
+      overlapMinutes: undefined,
+    });
     expect(parseSyncArgs([...ok, '--out', 'd', '--overlap', '10080'])).toMatchObject({ overlapMinutes: 10080 });
-    for (const args of [ok, [...ok, '--out', 'd', '--overlap', '-1'], [...ok, '--out', 'd', '--overlap', 'x'], [...ok, '--out', 'd', '--database', 'postgres://x'], [...ok, '--out', 'd', '--only', 'contacts'], [...ok, '--out', 'd', '--bogus'], ['--out', 'd']]) {
+    for (const args of [
+      ok,
+      [...ok, '--out', 'd', '--overlap', '-1'],
+      [...ok, '--out', 'd', '--overlap', 'x'],
+      [...ok, '--out', 'd', '--database', 'postgres://x'],
+      [...ok, '--out', 'd', '--only', 'contacts'],
+      [...ok, '--out', 'd', '--bogus'],
+      ['--out', 'd'],
+    ]) {
       expect(() => parseSyncArgs(args), args.join(' ')).toThrow();
     }
   });

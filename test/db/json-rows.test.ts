@@ -12,15 +12,23 @@ beforeAll(async () => {
   t = await buildTestApp({}, { workers: false });
   const db = t.database.db;
   // As wide as a message row, so the table spans about a hundred pages.
-  await sql`create table json_rows_items (business_id uuid not null, id uuid not null, state text not null, body text not null, primary key (business_id, id))`.execute(db);
-  await sql`insert into json_rows_items select ${business}::uuid, x::uuid, 'waiting', repeat('x', 300) from json_array_elements_text(${JSON.stringify(ids)}::json) as x`.execute(db);
+  await sql`create table json_rows_items (business_id uuid not null, id uuid not null, state text not null, body text not null, primary key (business_id, id))`.execute(
+    db,
+  );
+  await sql`insert into json_rows_items select ${business}::uuid, x::uuid, 'waiting', repeat('x', 300) from json_array_elements_text(${JSON.stringify(ids)}::json) as x`.execute(
+    db,
+  );
   await sql`analyze json_rows_items`.execute(db);
 });
 afterAll(() => t.close());
 
 const mark = (keys: string[]) => sql<{ id: string; note: string | null }>`
   update json_rows_items m set state = 'done'
-  from ${jsonRows('v', { business_id: 'uuid', id: 'uuid', note: 'text' }, keys.map((id, i) => ({ business_id: business, id, note: i === 0 ? null : `it's "${i}" \\ ✓\n` })))}
+  from ${jsonRows(
+    'v',
+    { business_id: 'uuid', id: 'uuid', note: 'text' },
+    keys.map((id, i) => ({ business_id: business, id, note: i === 0 ? null : `it's "${i}" \\ ✓\n` })),
+  )}
   where m.business_id = v.business_id and m.id = v.id
   returning m.id, v.note`;
 
@@ -41,13 +49,14 @@ describe(`rows joined from one JSON value (${engine})`, () => {
   // rather than scanning it (with the 100 it assumes of json_to_recordset it scanned).
   it('keeps one plan for every batch size, probing the primary key', async () => {
     const stats = await t.database.db.connection().execute(async (connection) => {
-      for (let size = 1; size <= 12; size++) await mark(ids.slice(100 + size * 20, 100 + size * 21)).execute(connection);
+      for (let size = 1; size <= 12; size++)
+        await mark(ids.slice(100 + size * 20, 100 + size * 21)).execute(connection);
       const { rows } = await sql<{ generic_plans: string; custom_plans: string }>`select generic_plans, custom_plans
         from pg_prepared_statements where statement like '%update json_rows_items%'`.execute(connection);
       return rows;
     });
     expect(stats).toHaveLength(1);
-    expect(Number(stats[0]!.generic_plans)).toBeGreaterThanOrEqual(5);
+    expect(Number(stats[0].generic_plans)).toBeGreaterThanOrEqual(5);
 
     const plan = await t.database.db.transaction().execute(async (trx) => {
       await sql`set local plan_cache_mode = force_generic_plan`.execute(trx);

@@ -21,16 +21,26 @@ describe.runIf(engine === 'pglite')('migration 0011 (agents and search)', () => 
     const businessId = newId();
     const agentId = newId();
     await sql`INSERT INTO businesses (id, name) VALUES (${businessId}, 'Old')`.execute(db);
-    await sql`INSERT INTO agents (business_id, id, name, config) VALUES (${businessId}, ${agentId}, 'Legacy', ${JSON.stringify({ model: 'small', tone: 'dry' })})`.execute(db);
+    await sql`INSERT INTO agents (business_id, id, name, config) VALUES (${businessId}, ${agentId}, 'Legacy', ${JSON.stringify({ model: 'small', tone: 'dry' })})`.execute(
+      db,
+    );
 
     await migrateToLatest(db);
     const agent = await db.selectFrom('agents').selectAll().where('id', '=', agentId).executeTakeFirstOrThrow();
-    expect(agent).toMatchObject({ name: 'Legacy', type: 'basic', system_prompt: '', model: null, data: { model: 'small', tone: 'dry' }, tools: {}, prompt_config: {} });
+    expect(agent).toMatchObject({
+      name: 'Legacy',
+      type: 'basic',
+      system_prompt: '',
+      model: null,
+      data: { model: 'small', tone: 'dry' },
+      tools: {},
+      prompt_config: {},
+    });
     expect(agent.updated_at).toBe(agent.created_at);
 
     await migrateTo(db, '0010-batch-rows');
     const { rows } = await sql<{ config: unknown }>`SELECT config FROM agents WHERE id = ${agentId}`.execute(db);
-    expect(rows[0]!.config).toEqual({ model: 'small', tone: 'dry' });
+    expect(rows[0].config).toEqual({ model: 'small', tone: 'dry' });
   });
 });
 
@@ -41,13 +51,19 @@ describe.runIf(engine === 'pglite')('migration 0013 (media ids)', () => {
     const [businessId, contactId, conversationId, messageId] = [newId(), newId(), newId(), newId()];
     await sql`INSERT INTO businesses (id, name) VALUES (${businessId}, 'Files')`.execute(db);
     await sql`INSERT INTO contacts (business_id, id) VALUES (${businessId}, ${contactId})`.execute(db);
-    await sql`INSERT INTO conversations (business_id, id, contact_id, channel) VALUES (${businessId}, ${conversationId}, ${contactId}, 'whatsapp')`.execute(db);
+    await sql`INSERT INTO conversations (business_id, id, contact_id, channel) VALUES (${businessId}, ${conversationId}, ${contactId}, 'whatsapp')`.execute(
+      db,
+    );
     await sql`INSERT INTO messages (business_id, id, conversation_id, contact_id, channel, direction, sender_type, type, status)
-      VALUES (${businessId}, ${messageId}, ${conversationId}, ${contactId}, 'whatsapp', 'inbound', 'contact', 'image', 'RECEIVED')`.execute(db);
+      VALUES (${businessId}, ${messageId}, ${conversationId}, ${contactId}, 'whatsapp', 'inbound', 'contact', 'image', 'RECEIVED')`.execute(
+      db,
+    );
     const ids: number[] = [];
     for (let i = 0; i < count; i++) {
-      const { rows } = await sql<{ id: number }>`INSERT INTO media (business_id, message_id) VALUES (${businessId}, ${messageId}) RETURNING id`.execute(db);
-      ids.push(rows[0]!.id);
+      const { rows } = await sql<{
+        id: number;
+      }>`INSERT INTO media (business_id, message_id) VALUES (${businessId}, ${messageId}) RETURNING id`.execute(db);
+      ids.push(rows[0].id);
     }
     return ids;
   }
@@ -55,7 +71,7 @@ describe.runIf(engine === 'pglite')('migration 0013 (media ids)', () => {
   it('draws ids at random within the exact JavaScript integers, keeping those given before; undone, ids count on after them', async () => {
     await migrateTo(database.db, '0012-search-embeddings');
     const before = await insertMedia(3);
-    expect(before[2]! - before[0]!).toBe(2);
+    expect(before[2] - before[0]).toBe(2);
 
     await migrateToLatest(database.db);
     const drawn = await insertMedia(20);
@@ -63,8 +79,10 @@ describe.runIf(engine === 'pglite')('migration 0013 (media ids)', () => {
     expect(new Set(drawn).size).toBe(20);
     // Twenty ids in a row from one sequence would lie within 20 of each other.
     expect(Math.max(...drawn) - Math.min(...drawn)).toBeGreaterThan(1_000_000);
-    const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM media WHERE id = ANY(${before})`.execute(database.db);
-    expect(rows[0]!.n).toBe(3);
+    const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM media WHERE id = ANY(${before})`.execute(
+      database.db,
+    );
+    expect(rows[0].n).toBe(3);
 
     await migrateTo(database.db, '0012-search-embeddings');
     const [next] = await insertMedia(1);

@@ -56,7 +56,11 @@ describe.skipIf(process.env.TEST_ENGINE === 'postgres')('embedded database on di
   });
 
   it('a process that opens a new DATA_DIR stays small: the creation does not stay in its memory', async () => {
-    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'test/db/pglite-open.probe.ts', join(root, 'd')], { cwd: process.cwd() });
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      ['--import', 'tsx', 'test/db/pglite-open.probe.ts', join(root, 'd')],
+      { cwd: process.cwd() },
+    );
     const probe = JSON.parse(stdout) as { rssMb: number; settings: Record<string, string> };
     expect(probe.settings.shared_buffers).toBe('16MB');
     // Measured: 250-260 MB; creating the directory in the same process left it at 730-800 MB.

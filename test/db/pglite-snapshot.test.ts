@@ -12,13 +12,21 @@ describe.skipIf(process.env.TEST_ENGINE === 'postgres')('an in-memory database s
     const started = await openDatabase({ dataDir: 'memory://', snapshot: copy });
     const again = await openDatabase({ dataDir: 'memory://', snapshot: copy });
     try {
-      expect((await sql<{ body: string }>`select body from notes`.execute(started.db)).rows).toEqual([{ body: 'kept' }]);
+      expect((await sql<{ body: string }>`select body from notes`.execute(started.db)).rows).toEqual([
+        { body: 'kept' },
+      ]);
       await sql`insert into notes values (2, 'mine')`.execute(started.db);
       await sql`insert into notes values (3, 'original')`.execute(original.db);
       expect((await sql<{ id: number }>`select id from notes order by id`.execute(again.db)).rows).toEqual([{ id: 1 }]);
-      expect((await sql<{ id: number }>`select id from notes order by id`.execute(original.db)).rows).toEqual([{ id: 1 }, { id: 3 }]);
+      expect((await sql<{ id: number }>`select id from notes order by id`.execute(original.db)).rows).toEqual([
+        { id: 1 },
+        { id: 3 },
+      ]);
       // Timestamps read as on any database of the service (UTC, microseconds).
-      expect((await sql<{ at: string }>`select '2026-08-01 00:00:00.000001+00'::timestamptz as at`.execute(started.db)).rows[0]!.at).toBe('2026-08-01T00:00:00.000001Z');
+      expect(
+        (await sql<{ at: string }>`select '2026-08-01 00:00:00.000001+00'::timestamptz as at`.execute(started.db))
+          .rows[0].at,
+      ).toBe('2026-08-01T00:00:00.000001Z');
     } finally {
       await Promise.all([original.close(), started.close(), again.close()]);
     }

@@ -28,7 +28,7 @@ describe.skipIf(process.env.TEST_ENGINE === 'postgres')('node-postgres over the 
   function messageTypes(bytes: Uint8Array): string {
     let types = '';
     for (let at = 0; at < bytes.length;) {
-      types += String.fromCharCode(bytes[at]!);
+      types += String.fromCharCode(bytes[at]);
       at += 1 + new DataView(bytes.buffer, bytes.byteOffset + at + 1, 4).getInt32(0);
     }
     return types;
@@ -37,16 +37,24 @@ describe.skipIf(process.env.TEST_ENGINE === 'postgres')('node-postgres over the 
   it('hands a whole query to PGlite in one call and reads typed rows from its answer', async () => {
     await pool.query('select 1'); // connects first: the startup is a call of its own
     calls = [];
-    const { rows } = await pool.query({ name: 'socket_test', text: 'select $1::int + 1 as n, $2::text as t, null::text as z', values: [41, 'é ✓'] });
+    const { rows } = await pool.query({
+      name: 'socket_test',
+      text: 'select $1::int + 1 as n, $2::text as t, null::text as z',
+      values: [41, 'é ✓'],
+    });
     expect(rows).toEqual([{ n: 42, t: 'é ✓', z: null }]);
     expect(calls.map(messageTypes)).toEqual(['PBDES']);
 
     calls = [];
-    await pool.query({ name: 'socket_test', text: 'select $1::int + 1 as n, $2::text as t, null::text as z', values: [1, ''] });
+    await pool.query({
+      name: 'socket_test',
+      text: 'select $1::int + 1 as n, $2::text as t, null::text as z',
+      values: [1, ''],
+    });
     expect(calls.map(messageTypes)).toEqual(['BDES']); // the named statement is parsed once
   });
 
-  it('carries an answer far larger than PGlite\'s receive buffer intact', async () => {
+  it("carries an answer far larger than PGlite's receive buffer intact", async () => {
     const { rows } = await pool.query<{ s: string }>(`select repeat('abc', 1000000) as s from generate_series(1, 3)`);
     expect(rows).toHaveLength(3);
     expect(rows.every((r) => r.s.length === 3_000_000 && r.s.endsWith('abcabc'))).toBe(true);
@@ -59,18 +67,24 @@ describe.skipIf(process.env.TEST_ENGINE === 'postgres')('node-postgres over the 
       await client.query('begin');
       await client.query('create temporary table socket_rows (n int)');
       await client.query('insert into socket_rows values (1)');
-      await expect(client.query('insert into socket_rows values ($1)', ['not a number'])).rejects.toThrow(/invalid input syntax/);
+      await expect(client.query('insert into socket_rows values ($1)', ['not a number'])).rejects.toThrow(
+        /invalid input syntax/,
+      );
       await expect(client.query('select 1')).rejects.toThrow(/current transaction is aborted/);
       await client.query('rollback');
     } finally {
       client.release();
     }
-    expect((await pool.query('select count(*)::int as n from pg_class where relname = $1', ['socket_rows'])).rows).toEqual([{ n: 0 }]);
+    expect(
+      (await pool.query('select count(*)::int as n from pg_class where relname = $1', ['socket_rows'])).rows,
+    ).toEqual([{ n: 0 }]);
   });
 
   it('answers queries sent while another is running, in order', async () => {
-    const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => pool.query<{ n: number }>('select $1::int as n', [i])));
-    expect(answers.map((a) => a.rows[0]!.n)).toEqual(Array.from({ length: 20 }, (_, i) => i));
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => pool.query<{ n: number }>('select $1::int as n', [i])),
+    );
+    expect(answers.map((a) => a.rows[0].n)).toEqual(Array.from({ length: 20 }, (_, i) => i));
   });
 
   it('ends a client cleanly, and a new one connects to the same engine', async () => {

@@ -21,21 +21,25 @@ async function tableState(name: string) {
     select c.reltuples::float8 as reltuples, s.n_mod_since_analyze::float8 as n_mod_since_analyze
     from pg_class c join pg_stat_user_tables s on s.relid = c.oid
     where c.relnamespace = current_schema()::regnamespace and c.relname = ${name}`.execute(t.database.db);
-  return rows[0]!;
+  return rows[0];
 }
 
 describe(`statistics kept without autovacuum (${engine})`, () => {
-  it('analyses a table once its changes pass autovacuum\'s threshold, and only then', async () => {
+  it("analyses a table once its changes pass autovacuum's threshold, and only then", async () => {
     const db = t.database.db;
     const keeper = new StatisticsKeeper(db, engine);
     // CI's PostgreSQL runs with autovacuum off, as this keeper expects; on a server where it is on the
     // keeper leaves the work to it (checked in the keeper's query) and this test has nothing to see.
-    const autovacuum = (await sql<{ v: string }>`select current_setting('autovacuum') as v`.execute(db)).rows[0]!.v;
+    const autovacuum = (await sql<{ v: string }>`select current_setting('autovacuum') as v`.execute(db)).rows[0].v;
     if (engine === 'postgres' && autovacuum === 'on') return;
 
     await keeper.analyzeChanged(); // whatever the migrations and the tenant left
     const { businessId } = await createTenant(t.app, 'Stats');
-    const contacts = Array.from({ length: 400 }, (_, i) => ({ business_id: businessId, id: newId(), first_name: `c${i}` }));
+    const contacts = Array.from({ length: 400 }, (_, i) => ({
+      business_id: businessId,
+      id: newId(),
+      first_name: `c${i}`,
+    }));
     await db.insertInto('contacts').values(contacts).execute();
 
     // The server publishes a backend's counts within a second or so of its transaction.
@@ -49,14 +53,21 @@ describe(`statistics kept without autovacuum (${engine})`, () => {
     expect(after.reltuples).toBeGreaterThanOrEqual(400);
     // 400 distinct names: a histogram of target + 1 bounds. On PGlite the keeper samples less, so
     // that the analysis holds the only connection for less time; PostgreSQL keeps its own target.
-    const { rows: [stats] } = await sql<{ bounds: number; target: string }>`
+    const {
+      rows: [stats],
+    } = await sql<{ bounds: number; target: string }>`
       select array_length(string_to_array(trim(both '{}' from histogram_bounds::text), ','), 1) as bounds,
         current_setting('default_statistics_target') as target
-      from pg_stats where schemaname = current_schema() and tablename = 'contacts' and attname = 'first_name'`.execute(db);
-    expect(stats!.bounds).toBe((engine === 'pglite' ? PGLITE_STATISTICS_TARGET : Number(stats!.target)) + 1);
+      from pg_stats where schemaname = current_schema() and tablename = 'contacts' and attname = 'first_name'`.execute(
+      db,
+    );
+    expect(stats.bounds).toBe((engine === 'pglite' ? PGLITE_STATISTICS_TARGET : Number(stats.target)) + 1);
 
     // 30 more rows: under 50 + 10% of 400, so not due.
-    await db.insertInto('contacts').values(contacts.slice(0, 30).map((c) => ({ ...c, id: newId() }))).execute();
+    await db
+      .insertInto('contacts')
+      .values(contacts.slice(0, 30).map((c) => ({ ...c, id: newId() })))
+      .execute();
     await sleep(1500);
     expect(await keeper.analyzeChanged()).not.toContain('contacts');
 

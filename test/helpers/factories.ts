@@ -29,7 +29,12 @@ export async function insertContact(db: Db, businessId: string, overrides: Overr
     .executeTakeFirstOrThrow();
 }
 
-export async function insertConversation(db: Db, businessId: string, contactId: string, overrides: Overrides<ConversationsTable> = {}) {
+export async function insertConversation(
+  db: Db,
+  businessId: string,
+  contactId: string,
+  overrides: Overrides<ConversationsTable> = {},
+) {
   return db
     .insertInto('conversations')
     .values({ id: newId(), channel: 'whatsapp', ...overrides, contact_id: contactId, business_id: businessId })
@@ -79,7 +84,11 @@ export async function insertMessage(
 
 /** A contact field definition (what field_key lookups accept). */
 export async function insertContactField(db: Db, businessId: string, key: string, name = key) {
-  return db.insertInto('contact_fields').values({ business_id: businessId, id: newId(), key, name }).returningAll().executeTakeFirstOrThrow();
+  return db
+    .insertInto('contact_fields')
+    .values({ business_id: businessId, id: newId(), key, name })
+    .returningAll()
+    .executeTakeFirstOrThrow();
 }
 
 /** An ISO timestamp `seconds` after a fixed origin, with microseconds, for ordering tests. */

@@ -37,15 +37,20 @@ export async function startFakeEmbeddingsApi(): Promise<FakeEmbeddingsApi> {
         res.writeHead(status, { 'content-type': 'application/json' });
         res.end(JSON.stringify(json));
       };
-      if (req.method !== 'POST' || req.url !== '/v1/embeddings') return answer(404, { error: { message: 'not found', type: 'invalid_request_error' } });
+      if (req.method !== 'POST' || req.url !== '/v1/embeddings')
+        return answer(404, { error: { message: 'not found', type: 'invalid_request_error' } });
       const next = raw.shift();
       if (next) {
         res.writeHead(next.status, { 'content-type': 'application/json' });
         return void res.end(next.body);
       }
       const failure = failures.shift();
-      if (failure !== undefined) return answer(failure, { error: { message: `failure ${failure}`, type: failure === 429 ? 'rate_limit_exceeded' : 'server_error' } });
-      if (typeof body.input !== 'string' || !body.model) return answer(400, { error: { message: 'input and model are required', type: 'invalid_request_error' } });
+      if (failure !== undefined)
+        return answer(failure, {
+          error: { message: `failure ${failure}`, type: failure === 429 ? 'rate_limit_exceeded' : 'server_error' },
+        });
+      if (typeof body.input !== 'string' || !body.model)
+        return answer(400, { error: { message: 'input and model are required', type: 'invalid_request_error' } });
       answer(200, {
         object: 'list',
         data: [{ object: 'embedding', index: 0, embedding: fakeVector(body.input) }],

@@ -1,7 +1,11 @@
 import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { GraphErrorBody, GraphMediaInfo, GraphSendAnswer } from '../../src/channels/whatsapp-cloud/whatsapp-cloud.wire.ts';
+import type {
+  GraphErrorBody,
+  GraphMediaInfo,
+  GraphSendAnswer,
+} from '../../src/channels/whatsapp-cloud/whatsapp-cloud.wire.ts';
 
 // A fake Meta Graph API on loopback that speaks the Cloud API wire format: sends, media lookups and
 // downloads, Graph error bodies. Tests point a channel's api_base_url at `baseUrl`.
@@ -59,7 +63,19 @@ interface Options {
   waIdFor?: (input: string) => string;
 }
 
-const sendTypes = new Set(['text', 'image', 'audio', 'video', 'document', 'sticker', 'template', 'interactive', 'location', 'contacts', 'reaction']);
+const sendTypes = new Set([
+  'text',
+  'image',
+  'audio',
+  'video',
+  'document',
+  'sticker',
+  'template',
+  'interactive',
+  'location',
+  'contacts',
+  'reaction',
+]);
 
 /** Start a fake Graph API on 127.0.0.1 (a free port). */
 export async function startFakeGraphApi(options: Options = {}): Promise<FakeGraphApi> {
@@ -81,14 +97,20 @@ export async function startFakeGraphApi(options: Options = {}): Promise<FakeGrap
         type: failure.type ?? 'OAuthException',
         code: failure.code,
         ...(failure.subcode !== undefined ? { error_subcode: failure.subcode } : {}),
-        ...(failure.details !== undefined ? { error_data: { messaging_product: 'whatsapp', details: failure.details } } : {}),
+        ...(failure.details !== undefined
+          ? { error_data: { messaging_product: 'whatsapp', details: failure.details } }
+          : {}),
         fbtrace_id: `A${randomBytes(11).toString('base64url')}`,
       },
     } satisfies GraphErrorBody);
 
   const handle = (req: IncomingMessage, res: ServerResponse, recorded: RecordedRequest) => {
     if (!authorizations.has(req.headers.authorization ?? '')) {
-      return graphError(res, { status: 401, code: 190, message: 'Invalid OAuth access token - Cannot parse access token' });
+      return graphError(res, {
+        status: 401,
+        code: 190,
+        message: 'Invalid OAuth access token - Cannot parse access token',
+      });
     }
     if (req.method === 'GET' && recorded.path === '/whatsapp_business/attachments/') {
       const item = media.get(recorded.query.mid ?? '');
@@ -98,7 +120,8 @@ export async function startFakeGraphApi(options: Options = {}): Promise<FakeGrap
     }
     const prefix = `/${version}/`;
     const parts = recorded.path.startsWith(prefix) ? recorded.path.slice(prefix.length).split('/') : [];
-    if (req.method === 'POST' && parts.length === 2 && parts[1] === 'messages') return answerSend(res, recorded, failures.shift());
+    if (req.method === 'POST' && parts.length === 2 && parts[1] === 'messages')
+      return answerSend(res, recorded, failures.shift());
     if (req.method === 'GET' && parts.length === 1 && parts[0]) {
       const item = media.get(parts[0]);
       if (!item) {
@@ -122,18 +145,37 @@ export async function startFakeGraphApi(options: Options = {}): Promise<FakeGrap
     return graphError(res, { status: 400, code: 2500, message: `Unknown path components: ${recorded.path}` });
   };
 
-  const answerSend = (res: ServerResponse, recorded: RecordedRequest, failure: GraphFailure | 'disconnect' | undefined) => {
+  const answerSend = (
+    res: ServerResponse,
+    recorded: RecordedRequest,
+    failure: GraphFailure | 'disconnect' | undefined,
+  ) => {
     if (failure === 'disconnect') return void res.socket?.destroy();
     if (failure) return graphError(res, failure);
     const body = recorded.body as Record<string, unknown> | null;
     const type = typeof body?.type === 'string' ? body.type : '';
-    if (body?.messaging_product !== 'whatsapp' || typeof body.to !== 'string' || !sendTypes.has(type) || typeof body[type] !== 'object') {
-      return graphError(res, { status: 400, code: 100, message: '(#100) Invalid parameter', details: 'the message is missing a required parameter' });
+    if (
+      body?.messaging_product !== 'whatsapp' ||
+      typeof body.to !== 'string' ||
+      !sendTypes.has(type) ||
+      typeof body[type] !== 'object'
+    ) {
+      return graphError(res, {
+        status: 400,
+        code: 100,
+        message: '(#100) Invalid parameter',
+        details: 'the message is missing a required parameter',
+      });
     }
     json(res, 200, {
       messaging_product: 'whatsapp',
       contacts: [{ input: body.to, wa_id: waIdFor(body.to) }],
-      messages: [{ id: `wamid.${randomBytes(24).toString('base64url')}`, ...(type === 'template' ? { message_status: 'accepted' } : {}) }],
+      messages: [
+        {
+          id: `wamid.${randomBytes(24).toString('base64url')}`,
+          ...(type === 'template' ? { message_status: 'accepted' } : {}),
+        },
+      ],
     } satisfies GraphSendAnswer);
   };
 
@@ -194,7 +236,10 @@ export async function startFakeGraphApi(options: Options = {}): Promise<FakeGrap
 
 function json(res: ServerResponse, status: number, body: unknown): void {
   const text = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json; charset=UTF-8', 'content-length': Buffer.byteLength(text) });
+  res.writeHead(status, {
+    'content-type': 'application/json; charset=UTF-8',
+    'content-length': Buffer.byteLength(text),
+  });
   res.end(text);
 }
 
@@ -228,8 +273,13 @@ export function metaNotification(...parts: NotificationParts[]): Record<string, 
         {
           value: {
             messaging_product: 'whatsapp',
-            metadata: { display_phone_number: part.displayPhoneNumber ?? '15550783881', phone_number_id: part.phoneNumberId },
-            ...(part.contacts ? { contacts: part.contacts.map((c) => ({ profile: { name: c.name }, wa_id: c.waId })) } : {}),
+            metadata: {
+              display_phone_number: part.displayPhoneNumber ?? '15550783881',
+              phone_number_id: part.phoneNumberId,
+            },
+            ...(part.contacts
+              ? { contacts: part.contacts.map((c) => ({ profile: { name: c.name }, wa_id: c.waId })) }
+              : {}),
             ...(part.messages ? { messages: part.messages } : {}),
             ...(part.statuses ? { statuses: part.statuses } : {}),
           },
@@ -280,7 +330,10 @@ export function statusReceipt(
 }
 
 /** The raw bytes Meta would post and the headers it would sign them with (app secret HMAC). */
-export function signedNotification(body: unknown, appSecret: string): { payload: string; headers: Record<string, string> } {
+export function signedNotification(
+  body: unknown,
+  appSecret: string,
+): { payload: string; headers: Record<string, string> } {
   const payload = typeof body === 'string' ? body : JSON.stringify(body);
   const signature = createHmac('sha256', appSecret).update(payload).digest('hex');
   return {

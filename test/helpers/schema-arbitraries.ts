@@ -13,19 +13,28 @@ export function fuzzOptions(defaultRuns: number): { numRuns: number; seed: numbe
  * An arbitrary `times` over, for a list of commands (fc.commands has no weights: a command listed
  * twice is drawn twice as often).
  */
-export const weighted = <T>(times: number, arbitrary: fc.Arbitrary<T>): fc.Arbitrary<T>[] => Array<fc.Arbitrary<T>>(times).fill(arbitrary);
+export const weighted = <T>(times: number, arbitrary: fc.Arbitrary<T>): fc.Arbitrary<T>[] =>
+  Array<fc.Arbitrary<T>>(times).fill(arbitrary);
 
 /** The part of an OpenAPI 3.1 document the generated-input tests read. */
 export interface OpenApiDocument {
-  paths: Record<string, Record<string, {
-    parameters?: { name: string; in: 'path' | 'query' | 'header'; required?: boolean; schema: JsonSchema }[];
-    requestBody?: { content: Record<string, { schema: JsonSchema }> };
-  }>>;
+  paths: Record<
+    string,
+    Record<
+      string,
+      {
+        parameters?: { name: string; in: 'path' | 'query' | 'header'; required?: boolean; schema: JsonSchema }[];
+        requestBody?: { content: Record<string, { schema: JsonSchema }> };
+      }
+    >
+  >;
   components?: { schemas?: Record<string, JsonSchema> };
 }
 
 /** The app's OpenAPI document (`GET /openapi.json`), and the resolver of its `$ref`s. */
-export async function openApiDocument(app: FastifyInstance): Promise<{ doc: OpenApiDocument; resolve: (ref: string) => JsonSchema }> {
+export async function openApiDocument(
+  app: FastifyInstance,
+): Promise<{ doc: OpenApiDocument; resolve: (ref: string) => JsonSchema }> {
   const doc = (await app.inject({ method: 'GET', url: '/openapi.json' })).json() as OpenApiDocument;
   const resolve = (ref: string) => {
     const schema = doc.components?.schemas?.[ref.replace('#/components/schemas/', '')];
@@ -83,7 +92,11 @@ export const plainJson: fc.Arbitrary<unknown> = fc.letrec<{ value: unknown }>((t
     fc.boolean(),
     fc.constant(null),
     fc.array(tie('value'), { maxLength: 3 }),
-    fc.dictionary(fc.string({ minLength: 1, maxLength: 8 }).filter((k) => k !== '__proto__' && k !== 'constructor'), tie('value'), { maxKeys: 3 }),
+    fc.dictionary(
+      fc.string({ minLength: 1, maxLength: 8 }).filter((k) => k !== '__proto__' && k !== 'constructor'),
+      tie('value'),
+      { maxKeys: 3 },
+    ),
   ),
 })).value;
 
@@ -100,8 +113,25 @@ const wrongTyped = fc.oneof(
 
 /** Strings that have broken services before: empty, blank, NUL, surrogates, markup, SQL, very long. */
 const awkwardStrings = fc.constantFrom(
-  '', ' ', '\u0000', 'a\u0000b', '\ud800', '😀', '\u202e', '<script>', "' or 1=1 --", '%00', '../../etc/passwd',
-  'x'.repeat(10_001), '0', '-1', '1e309', 'null', 'true', '[]', '{}',
+  '',
+  ' ',
+  '\u0000',
+  'a\u0000b',
+  '\ud800',
+  '😀',
+  '\u202e',
+  '<script>',
+  "' or 1=1 --",
+  '%00',
+  '../../etc/passwd',
+  'x'.repeat(10_001),
+  '0',
+  '-1',
+  '1e309',
+  'null',
+  'true',
+  '[]',
+  '{}',
 );
 
 function stringArbitrary(schema: JsonSchema, ctx: GeneratorContext): fc.Arbitrary<unknown> {
@@ -110,11 +140,18 @@ function stringArbitrary(schema: JsonSchema, ctx: GeneratorContext): fc.Arbitrar
   const byFormat: Record<string, fc.Arbitrary<string>> = {
     uuid: fc.oneof(fc.constantFrom(...ctx.ids), fc.uuid()),
     email: fc.emailAddress(),
-    'date-time': fc.date({ min: new Date('2000-01-01'), max: new Date('2100-01-01'), noInvalidDate: true }).map((d) => d.toISOString()),
+    'date-time': fc
+      .date({ min: new Date('2000-01-01'), max: new Date('2100-01-01'), noInvalidDate: true })
+      .map((d) => d.toISOString()),
     uri: fc.webUrl(),
   };
-  const allowed = (schema.format ? byFormat[schema.format] : undefined)
-    ?? (schema.pattern ? fc.stringMatching(new RegExp(schema.pattern)).filter((v) => v.length <= max && v.length >= (schema.minLength ?? 0)) : bounded);
+  const allowed =
+    (schema.format ? byFormat[schema.format] : undefined) ??
+    (schema.pattern
+      ? fc
+          .stringMatching(new RegExp(schema.pattern))
+          .filter((v) => v.length <= max && v.length >= (schema.minLength ?? 0))
+      : bounded);
   if (!ctx.wild) return allowed;
   return fc.oneof(
     { weight: 4, arbitrary: allowed },
@@ -127,7 +164,9 @@ function stringArbitrary(schema: JsonSchema, ctx: GeneratorContext): fc.Arbitrar
 function numberArbitrary(schema: JsonSchema, integer: boolean, ctx: GeneratorContext): fc.Arbitrary<unknown> {
   const min = schema.minimum ?? (schema.exclusiveMinimum === undefined ? -1000 : schema.exclusiveMinimum + 1);
   const max = schema.maximum ?? (schema.exclusiveMaximum === undefined ? 1000 : schema.exclusiveMaximum - 1);
-  const inRange = integer ? fc.integer({ min: Math.ceil(min), max: Math.floor(max) }) : fc.double({ min, max, noNaN: true });
+  const inRange = integer
+    ? fc.integer({ min: Math.ceil(min), max: Math.floor(max) })
+    : fc.double({ min, max, noNaN: true });
   if (!ctx.wild) return fc.oneof(inRange, fc.constantFrom(min, max));
   const edges = fc.constantFrom(min - 1, max + 1, 0, -1, 2 ** 31, 2 ** 53, -(2 ** 53), 1e308, 0.5);
   return fc.oneof({ weight: 3, arbitrary: inRange }, { weight: 2, arbitrary: edges });
@@ -150,9 +189,17 @@ function typedArbitrary(schema: JsonSchema, ctx: GeneratorContext, depth: number
   if (schema.const !== undefined) return fc.constant(schema.const);
   if (schema.enum) return fc.constantFrom(...schema.enum);
   const alternatives = schema.anyOf ?? schema.oneOf;
-  if (alternatives && alternatives.length > 0) return fc.oneof(...alternatives.map((s) => arbitraryFor(s, ctx, depth + 1)));
-  if (schema.allOf && schema.allOf.length > 0) return arbitraryFor(Object.assign({}, ...schema.allOf) as JsonSchema, ctx, depth + 1);
-  const types = Array.isArray(schema.type) ? schema.type : schema.type ? [schema.type] : schema.properties ? ['object'] : [];
+  if (alternatives && alternatives.length > 0)
+    return fc.oneof(...alternatives.map((s) => arbitraryFor(s, ctx, depth + 1)));
+  if (schema.allOf && schema.allOf.length > 0)
+    return arbitraryFor(Object.assign({}, ...schema.allOf) as JsonSchema, ctx, depth + 1);
+  const types = Array.isArray(schema.type)
+    ? schema.type
+    : schema.type
+      ? [schema.type]
+      : schema.properties
+        ? ['object']
+        : [];
   if (types.length === 0) return ctx.wild ? fc.jsonValue({ maxDepth: 2 }) : plainJson;
   return fc.oneof(...types.map((type) => ofType(type, schema, ctx, depth)));
 }
@@ -182,11 +229,23 @@ function ofType(type: string, schema: JsonSchema, ctx: GeneratorContext, depth: 
 }
 
 function objectArbitrary(schema: JsonSchema, ctx: GeneratorContext, depth: number): fc.Arbitrary<unknown> {
-  const properties = Object.fromEntries(Object.entries(schema.properties ?? {}).map(([key, s]) => [key, hinted(key, arbitraryFor(s, ctx, depth + 1), ctx)]));
+  const properties = Object.fromEntries(
+    Object.entries(schema.properties ?? {}).map(([key, s]) => [key, hinted(key, arbitraryFor(s, ctx, depth + 1), ctx)]),
+  );
   const known = fc.record(properties, { requiredKeys: (schema.required ?? []).filter((k) => k in properties) });
-  if (!ctx.wild && schema.additionalProperties !== true && typeof schema.additionalProperties !== 'object') return known;
-  const extraValues = typeof schema.additionalProperties === 'object' ? arbitraryFor(schema.additionalProperties, ctx, depth + 1) : ctx.wild ? fc.jsonValue({ maxDepth: 1 }) : plainJson;
-  const extra = fc.dictionary(fc.oneof(fc.string({ maxLength: 8 }), fc.constantFrom('__proto__', 'constructor', 'id', 'business_id')), extraValues, { maxKeys: 3 });
+  if (!ctx.wild && schema.additionalProperties !== true && typeof schema.additionalProperties !== 'object')
+    return known;
+  const extraValues =
+    typeof schema.additionalProperties === 'object'
+      ? arbitraryFor(schema.additionalProperties, ctx, depth + 1)
+      : ctx.wild
+        ? fc.jsonValue({ maxDepth: 1 })
+        : plainJson;
+  const extra = fc.dictionary(
+    fc.oneof(fc.string({ maxLength: 8 }), fc.constantFrom('__proto__', 'constructor', 'id', 'business_id')),
+    extraValues,
+    { maxKeys: 3 },
+  );
   return fc.tuple(known, fc.option(extra, { freq: 3 })).map(([object, more]) => ({ ...(more ?? {}), ...object }));
 }
 

@@ -11,10 +11,20 @@ export interface Tenant {
 }
 
 export async function createTenant(app: FastifyInstance, name = 'Acme'): Promise<Tenant> {
-  const business = await app.inject({ method: 'POST', url: '/admin/v1/businesses', headers: adminHeaders, payload: { name } });
+  const business = await app.inject({
+    method: 'POST',
+    url: '/admin/v1/businesses',
+    headers: adminHeaders,
+    payload: { name },
+  });
   if (business.statusCode !== 201) throw new Error(`create business: ${business.body}`);
   const businessId = business.json().business.id as string;
-  const key = await app.inject({ method: 'POST', url: `/admin/v1/businesses/${businessId}/api-keys`, headers: adminHeaders, payload: {} });
+  const key = await app.inject({
+    method: 'POST',
+    url: `/admin/v1/businesses/${businessId}/api-keys`,
+    headers: adminHeaders,
+    payload: {},
+  });
   if (key.statusCode !== 201) throw new Error(`create key: ${key.body}`);
   const apiKey = key.json().key as string;
   return { businessId, key: apiKey, headers: { 'x-api-key': apiKey } };

@@ -38,7 +38,13 @@ export async function pgliteSnapshot(): Promise<Blob | undefined> {
 
 /** The configuration every test app runs with, plus `env`. */
 export function testConfig(env: Record<string, string> = {}): Config {
-  return loadConfig({ DATA_DIR: 'memory://', ADMIN_TOKEN, PUBLIC_URL, SECRET_KEY: 'test-secret-key-0123456789-0123456789', ...env });
+  return loadConfig({
+    DATA_DIR: 'memory://',
+    ADMIN_TOKEN,
+    PUBLIC_URL,
+    SECRET_KEY: 'test-secret-key-0123456789-0123456789',
+    ...env,
+  });
 }
 
 /**
@@ -46,12 +52,21 @@ export function testConfig(env: Record<string, string> = {}): Config {
  * fresh schema of TEST_DATABASE_URL that is dropped afterwards. `workers: false` leaves the
  * background workers (outbox, webhooks, statistics) stopped, for a test that drives one itself.
  */
-export async function buildTestApp(env: Record<string, string> = {}, options: { workers?: boolean } = {}): Promise<TestApp> {
+export async function buildTestApp(
+  env: Record<string, string> = {},
+  options: { workers?: boolean } = {},
+): Promise<TestApp> {
   const databaseUrl = engine === 'postgres' ? process.env.TEST_DATABASE_URL : undefined;
   if (engine === 'postgres' && !databaseUrl) throw new Error('TEST_DATABASE_URL is required for the postgres project');
   const schema = databaseUrl ? `test_${randomBytes(6).toString('hex')}` : undefined;
   const config = testConfig(env);
-  const database = await openDatabase({ databaseUrl, dataDir: 'memory://', schema, poolSize: 5, snapshot: await pgliteSnapshot() });
+  const database = await openDatabase({
+    databaseUrl,
+    dataDir: 'memory://',
+    schema,
+    poolSize: 5,
+    snapshot: await pgliteSnapshot(),
+  });
   await migrateToLatest(database.db, schema);
   const app = await buildApp(config, { database, logger: false, workers: options.workers });
   await app.ready();

@@ -21,10 +21,18 @@ describe('API key authentication', () => {
     expect(stored).toHaveLength(1);
     expect(stored[0].key_hash).toMatch(/^[0-9a-f]{64}$/);
     expect(JSON.stringify(stored)).not.toContain(tenant.key);
-    const listed = await t.app.inject({ method: 'GET', url: `/admin/v1/businesses/${tenant.businessId}/api-keys`, headers: adminHeaders });
+    const listed = await t.app.inject({
+      method: 'GET',
+      url: `/admin/v1/businesses/${tenant.businessId}/api-keys`,
+      headers: adminHeaders,
+    });
     expect(listed.body).not.toContain(tenant.key);
     expect(listed.json().api_keys[0].prefix).toBe(tenant.key.slice(0, 12));
-    const unknown = await t.app.inject({ method: 'GET', url: '/admin/v1/businesses/0190a6f0-0000-7000-8000-000000000000/api-keys', headers: adminHeaders });
+    const unknown = await t.app.inject({
+      method: 'GET',
+      url: '/admin/v1/businesses/0190a6f0-0000-7000-8000-000000000000/api-keys',
+      headers: adminHeaders,
+    });
     expect(unknown.statusCode).toBe(404);
     expect(unknown.json().error.code).toBe('not_found');
   });
@@ -45,13 +53,25 @@ describe('API key authentication', () => {
     const other = await createTenant(t.app, 'Revoking');
     const before = await t.app.inject({ method: 'GET', url: anyPublicRoute, headers: other.headers });
     expect(before.statusCode).not.toBe(401);
-    const keys = await t.app.inject({ method: 'GET', url: `/admin/v1/businesses/${other.businessId}/api-keys`, headers: adminHeaders });
+    const keys = await t.app.inject({
+      method: 'GET',
+      url: `/admin/v1/businesses/${other.businessId}/api-keys`,
+      headers: adminHeaders,
+    });
     const keyId = keys.json().api_keys[0].id;
-    const revoked = await t.app.inject({ method: 'DELETE', url: `/admin/v1/businesses/${other.businessId}/api-keys/${keyId}`, headers: adminHeaders });
+    const revoked = await t.app.inject({
+      method: 'DELETE',
+      url: `/admin/v1/businesses/${other.businessId}/api-keys/${keyId}`,
+      headers: adminHeaders,
+    });
     expect(revoked.json()).toEqual({ success: true });
     const after = await t.app.inject({ method: 'GET', url: anyPublicRoute, headers: other.headers });
     expect(after.statusCode).toBe(401);
-    const again = await t.app.inject({ method: 'DELETE', url: `/admin/v1/businesses/${other.businessId}/api-keys/${keyId}`, headers: adminHeaders });
+    const again = await t.app.inject({
+      method: 'DELETE',
+      url: `/admin/v1/businesses/${other.businessId}/api-keys/${keyId}`,
+      headers: adminHeaders,
+    });
     expect(again.statusCode).toBe(404);
   });
 
@@ -62,9 +82,18 @@ describe('API key authentication', () => {
     await second.ready();
     try {
       // Both processes have resolved (and cached) the key.
-      for (const app of [t.app, second]) expect((await app.inject({ method: 'GET', url: anyPublicRoute, headers: other.headers })).statusCode).toBe(200);
-      const keys = await second.inject({ method: 'GET', url: `/admin/v1/businesses/${other.businessId}/api-keys`, headers: adminHeaders });
-      await second.inject({ method: 'DELETE', url: `/admin/v1/businesses/${other.businessId}/api-keys/${keys.json().api_keys[0].id}`, headers: adminHeaders });
+      for (const app of [t.app, second])
+        expect((await app.inject({ method: 'GET', url: anyPublicRoute, headers: other.headers })).statusCode).toBe(200);
+      const keys = await second.inject({
+        method: 'GET',
+        url: `/admin/v1/businesses/${other.businessId}/api-keys`,
+        headers: adminHeaders,
+      });
+      await second.inject({
+        method: 'DELETE',
+        url: `/admin/v1/businesses/${other.businessId}/api-keys/${keys.json().api_keys[0].id}`,
+        headers: adminHeaders,
+      });
       const deadline = Date.now() + 2_000;
       let status = 200;
       while (status !== 401 && Date.now() < deadline) {
@@ -79,9 +108,17 @@ describe('API key authentication', () => {
 
   it('does not let one business revoke the key of another', async () => {
     const other = await createTenant(t.app, 'Other');
-    const keys = await t.app.inject({ method: 'GET', url: `/admin/v1/businesses/${tenant.businessId}/api-keys`, headers: adminHeaders });
+    const keys = await t.app.inject({
+      method: 'GET',
+      url: `/admin/v1/businesses/${tenant.businessId}/api-keys`,
+      headers: adminHeaders,
+    });
     const keyId = keys.json().api_keys[0].id;
-    const res = await t.app.inject({ method: 'DELETE', url: `/admin/v1/businesses/${other.businessId}/api-keys/${keyId}`, headers: adminHeaders });
+    const res = await t.app.inject({
+      method: 'DELETE',
+      url: `/admin/v1/businesses/${other.businessId}/api-keys/${keyId}`,
+      headers: adminHeaders,
+    });
     expect(res.statusCode).toBe(404);
   });
 });
@@ -103,7 +140,12 @@ describe('operator API', () => {
       { payload: '{"name": ', headers: { 'content-type': 'application/json' } },
     ];
     for (const c of cases) {
-      const res = await t.app.inject({ method: 'POST', url: '/admin/v1/businesses', headers: { ...adminHeaders, ...c.headers }, payload: c.payload });
+      const res = await t.app.inject({
+        method: 'POST',
+        url: '/admin/v1/businesses',
+        headers: { ...adminHeaders, ...c.headers },
+        payload: c.payload,
+      });
       expect(res.statusCode, JSON.stringify(c)).toBe(400);
       expect(res.json().error.code).toBe('validation_error');
     }
@@ -112,7 +154,12 @@ describe('operator API', () => {
   it('is not there without ADMIN_TOKEN', async () => {
     const bare = await buildTestApp({ ADMIN_TOKEN: '' });
     try {
-      const res = await bare.app.inject({ method: 'POST', url: '/admin/v1/businesses', headers: adminHeaders, payload: { name: 'x' } });
+      const res = await bare.app.inject({
+        method: 'POST',
+        url: '/admin/v1/businesses',
+        headers: adminHeaders,
+        payload: { name: 'x' },
+      });
       expect(res.statusCode).toBe(404);
       expect(res.json().error.code).toBe('not_found');
     } finally {
@@ -137,22 +184,36 @@ describe('health and documentation', () => {
 
   it('documents what every operation shares: optional parameters with defaults, 500, and 413/415 where a body is read', async () => {
     const doc = (await t.app.inject({ url: '/openapi.json' })).json();
-    const params = (path: string) => Object.fromEntries(doc.paths[path].get.parameters.map((p: { name: string; required: boolean }) => [p.name, p.required]));
+    const params = (path: string) =>
+      Object.fromEntries(
+        doc.paths[path].get.parameters.map((p: { name: string; required: boolean }) => [p.name, p.required]),
+      );
     expect(params('/external/v2/conversations')).toMatchObject({ message_limit: false, phone: false });
     expect(params('/external/v2/messages')).toMatchObject({ since: true, limit: false });
     expect(params('/external/v2/events')).toMatchObject({ since: true, limit: false });
     expect(params('/external/v2/contacts/{uuid}/messages')).toMatchObject({ limit: false });
-    for (const [path, operations] of Object.entries(doc.paths) as [string, Record<string, { responses: object; requestBody?: unknown }>][]) {
+    for (const [path, operations] of Object.entries(doc.paths) as [
+      string,
+      Record<string, { responses: object; requestBody?: unknown }>,
+    ][]) {
       for (const [method, operation] of Object.entries(operations)) {
         expect(Object.keys(operation.responses), `${method} ${path}`).toContain('500');
-        if (operation.requestBody) expect(Object.keys(operation.responses), `${method} ${path}`).toEqual(expect.arrayContaining(['413', '415']));
+        if (operation.requestBody)
+          expect(Object.keys(operation.responses), `${method} ${path}`).toEqual(expect.arrayContaining(['413', '415']));
       }
     }
     for (const path of ['/external/v2/events', '/external/v2/messages']) {
-      expect(Object.keys(doc.paths[path].get.responses['429'].headers)).toEqual(['Retry-After', 'RateLimit-Policy', 'RateLimit']);
+      expect(Object.keys(doc.paths[path].get.responses['429'].headers)).toEqual([
+        'Retry-After',
+        'RateLimit-Policy',
+        'RateLimit',
+      ]);
     }
     // Leaving them out is what the document says: the defaults apply.
-    const lookup = await t.app.inject({ url: '/external/v2/conversations?phone=5491100000000', headers: tenant.headers });
+    const lookup = await t.app.inject({
+      url: '/external/v2/conversations?phone=5491100000000',
+      headers: tenant.headers,
+    });
     expect(lookup.statusCode).toBe(404);
   });
 

@@ -1,7 +1,14 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { insertContact, insertConversation } from '../helpers/factories.ts';
-import { arbitraryFor, fuzzOptions, hinted, openApiDocument, type GeneratorContext, type OpenApiDocument } from '../helpers/schema-arbitraries.ts';
+import {
+  arbitraryFor,
+  fuzzOptions,
+  hinted,
+  openApiDocument,
+  type GeneratorContext,
+  type OpenApiDocument,
+} from '../helpers/schema-arbitraries.ts';
 import { adminHeaders, createTenant, type Tenant } from '../helpers/tenants.ts';
 import { buildTestApp, type TestApp } from '../helpers/test-app.ts';
 
@@ -36,20 +43,37 @@ beforeAll(async () => {
   t = await buildTestApp({}, { workers: false });
   tenant = await createTenant(t.app);
   const other = await createTenant(t.app, 'Other');
-  const own = await insertContact(t.database.db, tenant.businessId, { phone_number: '5491123456789', email: 'ada@example.com' });
+  const own = await insertContact(t.database.db, tenant.businessId, {
+    phone_number: '5491123456789',
+    email: 'ada@example.com',
+  });
   const ownConversation = await insertConversation(t.database.db, tenant.businessId, own.id);
   const foreign = await insertContact(t.database.db, other.businessId, { phone_number: '5491187654321' });
   const foreignConversation = await insertConversation(t.database.db, other.businessId, foreign.id);
-  const field = await t.app.inject({ method: 'POST', url: `/admin/v1/businesses/${tenant.businessId}/contact-fields`, headers: adminHeaders, payload: { key: 'plan', name: 'Plan' } });
+  const field = await t.app.inject({
+    method: 'POST',
+    url: `/admin/v1/businesses/${tenant.businessId}/contact-fields`,
+    headers: adminHeaders,
+    payload: { key: 'plan', name: 'Plan' },
+  });
   expect(field.statusCode, field.body).toBe(201);
   const openApi = await openApiDocument(t.app);
   doc = openApi.doc;
   const { resolve } = openApi;
   foreignIds = [other.businessId, foreign.id, foreignConversation.id];
   const ids = [tenant.businessId, own.id, ownConversation.id, ...foreignIds, '00000000-0000-0000-0000-000000000000'];
-  const phone = fc.constantFrom('5491123456789', '+54 9 11 2345-6789', '541123456789', '5491187654321', '15551234567', '+34 612 345 678');
+  const phone = fc.constantFrom(
+    '5491123456789',
+    '+54 9 11 2345-6789',
+    '541123456789',
+    '5491187654321',
+    '15551234567',
+    '+34 612 345 678',
+  );
   // Within the last 30 days: the exports take at most 31 days at a time.
-  const date = fc.integer({ min: 0, max: 30 * 86_400 }).map((seconds) => new Date(Date.now() - seconds * 1000).toISOString());
+  const date = fc
+    .integer({ min: 0, max: 30 * 86_400 })
+    .map((seconds) => new Date(Date.now() - seconds * 1000).toISOString());
   const hints = {
     phone,
     phone_number: phone,
@@ -77,14 +101,22 @@ beforeAll(async () => {
 afterAll(() => t.close());
 
 /** A value as it travels in a path, a query string or a header: text, with lone surrogates replaced as UTF-8 does. */
-const asText = (value: unknown) => Buffer.from(typeof value === 'string' ? value : JSON.stringify(value) ?? '').toString();
+const asText = (value: unknown) =>
+  Buffer.from(typeof value === 'string' ? value : (JSON.stringify(value) ?? '')).toString();
 
 function requestArbitrary(path: string, operation: Operation, ctx: GeneratorContext): fc.Arbitrary<GeneratedRequest> {
   const parameters = operation.parameters ?? [];
-  const values = fc.record(Object.fromEntries(parameters.map((p) => [`${p.in}:${p.name}`, hinted(p.name, arbitraryFor(p.schema, ctx), ctx)])), {
-    requiredKeys: parameters.filter((p) => p.in === 'path' || (p.required && !ctx.wild)).map((p) => `${p.in}:${p.name}`),
-  });
-  const unknownQuery = ctx.wild ? fc.option(fc.tuple(fc.string({ minLength: 1, maxLength: 8 }), fc.string({ maxLength: 8 })), { freq: 4 }) : fc.constant(null);
+  const values = fc.record(
+    Object.fromEntries(parameters.map((p) => [`${p.in}:${p.name}`, hinted(p.name, arbitraryFor(p.schema, ctx), ctx)])),
+    {
+      requiredKeys: parameters
+        .filter((p) => p.in === 'path' || (p.required && !ctx.wild))
+        .map((p) => `${p.in}:${p.name}`),
+    },
+  );
+  const unknownQuery = ctx.wild
+    ? fc.option(fc.tuple(fc.string({ minLength: 1, maxLength: 8 }), fc.string({ maxLength: 8 })), { freq: 4 })
+    : fc.constant(null);
   const content = operation.requestBody?.content ?? {};
   const json = content['application/json']?.schema;
   const malformed = fc.constantFrom('', '{', '{"a":1,}', '[1,2', 'null', '"text"', '{"__proto__":{"x":1}}', '\u0000');
@@ -94,7 +126,15 @@ function requestArbitrary(path: string, operation: Operation, ctx: GeneratorCont
         { weight: ctx.wild ? 1 : 0, arbitrary: malformed },
       )
     : content['application/x-ndjson']
-      ? fc.array(fc.oneof(fc.jsonValue({ maxDepth: 3 }).map((v) => JSON.stringify(v)), fc.string({ maxLength: 20 })), { maxLength: 5 }).map((lines) => lines.join('\n'))
+      ? fc
+          .array(
+            fc.oneof(
+              fc.jsonValue({ maxDepth: 3 }).map((v) => JSON.stringify(v)),
+              fc.string({ maxLength: 20 }),
+            ),
+            { maxLength: 5 },
+          )
+          .map((lines) => lines.join('\n'))
       : fc.constant(undefined);
   return fc.tuple(values, unknownQuery, body).map(([v, extra, payload]) => {
     const url = path.replace(/\{([^}]+)\}/g, (_, name: string) => encodeURIComponent(asText(v[`path:${name}`]) || 'x'));
@@ -103,37 +143,44 @@ function requestArbitrary(path: string, operation: Operation, ctx: GeneratorCont
     for (const p of parameters) {
       const value = v[`${p.in}:${p.name}`];
       if (value === undefined) continue;
-      if (p.in === 'query') for (const item of Array.isArray(value) ? value : [value]) query.append(p.name, asText(item));
+      if (p.in === 'query')
+        for (const item of Array.isArray(value) ? value : [value]) query.append(p.name, asText(item));
       // A header cannot carry every character; what it can carry is sent as it is.
       if (p.in === 'header') headers[p.name] = asText(value).replace(/[^\x20-\x7e]/g, '') || 'k';
     }
     if (extra) query.append(extra[0], extra[1]);
-    if (payload !== undefined) headers['content-type'] = content['application/json'] ? 'application/json' : Object.keys(content)[0]!;
+    if (payload !== undefined)
+      headers['content-type'] = content['application/json'] ? 'application/json' : Object.keys(content)[0];
     const search = query.toString();
     return { url: search ? `${url}?${search}` : url, headers, ...(payload === undefined ? {} : { payload }) };
   });
 }
 
 describe('generated bad input', () => {
-  it('never gets a 5xx, every 4xx carries the error body, and no public answer holds another business\'s ids', async () => {
-    const operations = Object.entries(doc.paths).flatMap(([path, item]) => Object.entries(item).map(([method, operation]) => ({ path, method, operation })));
+  it("never gets a 5xx, every 4xx carries the error body, and no public answer holds another business's ids", async () => {
+    const operations = Object.entries(doc.paths).flatMap(([path, item]) =>
+      Object.entries(item).map(([method, operation]) => ({ path, method, operation })),
+    );
     expect(operations.length).toBeGreaterThan(50);
     for (const { path, method, operation } of operations) {
       await fc.assert(
-        fc.asyncProperty(fc.oneof(requestArbitrary(path, operation, tame), requestArbitrary(path, operation, wild)), async (generated) => {
-          const res = await t.app.inject({ method: method.toUpperCase() as 'GET', ...generated });
-          const label = `${method.toUpperCase()} ${generated.url} ${generated.payload?.slice(0, 300) ?? ''}: ${res.statusCode} ${res.body.slice(0, 300)}`;
-          expect(res.statusCode, label).toBeLessThan(500);
-          if (path.startsWith('/external/')) {
-            const asked = generated.url + (generated.payload ?? '');
-            for (const id of foreignIds) if (!asked.includes(id)) expect(res.body, label).not.toContain(id);
-          }
-          if (res.statusCode >= 400) {
-            const error = (res.json() as { error?: { code?: unknown; message?: unknown } }).error;
-            expect(typeof error?.code, label).toBe('string');
-            expect(typeof error?.message, label).toBe('string');
-          }
-        }),
+        fc.asyncProperty(
+          fc.oneof(requestArbitrary(path, operation, tame), requestArbitrary(path, operation, wild)),
+          async (generated) => {
+            const res = await t.app.inject({ method: method.toUpperCase() as 'GET', ...generated });
+            const label = `${method.toUpperCase()} ${generated.url} ${generated.payload?.slice(0, 300) ?? ''}: ${res.statusCode} ${res.body.slice(0, 300)}`;
+            expect(res.statusCode, label).toBeLessThan(500);
+            if (path.startsWith('/external/')) {
+              const asked = generated.url + (generated.payload ?? '');
+              for (const id of foreignIds) if (!asked.includes(id)) expect(res.body, label).not.toContain(id);
+            }
+            if (res.statusCode >= 400) {
+              const error = (res.json() as { error?: { code?: unknown; message?: unknown } }).error;
+              expect(typeof error?.code, label).toBe('string');
+              expect(typeof error?.message, label).toBe('string');
+            }
+          },
+        ),
         FUZZ,
       );
     }

@@ -148,11 +148,18 @@ describe('Idempotency-Key', () => {
     const before = runs;
     const hash = requestHash('POST', 'things.create', { a: 1 }, {});
     // A first request that died holding the key: claimed, nothing stored.
-    const dead = await t.app.services.idempotency.begin({ businessId: acme.businessId, route: 'things.create', key }, hash);
+    const dead = await t.app.services.idempotency.begin(
+      { businessId: acme.businessId, route: 'things.create', key },
+      hash,
+    );
     expect(dead.kind).toBe('run');
-    const age = (seconds: number) => t.database.db.updateTable('idempotency_keys')
-      .set({ created_at: sql<string>`now() - make_interval(secs => ${seconds})` })
-      .where('business_id', '=', acme.businessId).where('key', '=', key).execute();
+    const age = (seconds: number) =>
+      t.database.db
+        .updateTable('idempotency_keys')
+        .set({ created_at: sql<string>`now() - make_interval(secs => ${seconds})` })
+        .where('business_id', '=', acme.businessId)
+        .where('key', '=', key)
+        .execute();
     await age(59);
     expect((await post(key, { a: 1 })).statusCode).toBe(409);
     await age(61);
@@ -176,8 +183,12 @@ describe('Idempotency-Key', () => {
     const before = runs;
     const first = post(key, { hold: true, slow: 1 });
     await until(() => held.length === 1);
-    await t.database.db.updateTable('idempotency_keys').set({ created_at: sql<string>`now() - interval '61 seconds'` })
-      .where('business_id', '=', acme.businessId).where('key', '=', key).execute();
+    await t.database.db
+      .updateTable('idempotency_keys')
+      .set({ created_at: sql<string>`now() - interval '61 seconds'` })
+      .where('business_id', '=', acme.businessId)
+      .where('key', '=', key)
+      .execute();
     const second = post(key, { hold: true, slow: 1 });
     await until(() => held.length === 2);
     held.pop()!();
@@ -194,8 +205,12 @@ describe('Idempotency-Key', () => {
   it('forgets a key after 24 hours', async () => {
     const key = newKey();
     const first = await post(key, { a: 1 });
-    await t.database.db.updateTable('idempotency_keys').set({ created_at: sql<string>`now() - interval '24 hours 1 second'` })
-      .where('business_id', '=', acme.businessId).where('key', '=', key).execute();
+    await t.database.db
+      .updateTable('idempotency_keys')
+      .set({ created_at: sql<string>`now() - interval '24 hours 1 second'` })
+      .where('business_id', '=', acme.businessId)
+      .where('key', '=', key)
+      .execute();
     // Expired: the same body runs again, and so would another body.
     const again = await post(key, { a: 1 });
     expect(again.statusCode).toBe(201);
@@ -209,9 +224,15 @@ describe('Idempotency-Key', () => {
     const fresh = newKey();
     await post(stale, {});
     await post(fresh, {});
-    await t.database.db.updateTable('idempotency_keys').set({ created_at: sql<string>`now() - interval '25 hours'` }).where('key', '=', stale).execute();
+    await t.database.db
+      .updateTable('idempotency_keys')
+      .set({ created_at: sql<string>`now() - interval '25 hours'` })
+      .where('key', '=', stale)
+      .execute();
     expect(await t.app.services.idempotency.deleteExpired(1)).toBeGreaterThanOrEqual(1);
-    const keys = (await t.database.db.selectFrom('idempotency_keys').select('key').where('key', 'in', [stale, fresh]).execute()).map((r) => r.key);
+    const keys = (
+      await t.database.db.selectFrom('idempotency_keys').select('key').where('key', 'in', [stale, fresh]).execute()
+    ).map((r) => r.key);
     expect(keys).toEqual([fresh]);
   });
 
@@ -253,24 +274,37 @@ describe('Idempotency-Key on the send routes', () => {
 
   it('POST /send-template replays the first answer and sends once; another body answers 422', async () => {
     const channel = await t.app.inject({
-      method: 'POST', url: `/admin/v1/businesses/${acme.businessId}/channels`, headers: adminHeaders,
+      method: 'POST',
+      url: `/admin/v1/businesses/${acme.businessId}/channels`,
+      headers: adminHeaders,
       payload: {
-        type: 'whatsapp', identifier: '14155550100',
-        provider: { kind: 'whatsapp_cloud', phone_number_id: '1099', access_token: graph.accessToken, app_secret: 'secret', verify_token: 'verify', api_base_url: graph.baseUrl },
+        type: 'whatsapp',
+        identifier: '14155550100',
+        provider: {
+          kind: 'whatsapp_cloud',
+          phone_number_id: '1099',
+          access_token: graph.accessToken,
+          app_secret: 'secret',
+          verify_token: 'verify',
+          api_base_url: graph.baseUrl,
+        },
       },
     });
     expect(channel.statusCode).toBe(201);
     const template = await t.app.inject({
-      method: 'POST', url: `/admin/v1/businesses/${acme.businessId}/templates`, headers: adminHeaders,
+      method: 'POST',
+      url: `/admin/v1/businesses/${acme.businessId}/templates`,
+      headers: adminHeaders,
       payload: { name: 'hello', language: 'en', body: 'Hello {{1}}' },
     });
     expect(template.statusCode).toBe(201);
-    const send = (payload: object) => t.app.inject({
-      method: 'POST',
-      url: `/external/v2/send-template?template_id=${template.json().template.id}&from_phone_number=14155550100`,
-      headers: { ...acme.headers, 'idempotency-key': 'send-once-1' },
-      payload,
-    });
+    const send = (payload: object) =>
+      t.app.inject({
+        method: 'POST',
+        url: `/external/v2/send-template?template_id=${template.json().template.id}&from_phone_number=14155550100`,
+        headers: { ...acme.headers, 'idempotency-key': 'send-once-1' },
+        payload,
+      });
     const first = await send({ phone: '5491155550000', 1: 'Ada' });
     expect(first.statusCode).toBe(200);
     const again = await send({ 1: 'Ada', phone: '5491155550000' });
@@ -280,14 +314,19 @@ describe('Idempotency-Key on the send routes', () => {
     const changed = await send({ phone: '5491155550000', 1: 'Grace' });
     expect(changed.statusCode).toBe(422);
     expect(changed.json().error.code).toBe('idempotency_key_reused');
-    const messages = await t.database.db.selectFrom('messages').select('id').where('business_id', '=', acme.businessId).where('direction', '=', 'outbound').execute();
+    const messages = await t.database.db
+      .selectFrom('messages')
+      .select('id')
+      .where('business_id', '=', acme.businessId)
+      .where('direction', '=', 'outbound')
+      .execute();
     expect(messages.map((m) => m.id)).toEqual([first.json().message_id]);
     await until(() => graph.sends().length >= 1);
     await new Promise((r) => setTimeout(r, 300));
     expect(graph.sends()).toHaveLength(1);
   });
 
-  it('stores a send\'s answer with the send: a repeat after an answer lost with the server replays it', async () => {
+  it("stores a send's answer with the send: a repeat after an answer lost with the server replays it", async () => {
     const { query, url } = await templateSetup('14155550111', '1100');
     const body = { phone: '5491155550111', 1: 'Ada' };
     const key = { businessId: acme.businessId, route: 'send-template', key: 'lost-answer-1' };
@@ -295,12 +334,22 @@ describe('Idempotency-Key on the send routes', () => {
     // stopped right after the commit.
     const decision = await t.app.services.idempotency.begin(key, requestHash('POST', 'send-template', body, query));
     if (decision.kind !== 'run') throw new Error(`expected run, got ${decision.kind}`);
-    const sent = await t.app.services.sending.sendTemplate(acme.businessId, query, body as never, decision.claim);
-    const repeat = await t.app.inject({ method: 'POST', url, headers: { ...acme.headers, 'idempotency-key': key.key }, payload: body });
+    const sent = await t.app.services.sending.sendTemplate(acme.businessId, query, body, decision.claim);
+    const repeat = await t.app.inject({
+      method: 'POST',
+      url,
+      headers: { ...acme.headers, 'idempotency-key': key.key },
+      payload: body,
+    });
     expect(repeat.statusCode).toBe(200);
     expect(repeat.headers['idempotent-replayed']).toBe('true');
     expect(repeat.json()).toEqual(sent);
-    const messages = await t.database.db.selectFrom('messages').select('id').where('business_id', '=', acme.businessId).where('recipient_address', '=', '5491155550111').execute();
+    const messages = await t.database.db
+      .selectFrom('messages')
+      .select('id')
+      .where('business_id', '=', acme.businessId)
+      .where('recipient_address', '=', '5491155550111')
+      .execute();
     expect(messages.map((m) => m.id)).toEqual([sent.message_id]);
   });
 
@@ -310,30 +359,58 @@ describe('Idempotency-Key on the send routes', () => {
     const key = { businessId: acme.businessId, route: 'send-template', key: 'taken-over-1' };
     const hash = requestHash('POST', 'send-template', body, query);
     const slow = await t.app.services.idempotency.begin(key, hash);
-    await t.database.db.updateTable('idempotency_keys').set({ created_at: sql<string>`now() - interval '61 seconds'` })
-      .where('business_id', '=', acme.businessId).where('key', '=', key.key).execute();
+    await t.database.db
+      .updateTable('idempotency_keys')
+      .set({ created_at: sql<string>`now() - interval '61 seconds'` })
+      .where('business_id', '=', acme.businessId)
+      .where('key', '=', key.key)
+      .execute();
     const repeat = await t.app.services.idempotency.begin(key, hash);
     if (slow.kind !== 'run' || repeat.kind !== 'run') throw new Error('both should run');
-    await expect(t.app.services.sending.sendTemplate(acme.businessId, query, body as never, slow.claim)).rejects.toMatchObject({ status: 409, code: 'conflict' });
-    const none = await t.database.db.selectFrom('messages').select('id').where('business_id', '=', acme.businessId).where('recipient_address', '=', '5491155550122').execute();
+    await expect(
+      t.app.services.sending.sendTemplate(acme.businessId, query, body as never, slow.claim),
+    ).rejects.toMatchObject({ status: 409, code: 'conflict' });
+    const none = await t.database.db
+      .selectFrom('messages')
+      .select('id')
+      .where('business_id', '=', acme.businessId)
+      .where('recipient_address', '=', '5491155550122')
+      .execute();
     expect(none).toEqual([]);
-    const sent = await t.app.services.sending.sendTemplate(acme.businessId, query, body as never, repeat.claim);
-    const one = await t.database.db.selectFrom('messages').select('id').where('business_id', '=', acme.businessId).where('recipient_address', '=', '5491155550122').execute();
+    const sent = await t.app.services.sending.sendTemplate(acme.businessId, query, body, repeat.claim);
+    const one = await t.database.db
+      .selectFrom('messages')
+      .select('id')
+      .where('business_id', '=', acme.businessId)
+      .where('recipient_address', '=', '5491155550122')
+      .execute();
     expect(one.map((m) => m.id)).toEqual([sent.message_id]);
   });
 
   /** A WhatsApp channel of acme on the fake Graph API and a one-variable template; the send-template query and URL. */
   async function templateSetup(number: string, phoneNumberId: string) {
     const channel = await t.app.inject({
-      method: 'POST', url: `/admin/v1/businesses/${acme.businessId}/channels`, headers: adminHeaders,
+      method: 'POST',
+      url: `/admin/v1/businesses/${acme.businessId}/channels`,
+      headers: adminHeaders,
       payload: {
-        type: 'whatsapp', identifier: number,
-        provider: { kind: 'whatsapp_cloud', phone_number_id: phoneNumberId, access_token: graph.accessToken, app_secret: 'secret', verify_token: `verify-${number}`, api_base_url: graph.baseUrl },
+        type: 'whatsapp',
+        identifier: number,
+        provider: {
+          kind: 'whatsapp_cloud',
+          phone_number_id: phoneNumberId,
+          access_token: graph.accessToken,
+          app_secret: 'secret',
+          verify_token: `verify-${number}`,
+          api_base_url: graph.baseUrl,
+        },
       },
     });
     expect(channel.statusCode).toBe(201);
     const template = await t.app.inject({
-      method: 'POST', url: `/admin/v1/businesses/${acme.businessId}/templates`, headers: adminHeaders,
+      method: 'POST',
+      url: `/admin/v1/businesses/${acme.businessId}/templates`,
+      headers: adminHeaders,
       payload: { name: `hello_${number}`, language: 'en', body: 'Hello {{1}}' },
     });
     expect(template.statusCode).toBe(201);
@@ -342,11 +419,19 @@ describe('Idempotency-Key on the send routes', () => {
   }
 
   it('POST /messages/send replays a refusal and documents the header', async () => {
-    const send = () => t.app.inject({
-      method: 'POST', url: '/external/v2/messages/send',
-      headers: { ...acme.headers, 'idempotency-key': 'refused-1' },
-      payload: { to: '5491155550001', from: 'whatsapp', type: 'text', content: { text: 'hi' }, channel_uuid: '0190a0a0-0000-7000-8000-000000000000' },
-    });
+    const send = () =>
+      t.app.inject({
+        method: 'POST',
+        url: '/external/v2/messages/send',
+        headers: { ...acme.headers, 'idempotency-key': 'refused-1' },
+        payload: {
+          to: '5491155550001',
+          from: 'whatsapp',
+          type: 'text',
+          content: { text: 'hi' },
+          channel_uuid: '0190a0a0-0000-7000-8000-000000000000',
+        },
+      });
     const first = await send();
     expect(first.statusCode).toBe(404);
     const again = await send();

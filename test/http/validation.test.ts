@@ -14,7 +14,10 @@ let contactId: string;
 beforeAll(async () => {
   t = await buildTestApp();
   tenant = await createTenant(t.app);
-  const contact = await insertContact(t.database.db, tenant.businessId, { phone_number: '5511988887777', first_name: 'Ada' });
+  const contact = await insertContact(t.database.db, tenant.businessId, {
+    phone_number: '5511988887777',
+    first_name: 'Ada',
+  });
   await insertConversation(t.database.db, tenant.businessId, contact.id);
   contactId = contact.id;
 });
@@ -22,7 +25,12 @@ afterAll(() => t.close());
 
 const P = '/external/v2';
 const call = (method: 'GET' | 'POST' | 'PATCH' | 'DELETE', url: string, payload?: unknown) =>
-  t.app.inject({ method, url, headers: tenant.headers, ...(payload === undefined ? {} : { payload: payload as object }) });
+  t.app.inject({
+    method,
+    url,
+    headers: tenant.headers,
+    ...(payload === undefined ? {} : { payload: payload as object }),
+  });
 
 function expectValidationError(res: { statusCode: number; json: () => { error: { code: string } } }, label: string) {
   expect(res.statusCode, label).toBe(400);
@@ -38,7 +46,16 @@ describe('UUIDs', () => {
       ['GET contact messages', call('GET', `${P}/contacts/${urn}/messages`)],
       ['GET message status', call('GET', `${P}/messages/status/${urn}`)],
       ['merge', call('POST', `${P}/contacts/merge`, { survivor_id: urn, loser_id: contactId })],
-      ['send', call('POST', `${P}/messages/send`, { to: '5511988887777', from: 'whatsapp', type: 'text', content: { text: 'hi' }, channel_uuid: urn })],
+      [
+        'send',
+        call('POST', `${P}/messages/send`, {
+          to: '5511988887777',
+          from: 'whatsapp',
+          type: 'text',
+          content: { text: 'hi' },
+          channel_uuid: urn,
+        }),
+      ],
     ];
     for (const [label, pending] of cases) expectValidationError(await pending, label);
     expect((await call('GET', `${P}/contacts/${contactId}`)).json().contact.first_name).toBe('Ada');
@@ -50,20 +67,39 @@ describe('the NUL character', () => {
     const cases: [string, 'POST' | 'PATCH', string, unknown, string][] = [
       ['create', 'POST', `${P}/contacts`, { external_id: 'nul-1', first_name: 'a\u0000b' }, '/first_name'],
       ['update name', 'PATCH', `${P}/contacts/${contactId}`, { name: 'a\u0000 b' }, '/name'],
-      ['update custom field', 'PATCH', `${P}/contacts/${contactId}`, { custom_fields: { plan: 'gold\u0000' } }, '/custom_fields/plan'],
-      ['update custom field key', 'PATCH', `${P}/contacts/${contactId}`, { custom_fields: { ['pl\u0000an']: 'gold' } }, '/custom_fields/pl\u0000an'],
+      [
+        'update custom field',
+        'PATCH',
+        `${P}/contacts/${contactId}`,
+        { custom_fields: { plan: 'gold\u0000' } },
+        '/custom_fields/plan',
+      ],
+      [
+        'update custom field key',
+        'PATCH',
+        `${P}/contacts/${contactId}`,
+        { custom_fields: { ['pl\u0000an']: 'gold' } },
+        '/custom_fields/pl\u0000an',
+      ],
       ['update tags', 'PATCH', `${P}/contacts/${contactId}`, { tags: ['ok', 'a\u0000'] }, '/tags/1'],
     ];
     for (const [label, method, url, payload, path] of cases) {
       const res = await call(method, url, payload);
       expectValidationError(res, label);
-      expect(res.json().error.details, label).toEqual([{ location: 'body', path, message: 'contains the NUL character (\\u0000)' }]);
+      expect(res.json().error.details, label).toEqual([
+        { location: 'body', path, message: 'contains the NUL character (\\u0000)' },
+      ]);
     }
     expect((await call('GET', `${P}/contacts?external_id=nul-1`)).json().results).toEqual([]);
     const read = (await call('GET', `${P}/contacts/${contactId}`)).json();
     expect(read.contact.first_name).toBe('Ada');
     // The escape of a backslash followed by "u0000" is text, not a NUL.
-    const literal = await t.app.inject({ method: 'POST', url: `${P}/contacts`, headers: { ...tenant.headers, 'content-type': 'application/json' }, payload: '{"external_id":"nul-2","first_name":"a\\\\u0000b"}' });
+    const literal = await t.app.inject({
+      method: 'POST',
+      url: `${P}/contacts`,
+      headers: { ...tenant.headers, 'content-type': 'application/json' },
+      payload: '{"external_id":"nul-2","first_name":"a\\\\u0000b"}',
+    });
     expect(literal.statusCode).toBe(201);
     expect(literal.json().contact.first_name).toBe('a\\u0000b');
   });
@@ -72,31 +108,99 @@ describe('the NUL character', () => {
     // Written as text: JSON.stringify itself cannot write it (its stack overflows).
     const deep = `${'['.repeat(5000)}1${']'.repeat(5000)}`;
     const cases: [string, string, unknown, { path: string; message: RegExp }][] = [
-      ['surrogate value', `${P}/contacts`, { external_id: 'sur-1', custom_fields: { a: 'x\ud800' } }, { path: '/custom_fields/a', message: /lone surrogate/ }],
-      ['surrogate key', `${P}/contacts`, { external_id: 'sur-2', custom_fields: { ['\udc00']: 'x' } }, { path: '/custom_fields/\udc00', message: /lone surrogate/ }],
-      ['deep contact field', `${P}/contacts`, `{"external_id":"deep-1","custom_fields":{"a":${deep}}}`, { path: expect.stringMatching(/^\/custom_fields\/a(\/0)+$/) as unknown as string, message: /deeper than 64/ }],
-      ['deep agent config', `/admin/v1/businesses/${tenant.businessId}/agents`, `{"name":"a","data":{"x":${deep}}}`, { path: expect.any(String) as unknown as string, message: /deeper than 64/ }],
-      ['infinite number', `${P}/contacts`, '{"external_id":"num-1","custom_fields":{"a":1e400}}', { path: '/custom_fields/a', message: /number out of range/ }],
-      ['huge number', `${P}/contacts`, '{"external_id":"num-2","custom_fields":{"a":-1e308}}', { path: '/custom_fields/a', message: /number out of range/ }],
-      ['tiny number', `/admin/v1/businesses/${tenant.businessId}/agents`, '{"name":"a","data":{"x":[1, 5e-324]}}', { path: '/data/x/1', message: /number out of range/ }],
+      [
+        'surrogate value',
+        `${P}/contacts`,
+        { external_id: 'sur-1', custom_fields: { a: 'x\ud800' } },
+        { path: '/custom_fields/a', message: /lone surrogate/ },
+      ],
+      [
+        'surrogate key',
+        `${P}/contacts`,
+        { external_id: 'sur-2', custom_fields: { ['\udc00']: 'x' } },
+        { path: '/custom_fields/\udc00', message: /lone surrogate/ },
+      ],
+      [
+        'deep contact field',
+        `${P}/contacts`,
+        `{"external_id":"deep-1","custom_fields":{"a":${deep}}}`,
+        { path: expect.stringMatching(/^\/custom_fields\/a(\/0)+$/), message: /deeper than 64/ },
+      ],
+      [
+        'deep agent config',
+        `/admin/v1/businesses/${tenant.businessId}/agents`,
+        `{"name":"a","data":{"x":${deep}}}`,
+        { path: expect.any(String), message: /deeper than 64/ },
+      ],
+      [
+        'infinite number',
+        `${P}/contacts`,
+        '{"external_id":"num-1","custom_fields":{"a":1e400}}',
+        { path: '/custom_fields/a', message: /number out of range/ },
+      ],
+      [
+        'huge number',
+        `${P}/contacts`,
+        '{"external_id":"num-2","custom_fields":{"a":-1e308}}',
+        { path: '/custom_fields/a', message: /number out of range/ },
+      ],
+      [
+        'tiny number',
+        `/admin/v1/businesses/${tenant.businessId}/agents`,
+        '{"name":"a","data":{"x":[1, 5e-324]}}',
+        { path: '/data/x/1', message: /number out of range/ },
+      ],
       // Above 2^53 a double does not hold every integer: this one would be kept as ...680.
-      ['inexact integer', `${P}/contacts`, '{"external_id":"num-3","custom_fields":{"a":123456789012345678}}', { path: '/custom_fields/a', message: /number out of range/ }],
-      ['first inexact integer', `${P}/search/item`, '{"collection_id":"01900000-0000-7000-8000-000000000000","external_id":"n","item":{"n":-9007199254740992}}', { path: '/item/n', message: /number out of range/ }],
+      [
+        'inexact integer',
+        `${P}/contacts`,
+        '{"external_id":"num-3","custom_fields":{"a":123456789012345678}}',
+        { path: '/custom_fields/a', message: /number out of range/ },
+      ],
+      [
+        'first inexact integer',
+        `${P}/search/item`,
+        '{"collection_id":"01900000-0000-7000-8000-000000000000","external_id":"n","item":{"n":-9007199254740992}}',
+        { path: '/item/n', message: /number out of range/ },
+      ],
     ];
     for (const [label, url, payload, detail] of cases) {
-      const headers = { ...(url.startsWith('/admin') ? adminHeaders : tenant.headers), 'content-type': 'application/json' };
-      const res = await t.app.inject({ method: 'POST', url, headers, payload: typeof payload === 'string' ? payload : JSON.stringify(payload) });
+      const headers = {
+        ...(url.startsWith('/admin') ? adminHeaders : tenant.headers),
+        'content-type': 'application/json',
+      };
+      const res = await t.app.inject({
+        method: 'POST',
+        url,
+        headers,
+        payload: typeof payload === 'string' ? payload : JSON.stringify(payload),
+      });
       expectValidationError(res, label);
-      expect(res.json().error.details, label).toEqual([{ location: 'body', path: detail.path, message: expect.stringMatching(detail.message) }]);
+      expect(res.json().error.details, label).toEqual([
+        { location: 'body', path: detail.path, message: expect.stringMatching(detail.message) },
+      ]);
     }
     // Numbers in range, and 0 in any spelling, are stored as sent.
     const numbers = await t.app.inject({
-      method: 'POST', url: `${P}/contacts`, headers: { ...tenant.headers, 'content-type': 'application/json' },
-      payload: '{"external_id":"num-ok","custom_fields":{"a":9007199254740991,"b":-1e-20,"c":-0.0,"d":123456789012345,"e":-9.007199254740991e15}}',
+      method: 'POST',
+      url: `${P}/contacts`,
+      headers: { ...tenant.headers, 'content-type': 'application/json' },
+      payload:
+        '{"external_id":"num-ok","custom_fields":{"a":9007199254740991,"b":-1e-20,"c":-0.0,"d":123456789012345,"e":-9.007199254740991e15}}',
     });
     expect(numbers.statusCode, numbers.body).toBe(201);
-    const row = await t.database.db.selectFrom('contacts').select('custom_fields').where('id', '=', numbers.json().contact.id).executeTakeFirstOrThrow();
-    expect(row.custom_fields).toEqual({ a: 9007199254740991, b: -1e-20, c: 0, d: 123456789012345, e: -9007199254740991 });
+    const row = await t.database.db
+      .selectFrom('contacts')
+      .select('custom_fields')
+      .where('id', '=', numbers.json().contact.id)
+      .executeTakeFirstOrThrow();
+    expect(row.custom_fields).toEqual({
+      a: 9007199254740991,
+      b: -1e-20,
+      c: 0,
+      d: 123456789012345,
+      e: -9007199254740991,
+    });
     // A surrogate pair is a character like any other.
     const pair = await call('POST', `${P}/contacts`, { external_id: 'pair-1', first_name: '😀' });
     expect(pair.statusCode).toBe(201);
@@ -107,7 +211,9 @@ describe('the NUL character', () => {
     const address = await t.app.listen({ port: 0, host: '127.0.0.1' });
     const long = await fetch(`${address}${P}/contacts?email=${'a'.repeat(20_000)}`, { headers: tenant.headers });
     expect(long.status).toBe(431);
-    expect(await long.json()).toEqual({ error: { code: 'request_header_fields_too_large', message: expect.stringContaining('16 KiB') } });
+    expect(await long.json()).toEqual({
+      error: { code: 'request_header_fields_too_large', message: expect.stringContaining('16 KiB') },
+    });
     const { connect } = await import('node:net');
     const raw = await new Promise<string>((resolve, reject) => {
       const socket = connect(Number(new URL(address).port), '127.0.0.1', () => socket.write('NOT HTTP AT ALL\r\n\r\n'));
@@ -132,7 +238,14 @@ describe('the NUL character', () => {
     expectValidationError(await call('GET', `${P}/contacts?external_id=a%00b`), 'search');
     expectValidationError(await call('GET', `${P}/conversations?field_key=plan&field_value=a%00`), 'lookup');
     expectValidationError(await call('GET', `${P}/contacts/a%00b`), 'path');
-    expectValidationError(await t.app.inject({ method: 'GET', url: `/admin/v1/businesses/${tenant.businessId}/channels?x=%00`, headers: adminHeaders }), 'operator API');
+    expectValidationError(
+      await t.app.inject({
+        method: 'GET',
+        url: `/admin/v1/businesses/${tenant.businessId}/channels?x=%00`,
+        headers: adminHeaders,
+      }),
+      'operator API',
+    );
   });
 });
 
@@ -152,33 +265,70 @@ describe('requests without a body', () => {
 
 describe('dates', () => {
   it('refuses the year 0, which PostgreSQL has not', async () => {
-    expectValidationError(await call('GET', `${P}/messages?since=0000-01-01T00:00:00Z&until=0000-01-05T00:00:00Z`), 'messages');
-    expectValidationError(await call('GET', `${P}/events?since=0000-12-31T00:00:00Z&until=0001-01-05T00:00:00Z`), 'events');
-    expect((await call('GET', `${P}/messages?since=0001-01-01T00:00:00Z&until=0001-01-05T00:00:00Z`)).statusCode).toBe(200);
+    expectValidationError(
+      await call('GET', `${P}/messages?since=0000-01-01T00:00:00Z&until=0000-01-05T00:00:00Z`),
+      'messages',
+    );
+    expectValidationError(
+      await call('GET', `${P}/events?since=0000-12-31T00:00:00Z&until=0001-01-05T00:00:00Z`),
+      'events',
+    );
+    expect((await call('GET', `${P}/messages?since=0001-01-01T00:00:00Z&until=0001-01-05T00:00:00Z`)).statusCode).toBe(
+      200,
+    );
   });
 
   it('refuses instants past the year 9999 once their offset is applied', async () => {
-    const q = (since: string, until: string) => `?since=${encodeURIComponent(since)}&until=${encodeURIComponent(until)}`;
+    const q = (since: string, until: string) =>
+      `?since=${encodeURIComponent(since)}&until=${encodeURIComponent(until)}`;
     for (const path of ['messages', 'events']) {
-      expectValidationError(await call('GET', `${P}/${path}${q('9999-12-31T20:00:00Z', '9999-12-31T23:00:00-10:00')}`), path);
-      expectValidationError(await call('GET', `${P}/${path}${q('9999-12-31T00:00:00-23:00', '9999-12-31T23:59:59-23:59')}`), path);
-      expect((await call('GET', `${P}/${path}${q('9999-12-30T00:00:00Z', '9999-12-31T23:59:59.999999Z')}`)).statusCode, path).toBe(200);
+      expectValidationError(
+        await call('GET', `${P}/${path}${q('9999-12-31T20:00:00Z', '9999-12-31T23:00:00-10:00')}`),
+        path,
+      );
+      expectValidationError(
+        await call('GET', `${P}/${path}${q('9999-12-31T00:00:00-23:00', '9999-12-31T23:59:59-23:59')}`),
+        path,
+      );
+      expect(
+        (await call('GET', `${P}/${path}${q('9999-12-30T00:00:00Z', '9999-12-31T23:59:59.999999Z')}`)).statusCode,
+        path,
+      ).toBe(200);
     }
   });
 
   it('imports only timestamps PostgreSQL stores and reads back in ISO form (years 1 to 9999 in UTC)', async () => {
     const contactLine = (id: string, createdAt: string) =>
-      JSON.stringify({ type: 'contact', id, first_name: 'T', last_name: '', email: null, phone_number: null, external_id: `ts-${id}`, tags: [], custom_fields: {}, is_test: false, created_at: createdAt });
-    const ids = ['01900000-0000-7000-8000-00000000a001', '01900000-0000-7000-8000-00000000a002', '01900000-0000-7000-8000-00000000a003', '01900000-0000-7000-8000-00000000a004'];
+      JSON.stringify({
+        type: 'contact',
+        id,
+        first_name: 'T',
+        last_name: '',
+        email: null,
+        phone_number: null,
+        external_id: `ts-${id}`,
+        tags: [],
+        custom_fields: {},
+        is_test: false,
+        created_at: createdAt,
+      });
+    const ids = [
+      '01900000-0000-7000-8000-00000000a001',
+      '01900000-0000-7000-8000-00000000a002',
+      '01900000-0000-7000-8000-00000000a003',
+      '01900000-0000-7000-8000-00000000a004',
+    ];
     const body = [
-      contactLine(ids[0]!, '0001-01-01T00:00:00+14:00'),
-      contactLine(ids[1]!, '9999-12-31T23:59:59.9999999Z'),
-      contactLine(ids[2]!, '9999-12-31T23:59:59.999999Z'),
-      contactLine(ids[3]!, '0001-01-01T00:00:00-01:00'),
+      contactLine(ids[0], '0001-01-01T00:00:00+14:00'),
+      contactLine(ids[1], '9999-12-31T23:59:59.9999999Z'),
+      contactLine(ids[2], '9999-12-31T23:59:59.999999Z'),
+      contactLine(ids[3], '0001-01-01T00:00:00-01:00'),
     ].join('\n');
     const res = await t.app.inject({
-      method: 'POST', url: `/admin/v1/businesses/${tenant.businessId}/import`,
-      headers: { ...adminHeaders, 'content-type': 'application/x-ndjson' }, payload: body,
+      method: 'POST',
+      url: `/admin/v1/businesses/${tenant.businessId}/import`,
+      headers: { ...adminHeaders, 'content-type': 'application/x-ndjson' },
+      payload: body,
     });
     expect(res.statusCode, res.body).toBe(200);
     expect(res.json().imported.contacts).toBe(2);
@@ -190,7 +340,9 @@ describe('dates', () => {
     for (const since of ['2026-02-30T00:00:00Z', '2026-04-31', '2026-13-01', '2026-00-10', '2025-02-29']) {
       expectValidationError(await call('GET', `${P}/events?since=${since}&until=2026-03-05T00:00:00Z`), since);
     }
-    expect((await call('GET', `${P}/events?since=2028-02-29T00:00:00Z&until=2028-03-05T00:00:00Z`)).statusCode).toBe(200);
+    expect((await call('GET', `${P}/events?since=2028-02-29T00:00:00Z&until=2028-03-05T00:00:00Z`)).statusCode).toBe(
+      200,
+    );
   });
 
   it('reads instants before 1970 with their microseconds', async () => {

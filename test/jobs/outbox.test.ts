@@ -16,8 +16,19 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-function handler(kind: string, decide: (job: OutboxJob) => Promise<JobOutcome> | JobOutcome, extra: Partial<JobHandler> = {}): JobHandler {
-  return { kind, concurrency: 4, leaseSeconds: 30, handle: async (job) => decide(job), onAbandoned: async () => 'retry', ...extra };
+function handler(
+  kind: string,
+  decide: (job: OutboxJob) => Promise<JobOutcome> | JobOutcome,
+  extra: Partial<JobHandler> = {},
+): JobHandler {
+  return {
+    kind,
+    concurrency: 4,
+    leaseSeconds: 30,
+    handle: async (job) => decide(job),
+    onAbandoned: async () => 'retry',
+    ...extra,
+  };
 }
 
 async function until(check: () => Promise<boolean>, ms = 10_000): Promise<void> {
@@ -30,10 +41,18 @@ async function until(check: () => Promise<boolean>, ms = 10_000): Promise<void> 
 
 /** The jobs of `kind` as a worker that claimed them and died leaves them: running, lease run out. */
 const abandonAll = (kind: string) =>
-  t.database.db.updateTable('outbox').set({ state: 'running', attempts: 1, locked_until: sql`now() - interval '1 second'` }).where('kind', '=', kind).execute();
+  t.database.db
+    .updateTable('outbox')
+    .set({ state: 'running', attempts: 1, locked_until: sql`now() - interval '1 second'` })
+    .where('kind', '=', kind)
+    .execute();
 
 const states = (kind: string) =>
-  t.database.db.selectFrom('outbox').select(['ref_id', 'state', 'attempts', 'last_error']).where('kind', '=', kind).execute();
+  t.database.db
+    .selectFrom('outbox')
+    .select(['ref_id', 'state', 'attempts', 'last_error'])
+    .where('kind', '=', kind)
+    .execute();
 
 describe('outbox worker', () => {
   it('runs every committed job once across two workers and records the outcome', async () => {
@@ -43,7 +62,8 @@ describe('outbox worker', () => {
       return { done: true };
     });
     const refs = Array.from({ length: 40 }, () => newId());
-    for (const ref of refs) await enqueueJob(t.database.db, { businessId: tenant.businessId, kind: 'count', refId: ref });
+    for (const ref of refs)
+      await enqueueJob(t.database.db, { businessId: tenant.businessId, kind: 'count', refId: ref });
     const a = new OutboxWorker(t.database.db, silent, { pollMs: 20 }).register(h);
     const b = new OutboxWorker(t.database.db, silent, { pollMs: 20 }).register(h);
     a.start();
@@ -63,7 +83,8 @@ describe('outbox worker', () => {
     });
     const ok = newId().slice(0, -1) + '1';
     const bad = newId().slice(0, -1) + '0';
-    for (const ref of [ok, bad]) await enqueueJob(t.database.db, { businessId: tenant.businessId, kind: 'flaky', refId: ref });
+    for (const ref of [ok, bad])
+      await enqueueJob(t.database.db, { businessId: tenant.businessId, kind: 'flaky', refId: ref });
     const w = new OutboxWorker(t.database.db, silent, { pollMs: 20 }).register(h);
     w.start();
     await until(async () => (await states('flaky')).every((s) => s.state === 'done' || s.state === 'failed'));
@@ -76,13 +97,18 @@ describe('outbox worker', () => {
   it('hands a job abandoned by a stopped worker to its handler rule', async () => {
     const retried = newId();
     const givenUp = newId();
-    for (const ref of [retried, givenUp]) await enqueueJob(t.database.db, { businessId: tenant.businessId, kind: 'crash', refId: ref });
+    for (const ref of [retried, givenUp])
+      await enqueueJob(t.database.db, { businessId: tenant.businessId, kind: 'crash', refId: ref });
     await abandonAll('crash');
     const ran: string[] = [];
-    const h = handler('crash', (job) => {
-      ran.push(job.ref_id);
-      return { done: true };
-    }, { onAbandoned: async (job) => (job.ref_id === retried ? 'retry' : 'give_up') });
+    const h = handler(
+      'crash',
+      (job) => {
+        ran.push(job.ref_id);
+        return { done: true };
+      },
+      { onAbandoned: async (job) => (job.ref_id === retried ? 'retry' : 'give_up') },
+    );
     const w = new OutboxWorker(t.database.db, silent, { pollMs: 20, sweepMs: 50 }).register(h);
     w.start();
     await until(async () => (await states('crash')).every((s) => s.state === 'done' || s.state === 'failed'));
@@ -92,14 +118,18 @@ describe('outbox worker', () => {
     expect(rows.find((r) => r.ref_id === givenUp)?.state).toBe('failed');
   });
 
-  it('commits what a handler records for an abandoned job together with the job\'s end, or not at all', async () => {
+  it("commits what a handler records for an abandoned job together with the job's end, or not at all", async () => {
     const db = t.database.db;
     await enqueueJob(db, { businessId: tenant.businessId, kind: 'atomic', refId: newId() });
     await abandonAll('atomic');
     // The job's end fails (as if the process stopped between the two writes).
     await sql`create function outbox_refuse_failed() returns trigger language plpgsql as $$
-      begin if new.kind = 'atomic' and new.state = 'failed' then raise exception 'refused'; end if; return new; end $$`.execute(db);
-    await sql`create trigger outbox_refuse_failed before update on outbox for each row execute function outbox_refuse_failed()`.execute(db);
+      begin if new.kind = 'atomic' and new.state = 'failed' then raise exception 'refused'; end if; return new; end $$`.execute(
+      db,
+    );
+    await sql`create trigger outbox_refuse_failed before update on outbox for each row execute function outbox_refuse_failed()`.execute(
+      db,
+    );
     let calls = 0;
     const h = handler('atomic', () => ({ done: true }), {
       leaseSeconds: 1,
@@ -119,7 +149,7 @@ describe('outbox worker', () => {
       expect(await records()).toBe(0);
       expect(await states('atomic')).toEqual([expect.objectContaining({ state: 'running' })]);
       await sql`drop trigger outbox_refuse_failed on outbox`.execute(db);
-      await until(async () => (await states('atomic'))[0]!.state === 'failed');
+      await until(async () => (await states('atomic'))[0].state === 'failed');
     } finally {
       await w.stop();
       await sql`drop function if exists outbox_refuse_failed() cascade`.execute(db);
@@ -133,18 +163,24 @@ describe('outbox worker', () => {
     await enqueueJob(db, { businessId: tenant.businessId, kind: 'lost', refId: newId() });
     const [stale] = await outboxRepository.claim(db, 'lost', 1, 30);
     // Its worker stalls past its lease.
-    await db.updateTable('outbox').set({ locked_until: sql`now() - interval '1 second'` }).where('kind', '=', 'lost').execute();
+    await db
+      .updateTable('outbox')
+      .set({ locked_until: sql`now() - interval '1 second'` })
+      .where('kind', '=', 'lost')
+      .execute();
     const sweeps = await Promise.all([0, 1].map(() => outboxRepository.takeOverAbandoned(db, 'lost', 100, 30)));
     const taken = sweeps.flat();
     expect(taken).toHaveLength(1);
-    expect(taken[0]!.attempts).toBe(stale!.attempts + 1);
+    expect(taken[0].attempts).toBe(stale.attempts + 1);
     // The stalled worker comes back: whatever it records is refused.
-    await outboxRepository.complete(db, stale!);
-    await outboxRepository.fail(db, stale!, 'late');
-    await outboxRepository.retryAt(db, stale!, 0, 'late');
-    await outboxRepository.release(db, stale!);
-    expect(await states('lost')).toEqual([expect.objectContaining({ state: 'running', attempts: 2, last_error: null })]);
-    await outboxRepository.release(db, taken[0]!);
+    await outboxRepository.complete(db, stale);
+    await outboxRepository.fail(db, stale, 'late');
+    await outboxRepository.retryAt(db, stale, 0, 'late');
+    await outboxRepository.release(db, stale);
+    expect(await states('lost')).toEqual([
+      expect.objectContaining({ state: 'running', attempts: 2, last_error: null }),
+    ]);
+    await outboxRepository.release(db, taken[0]);
     expect(await states('lost')).toEqual([expect.objectContaining({ state: 'pending', attempts: 2 })]);
   });
 
@@ -152,16 +188,21 @@ describe('outbox worker', () => {
     const seen: string[] = [];
     let running = 0;
     let most = 0;
-    const h = handler('backlog', async (job) => {
-      running++;
-      most = Math.max(most, running);
-      await new Promise((r) => setTimeout(r, 1 + Math.random() * 10));
-      seen.push(job.ref_id);
-      running--;
-      return { done: true };
-    }, { concurrency: 16 });
+    const h = handler(
+      'backlog',
+      async (job) => {
+        running++;
+        most = Math.max(most, running);
+        await new Promise((r) => setTimeout(r, 1 + Math.random() * 10));
+        seen.push(job.ref_id);
+        running--;
+        return { done: true };
+      },
+      { concurrency: 16 },
+    );
     const refs = Array.from({ length: 120 }, () => newId());
-    for (const ref of refs) await enqueueJob(t.database.db, { businessId: tenant.businessId, kind: 'backlog', refId: ref });
+    for (const ref of refs)
+      await enqueueJob(t.database.db, { businessId: tenant.businessId, kind: 'backlog', refId: ref });
     const w = new OutboxWorker(t.database.db, silent, { pollMs: 20 }).register(h);
     w.start();
     await until(async () => (await states('backlog')).every((s) => s.state === 'done'));
@@ -174,12 +215,16 @@ describe('outbox worker', () => {
     const ref = newId();
     await enqueueJob(t.database.db, { businessId: tenant.businessId, kind: 'self', refId: ref });
     const h = handler('self', async (job) => {
-      await t.database.db.updateTable('outbox').set({ state: 'done', locked_until: null, last_error: 'by the handler' }).where('id', '=', job.id).execute();
+      await t.database.db
+        .updateTable('outbox')
+        .set({ state: 'done', locked_until: null, last_error: 'by the handler' })
+        .where('id', '=', job.id)
+        .execute();
       return { done: true, recorded: true };
     });
     const w = new OutboxWorker(t.database.db, silent, { pollMs: 20 }).register(h);
     w.start();
-    await until(async () => (await states('self'))[0]!.state === 'done');
+    await until(async () => (await states('self'))[0].state === 'done');
     await new Promise((r) => setTimeout(r, 100));
     await w.stop();
     // complete() would have cleared last_error.
@@ -188,7 +233,11 @@ describe('outbox worker', () => {
 
   it('keeps a job whose handler throws, for a later try', async () => {
     await enqueueJob(t.database.db, { businessId: tenant.businessId, kind: 'boom', refId: newId() });
-    const w = new OutboxWorker(t.database.db, silent, { pollMs: 20 }).register(handler('boom', () => { throw new Error('bug'); }));
+    const w = new OutboxWorker(t.database.db, silent, { pollMs: 20 }).register(
+      handler('boom', () => {
+        throw new Error('bug');
+      }),
+    );
     w.start();
     await until(async () => (await states('boom'))[0].attempts >= 1 && (await states('boom'))[0].state === 'pending');
     await w.stop();

@@ -3,15 +3,23 @@ import { mergeJson, withoutNulls } from '../../src/lib/json-merge.ts';
 
 describe('withoutNulls', () => {
   it('drops null members at every depth, and objects left empty by that, but keeps arrays and objects sent empty', () => {
-    expect(withoutNulls({ a: null, b: { c: null, d: 1 }, e: { f: null }, g: {}, h: [null, { i: null }], j: 0, k: '' })).toEqual({
-      b: { d: 1 }, g: {}, h: [null, { i: null }], j: 0, k: '',
+    expect(
+      withoutNulls({ a: null, b: { c: null, d: 1 }, e: { f: null }, g: {}, h: [null, { i: null }], j: 0, k: '' }),
+    ).toEqual({
+      b: { d: 1 },
+      g: {},
+      h: [null, { i: null }],
+      j: 0,
+      k: '',
     });
     expect(withoutNulls({ a: { b: { c: null } } })).toEqual({});
     expect(withoutNulls('x')).toBe('x');
   });
 
   it('keeps keys that name Object.prototype members as plain data', () => {
-    const value = JSON.parse('{"constructor":"c","toString":"t","__proto__":{"polluted":true},"valueOf":{"x":null,"y":1}}');
+    const value = JSON.parse(
+      '{"constructor":"c","toString":"t","__proto__":{"polluted":true},"valueOf":{"x":null,"y":1}}',
+    );
     const cleaned = withoutNulls(value);
     expect(Object.keys(cleaned)).toEqual(['constructor', 'toString', '__proto__', 'valueOf']);
     expect(Object.getPrototypeOf(cleaned)).toBe(Object.prototype);
@@ -23,13 +31,17 @@ describe('withoutNulls', () => {
 describe('mergeJson', () => {
   it('merges objects at every depth; arrays and plain values replace', () => {
     expect(mergeJson({ a: 1, b: { c: 1, d: [1, 2] }, e: 'x' }, { b: { d: [3], f: 2 }, e: { g: 1 }, h: true })).toEqual({
-      a: 1, b: { c: 1, d: [3], f: 2 }, e: { g: 1 }, h: true,
+      a: 1,
+      b: { c: 1, d: [3], f: 2 },
+      e: { g: 1 },
+      h: true,
     });
   });
 
   it('merges keys named like Object.prototype members, new or stored', () => {
     expect(mergeJson({ meta: { constructor: 'Acme', toString: 'x' } }, { other: 1, meta: { valueOf: 2 } })).toEqual({
-      meta: { constructor: 'Acme', toString: 'x', valueOf: 2 }, other: 1,
+      meta: { constructor: 'Acme', toString: 'x', valueOf: 2 },
+      other: 1,
     });
     expect(mergeJson({}, { constructor: { enabled: true } })).toEqual({ constructor: { enabled: true } });
   });

@@ -21,7 +21,16 @@ describe('normalisePhone', () => {
   });
 
   it('refuses what is not an international number', () => {
-    for (const input of ['', 'abc', '+1 415 CALL NOW', '1234567', '1234567890123456', '0044 7911 123456', '+280 1234 5678', '+1-415-555-0100;ext=2']) {
+    for (const input of [
+      '',
+      'abc',
+      '+1 415 CALL NOW',
+      '1234567',
+      '1234567890123456',
+      '0044 7911 123456',
+      '+280 1234 5678',
+      '+1-415-555-0100;ext=2',
+    ]) {
       expect(normalisePhone(input), input).toBeUndefined();
     }
   });
@@ -48,7 +57,8 @@ describe('normalisePhone', () => {
         const parsed = parsePhoneNumberFromString(`+${digits}`);
         const normalised = normalisePhone(digits);
         expect(normalised === undefined, digits).toBe(parsed === undefined);
-        if (parsed && normalised) expect(normalised.key.slice(0, parsed.countryCallingCode.length), digits).toBe(parsed.countryCallingCode);
+        if (parsed && normalised)
+          expect(normalised.key.slice(0, parsed.countryCallingCode.length), digits).toBe(parsed.countryCallingCode);
       }
     }
   });

@@ -35,22 +35,38 @@ afterAll(async () => {
 });
 
 const oldKey = () => before.config.secretKeys[0];
-const handshake = (app: FastifyInstance, token: string) => app.inject({
-  method: 'GET',
-  url: `/channels/whatsapp/webhook?hub.mode=subscribe&hub.verify_token=${encodeURIComponent(token)}&hub.challenge=42`,
-});
+const handshake = (app: FastifyInstance, token: string) =>
+  app.inject({
+    method: 'GET',
+    url: `/channels/whatsapp/webhook?hub.mode=subscribe&hub.verify_token=${encodeURIComponent(token)}&hub.challenge=42`,
+  });
 
 describe('rotating SECRET_KEY with the old key among SECRET_KEY_FALLBACKS', () => {
   it('keeps channels working, and seals their secrets with the new key at start', async () => {
     const verifyToken = 'verify-token-before-rotation';
-    const provider = { kind: 'whatsapp_cloud', phone_number_id: '800000000001', access_token: 'EAAG-rotated-token', app_secret: 'app-secret-rotated', verify_token: verifyToken };
+    const provider = {
+      kind: 'whatsapp_cloud',
+      phone_number_id: '800000000001',
+      access_token: 'EAAG-rotated-token',
+      app_secret: 'app-secret-rotated',
+      verify_token: verifyToken,
+    };
     const created = await before.app.inject({
-      method: 'POST', url: `/admin/v1/businesses/${tenant.businessId}/channels`, headers: adminHeaders,
+      method: 'POST',
+      url: `/admin/v1/businesses/${tenant.businessId}/channels`,
+      headers: adminHeaders,
       payload: { type: 'whatsapp', identifier: '+15550009999', provider },
     });
     expect(created.statusCode).toBe(201);
     const { channel } = created.json();
-    const storedConfig = async () => (await before.database.db.selectFrom('channels').select('provider_config').where('id', '=', channel.id).executeTakeFirstOrThrow()).provider_config as Record<string, string>;
+    const storedConfig = async () =>
+      (
+        await before.database.db
+          .selectFrom('channels')
+          .select('provider_config')
+          .where('id', '=', channel.id)
+          .executeTakeFirstOrThrow()
+      ).provider_config as Record<string, string>;
     const sealedBefore = await storedConfig();
 
     const rotated = await appWith({ SECRET_KEY: NEW_KEY, SECRET_KEY_FALLBACKS: oldKey() });
@@ -62,10 +78,13 @@ describe('rotating SECRET_KEY with the old key among SECRET_KEY_FALLBACKS', () =
     expect(await service.sealStored()).toEqual({ sealed: 1, unopened: 0 });
     expect(await service.sealStored()).toEqual({ sealed: 0, unopened: 0 });
     const sealedAfter = await storedConfig();
-    for (const field of ['access_token', 'app_secret', 'verify_token']) expect(sealedAfter[field]).not.toBe(sealedBefore[field]);
+    for (const field of ['access_token', 'app_secret', 'verify_token'])
+      expect(sealedAfter[field]).not.toBe(sealedBefore[field]);
     // The new key alone opens everything now, and finds the channel by its verify token.
     const newOnly = new SecretBox([NEW_KEY], 'channel-secrets');
-    expect([sealedAfter.access_token, sealedAfter.app_secret, sealedAfter.verify_token].map((v) => newOnly.open(v!))).toEqual(['EAAG-rotated-token', 'app-secret-rotated', verifyToken]);
+    expect(
+      [sealedAfter.access_token, sealedAfter.app_secret, sealedAfter.verify_token].map((v) => newOnly.open(v)),
+    ).toEqual(['EAAG-rotated-token', 'app-secret-rotated', verifyToken]);
     expect((await handshake(await appWith({ SECRET_KEY: NEW_KEY }), verifyToken)).body).toBe('42');
     expect((await handshake(rotated, verifyToken)).body).toBe('42');
     // The old key alone no longer opens them; its pass reports them and changes nothing.
@@ -75,12 +94,26 @@ describe('rotating SECRET_KEY with the old key among SECRET_KEY_FALLBACKS', () =
 
   it('keeps webhooks signing with the same secrets, sealed with the new key at start', async () => {
     const base = `/admin/v1/businesses/${tenant.businessId}/webhooks`;
-    const created = await before.app.inject({ method: 'POST', url: base, headers: adminHeaders, payload: { event: 'message_created', url: 'http://127.0.0.1:9/hook' } });
+    const created = await before.app.inject({
+      method: 'POST',
+      url: base,
+      headers: adminHeaders,
+      payload: { event: 'message_created', url: 'http://127.0.0.1:9/hook' },
+    });
     expect(created.statusCode).toBe(201);
     const { webhook, secret: first } = created.json();
-    const rotatedSecret = await before.app.inject({ method: 'POST', url: `${base}/${webhook.id}/rotate-secret`, headers: adminHeaders });
+    const rotatedSecret = await before.app.inject({
+      method: 'POST',
+      url: `${base}/${webhook.id}/rotate-secret`,
+      headers: adminHeaders,
+    });
     const { secret: second } = rotatedSecret.json();
-    const stored = () => before.database.db.selectFrom('webhooks').select(['secret', 'previous_secret']).where('id', '=', webhook.id).executeTakeFirstOrThrow();
+    const stored = () =>
+      before.database.db
+        .selectFrom('webhooks')
+        .select(['secret', 'previous_secret'])
+        .where('id', '=', webhook.id)
+        .executeTakeFirstOrThrow();
 
     const rotated = await appWith({ SECRET_KEY: NEW_KEY, SECRET_KEY_FALLBACKS: oldKey() });
     expect((await rotated.services.webhooks.service.sealStored()).sealed).toBeGreaterThanOrEqual(1);
@@ -93,22 +126,51 @@ describe('rotating SECRET_KEY with the old key among SECRET_KEY_FALLBACKS', () =
   it('accepts export cursors and media links signed with the old key, and not once it is dropped', async () => {
     const db = before.database.db;
     const { conversation } = await contactWithConversation(db, tenant.businessId);
-    const [message] = await bulkMessages(db, tenant.businessId, conversation, [{ created_at: aug(1) }, { created_at: aug(2) }]);
-    const page = await before.app.inject({ method: 'GET', url: `/external/v2/messages?${WINDOW}&limit=1`, headers: tenant.headers });
+    const [message] = await bulkMessages(db, tenant.businessId, conversation, [
+      { created_at: aug(1) },
+      { created_at: aug(2) },
+    ]);
+    const page = await before.app.inject({
+      method: 'GET',
+      url: `/external/v2/messages?${WINDOW}&limit=1`,
+      headers: tenant.headers,
+    });
     const cursor = encodeURIComponent(page.json().next_cursor);
-    const nextPage = (app: FastifyInstance) => app.inject({ method: 'GET', url: `/external/v2/messages?${WINDOW}&limit=1&cursor=${cursor}`, headers: tenant.headers });
-    const media = await db.insertInto('media').values({ business_id: tenant.businessId, message_id: message!.id, content_type: 'image/png' }).returning('id').executeTakeFirstOrThrow();
+    const nextPage = (app: FastifyInstance) =>
+      app.inject({
+        method: 'GET',
+        url: `/external/v2/messages?${WINDOW}&limit=1&cursor=${cursor}`,
+        headers: tenant.headers,
+      });
+    const media = await db
+      .insertInto('media')
+      .values({ business_id: tenant.businessId, message_id: message.id, content_type: 'image/png' })
+      .returning('id')
+      .executeTakeFirstOrThrow();
     const link = new URL(signedMediaUrl(before.config, tenant.businessId, media.id).url);
     // The row has no stored file: 404 once the signature is accepted, 403 when it is not.
     const download = (app: FastifyInstance) => app.inject({ method: 'GET', url: `${link.pathname}${link.search}` });
 
-    const rotated = await appWith({ SECRET_KEY: NEW_KEY, SECRET_KEY_FALLBACKS: `${oldKey()}, another-fallback-key-0123456789-0123456789` });
+    const rotated = await appWith({
+      SECRET_KEY: NEW_KEY,
+      SECRET_KEY_FALLBACKS: `${oldKey()}, another-fallback-key-0123456789-0123456789`,
+    });
     expect((await nextPage(rotated)).statusCode).toBe(200);
     expect((await nextPage(rotated)).json().messages).toEqual((await nextPage(before.app)).json().messages);
     expect((await download(rotated)).statusCode).toBe(404);
     // New cursors are signed with the new key: the old process does not accept them.
-    const fresh = (await rotated.inject({ method: 'GET', url: `/external/v2/messages?${WINDOW}&limit=1`, headers: tenant.headers })).json().next_cursor;
-    expect((await before.app.inject({ method: 'GET', url: `/external/v2/messages?${WINDOW}&limit=1&cursor=${encodeURIComponent(fresh)}`, headers: tenant.headers })).statusCode).toBe(400);
+    const fresh = (
+      await rotated.inject({ method: 'GET', url: `/external/v2/messages?${WINDOW}&limit=1`, headers: tenant.headers })
+    ).json().next_cursor;
+    expect(
+      (
+        await before.app.inject({
+          method: 'GET',
+          url: `/external/v2/messages?${WINDOW}&limit=1&cursor=${encodeURIComponent(fresh)}`,
+          headers: tenant.headers,
+        })
+      ).statusCode,
+    ).toBe(400);
 
     const dropped = await appWith({ SECRET_KEY: NEW_KEY });
     expect((await nextPage(dropped)).statusCode).toBe(400);

@@ -35,7 +35,13 @@ export class GraphClient {
     const parsed = parseJson(text);
     if (response.statusCode < 200 || response.statusCode >= 300) throw graphError(response.statusCode, parsed ?? text);
     if (parsed === undefined) {
-      throw new ProviderError('invalid_response', `Graph API answered HTTP ${response.statusCode} without JSON`, false, response.statusCode, text);
+      throw new ProviderError(
+        'invalid_response',
+        `Graph API answered HTTP ${response.statusCode} without JSON`,
+        false,
+        response.statusCode,
+        text,
+      );
     }
     return parsed;
   }

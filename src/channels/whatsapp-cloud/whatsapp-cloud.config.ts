@@ -9,7 +9,12 @@ export const WhatsAppCloudConfigSchema = Type.Object(
     kind: Type.Literal('whatsapp_cloud'),
     phone_number_id: Type.String({ pattern: '^[0-9]{1,32}$', description: "Meta's id of the business number" }),
     // RFC 6750's b64token: what an Authorization: Bearer header can carry (Meta's tokens are letters and digits).
-    access_token: Type.String({ minLength: 1, maxLength: 2048, pattern: '^[A-Za-z0-9._~+/-]+=*$', description: 'System user access token (Bearer): letters, digits and -._~+/ (RFC 6750)' }),
+    access_token: Type.String({
+      minLength: 1,
+      maxLength: 2048,
+      pattern: '^[A-Za-z0-9._~+/-]+=*$',
+      description: 'System user access token (Bearer): letters, digits and -._~+/ (RFC 6750)',
+    }),
     app_secret: Type.String({ minLength: 1, maxLength: 256, description: 'App secret that signs notifications' }),
     verify_token: Type.String({ minLength: 1, maxLength: 256, description: 'Token of the hub.challenge verification' }),
     api_base_url: Type.Optional(

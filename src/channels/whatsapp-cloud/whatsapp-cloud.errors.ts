@@ -15,7 +15,14 @@ const retryableCodes = new Set([1, 2, 4, 80007, 130429, 131000, 131016, 131056])
  * 132000-132015 template problems, 100 invalid parameter, 190 expired or invalid token.
  */
 function isFinalCode(code: number): boolean {
-  return code === 100 || code === 190 || code === 131026 || code === 131030 || code === 131047 || (code >= 132000 && code <= 132015);
+  return (
+    code === 100 ||
+    code === 190 ||
+    code === 131026 ||
+    code === 131030 ||
+    code === 131047 ||
+    (code >= 132000 && code <= 132015)
+  );
 }
 
 /** Whether a Graph error may be retried: by code first, then 5xx and 429 are retryable, other 4xx final. */
@@ -39,7 +46,13 @@ export function graphError(httpStatus: number, body: unknown): ProviderError {
   const error = (body as { error?: GraphErrorFields } | null)?.error;
   const code = typeof error?.code === 'number' ? error.code : undefined;
   if (!error || code === undefined) {
-    return new ProviderError(`http_${httpStatus}`, `Graph API answered HTTP ${httpStatus}`, isRetryableGraphError(undefined, httpStatus), httpStatus, body);
+    return new ProviderError(
+      `http_${httpStatus}`,
+      `Graph API answered HTTP ${httpStatus}`,
+      isRetryableGraphError(undefined, httpStatus),
+      httpStatus,
+      body,
+    );
   }
   const message = typeof error.message === 'string' ? error.message : 'Graph API error';
   const details = typeof error.error_data?.details === 'string' ? error.error_data.details : undefined;

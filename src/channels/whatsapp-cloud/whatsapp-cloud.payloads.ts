@@ -1,5 +1,10 @@
 import type { OutboundContent, SendRequest, TemplateHeader, TemplateParameter } from '../channel.types.ts';
-import type { GraphMediaLink, GraphSendBody, GraphTemplateComponent, GraphTemplateParameter } from './whatsapp-cloud.wire.ts';
+import type {
+  GraphMediaLink,
+  GraphSendBody,
+  GraphTemplateComponent,
+  GraphTemplateParameter,
+} from './whatsapp-cloud.wire.ts';
 
 // Meta rejects a caption on audio and stickers, and a filename on anything but documents.
 const captionKinds = new Set(['image', 'video', 'document']);
@@ -67,6 +72,8 @@ function headerParameters(header: TemplateHeader): GraphTemplateParameter[] {
     case 'video':
       return [{ type: 'video', video: { link: header.url } }];
     case 'document':
-      return [{ type: 'document', document: { link: header.url, ...(header.filename ? { filename: header.filename } : {}) } }];
+      return [
+        { type: 'document', document: { link: header.url, ...(header.filename ? { filename: header.filename } : {}) } },
+      ];
   }
 }

@@ -36,7 +36,14 @@ export class WhatsAppCloudProvider implements ChannelProvider {
     const message = object(Array.isArray(answer?.messages) ? answer.messages[0] : null);
     const id = str(message?.id);
     // Meta accepted the call but named no message: retrying could send it twice, so it is final.
-    if (!id) throw new ProviderError('invalid_response', 'Graph API accepted the send without a message id', false, 200, answer);
+    if (!id)
+      throw new ProviderError(
+        'invalid_response',
+        'Graph API accepted the send without a message id',
+        false,
+        200,
+        answer,
+      );
     const contact = object(Array.isArray(answer?.contacts) ? answer.contacts[0] : null);
     const result: SendResult = { providerMessageId: id };
     const waId = str(contact?.wa_id);
@@ -66,7 +73,13 @@ export class WhatsAppCloudProvider implements ChannelProvider {
     const info = object(await this.graph.json('GET', `/${encodeURIComponent(mediaId)}`));
     const url = str(info?.url);
     if (!info || !url || !/^https?:\/\//.test(url)) {
-      throw new ProviderError('invalid_response', `Graph API gave no download URL for media ${mediaId}`, false, 200, info);
+      throw new ProviderError(
+        'invalid_response',
+        `Graph API gave no download URL for media ${mediaId}`,
+        false,
+        200,
+        info,
+      );
     }
     const { bytes, contentType } = await this.graph.bytes(url);
     const fileSize = Number(info.file_size);

@@ -30,7 +30,13 @@ export function answerHubChallenge(query: Record<string, unknown>, verifyToken: 
   const mode = query['hub.mode'];
   const token = query['hub.verify_token'];
   const challenge = query['hub.challenge'];
-  if (mode !== 'subscribe' || typeof token !== 'string' || typeof challenge !== 'string' || !challenge || !verifyToken) {
+  if (
+    mode !== 'subscribe' ||
+    typeof token !== 'string' ||
+    typeof challenge !== 'string' ||
+    !challenge ||
+    !verifyToken
+  ) {
     return null;
   }
   // Hash both sides so the comparison is constant time whatever the lengths.

@@ -157,7 +157,18 @@ export async function up(db: Kysely<unknown>): Promise<void> {
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
-  for (const table of ['events', 'messages', 'conversations', 'contact_aliases', 'contacts', 'contact_fields', 'teams', 'users', 'api_keys', 'businesses']) {
+  for (const table of [
+    'events',
+    'messages',
+    'conversations',
+    'contact_aliases',
+    'contacts',
+    'contact_fields',
+    'teams',
+    'users',
+    'api_keys',
+    'businesses',
+  ]) {
     await sql.raw(`DROP TABLE IF EXISTS ${table} CASCADE`).execute(db);
   }
 }

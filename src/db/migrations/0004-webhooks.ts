@@ -78,7 +78,11 @@ export async function up(db: Kysely<unknown>): Promise<void> {
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
-  for (const statement of ['DROP TABLE IF EXISTS webhook_attempts', 'DROP TABLE IF EXISTS webhook_deliveries', 'DROP TABLE IF EXISTS webhooks']) {
+  for (const statement of [
+    'DROP TABLE IF EXISTS webhook_attempts',
+    'DROP TABLE IF EXISTS webhook_deliveries',
+    'DROP TABLE IF EXISTS webhooks',
+  ]) {
     await sql.raw(statement).execute(db);
   }
 }

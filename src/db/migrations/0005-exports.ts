@@ -14,10 +14,22 @@ import { sql, type Kysely } from 'kysely';
  * later changes (a contact becoming a test contact, a conversation marked internal).
  */
 const EXPORTED_EVENT_TYPES = [
-  'manual_control_activated', 'manual_control_released', 'manual_control_locked', 'manual_control_unlocked',
-  'alert_triggered', 'transfer_accepted', 'transfer_rejected', 'transfer_fallback_required', 'sentiment_analyzed',
-  'conversation_archived', 'conversation_unarchived', 'conversation_resolved',
-  'agent_assigned', 'agent_switched', 'agent_removed', 'contact_field_changed',
+  'manual_control_activated',
+  'manual_control_released',
+  'manual_control_locked',
+  'manual_control_unlocked',
+  'alert_triggered',
+  'transfer_accepted',
+  'transfer_rejected',
+  'transfer_fallback_required',
+  'sentiment_analyzed',
+  'conversation_archived',
+  'conversation_unarchived',
+  'conversation_resolved',
+  'agent_assigned',
+  'agent_switched',
+  'agent_removed',
+  'contact_field_changed',
 ];
 const typeList = EXPORTED_EVENT_TYPES.map((t) => `'${t}'`).join(', ');
 

@@ -24,7 +24,9 @@ export async function up(db: Kysely<unknown>): Promise<void> {
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
-  await sql.raw(`CREATE OR REPLACE FUNCTION messages_mark_web_copies() RETURNS trigger LANGUAGE plpgsql AS $$
+  await sql
+    .raw(
+      `CREATE OR REPLACE FUNCTION messages_mark_web_copies() RETURNS trigger LANGUAGE plpgsql AS $$
     BEGIN
       UPDATE messages m SET duplicate = true
         FROM channels c, channels w
@@ -33,5 +35,7 @@ export async function down(db: Kysely<unknown>): Promise<void> {
          AND m.business_id = w.business_id AND m.channel_id = w.id AND m.provider_message_id = NEW.provider_message_id
          AND NOT m.duplicate;
       RETURN NULL;
-    END $$`).execute(db);
+    END $$`,
+    )
+    .execute(db);
 }

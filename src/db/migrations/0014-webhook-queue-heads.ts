@@ -15,12 +15,16 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       SELECT 1 FROM webhook_deliveries AS e
       WHERE e.business_id = c.business_id AND e.webhook_id = c.webhook_id AND e.conversation_id = c.conversation_id
         AND e.seq < c.seq AND e.state IN ('pending', 'running'))`.execute(db);
-  await sql`CREATE INDEX webhook_deliveries_due_heads ON webhook_deliveries (next_attempt_at) WHERE state = 'pending' AND NOT held`.execute(db);
+  await sql`CREATE INDEX webhook_deliveries_due_heads ON webhook_deliveries (next_attempt_at) WHERE state = 'pending' AND NOT held`.execute(
+    db,
+  );
   await sql`DROP INDEX IF EXISTS webhook_deliveries_due`.execute(db);
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
-  await sql`CREATE INDEX IF NOT EXISTS webhook_deliveries_due ON webhook_deliveries (next_attempt_at) WHERE state = 'pending'`.execute(db);
+  await sql`CREATE INDEX IF NOT EXISTS webhook_deliveries_due ON webhook_deliveries (next_attempt_at) WHERE state = 'pending'`.execute(
+    db,
+  );
   await sql`DROP INDEX IF EXISTS webhook_deliveries_due_heads`.execute(db);
   await sql`ALTER TABLE webhook_deliveries DROP COLUMN held`.execute(db);
 }

@@ -5,7 +5,14 @@ import { contactFieldsAdminRoutes } from '../contact-fields/contact-fields.route
 import { contactsAdminRoutes } from '../contacts/contacts.admin-routes.ts';
 import { teamsAdminRoutes } from '../teams/teams.routes.ts';
 import { usersAdminRoutes } from '../users/users.routes.ts';
-import { ApiKey, Business, BusinessItemParams, BusinessParams, CreateApiKeyBody, CreateBusinessBody } from './admin.schemas.ts';
+import {
+  ApiKey,
+  Business,
+  BusinessItemParams,
+  BusinessParams,
+  CreateApiKeyBody,
+  CreateBusinessBody,
+} from './admin.schemas.ts';
 import { requireBusiness } from './business-scope.ts';
 
 const tags = ['operator'];
@@ -17,13 +24,29 @@ export const adminRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.post(
     '/businesses',
-    { schema: { tags, security, summary: 'Create a business', body: CreateBusinessBody, response: responses({ 201: Type.Object({ business: Business }) }, 400, 401) } },
+    {
+      schema: {
+        tags,
+        security,
+        summary: 'Create a business',
+        body: CreateBusinessBody,
+        response: responses({ 201: Type.Object({ business: Business }) }, 400, 401),
+      },
+    },
     async (request, reply) => reply.status(201).send({ business: await businesses.create(request.body.name) }),
   );
 
   app.get(
     '/businesses/:bid',
-    { schema: { tags, security, summary: 'Read a business', params: BusinessParams, response: responses({ 200: Type.Object({ business: Business }) }, 400, 401, 404) } },
+    {
+      schema: {
+        tags,
+        security,
+        summary: 'Read a business',
+        params: BusinessParams,
+        response: responses({ 200: Type.Object({ business: Business }) }, 400, 401, 404),
+      },
+    },
     async (request) => ({ business: await businesses.get(request.params.bid) }),
   );
 
@@ -31,8 +54,11 @@ export const adminRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/businesses/:bid/api-keys',
     {
       schema: {
-        tags, security, summary: 'Create an API key (the key is shown only in this answer)',
-        params: BusinessParams, body: Type.Optional(CreateApiKeyBody),
+        tags,
+        security,
+        summary: 'Create an API key (the key is shown only in this answer)',
+        params: BusinessParams,
+        body: Type.Optional(CreateApiKeyBody),
         response: responses({ 201: Type.Object({ api_key: ApiKey, key: Type.String() }) }, 400, 401, 404),
       },
     },
@@ -45,7 +71,15 @@ export const adminRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.get(
     '/businesses/:bid/api-keys',
-    { schema: { tags, security, summary: 'List API keys (never the keys themselves)', params: BusinessParams, response: responses({ 200: Type.Object({ api_keys: Type.Array(ApiKey) }) }, 400, 401, 404) } },
+    {
+      schema: {
+        tags,
+        security,
+        summary: 'List API keys (never the keys themselves)',
+        params: BusinessParams,
+        response: responses({ 200: Type.Object({ api_keys: Type.Array(ApiKey) }) }, 400, 401, 404),
+      },
+    },
     async (request) => {
       await businesses.get(request.params.bid);
       return { api_keys: await apiKeys.list(request.params.bid) };
@@ -54,7 +88,15 @@ export const adminRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.delete(
     '/businesses/:bid/api-keys/:id',
-    { schema: { tags, security, summary: 'Revoke an API key; it stops working at once', params: BusinessItemParams, response: responses({ 200: Type.Object({ success: Type.Boolean() }) }, 400, 401, 404) } },
+    {
+      schema: {
+        tags,
+        security,
+        summary: 'Revoke an API key; it stops working at once',
+        params: BusinessItemParams,
+        response: responses({ 200: Type.Object({ success: Type.Boolean() }) }, 400, 401, 404),
+      },
+    },
     async (request) => {
       await apiKeys.revoke(request.params.bid, request.params.id);
       return { success: true };

@@ -4,10 +4,16 @@ import { Nullable, Timestamp, Uuid } from '../../http/common.schemas.ts';
 export const BusinessParams = Type.Object({ bid: Uuid }, { additionalProperties: false });
 export const BusinessItemParams = Type.Object({ bid: Uuid, id: Uuid }, { additionalProperties: false });
 
-export const CreateBusinessBody = Type.Object({ name: Type.String({ minLength: 1, maxLength: 200 }) }, { additionalProperties: false });
+export const CreateBusinessBody = Type.Object(
+  { name: Type.String({ minLength: 1, maxLength: 200 }) },
+  { additionalProperties: false },
+);
 export const Business = Type.Object({ id: Uuid, name: Type.String(), created_at: Timestamp });
 
-export const CreateApiKeyBody = Type.Object({ name: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })) }, { additionalProperties: false });
+export const CreateApiKeyBody = Type.Object(
+  { name: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })) },
+  { additionalProperties: false },
+);
 export const ApiKey = Type.Object({
   id: Uuid,
   name: Type.String(),
@@ -18,6 +24,10 @@ export const ApiKey = Type.Object({
 
 /** Operator lists are bounded: `limit` records, oldest first. */
 export const ListQuery = Type.Object(
-  { limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 100, description: 'records to return; default 100, max 500' })) },
+  {
+    limit: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: 500, default: 100, description: 'records to return; default 100, max 500' }),
+    ),
+  },
   { additionalProperties: false },
 );

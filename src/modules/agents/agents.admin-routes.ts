@@ -16,23 +16,32 @@ export const agentsAdminRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/businesses/:bid/agents',
     {
       schema: {
-        tags, security, summary: 'Create an AI agent',
+        tags,
+        security,
+        summary: 'Create an AI agent',
         description:
           'An agent with its configuration (all but name optional: type defaults to basic, system_prompt to "", model to null, the ' +
           'JSON fields to {}; each tool needs `enabled`). Its id is the agent_id of POST /send-template and of GET/PATCH /agents/:agent_id.',
-        params: BusinessParams, body: CreateAgentBody, response: responses({ 201: Type.Object({ agent: Agent }) }, 400, 401, 404),
+        params: BusinessParams,
+        body: CreateAgentBody,
+        response: responses({ 201: Type.Object({ agent: Agent }) }, 400, 401, 404),
       },
     },
-    async (request, reply) => reply.status(201).send({ agent: await app.services.agents.create(request.params.bid, request.body) }),
+    async (request, reply) =>
+      reply.status(201).send({ agent: await app.services.agents.create(request.params.bid, request.body) }),
   );
 
   app.get(
     '/businesses/:bid/agents',
     {
       schema: {
-        tags, security, summary: 'List the AI agents of the business, oldest first',
+        tags,
+        security,
+        summary: 'List the AI agents of the business, oldest first',
         description: 'Without their configuration, which GET /external/v2/agents/:agent_id answers.',
-        params: BusinessParams, querystring: ListQuery, response: responses({ 200: Type.Object({ agents: Type.Array(AgentSummary) }) }, 400, 401, 404),
+        params: BusinessParams,
+        querystring: ListQuery,
+        response: responses({ 200: Type.Object({ agents: Type.Array(AgentSummary) }) }, 400, 401, 404),
       },
     },
     async (request) => ({ agents: await app.services.agents.list(request.params.bid, request.query.limit ?? 100) }),

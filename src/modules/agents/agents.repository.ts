@@ -3,14 +3,23 @@ import type { Db } from '../../db/database.ts';
 import { AGENT_JSON_FIELDS, type AgentJsonField } from './agents.schemas.ts';
 
 const columns = [
-  'id', 'name', 'type', 'system_prompt', 'model', ...AGENT_JSON_FIELDS, 'created_at', 'updated_at',
+  'id',
+  'name',
+  'type',
+  'system_prompt',
+  'model',
+  ...AGENT_JSON_FIELDS,
+  'created_at',
+  'updated_at',
 ] as const;
 
 /**
  * Every setting of an agent: its scalar settings, and its JSON fields as objects. Writes take them
  * all, changed or not, so an agent is written by one statement whatever a request sends.
  */
-export type AgentValues = { name: string; type: string; system_prompt: string; model: string | null } & { [K in AgentJsonField]: Record<string, unknown> };
+export type AgentValues = { name: string; type: string; system_prompt: string; model: string | null } & {
+  [K in AgentJsonField]: Record<string, unknown>;
+};
 
 /** The JSON fields serialised for the driver (PGlite and node-postgres take jsonb as text). */
 function serialised(values: AgentValues) {
@@ -41,12 +50,23 @@ export const agentsRepository = {
   },
 
   find(db: Db, businessId: string, id: string) {
-    return db.selectFrom('agents').select(columns).where('business_id', '=', businessId).where('id', '=', id).executeTakeFirst();
+    return db
+      .selectFrom('agents')
+      .select(columns)
+      .where('business_id', '=', businessId)
+      .where('id', '=', id)
+      .executeTakeFirst();
   },
 
   /** find, locking the row until the transaction ends (a partial update reads, merges, writes). */
   findForUpdate(db: Db, businessId: string, id: string) {
-    return db.selectFrom('agents').select(columns).where('business_id', '=', businessId).where('id', '=', id).forUpdate().executeTakeFirst();
+    return db
+      .selectFrom('agents')
+      .select(columns)
+      .where('business_id', '=', businessId)
+      .where('id', '=', id)
+      .forUpdate()
+      .executeTakeFirst();
   },
 
   update(db: Db, businessId: string, id: string, values: AgentValues) {

@@ -14,13 +14,18 @@ export const agentsRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/agents/:agent_id',
     {
       schema: {
-        tags, security, summary: "Read an agent's configuration",
+        tags,
+        security,
+        summary: "Read an agent's configuration",
         description: 'The whole configuration of an AI agent of the business. 404 for an agent of another business.',
         params: AgentParams,
         response: responses({ 200: AgentResponse }, 400, 401, 404),
       },
     },
-    async (request) => ({ agent: await agents.get(request.businessId, request.params.agent_id), business_id: request.businessId }),
+    async (request) => ({
+      agent: await agents.get(request.businessId, request.params.agent_id),
+      business_id: request.businessId,
+    }),
   );
 
   for (const method of ['PATCH', 'PUT'] as const) {
@@ -28,7 +33,9 @@ export const agentsRoutes: FastifyPluginAsyncTypebox = async (app) => {
       method,
       url: '/agents/:agent_id',
       schema: {
-        tags, security, summary: `Update an agent partially${method === 'PUT' ? ' (as PATCH)' : ''}`,
+        tags,
+        security,
+        summary: `Update an agent partially${method === 'PUT' ? ' (as PATCH)' : ''}`,
         description:
           'Body `{agent: {...}}` with the settings to change. name, type, system_prompt and model replace; prompt_config, tools, data, ' +
           'activation_rules, follow_up_settings and inactivity_run_settings are merged into the stored objects at every depth ' +

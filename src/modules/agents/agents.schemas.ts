@@ -13,7 +13,14 @@ export const AGENT_LIMITS = {
 } as const;
 
 /** The JSON fields of an agent that a partial update merges into rather than replaces. */
-export const AGENT_JSON_FIELDS = ['prompt_config', 'tools', 'data', 'activation_rules', 'follow_up_settings', 'inactivity_run_settings'] as const;
+export const AGENT_JSON_FIELDS = [
+  'prompt_config',
+  'tools',
+  'data',
+  'activation_rules',
+  'follow_up_settings',
+  'inactivity_run_settings',
+] as const;
 export type AgentJsonField = (typeof AGENT_JSON_FIELDS)[number];
 
 // TypeBox turns a Record's key schema into a pattern; the key's length bounds go in propertyNames.
@@ -27,16 +34,26 @@ const JsonObject = (description: string) =>
 const TOOL_NAME = '^[A-Za-z][A-Za-z0-9_.-]{0,63}$';
 const ToolFields = {
   enabled: Type.Boolean(),
-  instructions: Type.String({ maxLength: AGENT_LIMITS.instructions, description: 'when to use the tool and how; default ""' }),
+  instructions: Type.String({
+    maxLength: AGENT_LIMITS.instructions,
+    description: 'when to use the tool and how; default ""',
+  }),
 };
 const Tool = Type.Object(ToolFields, { additionalProperties: false });
 const Tools = <T extends TSchema>(tool: T, description: string) =>
-  Type.Record(Type.String({ pattern: TOOL_NAME }), tool, { maxProperties: AGENT_LIMITS.tools, additionalProperties: false, description });
+  Type.Record(Type.String({ pattern: TOOL_NAME }), tool, {
+    maxProperties: AGENT_LIMITS.tools,
+    additionalProperties: false,
+    description,
+  });
 
 const settings = {
   name: Type.String({ minLength: 1, maxLength: 200 }),
   type: Type.String({ minLength: 1, maxLength: 50, description: "the agent's kind, e.g. 'basic'" }),
-  system_prompt: Type.String({ maxLength: AGENT_LIMITS.systemPrompt, description: 'the instructions the agent follows' }),
+  system_prompt: Type.String({
+    maxLength: AGENT_LIMITS.systemPrompt,
+    description: 'the instructions the agent follows',
+  }),
   model: Type.String({ minLength: 1, maxLength: 100, description: 'the language model the agent answers with' }),
   prompt_config: JsonObject('settings of the prompt (tone, language, …)'),
   data: JsonObject('free-form data the agent draws on'),
@@ -53,7 +70,15 @@ export const CreateAgentBody = Type.Object(
     system_prompt: Type.Optional(settings.system_prompt),
     model: Type.Optional(settings.model),
     prompt_config: Type.Optional(settings.prompt_config),
-    tools: Type.Optional(Tools(Type.Object({ enabled: ToolFields.enabled, instructions: Type.Optional(ToolFields.instructions) }, { additionalProperties: false }), 'tools keyed by name')),
+    tools: Type.Optional(
+      Tools(
+        Type.Object(
+          { enabled: ToolFields.enabled, instructions: Type.Optional(ToolFields.instructions) },
+          { additionalProperties: false },
+        ),
+        'tools keyed by name',
+      ),
+    ),
     data: Type.Optional(settings.data),
     activation_rules: Type.Optional(settings.activation_rules),
     follow_up_settings: Type.Optional(settings.follow_up_settings),
@@ -71,13 +96,24 @@ export const AgentChanges = Type.Object(
     system_prompt: Type.Optional(settings.system_prompt),
     model: Type.Optional(settings.model),
     prompt_config: Type.Optional(settings.prompt_config),
-    tools: Type.Optional(Tools(Type.Object({ enabled: Type.Optional(ToolFields.enabled), instructions: Type.Optional(ToolFields.instructions) }, { additionalProperties: false }), 'tools keyed by name, each merged into the tool of that name; a new tool needs `enabled`')),
+    tools: Type.Optional(
+      Tools(
+        Type.Object(
+          { enabled: Type.Optional(ToolFields.enabled), instructions: Type.Optional(ToolFields.instructions) },
+          { additionalProperties: false },
+        ),
+        'tools keyed by name, each merged into the tool of that name; a new tool needs `enabled`',
+      ),
+    ),
     data: Type.Optional(settings.data),
     activation_rules: Type.Optional(settings.activation_rules),
     follow_up_settings: Type.Optional(settings.follow_up_settings),
     inactivity_run_settings: Type.Optional(settings.inactivity_run_settings),
   },
-  { additionalProperties: false, description: 'the settings to change; null values are dropped before validation, as if not sent' },
+  {
+    additionalProperties: false,
+    description: 'the settings to change; null values are dropped before validation, as if not sent',
+  },
 );
 export type AgentChangesInput = Static<typeof AgentChanges>;
 

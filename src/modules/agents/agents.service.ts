@@ -3,7 +3,14 @@ import { badRequest, notFound } from '../../http/errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { mergeJson } from '../../lib/json-merge.ts';
 import { agentsRepository, type AgentValues } from './agents.repository.ts';
-import { AGENT_JSON_FIELDS, AGENT_LIMITS, type AgentChangesInput, type AgentJsonField, type AgentRecord, type CreateAgentInput } from './agents.schemas.ts';
+import {
+  AGENT_JSON_FIELDS,
+  AGENT_LIMITS,
+  type AgentChangesInput,
+  type AgentJsonField,
+  type AgentRecord,
+  type CreateAgentInput,
+} from './agents.schemas.ts';
 
 type Tool = { enabled?: boolean; instructions?: string };
 type Row = NonNullable<Awaited<ReturnType<typeof agentsRepository.find>>>;
@@ -52,8 +59,13 @@ export class AgentsService {
       if (!current) throw notFound('agent');
       const { name, type, system_prompt, model } = { ...current, ...changes };
       const values: AgentValues = {
-        name, type, system_prompt, model,
-        ...jsonFields((field) => (changes[field] === undefined ? current[field] : mergeJson(current[field], changes[field]))),
+        name,
+        type,
+        system_prompt,
+        model,
+        ...jsonFields((field) =>
+          changes[field] === undefined ? current[field] : mergeJson(current[field], changes[field]),
+        ),
       };
       if (changes.tools) values.tools = completeTools(values.tools as Record<string, Tool>, changes.tools);
       checkSizes(values);
@@ -69,7 +81,10 @@ export class AgentsService {
 
 /** The JSON fields of an agent, each as `value` gives it. */
 function jsonFields(value: (field: AgentJsonField) => Record<string, unknown>) {
-  return Object.fromEntries(AGENT_JSON_FIELDS.map((field) => [field, value(field)])) as Record<AgentJsonField, Record<string, unknown>>;
+  return Object.fromEntries(AGENT_JSON_FIELDS.map((field) => [field, value(field)])) as Record<
+    AgentJsonField,
+    Record<string, unknown>
+  >;
 }
 
 /**
@@ -78,9 +93,11 @@ function jsonFields(value: (field: AgentJsonField) => Record<string, unknown>) {
  */
 function completeTools(tools: Record<string, Tool>, sent: Record<string, Tool>): Record<string, Tool> {
   for (const name of Object.keys(sent)) {
-    const tool = Object.hasOwn(tools, name) ? tools[name]! : {};
+    const tool = Object.hasOwn(tools, name) ? tools[name] : {};
     if (typeof tool.enabled !== 'boolean') {
-      throw badRequest(`tool "${name}" is new: send its enabled`, [{ location: 'body', path: `/agent/tools/${name}/enabled`, message: 'required for a new tool' }]);
+      throw badRequest(`tool "${name}" is new: send its enabled`, [
+        { location: 'body', path: `/agent/tools/${name}/enabled`, message: 'required for a new tool' },
+      ]);
     }
     tool.instructions ??= '';
   }
@@ -96,10 +113,14 @@ function checkSizes(values: AgentValues): void {
     const value = values[field];
     const maxKeys = field === 'tools' ? AGENT_LIMITS.tools : AGENT_LIMITS.jsonKeys;
     if (Object.keys(value).length > maxKeys) {
-      throw badRequest(`${field} would hold more than ${maxKeys} keys`, [{ location: 'body', path: `/agent/${field}`, message: 'too many keys' }]);
+      throw badRequest(`${field} would hold more than ${maxKeys} keys`, [
+        { location: 'body', path: `/agent/${field}`, message: 'too many keys' },
+      ]);
     }
     if (Buffer.byteLength(JSON.stringify(value)) > AGENT_LIMITS.jsonFieldBytes) {
-      throw badRequest(`${field} is larger than ${AGENT_LIMITS.jsonFieldBytes} bytes`, [{ location: 'body', path: `/agent/${field}`, message: 'too large' }]);
+      throw badRequest(`${field} is larger than ${AGENT_LIMITS.jsonFieldBytes} bytes`, [
+        { location: 'body', path: `/agent/${field}`, message: 'too large' },
+      ]);
     }
   }
 }

@@ -6,7 +6,11 @@ export const API_KEY_REVOKED_CHANNEL = 'api_key_revoked';
 
 export const apiKeysRepository = {
   insert(db: Db, row: { business_id: string; id: string; name: string; prefix: string; key_hash: string }) {
-    return db.insertInto('api_keys').values(row).returning(['id', 'name', 'prefix', 'created_at']).executeTakeFirstOrThrow();
+    return db
+      .insertInto('api_keys')
+      .values(row)
+      .returning(['id', 'name', 'prefix', 'created_at'])
+      .executeTakeFirstOrThrow();
   },
 
   /** The business of an active key, by the key's hash. */

@@ -13,7 +13,12 @@ export type ChannelKeys = Pick<ChannelRow, 'business_id' | 'id' | 'provider_kind
 /** Announces a changed channel to every server process (NOTIFY is sent when the transaction commits). */
 async function announce(db: Db, row: ChannelRow | undefined): Promise<void> {
   if (!row) return;
-  const keys: ChannelKeys = { business_id: row.business_id, id: row.id, provider_kind: row.provider_kind, provider_account: row.provider_account };
+  const keys: ChannelKeys = {
+    business_id: row.business_id,
+    id: row.id,
+    provider_kind: row.provider_kind,
+    provider_account: row.provider_account,
+  };
   await sql`select pg_notify(${CHANNEL_CHANGED}, ${JSON.stringify(keys)})`.execute(db);
 }
 
@@ -27,7 +32,12 @@ export const channelsRepository = {
   },
 
   find(db: Db, businessId: string, id: string): Promise<ChannelRow | undefined> {
-    return db.selectFrom('channels').selectAll().where('business_id', '=', businessId).where('id', '=', id).executeTakeFirst();
+    return db
+      .selectFrom('channels')
+      .selectAll()
+      .where('business_id', '=', businessId)
+      .where('id', '=', id)
+      .executeTakeFirst();
   },
 
   findByIdentifier(db: Db, businessId: string, type: string, identifier: string): Promise<ChannelRow | undefined> {
@@ -42,7 +52,12 @@ export const channelsRepository = {
 
   /** Across businesses (index channels_provider_account): a notification names only the provider's account. */
   findByProviderAccount(db: Db, kind: string, account: string): Promise<ChannelRow | undefined> {
-    return db.selectFrom('channels').selectAll().where('provider_kind', '=', kind).where('provider_account', '=', account).executeTakeFirst();
+    return db
+      .selectFrom('channels')
+      .selectAll()
+      .where('provider_kind', '=', kind)
+      .where('provider_account', '=', account)
+      .executeTakeFirst();
   },
 
   /**
@@ -62,17 +77,25 @@ export const channelsRepository = {
   },
 
   /** Channels with a provider, of every business, in (business_id, id) order after `after`: a maintenance pass. */
-  withProviderAfter(db: Db, after: { business_id: string; id: string } | undefined, limit: number): Promise<ChannelRow[]> {
+  withProviderAfter(
+    db: Db,
+    after: { business_id: string; id: string } | undefined,
+    limit: number,
+  ): Promise<ChannelRow[]> {
     let query = db.selectFrom('channels').selectAll().where('provider_kind', 'is not', null);
-    if (after) query = query.where((eb) => eb(eb.refTuple('business_id', 'id'), '>', eb.tuple(after.business_id, after.id)));
+    if (after)
+      query = query.where((eb) => eb(eb.refTuple('business_id', 'id'), '>', eb.tuple(after.business_id, after.id)));
     return query.orderBy('business_id').orderBy('id').limit(limit).execute();
   },
 
   /** Replaces a channel's provider config if it is still the one `row` was read with (no other writer came between); whether it did. */
   replaceConfigIf(db: Db, row: ChannelRow, config: unknown): Promise<boolean> {
     return db.transaction().execute(async (trx) => {
-      const replaced = await trx.updateTable('channels').set({ provider_config: JSON.stringify(config) })
-        .where('business_id', '=', row.business_id).where('id', '=', row.id)
+      const replaced = await trx
+        .updateTable('channels')
+        .set({ provider_config: JSON.stringify(config) })
+        .where('business_id', '=', row.business_id)
+        .where('id', '=', row.id)
         .where(sql<boolean>`provider_config = ${JSON.stringify(row.provider_config)}::jsonb`)
         .returningAll()
         .executeTakeFirst();
@@ -82,13 +105,29 @@ export const channelsRepository = {
   },
 
   list(db: Db, businessId: string, limit: number): Promise<ChannelRow[]> {
-    return db.selectFrom('channels').selectAll().where('business_id', '=', businessId).orderBy('created_at').orderBy('id').limit(limit).execute();
+    return db
+      .selectFrom('channels')
+      .selectAll()
+      .where('business_id', '=', businessId)
+      .orderBy('created_at')
+      .orderBy('id')
+      .limit(limit)
+      .execute();
   },
 
   update(db: Db, businessId: string, id: string, changes: Updateable<ChannelsTable>): Promise<ChannelRow | undefined> {
-    const values = changes.provider_config === undefined ? changes : { ...changes, provider_config: JSON.stringify(changes.provider_config) };
+    const values =
+      changes.provider_config === undefined
+        ? changes
+        : { ...changes, provider_config: JSON.stringify(changes.provider_config) };
     return db.transaction().execute(async (trx) => {
-      const updated = await trx.updateTable('channels').set(values).where('business_id', '=', businessId).where('id', '=', id).returningAll().executeTakeFirst();
+      const updated = await trx
+        .updateTable('channels')
+        .set(values)
+        .where('business_id', '=', businessId)
+        .where('id', '=', id)
+        .returningAll()
+        .executeTakeFirst();
       await announce(trx, updated);
       return updated;
     });
@@ -96,7 +135,12 @@ export const channelsRepository = {
 
   remove(db: Db, businessId: string, id: string): Promise<ChannelRow | undefined> {
     return db.transaction().execute(async (trx) => {
-      const removed = await trx.deleteFrom('channels').where('business_id', '=', businessId).where('id', '=', id).returningAll().executeTakeFirst();
+      const removed = await trx
+        .deleteFrom('channels')
+        .where('business_id', '=', businessId)
+        .where('id', '=', id)
+        .returningAll()
+        .executeTakeFirst();
       await announce(trx, removed);
       return removed;
     });

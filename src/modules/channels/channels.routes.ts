@@ -25,22 +25,45 @@ export const channelsAdminRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/businesses/:bid/channels',
     {
       schema: {
-        tags, security, summary: 'Create a channel', description: createDescription,
-        params: BusinessParams, body: CreateChannelBody, response: responses({ 201: One }, 400, 401, 404, 409),
+        tags,
+        security,
+        summary: 'Create a channel',
+        description: createDescription,
+        params: BusinessParams,
+        body: CreateChannelBody,
+        response: responses({ 201: One }, 400, 401, 404, 409),
       },
     },
-    async (request, reply) => reply.status(201).send({ channel: await channels.create(request.params.bid, request.body) }),
+    async (request, reply) =>
+      reply.status(201).send({ channel: await channels.create(request.params.bid, request.body) }),
   );
 
   app.get(
     '/businesses/:bid/channels',
-    { schema: { tags, security, summary: 'List the channels of the business, oldest first', params: BusinessParams, querystring: ListQuery, response: responses({ 200: Type.Object({ channels: Type.Array(Channel) }) }, 400, 401, 404) } },
+    {
+      schema: {
+        tags,
+        security,
+        summary: 'List the channels of the business, oldest first',
+        params: BusinessParams,
+        querystring: ListQuery,
+        response: responses({ 200: Type.Object({ channels: Type.Array(Channel) }) }, 400, 401, 404),
+      },
+    },
     async (request) => ({ channels: await channels.list(request.params.bid, request.query.limit ?? 100) }),
   );
 
   app.get(
     '/businesses/:bid/channels/:id',
-    { schema: { tags, security, summary: 'Read a channel (without its secrets)', params: BusinessItemParams, response: responses({ 200: One }, 400, 401, 404) } },
+    {
+      schema: {
+        tags,
+        security,
+        summary: 'Read a channel (without its secrets)',
+        params: BusinessItemParams,
+        response: responses({ 200: One }, 400, 401, 404),
+      },
+    },
     async (request) => ({ channel: await channels.read(request.params.bid, request.params.id) }),
   );
 
@@ -48,9 +71,14 @@ export const channelsAdminRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/businesses/:bid/channels/:id',
     {
       schema: {
-        tags, security, summary: 'Rename a channel, change its pace or rotate its provider secrets',
-        description: 'Fields sent replace the stored ones; `provider` fields are merged into the stored provider config (phone_number_id cannot change).',
-        params: BusinessItemParams, body: UpdateChannelBody, response: responses({ 200: One }, 400, 401, 404),
+        tags,
+        security,
+        summary: 'Rename a channel, change its pace or rotate its provider secrets',
+        description:
+          'Fields sent replace the stored ones; `provider` fields are merged into the stored provider config (phone_number_id cannot change).',
+        params: BusinessItemParams,
+        body: UpdateChannelBody,
+        response: responses({ 200: One }, 400, 401, 404),
       },
     },
     async (request) => ({ channel: await channels.update(request.params.bid, request.params.id, request.body) }),
@@ -58,7 +86,15 @@ export const channelsAdminRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.delete(
     '/businesses/:bid/channels/:id',
-    { schema: { tags, security, summary: 'Delete a channel; its conversations and messages stay', params: BusinessItemParams, response: responses({ 200: Type.Object({ success: Type.Boolean() }) }, 400, 401, 404) } },
+    {
+      schema: {
+        tags,
+        security,
+        summary: 'Delete a channel; its conversations and messages stay',
+        params: BusinessItemParams,
+        response: responses({ 200: Type.Object({ success: Type.Boolean() }) }, 400, 401, 404),
+      },
+    },
     async (request) => channels.remove(request.params.bid, request.params.id),
   );
 };

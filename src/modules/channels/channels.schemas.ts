@@ -5,7 +5,10 @@ import { Nullable, Timestamp, Uuid } from '../../http/common.schemas.ts';
 import { CHANNELS } from '../import/import.schemas.ts';
 
 /** Channel values of the contract. */
-export const ChannelType = Type.Union(CHANNELS.map((c) => Type.Literal(c)), { description: 'one of the channel values of the contract' });
+export const ChannelType = Type.Union(
+  CHANNELS.map((c) => Type.Literal(c)),
+  { description: 'one of the channel values of the contract' },
+);
 
 const PacePerSecond = Type.Integer({
   minimum: 1,
@@ -17,7 +20,11 @@ export const CreateChannelBody = Type.Object(
   {
     type: ChannelType,
     name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
-    identifier: Type.String({ minLength: 1, maxLength: 200, description: 'the business address on the channel; WhatsApp: the number, digits with country code' }),
+    identifier: Type.String({
+      minLength: 1,
+      maxLength: 200,
+      description: 'the business address on the channel; WhatsApp: the number, digits with country code',
+    }),
     provider: Type.Optional(ProviderConfigSchema),
     pace_per_second: Type.Optional(PacePerSecond),
   },
@@ -26,10 +33,13 @@ export const CreateChannelBody = Type.Object(
 export type CreateChannelBody = Static<typeof CreateChannelBody>;
 
 /** Secrets that can be rotated (and the API base moved); the account itself never changes. */
-const ProviderRotation = Type.Object(Type.Partial(Type.Omit(WhatsAppCloudConfigSchema, ['kind', 'phone_number_id'])).properties, {
-  additionalProperties: false,
-  description: 'provider fields to replace (secrets rotation); the others are kept',
-});
+const ProviderRotation = Type.Object(
+  Type.Partial(Type.Omit(WhatsAppCloudConfigSchema, ['kind', 'phone_number_id'])).properties,
+  {
+    additionalProperties: false,
+    description: 'provider fields to replace (secrets rotation); the others are kept',
+  },
+);
 
 export const UpdateChannelBody = Type.Object(
   {
@@ -49,7 +59,11 @@ export const Channel = Type.Object({
   identifier: Type.String(),
   pace_per_second: Type.Integer(),
   provider: Type.Union([
-    Type.Object({ kind: Type.String(), account: Nullable(Type.String(), { description: 'WhatsApp: phone_number_id' }), api_base_url: Type.Optional(Type.String()) }),
+    Type.Object({
+      kind: Type.String(),
+      account: Nullable(Type.String(), { description: 'WhatsApp: phone_number_id' }),
+      api_base_url: Type.Optional(Type.String()),
+    }),
     Type.Null(),
   ]),
   created_at: Timestamp,

@@ -15,7 +15,10 @@ import type { ChannelForm, CreateChannelBody, UpdateChannelBody } from './channe
 export type { ChannelRow } from './channels.repository.ts';
 
 /** The channel type each provider kind serves, and the config field naming the provider's account. */
-const providerKinds: Record<ProviderConfig['kind'], { channelType: string; account: (config: ProviderConfig) => string }> = {
+const providerKinds: Record<
+  ProviderConfig['kind'],
+  { channelType: string; account: (config: ProviderConfig) => string }
+> = {
   whatsapp_cloud: { channelType: 'whatsapp', account: (config) => config.phone_number_id },
 };
 
@@ -57,12 +60,14 @@ export class ChannelsService {
   async create(businessId: string, body: CreateChannelBody): Promise<ChannelForm> {
     const identifier = this.identifierOf(body.type, body.identifier);
     const provider = body.provider;
-    if (body.type === 'whatsapp' && !provider) throw badRequest('a whatsapp channel needs its provider', [{ path: '/provider' }]);
+    if (body.type === 'whatsapp' && !provider)
+      throw badRequest('a whatsapp channel needs its provider', [{ path: '/provider' }]);
     if (provider && providerKinds[provider.kind].channelType !== body.type) {
       throw badRequest(`provider ${provider.kind} does not serve ${body.type} channels`, [{ path: '/provider/kind' }]);
     }
     const account = provider ? providerKinds[provider.kind].account(provider) : null;
-    if (await channelsRepository.findByIdentifier(this.db, businessId, body.type, identifier)) throw duplicate('identifier');
+    if (await channelsRepository.findByIdentifier(this.db, businessId, body.type, identifier))
+      throw duplicate('identifier');
     if (provider && account && (await channelsRepository.findByProviderAccount(this.db, provider.kind, account))) {
       throw duplicate('provider account');
     }
@@ -145,13 +150,18 @@ export class ChannelsService {
    * The channel a provider's notification names by its account id (any business); cached briefly,
    * read from the database when `fresh`.
    */
-  async findByProviderAccount(kind: string, account: string, options: { fresh?: boolean } = {}): Promise<ChannelRow | undefined> {
+  async findByProviderAccount(
+    kind: string,
+    account: string,
+    options: { fresh?: boolean } = {},
+  ): Promise<ChannelRow | undefined> {
     const key = `${kind}:${account}`;
     const cached = this.byAccount.get(key);
     if (cached && cached.expiresAt > Date.now() && !options.fresh) return cached.row;
     const readAt = this.changes;
     const row = await channelsRepository.findByProviderAccount(this.db, kind, account);
-    if (row && this.trusted && readAt === this.changes) this.byAccount.set(key, { row, expiresAt: Date.now() + ACCOUNT_CACHE_MS });
+    if (row && this.trusted && readAt === this.changes)
+      this.byAccount.set(key, { row, expiresAt: Date.now() + ACCOUNT_CACHE_MS });
     else this.byAccount.delete(key);
     return row;
   }
@@ -200,7 +210,7 @@ export class ChannelsService {
   }
 
   private openConfig(row: ChannelRow): ProviderConfig {
-    return openProviderConfig(this.secrets, row.provider_config as StoredProviderConfig) as ProviderConfig;
+    return openProviderConfig(this.secrets, row.provider_config) as ProviderConfig;
   }
 
   /** A change announced by a server process (this one too): the payload of CHANNEL_CHANGED. */
@@ -231,7 +241,8 @@ export class ChannelsService {
     this.changes += 1;
     this.providers.delete(row.id);
     this.forSending.forget(row.business_id, row.id);
-    if (row.provider_kind && row.provider_account) this.byAccount.delete(`${row.provider_kind}:${row.provider_account}`);
+    if (row.provider_kind && row.provider_account)
+      this.byAccount.delete(`${row.provider_kind}:${row.provider_account}`);
   }
 
   /** WhatsApp numbers are stored as digits with country code (a leading + is accepted). */
@@ -258,7 +269,11 @@ export function toChannelForm(row: ChannelRow): ChannelForm {
     identifier: row.identifier,
     pace_per_second: row.pace_per_second,
     provider: row.provider_kind
-      ? { kind: row.provider_kind, account: row.provider_account, ...(typeof baseUrl === 'string' ? { api_base_url: baseUrl } : {}) }
+      ? {
+          kind: row.provider_kind,
+          account: row.provider_account,
+          ...(typeof baseUrl === 'string' ? { api_base_url: baseUrl } : {}),
+        }
       : null,
     created_at: row.created_at,
   };

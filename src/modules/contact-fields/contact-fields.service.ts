@@ -10,7 +10,11 @@ export class ContactFieldsService {
 
   async create(businessId: string, input: { key: string; name: string }) {
     try {
-      return await contactFieldsRepository.insert(this.db, businessId, { id: newId(), key: input.key, name: input.name });
+      return await contactFieldsRepository.insert(this.db, businessId, {
+        id: newId(),
+        key: input.key,
+        name: input.name,
+      });
     } catch (err) {
       if (isUniqueViolation(err)) throw conflict(`contact field "${input.key}" already exists`, [{ field: 'key' }]);
       throw err;

@@ -30,20 +30,35 @@ export const contactMergeRepository = {
   },
 
   async userEmail(trx: Db, businessId: string, userId: string): Promise<string | null> {
-    const row = await trx.selectFrom('users').select('email').where('business_id', '=', businessId).where('id', '=', userId).executeTakeFirst();
+    const row = await trx
+      .selectFrom('users')
+      .select('email')
+      .where('business_id', '=', businessId)
+      .where('id', '=', userId)
+      .executeTakeFirst();
     return row?.email ?? null;
   },
 
   /** Conversations, messages and events of one contact become another's. */
   async moveHistory(trx: Db, businessId: string, fromId: string, toId: string): Promise<void> {
     for (const table of ['conversations', 'messages', 'events'] as const) {
-      await trx.updateTable(table).set({ contact_id: toId }).where('business_id', '=', businessId).where('contact_id', '=', fromId).execute();
+      await trx
+        .updateTable(table)
+        .set({ contact_id: toId })
+        .where('business_id', '=', businessId)
+        .where('contact_id', '=', fromId)
+        .execute();
     }
   },
 
   /** Contact tags are mirrored on the contact's conversations. */
   async syncConversationTags(trx: Db, businessId: string, contactId: string, tags: string[]): Promise<void> {
-    await trx.updateTable('conversations').set({ tags }).where('business_id', '=', businessId).where('contact_id', '=', contactId).execute();
+    await trx
+      .updateTable('conversations')
+      .set({ tags })
+      .where('business_id', '=', businessId)
+      .where('contact_id', '=', contactId)
+      .execute();
   },
 
   /** Copies the aliases of one contact to another; the originals go with their contact. */
@@ -62,7 +77,12 @@ export const contactMergeRepository = {
       .execute();
   },
 
-  async addAliases(trx: Db, businessId: string, contactId: string, aliases: { kind: 'email' | 'phone'; value: string }[]): Promise<void> {
+  async addAliases(
+    trx: Db,
+    businessId: string,
+    contactId: string,
+    aliases: { kind: 'email' | 'phone'; value: string }[],
+  ): Promise<void> {
     if (aliases.length === 0) return;
     await trx
       .insertInto('contact_aliases')

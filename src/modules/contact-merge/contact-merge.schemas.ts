@@ -17,7 +17,7 @@ export const MergeBody = Type.Object(
           maxProperties: 100,
           description:
             'whose value to keep where both contacts have one: first_name, last_name, email, collected_data.<key>; ' +
-            'unlisted fields keep the survivor\'s value',
+            "unlisted fields keep the survivor's value",
         },
       ),
     ),

@@ -15,7 +15,8 @@ export class ContactMergeService {
    */
   async merge(businessId: string, body: MergeBody): Promise<{ success: true; survivor_id: string }> {
     const { survivor_id: survivorId, loser_id: loserId } = body;
-    if (survivorId.toLowerCase() === loserId.toLowerCase()) throw badRequest('survivor_id and loser_id must be two different contacts');
+    if (survivorId.toLowerCase() === loserId.toLowerCase())
+      throw badRequest('survivor_id and loser_id must be two different contacts');
 
     await this.db.transaction().execute(async (trx) => {
       const rows = await repo.lockPair(trx, businessId, [survivorId, loserId]);
@@ -25,18 +26,25 @@ export class ContactMergeService {
       if (!loser) throw notFound('loser contact');
       if (survivor.is_test !== loser.is_test) throw badRequest('a test contact cannot be merged with a real one');
 
-      const loserAssignee = survivor.assigned_user_id === null && loser.assigned_user_id !== null
-        ? await repo.userEmail(trx, businessId, loser.assigned_user_id)
-        : null;
+      const loserAssignee =
+        survivor.assigned_user_id === null && loser.assigned_user_id !== null
+          ? await repo.userEmail(trx, businessId, loser.assigned_user_id)
+          : null;
       const plan = planMerge(survivor, loser, body.field_choices ?? {}, loserAssignee);
       // external_id is unique per business: the loser lets go of it before the survivor takes it.
-      if (plan.patch.external_id !== undefined) await repo.updateContact(trx, businessId, loser.id, { external_id: null });
+      if (plan.patch.external_id !== undefined)
+        await repo.updateContact(trx, businessId, loser.id, { external_id: null });
       await repo.updateContact(trx, businessId, survivor.id, plan.patch);
       await repo.moveHistory(trx, businessId, loser.id, survivor.id);
       await repo.syncConversationTags(trx, businessId, survivor.id, plan.patch.tags ?? survivor.tags);
       await repo.copyAliases(trx, businessId, loser.id, survivor.id);
       await repo.addAliases(trx, businessId, survivor.id, plan.aliases);
-      await contactFieldChanged(trx, businessId, { contactId: survivor.id, actorType: 'api', source: 'merge', changes: plan.changes });
+      await contactFieldChanged(trx, businessId, {
+        contactId: survivor.id,
+        actorType: 'api',
+        source: 'merge',
+        changes: plan.changes,
+      });
       await repo.deleteContact(trx, businessId, loser.id);
     });
     return { success: true, survivor_id: survivorId.toLowerCase() };

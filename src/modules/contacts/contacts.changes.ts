@@ -33,21 +33,27 @@ export function splitName(name: string): { first: string; last: string } {
  * `assignee` is the user named by assigned_user (undefined when not sent); `currentAssignee` the
  * user assigned now.
  */
-export function planUpdate(row: ContactRow, body: UpdateContactBody, assignee: Assignee | undefined, currentAssignee: Assignee): UpdatePlan {
+export function planUpdate(
+  row: ContactRow,
+  body: UpdateContactBody,
+  assignee: Assignee | undefined,
+  currentAssignee: Assignee,
+): UpdatePlan {
   const values: Updateable<ContactsTable> = {};
   const changes: FieldChange[] = [];
-  const change = (field: string, from: unknown, to: unknown, custom = false) => changes.push({ field, custom, from, to });
+  const change = (field: string, from: unknown, to: unknown, custom = false) =>
+    changes.push({ field, custom, from, to });
 
   if (body.name !== undefined) {
     const { first, last } = splitName(body.name);
     if (first === '') throw badRequest('name must contain a non-blank character', [{ path: '/name' }]);
-    if (first !== row.first_name) (values.first_name = first), change('first_name', row.first_name, first);
-    if (last !== row.last_name) (values.last_name = last), change('last_name', row.last_name, last);
+    if (first !== row.first_name) ((values.first_name = first), change('first_name', row.first_name, first));
+    if (last !== row.last_name) ((values.last_name = last), change('last_name', row.last_name, last));
   }
 
   if (body.tags !== undefined) {
     const tags = uniqueTags(body.tags);
-    if (!sameTags(tags, row.tags)) (values.tags = tags), change('tags', row.tags, tags);
+    if (!sameTags(tags, row.tags)) ((values.tags = tags), change('tags', row.tags, tags));
   }
 
   if (body.custom_fields !== undefined) {
@@ -61,7 +67,9 @@ export function planUpdate(row: ContactRow, body: UpdateContactBody, assignee: A
     }
     const count = Object.keys(merged).length;
     if (count > MAX_STORED_CUSTOM_FIELDS && count > Object.keys(row.custom_fields).length) {
-      throw badRequest(`a contact holds at most ${MAX_STORED_CUSTOM_FIELDS} custom fields`, [{ path: '/custom_fields' }]);
+      throw badRequest(`a contact holds at most ${MAX_STORED_CUSTOM_FIELDS} custom fields`, [
+        { path: '/custom_fields' },
+      ]);
     }
     if (changes.some((c) => c.custom)) values.custom_fields = merged;
   }

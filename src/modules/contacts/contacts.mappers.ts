@@ -23,7 +23,10 @@ export interface ContactCamelContext {
 }
 
 /** camelCase form (update, close conversation, and the contact inside webhooks). */
-export function toContactCamel(row: ContactRow, { summary, assignedUserEmail, links }: ContactCamelContext): ContactCamelForm {
+export function toContactCamel(
+  row: ContactRow,
+  { summary, assignedUserEmail, links }: ContactCamelContext,
+): ContactCamelForm {
   const href = links.contact(row.id);
   return {
     uuid: row.id,

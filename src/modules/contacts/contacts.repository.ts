@@ -19,13 +19,24 @@ export interface ContactIdentifiers {
 }
 
 /** Lower-case (identifiersQuery lower-cases the email) and never a real identifier. */
-const IDENTIFIER_PLACEHOLDERS: [string, string, string, string, number] = ['\u0000business', '\u0000email', '\u0000phone', '\u0000external', -1];
+const IDENTIFIER_PLACEHOLDERS: [string, string, string, string, number] = [
+  '\u0000business',
+  '\u0000email',
+  '\u0000phone',
+  '\u0000external',
+  -1,
+];
 const IDENTIFIER_TYPES = ['uuid', 'text', 'text', 'text', 'int4'] as const;
 const identifierLookups = new Map<string, (db: Db, ...args: typeof IDENTIFIER_PLACEHOLDERS) => Promise<ContactRow[]>>();
 
 export const contactsRepository = {
   find(db: Db, businessId: string, id: string): Promise<ContactRow | undefined> {
-    return db.selectFrom('contacts').selectAll().where('business_id', '=', businessId).where('id', '=', id).executeTakeFirst();
+    return db
+      .selectFrom('contacts')
+      .selectAll()
+      .where('business_id', '=', businessId)
+      .where('id', '=', id)
+      .executeTakeFirst();
   },
 
   /**
@@ -43,11 +54,16 @@ export const contactsRepository = {
     let run = identifierLookups.get(shape);
     if (!run) {
       run = batchedOnce(IDENTIFIER_PLACEHOLDERS, IDENTIFIER_TYPES, (d, business, e, phoneKey, externalId, max) => {
-        const query = contactsRepository.identifiersQuery(d, business, {
-          email: has[0] ? e : undefined,
-          phoneKey: has[1] ? phoneKey : undefined,
-          externalId: has[2] ? externalId : undefined,
-        }, max);
+        const query = contactsRepository.identifiersQuery(
+          d,
+          business,
+          {
+            email: has[0] ? e : undefined,
+            phoneKey: has[1] ? phoneKey : undefined,
+            externalId: has[2] ? externalId : undefined,
+          },
+          max,
+        );
         if (!query) throw new Error('unreachable: at least one identifier');
         return query;
       });
@@ -64,19 +80,44 @@ export const contactsRepository = {
     const email = ids.email?.toLowerCase();
     const branches = [];
     if (email !== undefined) {
-      branches.push(db.selectFrom('contacts').select('id').where('business_id', '=', businessId).where(sql<string>`lower(email)`, '=', email));
+      branches.push(
+        db
+          .selectFrom('contacts')
+          .select('id')
+          .where('business_id', '=', businessId)
+          .where(sql<string>`lower(email)`, '=', email),
+      );
     }
     if (ids.phoneKey !== undefined) {
-      branches.push(db.selectFrom('contacts').select('id').where('business_id', '=', businessId).where('phone_key', '=', ids.phoneKey));
+      branches.push(
+        db
+          .selectFrom('contacts')
+          .select('id')
+          .where('business_id', '=', businessId)
+          .where('phone_key', '=', ids.phoneKey),
+      );
     }
     if (ids.externalId !== undefined) {
-      branches.push(db.selectFrom('contacts').select('id').where('business_id', '=', businessId).where('external_id', '=', ids.externalId));
+      branches.push(
+        db
+          .selectFrom('contacts')
+          .select('id')
+          .where('business_id', '=', businessId)
+          .where('external_id', '=', ids.externalId),
+      );
     }
-    for (const [kind, value] of [['email', email], ['phone', ids.phoneKey]] as const) {
+    for (const [kind, value] of [
+      ['email', email],
+      ['phone', ids.phoneKey],
+    ] as const) {
       if (value === undefined) continue;
       branches.push(
-        db.selectFrom('contact_aliases').select('contact_id as id')
-          .where('business_id', '=', businessId).where('kind', '=', kind).where('value', '=', value),
+        db
+          .selectFrom('contact_aliases')
+          .select('contact_id as id')
+          .where('business_id', '=', businessId)
+          .where('kind', '=', kind)
+          .where('value', '=', value),
       );
     }
     const [first, ...rest] = branches;
@@ -88,8 +129,14 @@ export const contactsRepository = {
     return db
       .selectFrom(matching.as('m'))
       .innerJoinLateral(
-        (eb) => eb.selectFrom('contacts').selectAll()
-          .where('contacts.business_id', '=', businessId).whereRef('contacts.id', '=', 'm.id').limit(1).as('k'),
+        (eb) =>
+          eb
+            .selectFrom('contacts')
+            .selectAll()
+            .where('contacts.business_id', '=', businessId)
+            .whereRef('contacts.id', '=', 'm.id')
+            .limit(1)
+            .as('k'),
         (join) => join.onTrue(),
       )
       .selectAll('k')
@@ -100,7 +147,13 @@ export const contactsRepository = {
 
   /** The contact, row-locked until the transaction ends, so concurrent updates merge in turn. */
   findForUpdate(db: Db, businessId: string, id: string): Promise<ContactRow | undefined> {
-    return db.selectFrom('contacts').selectAll().where('business_id', '=', businessId).where('id', '=', id).forUpdate().executeTakeFirst();
+    return db
+      .selectFrom('contacts')
+      .selectAll()
+      .where('business_id', '=', businessId)
+      .where('id', '=', id)
+      .forUpdate()
+      .executeTakeFirst();
   },
 
   /**
@@ -122,7 +175,10 @@ export const contactsRepository = {
   },
 
   update(db: Db, businessId: string, id: string, changes: Updateable<ContactsTable>): Promise<ContactRow> {
-    const values = changes.custom_fields === undefined ? changes : { ...changes, custom_fields: JSON.stringify(changes.custom_fields) };
+    const values =
+      changes.custom_fields === undefined
+        ? changes
+        : { ...changes, custom_fields: JSON.stringify(changes.custom_fields) };
     return db
       .updateTable('contacts')
       .set({ ...values, updated_at: sql<string>`now()` })
@@ -134,7 +190,12 @@ export const contactsRepository = {
 
   /** Deletes the contact; its aliases, conversations, messages and events go with it (FK cascades). */
   async remove(db: Db, businessId: string, id: string): Promise<boolean> {
-    const row = await db.deleteFrom('contacts').where('business_id', '=', businessId).where('id', '=', id).returning('id').executeTakeFirst();
+    const row = await db
+      .deleteFrom('contacts')
+      .where('business_id', '=', businessId)
+      .where('id', '=', id)
+      .returning('id')
+      .executeTakeFirst();
     return row !== undefined;
   },
 
@@ -168,7 +229,7 @@ export const contactsRepository = {
   /** The transaction's time: what now() gives every statement of it, the time closeOpenConversations writes. */
   async transactionTime(db: Db): Promise<string> {
     const { rows } = await sql<{ now: string }>`select now() as now`.execute(db);
-    return rows[0]!.now;
+    return rows[0].now;
   },
 
   /** Closes every open conversation of the contact at the transaction's time. */
@@ -185,6 +246,11 @@ export const contactsRepository = {
 
   /** Copies the contact's tag list onto all its conversations. */
   async setConversationTags(db: Db, businessId: string, contactId: string, tags: string[]): Promise<void> {
-    await db.updateTable('conversations').set({ tags }).where('business_id', '=', businessId).where('contact_id', '=', contactId).execute();
+    await db
+      .updateTable('conversations')
+      .set({ tags })
+      .where('business_id', '=', businessId)
+      .where('contact_id', '=', contactId)
+      .execute();
   },
 };

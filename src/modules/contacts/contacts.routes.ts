@@ -22,7 +22,9 @@ export const contactsRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/contacts',
     {
       schema: {
-        tags, security, summary: 'Search contacts by email, phone or external_id',
+        tags,
+        security,
+        summary: 'Search contacts by email, phone or external_id',
         description:
           'At least one of email, phone, external_id. Returns every contact matching any of them (OR), oldest first, at most 50. ' +
           'Email matches in any case; phone (country code, digits) matches with or without the mobile 9 of Argentina and Chile and the ' +
@@ -39,7 +41,9 @@ export const contactsRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/contacts',
     {
       schema: {
-        tags, security, summary: 'Create a contact',
+        tags,
+        security,
+        summary: 'Create a contact',
         description:
           'At least one of email, phone_number, external_id. phone_number is stored as digits with country code. ' +
           '409 conflict when one of the identifiers already belongs to a contact (details name the field and the contact_id).',
@@ -47,12 +51,21 @@ export const contactsRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: responses({ 201: ContactResponse }, 400, 401, 409),
       },
     },
-    async (request, reply) => reply.status(201).send({ contact: await contacts.create(request.businessId, request.body) }),
+    async (request, reply) =>
+      reply.status(201).send({ contact: await contacts.create(request.businessId, request.body) }),
   );
 
   app.get(
     '/contacts/:uuid',
-    { schema: { tags, security, summary: 'Read a contact', params: UuidParams, response: responses({ 200: ContactResponse }, 400, 401, 404) } },
+    {
+      schema: {
+        tags,
+        security,
+        summary: 'Read a contact',
+        params: UuidParams,
+        response: responses({ 200: ContactResponse }, 400, 401, 404),
+      },
+    },
     async (request) => ({ contact: await contacts.get(request.businessId, request.params.uuid) }),
   );
 
@@ -60,7 +73,9 @@ export const contactsRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/contacts/:uuid',
     {
       schema: {
-        tags, security, summary: 'Partially update a contact',
+        tags,
+        security,
+        summary: 'Partially update a contact',
         description:
           'name is split into first name (first word) and last name (the rest); tags replace the list and are copied to the ' +
           "contact's conversations; custom_fields are merged key by key (null removes a key); assigned_user is the email of a " +
@@ -78,7 +93,9 @@ export const contactsRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/contacts/:uuid',
     {
       schema: {
-        tags, security, summary: 'Delete a contact with its conversations and messages',
+        tags,
+        security,
+        summary: 'Delete a contact with its conversations and messages',
         description: 'Cannot be undone; for duplicates prefer POST /contacts/merge, which keeps the history.',
         params: ContactPathLenient,
         response: responses({ 200: DeleteResponse }, 401, 404),
@@ -91,8 +108,11 @@ export const contactsRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/contacts/:uuid/conversation/close',
     {
       schema: {
-        tags, security, summary: 'Close (archive) all conversations of a contact',
-        description: 'No body. Records one conversation_archived event per conversation closed; closedAt is the closing time.',
+        tags,
+        security,
+        summary: 'Close (archive) all conversations of a contact',
+        description:
+          'No body. Records one conversation_archived event per conversation closed; closedAt is the closing time.',
         params: ContactPathLenient,
         response: responses({ 200: ContactCamelResponse }, 401, 404),
       },

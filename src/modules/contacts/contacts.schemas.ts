@@ -8,17 +8,33 @@ export const MAX_CUSTOM_FIELDS = 50;
 export const MAX_TAGS = 50;
 
 const Email = Type.String({ format: 'email', minLength: 3, maxLength: 254, description: 'email address' });
-const PhoneInput = Type.String({ minLength: 1, maxLength: 32, description: 'phone number with country code; digits (a leading + and separators are tolerated)' });
-const ExternalId = Type.String({ minLength: 1, maxLength: 255, description: "the caller's own id for the person" });
-const Tags = Type.Array(Type.String({ minLength: 1, maxLength: 100 }), { maxItems: MAX_TAGS, description: 'tag list; duplicates are dropped' });
-
-export const CustomFieldValue = Type.Union([Type.String({ maxLength: 2000 }), Type.Number(), Type.Boolean(), Type.Null()]);
-/** Keys are identifiers; values are scalars, null removes the key on update. */
-export const CustomFields = Type.Record(Type.String({ pattern: '^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$' }), CustomFieldValue, {
-  additionalProperties: false,
-  maxProperties: MAX_CUSTOM_FIELDS,
-  description: `key-value pairs; keys match ^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$, at most ${MAX_CUSTOM_FIELDS}; string values up to 2000 characters`,
+const PhoneInput = Type.String({
+  minLength: 1,
+  maxLength: 32,
+  description: 'phone number with country code; digits (a leading + and separators are tolerated)',
 });
+const ExternalId = Type.String({ minLength: 1, maxLength: 255, description: "the caller's own id for the person" });
+const Tags = Type.Array(Type.String({ minLength: 1, maxLength: 100 }), {
+  maxItems: MAX_TAGS,
+  description: 'tag list; duplicates are dropped',
+});
+
+export const CustomFieldValue = Type.Union([
+  Type.String({ maxLength: 2000 }),
+  Type.Number(),
+  Type.Boolean(),
+  Type.Null(),
+]);
+/** Keys are identifiers; values are scalars, null removes the key on update. */
+export const CustomFields = Type.Record(
+  Type.String({ pattern: '^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$' }),
+  CustomFieldValue,
+  {
+    additionalProperties: false,
+    maxProperties: MAX_CUSTOM_FIELDS,
+    description: `key-value pairs; keys match ^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$, at most ${MAX_CUSTOM_FIELDS}; string values up to 2000 characters`,
+  },
+);
 
 /** Snake_case form of a contact (search, create, read). */
 export const ContactSnake = Type.Object(
@@ -27,7 +43,9 @@ export const ContactSnake = Type.Object(
     first_name: Type.String(),
     last_name: Type.String(),
     email: Nullable(Type.String(), { description: 'null when the contact has no email' }),
-    phone_number: Nullable(Type.String(), { description: 'digits only, with country code; null when the contact has no phone' }),
+    phone_number: Nullable(Type.String(), {
+      description: 'digits only, with country code; null when the contact has no phone',
+    }),
     external_id: Nullable(Type.String()),
     created_at: Timestamp,
   },
@@ -42,10 +60,16 @@ export const ContactCamel = Type.Object(
     phoneNumber: Nullable(Type.String(), { description: 'with leading plus sign; null when the contact has no phone' }),
     avatarUrl: Nullable(Type.String()),
     createdAt: Timestamp,
-    source: Nullable(Type.String(), { description: 'channel the contact came from, e.g. whatsapp; api for contacts created through the API' }),
-    closedAt: Nullable(Timestamp, { description: 'latest closing time when none of its conversations is open, else null' }),
+    source: Nullable(Type.String(), {
+      description: 'channel the contact came from, e.g. whatsapp; api for contacts created through the API',
+    }),
+    closedAt: Nullable(Timestamp, {
+      description: 'latest closing time when none of its conversations is open, else null',
+    }),
     href: Type.String({ description: 'dashboard link to the contact' }),
-    conversationHref: Type.String({ description: "dashboard link to the contact's most recent conversation (the contact link when it has none)" }),
+    conversationHref: Type.String({
+      description: "dashboard link to the contact's most recent conversation (the contact link when it has none)",
+    }),
     tags: Type.Array(Type.String()),
     assignedUser: Nullable(Type.String(), { description: 'email of the assigned business user' }),
     customFields: Type.Record(Type.String(), Type.Unknown()),
@@ -84,10 +108,23 @@ export type CreateContactInput = Static<typeof CreateContactInput>;
 
 export const UpdateContactBody = Type.Object(
   {
-    name: Type.Optional(Type.String({ minLength: 1, maxLength: 400, description: 'full name: the first word becomes the first name, the rest the last name' })),
-    tags: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 100 }), { maxItems: MAX_TAGS, description: 'full replacement of the tag list; synced to the contact\'s conversations' })),
+    name: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 400,
+        description: 'full name: the first word becomes the first name, the rest the last name',
+      }),
+    ),
+    tags: Type.Optional(
+      Type.Array(Type.String({ minLength: 1, maxLength: 100 }), {
+        maxItems: MAX_TAGS,
+        description: "full replacement of the tag list; synced to the contact's conversations",
+      }),
+    ),
     custom_fields: Type.Optional(CustomFields),
-    assigned_user: Type.Optional(Type.String({ minLength: 1, maxLength: 254, description: 'email of the business user to assign' })),
+    assigned_user: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 254, description: 'email of the business user to assign' }),
+    ),
     unassign_user: Type.Optional(Type.Boolean({ description: 'true removes the assigned user' })),
   },
   { additionalProperties: false },
@@ -95,7 +132,9 @@ export const UpdateContactBody = Type.Object(
 export type UpdateContactBody = Static<typeof UpdateContactBody>;
 
 export const ContactResponse = Type.Object({ contact: ContactSnake });
-export const ContactCamelResponse = Type.Object({ contact: Type.Array(ContactCamel, { description: 'always one element' }) });
+export const ContactCamelResponse = Type.Object({
+  contact: Type.Array(ContactCamel, { description: 'always one element' }),
+});
 export const SearchResponse = Type.Object({ results: Type.Array(ContactSnake) });
 
 /**

@@ -9,7 +9,13 @@ import { usersRepository } from '../users/users.repository.ts';
 import { planUpdate, uniqueTags } from './contacts.changes.ts';
 import { toContactCamel, toContactSnake } from './contacts.mappers.ts';
 import { contactsRepository, type ContactIdentifiers, type ContactRow } from './contacts.repository.ts';
-import { SEARCH_LIMIT, type ContactCamelForm, type CreateContactInput, type SearchQuery, type UpdateContactBody } from './contacts.schemas.ts';
+import {
+  SEARCH_LIMIT,
+  type ContactCamelForm,
+  type CreateContactInput,
+  type SearchQuery,
+  type UpdateContactBody,
+} from './contacts.schemas.ts';
 
 function parsePhone(input: string, field: string) {
   const phone = normalisePhone(input);
@@ -53,11 +59,18 @@ export class ContactsService {
     const claims: { field: string; value: string; ids: ContactIdentifiers }[] = [];
     if (email !== undefined) claims.push({ field: 'email', value: email.toLowerCase(), ids: { email } });
     if (phone !== undefined) claims.push({ field: 'phone_number', value: phone.key, ids: { phoneKey: phone.key } });
-    if (input.external_id !== undefined) claims.push({ field: 'external_id', value: input.external_id, ids: { externalId: input.external_id } });
-    const customFields = Object.fromEntries(Object.entries(input.custom_fields ?? {}).filter(([, value]) => value !== null));
+    if (input.external_id !== undefined)
+      claims.push({ field: 'external_id', value: input.external_id, ids: { externalId: input.external_id } });
+    const customFields = Object.fromEntries(
+      Object.entries(input.custom_fields ?? {}).filter(([, value]) => value !== null),
+    );
     try {
       const row = await this.db.transaction().execute(async (trx) => {
-        await contactsRepository.lockIdentifiers(trx, businessId, claims.map((c) => `${c.field}:${c.value}`));
+        await contactsRepository.lockIdentifiers(
+          trx,
+          businessId,
+          claims.map((c) => `${c.field}:${c.value}`),
+        );
         const taken = [];
         for (const { field, ids } of claims) {
           const [owner] = await contactsRepository.findByIdentifiers(trx, businessId, ids, 1);
@@ -81,7 +94,8 @@ export class ContactsService {
       });
       return toContactSnake(row);
     } catch (err) {
-      if (isUniqueViolation(err)) throw conflict('an identifier already belongs to a contact', [{ field: 'external_id' }]);
+      if (isUniqueViolation(err))
+        throw conflict('an identifier already belongs to a contact', [{ field: 'external_id' }]);
       throw err;
     }
   }
@@ -98,7 +112,9 @@ export class ContactsService {
         assignee = await usersRepository.findByEmail(trx, businessId, body.assigned_user);
         if (!assignee) throw badRequest('assigned_user is not a user of the business', [{ path: '/assigned_user' }]);
       }
-      const current = row.assigned_user_id ? ((await usersRepository.find(trx, businessId, row.assigned_user_id)) ?? null) : null;
+      const current = row.assigned_user_id
+        ? ((await usersRepository.find(trx, businessId, row.assigned_user_id)) ?? null)
+        : null;
       const { values, changes } = planUpdate(row, body, assignee, current);
       const updated = changes.length > 0 ? await contactsRepository.update(trx, businessId, id, values) : row;
       if (body.tags !== undefined) await contactsRepository.setConversationTags(trx, businessId, id, updated.tags);
@@ -143,12 +159,16 @@ export class ContactsService {
   /** camelCase form of a contact row (also for other modules, e.g. webhook payloads); pass `db` inside a transaction. */
   async camelForm(row: ContactRow, db: Db = this.db): Promise<ContactCamelForm> {
     const summary = await contactsRepository.conversationSummary(db, row.business_id, row.id);
-    const assigned = row.assigned_user_id ? await usersRepository.find(db, row.business_id, row.assigned_user_id) : undefined;
+    const assigned = row.assigned_user_id
+      ? await usersRepository.find(db, row.business_id, row.assigned_user_id)
+      : undefined;
     return toContactCamel(row, { summary, assignedUserEmail: assigned?.email ?? null, links: this.links });
   }
 
   private async require(db: Db, businessId: string, id: string, forUpdate = false): Promise<ContactRow> {
-    const row = forUpdate ? await contactsRepository.findForUpdate(db, businessId, id) : await contactsRepository.find(db, businessId, id);
+    const row = forUpdate
+      ? await contactsRepository.findForUpdate(db, businessId, id)
+      : await contactsRepository.find(db, businessId, id);
     if (!row) throw notFound('contact');
     return row;
   }

@@ -19,20 +19,30 @@ function contactsWithConversationsQuery(db: Db, businessId: string, phoneKey: st
   return db
     .selectFrom(contacts.as('c'))
     .leftJoinLateral(
-      (eb) => eb
-        .selectFrom('conversations as v')
-        .select(['v.id', 'v.channel', 'v.created_at', 'v.last_message_at', 'v.message_count'])
-        .where('v.business_id', '=', businessId)
-        .whereRef('v.contact_id', '=', 'c.id')
-        .orderBy('v.created_at')
-        .orderBy('v.id')
-        .limit(limit)
-        .as('v'),
+      (eb) =>
+        eb
+          .selectFrom('conversations as v')
+          .select(['v.id', 'v.channel', 'v.created_at', 'v.last_message_at', 'v.message_count'])
+          .where('v.business_id', '=', businessId)
+          .whereRef('v.contact_id', '=', 'c.id')
+          .orderBy('v.created_at')
+          .orderBy('v.id')
+          .limit(limit)
+          .as('v'),
       (join) => join.onTrue(),
     )
     .select([
-      'c.id', 'c.first_name', 'c.last_name', 'c.phone_number', 'c.custom_fields', 'c.created_at as contact_created_at',
-      'v.id as conversation_id', 'v.channel', 'v.created_at as conversation_created_at', 'v.last_message_at', 'v.message_count',
+      'c.id',
+      'c.first_name',
+      'c.last_name',
+      'c.phone_number',
+      'c.custom_fields',
+      'c.created_at as contact_created_at',
+      'v.id as conversation_id',
+      'v.channel',
+      'v.created_at as conversation_created_at',
+      'v.last_message_at',
+      'v.message_count',
     ])
     .orderBy('c.created_at')
     .orderBy('c.id')
@@ -114,7 +124,9 @@ export const conversationsRepository = {
       .selectFrom('contacts')
       .select(['id', 'first_name', 'last_name', 'phone_number'])
       .where('business_id', '=', businessId)
-      .where((eb) => eb.or(values.map((value) => eb(sql`custom_fields`, '@>', sql`${JSON.stringify({ [key]: value })}::jsonb`))))
+      .where((eb) =>
+        eb.or(values.map((value) => eb(sql`custom_fields`, '@>', sql`${JSON.stringify({ [key]: value })}::jsonb`))),
+      )
       .orderBy('created_at')
       .orderBy('id')
       .limit(limit)
@@ -133,14 +145,16 @@ export const conversationsRepository = {
    * several contacts of a phone): the query of messagesRepository.latestOfConversation, compiled
    * once.
    */
-  latestMessages: compiledOnce(LOOKUP_PLACEHOLDERS, (db, businessId, conversationId, limit) => db
-    .selectFrom('messages')
-    .select(['id', 'text', 'direction', 'status', 'error', 'created_at'])
-    .where('business_id', '=', businessId)
-    .where('conversation_id', '=', conversationId)
-    .orderBy('created_at', 'desc')
-    .orderBy('id', 'desc')
-    .limit(limit)),
+  latestMessages: compiledOnce(LOOKUP_PLACEHOLDERS, (db, businessId, conversationId, limit) =>
+    db
+      .selectFrom('messages')
+      .select(['id', 'text', 'direction', 'status', 'error', 'created_at'])
+      .where('business_id', '=', businessId)
+      .where('conversation_id', '=', conversationId)
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(limit),
+  ),
 
   /** Conversations of a contact, oldest first (index conversations_contact). */
   ofContact(db: Db, businessId: string, contactId: string, limit: number) {

@@ -13,7 +13,7 @@ export const conversationsRoutes: FastifyPluginAsyncTypebox = async (app) => {
       schema: {
         tags: ['conversations'],
         security,
-        summary: 'Look up a contact\'s conversation and its latest messages',
+        summary: "Look up a contact's conversation and its latest messages",
         description:
           'Identifies one contact by phone and/or a custom contact field (field_key with field_value); when both are sent ' +
           'the contact must match both. 400 without a lookup method, with only one of field_key/field_value, or with a ' +

@@ -41,26 +41,44 @@ export class ConversationsService {
     }
     const phoneKey = phone === undefined ? undefined : normalisePhone(phone)?.key;
     if (phone !== undefined && phoneKey === undefined) {
-      throw badRequest('phone must be a phone number: digits with country code', [{ location: 'querystring', path: '/phone', message: 'not a phone number' }]);
+      throw badRequest('phone must be a phone number: digits with country code', [
+        { location: 'querystring', path: '/phone', message: 'not a phone number' },
+      ]);
     }
     const values = fieldValue === undefined ? [] : fieldValues(fieldValue);
     if (fieldKey !== undefined && !(await conversationsRepository.fieldDefined(this.db, businessId, fieldKey))) {
-      throw badRequest(`field_key "${fieldKey}" is not a contact field of this business`, [{ location: 'querystring', path: '/field_key', message: 'unknown contact field' }]);
+      throw badRequest(`field_key "${fieldKey}" is not a contact field of this business`, [
+        { location: 'querystring', path: '/field_key', message: 'unknown contact field' },
+      ]);
     }
 
-    const { contact, conversations, answer } = phoneKey !== undefined
-      ? await this.byPhone(businessId, phoneKey, fieldKey, values, query.message_limit)
-      : await this.byField(businessId, fieldKey as string, values);
+    const { contact, conversations, answer } =
+      phoneKey !== undefined
+        ? await this.byPhone(businessId, phoneKey, fieldKey, values, query.message_limit)
+        : await this.byField(businessId, fieldKey as string, values);
     if (conversations.length === 0) throw notFound('conversation');
     if (conversations.length > 1) {
-      throw conflict(`the contact has ${conversations.length} conversations`, conversations.map((c) => ({ conversation_id: c.id, platform: c.channel })));
+      throw conflict(
+        `the contact has ${conversations.length} conversations`,
+        conversations.map((c) => ({ conversation_id: c.id, platform: c.channel })),
+      );
     }
     if (answer !== undefined) return { json: answer };
     const conversation = conversations[0];
 
-    const latest = await conversationsRepository.latestMessages(this.db, businessId, conversation.id, query.message_limit);
+    const latest = await conversationsRepository.latestMessages(
+      this.db,
+      businessId,
+      conversation.id,
+      query.message_limit,
+    );
     return {
-      contact: { id: contact.id, first_name: contact.first_name, last_name: contact.last_name, phone_number: contact.phone_number },
+      contact: {
+        id: contact.id,
+        first_name: contact.first_name,
+        last_name: contact.last_name,
+        phone_number: contact.phone_number,
+      },
       conversation: {
         id: conversation.id,
         platform: conversation.channel,
@@ -77,7 +95,13 @@ export class ConversationsService {
    * when the statement wrote it (a single contact-conversation pair): one statement on the common
    * path (phoneLookupQuery); 404/409 on zero or several contacts.
    */
-  private async byPhone(businessId: string, phoneKey: string, fieldKey: string | undefined, values: unknown[], messageLimit: number): Promise<Match> {
+  private async byPhone(
+    businessId: string,
+    phoneKey: string,
+    fieldKey: string | undefined,
+    values: unknown[],
+    messageLimit: number,
+  ): Promise<Match> {
     const rows = await conversationsRepository.phoneLookup(this.db, businessId, phoneKey, MATCH_LIMIT, messageLimit);
     const contacts = new Map<string, Match>();
     // One row per contact-conversation pair (a contact without conversations has one, with nulls).
@@ -88,7 +112,12 @@ export class ConversationsService {
         match = { contact: row, conversations: [] };
         contacts.set(row.id, match);
       }
-      if (row.conversation_id !== null && row.channel !== null && row.conversation_created_at !== null && row.message_count !== null) {
+      if (
+        row.conversation_id !== null &&
+        row.channel !== null &&
+        row.conversation_created_at !== null &&
+        row.message_count !== null
+      ) {
         match.conversations.push({
           id: row.conversation_id,
           channel: row.channel,
@@ -100,15 +129,24 @@ export class ConversationsService {
     }
     const match = onlyOne([...contacts.values()]);
     // The statement writes the answer only for a single pair; otherwise the caller builds it.
-    const answer = rows.length === 1 ? rows[0]!.answer : null;
+    const answer = rows.length === 1 ? rows[0].answer : null;
     return answer === null ? match : { ...match, answer };
   }
 
   /** The one contact whose custom field holds the value, then its conversations. */
   private async byField(businessId: string, fieldKey: string, values: unknown[]): Promise<Match> {
-    const contacts = await conversationsRepository.contactsByCustomField(this.db, businessId, fieldKey, values, MATCH_LIMIT);
+    const contacts = await conversationsRepository.contactsByCustomField(
+      this.db,
+      businessId,
+      fieldKey,
+      values,
+      MATCH_LIMIT,
+    );
     const { contact } = onlyOne(contacts.map((c) => ({ contact: c, conversations: [] })));
-    return { contact, conversations: await conversationsRepository.ofContact(this.db, businessId, contact.id, MATCH_LIMIT) };
+    return {
+      contact,
+      conversations: await conversationsRepository.ofContact(this.db, businessId, contact.id, MATCH_LIMIT),
+    };
   }
 }
 
@@ -120,7 +158,13 @@ export type LookupAnswer = Static<typeof ConversationLookup> | { json: string };
 
 interface Match {
   contact: { id: string; first_name: string; last_name: string; phone_number: string | null };
-  conversations: { id: string; channel: string; created_at: string; last_message_at: string | null; message_count: number }[];
+  conversations: {
+    id: string;
+    channel: string;
+    created_at: string;
+    last_message_at: string | null;
+    message_count: number;
+  }[];
   /** The lookup's answer as JSON text, when the database wrote it. */
   answer?: string;
 }
@@ -128,7 +172,10 @@ interface Match {
 function onlyOne(matches: Match[]): Match {
   if (matches.length === 0) throw notFound('contact');
   if (matches.length > 1) {
-    throw conflict(`${matches.length} contacts match; narrow the lookup`, matches.map((m) => ({ contact_id: m.contact.id })));
+    throw conflict(
+      `${matches.length} contacts match; narrow the lookup`,
+      matches.map((m) => ({ contact_id: m.contact.id })),
+    );
   }
   return matches[0];
 }

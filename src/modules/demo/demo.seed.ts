@@ -9,7 +9,9 @@ import { DEMO_AGENT, DEMO_CONTACT_PHONE, demoRecords } from './demo.data.ts';
  * contact's phone to look up and the agent's id, or undefined when the database had data: it never
  * touches a database in use.
  */
-export async function seedDemoIfEmpty(services: Services): Promise<{ key: string; contactPhone: string; agentId: string } | undefined> {
+export async function seedDemoIfEmpty(
+  services: Services,
+): Promise<{ key: string; contactPhone: string; agentId: string } | undefined> {
   if (!(await services.businesses.isEmpty())) return undefined;
   const business = await services.businesses.create('Demo business');
   const { key } = await services.apiKeys.create(business.id, 'demo');

@@ -5,7 +5,11 @@ import { BusinessItemParams } from '../admin/admin.schemas.ts';
 
 const tags = ['operator'];
 const security = [{ adminToken: [] }];
-const actor = { user_id: Type.Optional(Type.String({ format: 'uuid', description: 'team member acting (actor human); omitted = system' })) };
+const actor = {
+  user_id: Type.Optional(
+    Type.String({ format: 'uuid', description: 'team member acting (actor human); omitted = system' }),
+  ),
+};
 const reason = Type.Optional(Type.String({ minLength: 1, maxLength: 500 }));
 const Conversation = Type.Object({
   id: Uuid,
@@ -24,30 +28,76 @@ export const conversationOpsRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const ops = app.services.conversationOps;
   const wrap = async <T>(p: Promise<T>) => ({ conversation: await p });
 
-  app.post(`${path}/resolve`, {
-    schema: { tags, security, summary: 'Mark a conversation resolved (conversation_resolved)', params: BusinessItemParams, body: Type.Object({ ...actor, reason }, { additionalProperties: false }), response: answer },
-  }, async (request) => wrap(ops.resolve(request.params.bid, request.params.id, request.body)));
-
-  app.post(`${path}/manual-control`, {
-    schema: {
-      tags, security, params: BusinessItemParams, response: answer,
-      summary: 'Take over from the AI, hand back, pin or unpin manual control',
-      description: 'active true/false writes manual_control_activated/released; locked true/false writes manual_control_locked/unlocked. Pinning implies manual control; releasing removes the pin.',
-      body: Type.Object({ ...actor, active: Type.Optional(Type.Boolean()), locked: Type.Optional(Type.Boolean()), reason }, { additionalProperties: false }),
+  app.post(
+    `${path}/resolve`,
+    {
+      schema: {
+        tags,
+        security,
+        summary: 'Mark a conversation resolved (conversation_resolved)',
+        params: BusinessItemParams,
+        body: Type.Object({ ...actor, reason }, { additionalProperties: false }),
+        response: answer,
+      },
     },
-  }, async (request) => wrap(ops.manualControl(request.params.bid, request.params.id, request.body)));
+    async (request) => wrap(ops.resolve(request.params.bid, request.params.id, request.body)),
+  );
 
-  for (const [name, archived] of [['archive', true], ['unarchive', false]] as const) {
-    app.post(`${path}/${name}`, {
-      schema: { tags, security, summary: `${archived ? 'Archive' : 'Unarchive'} one conversation (conversation_${name}d)`, params: BusinessItemParams, body: Type.Object(actor, { additionalProperties: false }), response: answer },
-    }, async (request) => wrap(ops.archive(request.params.bid, request.params.id, request.body, archived)));
+  app.post(
+    `${path}/manual-control`,
+    {
+      schema: {
+        tags,
+        security,
+        params: BusinessItemParams,
+        response: answer,
+        summary: 'Take over from the AI, hand back, pin or unpin manual control',
+        description:
+          'active true/false writes manual_control_activated/released; locked true/false writes manual_control_locked/unlocked. Pinning implies manual control; releasing removes the pin.',
+        body: Type.Object(
+          { ...actor, active: Type.Optional(Type.Boolean()), locked: Type.Optional(Type.Boolean()), reason },
+          { additionalProperties: false },
+        ),
+      },
+    },
+    async (request) => wrap(ops.manualControl(request.params.bid, request.params.id, request.body)),
+  );
+
+  for (const [name, archived] of [
+    ['archive', true],
+    ['unarchive', false],
+  ] as const) {
+    app.post(
+      `${path}/${name}`,
+      {
+        schema: {
+          tags,
+          security,
+          summary: `${archived ? 'Archive' : 'Unarchive'} one conversation (conversation_${name}d)`,
+          params: BusinessItemParams,
+          body: Type.Object(actor, { additionalProperties: false }),
+          response: answer,
+        },
+      },
+      async (request) => wrap(ops.archive(request.params.bid, request.params.id, request.body, archived)),
+    );
   }
 
-  app.put(`${path}/agent`, {
-    schema: {
-      tags, security, params: BusinessItemParams, response: answer,
-      summary: 'Set or remove the conversation\'s AI agent (agent_assigned / agent_switched / agent_removed)',
-      body: Type.Object({ ...actor, agent_id: Nullable(Type.String({ format: 'uuid' })) }, { additionalProperties: false }),
+  app.put(
+    `${path}/agent`,
+    {
+      schema: {
+        tags,
+        security,
+        params: BusinessItemParams,
+        response: answer,
+        summary: "Set or remove the conversation's AI agent (agent_assigned / agent_switched / agent_removed)",
+        body: Type.Object(
+          { ...actor, agent_id: Nullable(Type.String({ format: 'uuid' })) },
+          { additionalProperties: false },
+        ),
+      },
     },
-  }, async (request) => wrap(ops.setAgent(request.params.bid, request.params.id, request.body)));
+    async (request) => wrap(ops.setAgent(request.params.bid, request.params.id, request.body)),
+  );
 };

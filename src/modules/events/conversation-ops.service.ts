@@ -25,19 +25,30 @@ export class ConversationOpsService {
   }
 
   /** Manual control on/off and pinned/unpinned; a pin implies manual control, a release removes the pin. */
-  manualControl(businessId: string, id: string, body: OpsActor & { active?: boolean; locked?: boolean; reason?: string }) {
+  manualControl(
+    businessId: string,
+    id: string,
+    body: OpsActor & { active?: boolean; locked?: boolean; reason?: string },
+  ) {
     if (body.active === undefined && body.locked === undefined) throw badRequest('send active, locked or both');
-    if (body.active === false && body.locked === true) throw badRequest('a pinned conversation stays under manual control');
+    if (body.active === false && body.locked === true)
+      throw badRequest('a pinned conversation stays under manual control');
     return this.run(businessId, id, body, async (trx, row, actor) => {
       const reason = body.reason ?? 'dashboard';
       const active = body.locked === true ? true : (body.active ?? row.manual_control);
       const locked = active ? (body.locked ?? row.manual_control_locked) : false;
-      if (active && !row.manual_control) await events.manualControlActivated(trx, businessId, row, actor, { reason: body.reason ?? null });
-      if (locked && !row.manual_control_locked) await events.manualControlLocked(trx, businessId, row, actor, { reason });
-      if (!locked && row.manual_control_locked) await events.manualControlUnlocked(trx, businessId, row, actor, { reason });
+      if (active && !row.manual_control)
+        await events.manualControlActivated(trx, businessId, row, actor, { reason: body.reason ?? null });
+      if (locked && !row.manual_control_locked)
+        await events.manualControlLocked(trx, businessId, row, actor, { reason });
+      if (!locked && row.manual_control_locked)
+        await events.manualControlUnlocked(trx, businessId, row, actor, { reason });
       if (!active && row.manual_control) await events.manualControlReleased(trx, businessId, row, actor, { reason });
       if (active === row.manual_control && locked === row.manual_control_locked) return row;
-      return conversationOpsRepository.update(trx, businessId, id, { manual_control: active, manual_control_locked: locked });
+      return conversationOpsRepository.update(trx, businessId, id, {
+        manual_control: active,
+        manual_control_locked: locked,
+      });
     });
   }
 
@@ -54,19 +65,28 @@ export class ConversationOpsService {
   /** Sets (or with null removes) the conversation's AI agent: agent_assigned, agent_switched or agent_removed. */
   setAgent(businessId: string, id: string, body: OpsActor & { agent_id: string | null }) {
     return this.run(businessId, id, body, async (trx, row, actor) => {
-      if (body.agent_id !== null && !(await agentsRepository.find(trx, businessId, body.agent_id))) throw notFound('agent');
+      if (body.agent_id !== null && !(await agentsRepository.find(trx, businessId, body.agent_id)))
+        throw notFound('agent');
       if (row.agent_id === body.agent_id) return row;
       await events.agentChanged(trx, businessId, row, actor, { from_agent: row.agent_id, to_agent: body.agent_id });
       return conversationOpsRepository.update(trx, businessId, id, { agent_id: body.agent_id });
     });
   }
 
-  private run(businessId: string, id: string, body: OpsActor, op: (trx: Db, row: OpsConversationRow, actor: events.EventActor) => Promise<OpsConversationRow>) {
+  private run(
+    businessId: string,
+    id: string,
+    body: OpsActor,
+    op: (trx: Db, row: OpsConversationRow, actor: events.EventActor) => Promise<OpsConversationRow>,
+  ) {
     return this.db.transaction().execute(async (trx) => {
       const row = await conversationOpsRepository.findForUpdate(trx, businessId, id);
       if (!row) throw notFound('conversation');
-      if (body.user_id !== undefined && !(await usersRepository.find(trx, businessId, body.user_id))) throw notFound('user');
-      const actor: events.EventActor = body.user_id ? { actorType: 'human', userId: body.user_id } : { actorType: 'system' };
+      if (body.user_id !== undefined && !(await usersRepository.find(trx, businessId, body.user_id)))
+        throw notFound('user');
+      const actor: events.EventActor = body.user_id
+        ? { actorType: 'human', userId: body.user_id }
+        : { actorType: 'system' };
       return op(trx, row, actor);
     });
   }

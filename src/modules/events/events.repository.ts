@@ -7,6 +7,9 @@ export type NewEvent = Omit<Insertable<EventsTable>, 'business_id' | 'id' | 'dat
 export const eventsRepository = {
   async insertMany(db: Db, rows: Insertable<EventsTable>[]): Promise<void> {
     if (rows.length === 0) return;
-    await db.insertInto('events').values(rows.map((r) => ({ ...r, data: JSON.stringify(r.data ?? {}) }))).execute();
+    await db
+      .insertInto('events')
+      .values(rows.map((r) => ({ ...r, data: JSON.stringify(r.data ?? {}) })))
+      .execute();
   },
 };

@@ -34,14 +34,23 @@ export interface FieldChange {
 }
 
 export function writeEvents(trx: Db, businessId: string, events: (NewEvent & { type: EventType })[]): Promise<void> {
-  return eventsRepository.insertMany(trx, events.map((e) => ({ ...e, business_id: businessId, id: newId() })));
+  return eventsRepository.insertMany(
+    trx,
+    events.map((e) => ({ ...e, business_id: businessId, id: newId() })),
+  );
 }
 
 /** One `contact_field_changed` event groups every field changed by one operation. */
 export function contactFieldChanged(
   trx: Db,
   businessId: string,
-  change: { contactId: string; actorType: NewEvent['actor_type']; source: string; changes: FieldChange[]; userId?: string | null },
+  change: {
+    contactId: string;
+    actorType: NewEvent['actor_type'];
+    source: string;
+    changes: FieldChange[];
+    userId?: string | null;
+  },
 ): Promise<void> {
   if (change.changes.length === 0) return Promise.resolve();
   return writeEvents(trx, businessId, [
@@ -75,7 +84,14 @@ export interface EventActor {
 
 type ConversationEventType = Exclude<EventType, 'contact_field_changed'>;
 
-function conversationEvent(trx: Db, businessId: string, type: ConversationEventType, conversation: EventConversation, actor: EventActor, data: Record<string, unknown>) {
+function conversationEvent(
+  trx: Db,
+  businessId: string,
+  type: ConversationEventType,
+  conversation: EventConversation,
+  actor: EventActor,
+  data: Record<string, unknown>,
+) {
   return writeEvents(trx, businessId, [
     {
       type,
@@ -90,9 +106,17 @@ function conversationEvent(trx: Db, businessId: string, type: ConversationEventT
   ]);
 }
 
-type Writer<D> = (trx: Db, businessId: string, conversation: EventConversation, actor: EventActor, data: D) => Promise<void>;
-const writer = <D extends Record<string, unknown>>(type: ConversationEventType): Writer<D> => (trx, businessId, conversation, actor, data) =>
-  conversationEvent(trx, businessId, type, conversation, actor, data);
+type Writer<D> = (
+  trx: Db,
+  businessId: string,
+  conversation: EventConversation,
+  actor: EventActor,
+  data: D,
+) => Promise<void>;
+const writer =
+  <D extends Record<string, unknown>>(type: ConversationEventType): Writer<D> =>
+  (trx, businessId, conversation, actor, data) =>
+    conversationEvent(trx, businessId, type, conversation, actor, data);
 
 /** A person took over and the AI stopped replying. */
 export const manualControlActivated = writer<{ reason: string | null }>('manual_control_activated');
@@ -121,9 +145,16 @@ export const transferFallbackRequired = writer<TransferData>('transfer_fallback_
 
 export const SENTIMENTS = ['POSITIVE', 'NEUTRAL', 'NEGATIVE'] as const;
 /** The conversation's sentiment was analyzed. */
-export const sentimentAnalyzed: Writer<{ sentiment: (typeof SENTIMENTS)[number] }> = (trx, businessId, conversation, actor, data) => {
+export const sentimentAnalyzed: Writer<{ sentiment: (typeof SENTIMENTS)[number] }> = (
+  trx,
+  businessId,
+  conversation,
+  actor,
+  data,
+) => {
   // A runtime guard as well: the value comes from a model's output.
-  if (!SENTIMENTS.includes(data.sentiment)) return Promise.reject(new Error(`sentiment must be one of ${SENTIMENTS.join(', ')}`));
+  if (!SENTIMENTS.includes(data.sentiment))
+    return Promise.reject(new Error(`sentiment must be one of ${SENTIMENTS.join(', ')}`));
   return conversationEvent(trx, businessId, 'sentiment_analyzed', conversation, actor, data);
 };
 
@@ -147,8 +178,20 @@ export const agentSwitched = writer<AgentChange>('agent_switched');
 export const agentRemoved = writer<AgentChange>('agent_removed');
 
 /** The right one of agent_assigned / agent_switched / agent_removed for a change, or nothing when there is none. */
-export function agentChanged(trx: Db, businessId: string, conversation: EventConversation, actor: EventActor, change: AgentChange): Promise<void> {
+export function agentChanged(
+  trx: Db,
+  businessId: string,
+  conversation: EventConversation,
+  actor: EventActor,
+  change: AgentChange,
+): Promise<void> {
   if (change.from_agent === change.to_agent) return Promise.resolve();
   const write = change.from_agent === null ? agentAssigned : change.to_agent === null ? agentRemoved : agentSwitched;
-  return write(trx, businessId, conversation, { ...actor, agentId: actor.agentId ?? change.to_agent ?? change.from_agent }, change);
+  return write(
+    trx,
+    businessId,
+    conversation,
+    { ...actor, agentId: actor.agentId ?? change.to_agent ?? change.from_agent },
+    change,
+  );
 }

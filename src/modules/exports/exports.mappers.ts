@@ -8,7 +8,9 @@ function agentOf(row: Refs): MessageExport['agent'] {
 }
 
 function userOf(row: Refs): MessageExport['user'] {
-  return row.user_ref && row.user_name !== null && row.user_email !== null ? { id: row.user_ref, name: row.user_name, email: row.user_email } : null;
+  return row.user_ref && row.user_name !== null && row.user_email !== null
+    ? { id: row.user_ref, name: row.user_name, email: row.user_email }
+    : null;
 }
 
 /** A joined message row in the contract's export form. */
@@ -24,7 +26,10 @@ export function toMessageExport(row: MessageExportRow): MessageExport {
     user: userOf(row),
     type: row.type,
     text: row.text,
-    media: row.media_id === null ? null : { id: row.media_id, filename: row.media_filename, content_type: row.media_content_type },
+    media:
+      row.media_id === null
+        ? null
+        : { id: row.media_id, filename: row.media_filename, content_type: row.media_content_type },
     reply_to_id: row.reply_to_id,
     status: row.status,
     error: row.error,

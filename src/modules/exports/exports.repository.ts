@@ -23,7 +23,11 @@ function keyset(alias: string, range: PageRange) {
 }
 
 /** The keyset bounds, key order and limit on a query builder. */
-function bounded<DB, TB extends keyof DB & string, O>(q: SelectQueryBuilder<DB, TB, O>, alias: string, range: PageRange) {
+function bounded<DB, TB extends keyof DB & string, O>(
+  q: SelectQueryBuilder<DB, TB, O>,
+  alias: string,
+  range: PageRange,
+) {
   return q
     .where(keyset(alias, range))
     .orderBy(`${alias}.created_at` as never)
@@ -34,32 +38,72 @@ function bounded<DB, TB extends keyof DB & string, O>(q: SelectQueryBuilder<DB, 
 /** Columns of the message export form; agent, user and the first media are joined by primary key. */
 export function messageExportColumns<O>(q: SelectQueryBuilder<Database, 'messages', O>) {
   return q
-    .leftJoin('agents as a', (j) => j.onRef('a.business_id', '=', 'messages.business_id').onRef('a.id', '=', 'messages.agent_id'))
-    .leftJoin('users as u', (j) => j.onRef('u.business_id', '=', 'messages.business_id').onRef('u.id', '=', 'messages.user_id'))
+    .leftJoin('agents as a', (j) =>
+      j.onRef('a.business_id', '=', 'messages.business_id').onRef('a.id', '=', 'messages.agent_id'),
+    )
+    .leftJoin('users as u', (j) =>
+      j.onRef('u.business_id', '=', 'messages.business_id').onRef('u.id', '=', 'messages.user_id'),
+    )
     .leftJoinLateral(
-      (eb) => eb.selectFrom('media').select(['media.id', 'media.filename', 'media.content_type'])
-        .whereRef('media.business_id', '=', 'messages.business_id').whereRef('media.message_id', '=', 'messages.id')
-        .orderBy('media.created_at').orderBy('media.id').limit(1).as('md'),
+      (eb) =>
+        eb
+          .selectFrom('media')
+          .select(['media.id', 'media.filename', 'media.content_type'])
+          .whereRef('media.business_id', '=', 'messages.business_id')
+          .whereRef('media.message_id', '=', 'messages.id')
+          .orderBy('media.created_at')
+          .orderBy('media.id')
+          .limit(1)
+          .as('md'),
       (j) => j.onTrue(),
     )
     .select([
-      'messages.id', 'messages.conversation_id', 'messages.contact_id', 'messages.channel', 'messages.direction',
-      'messages.sender_type', 'messages.type', 'messages.text', 'messages.reply_to_id', 'messages.status',
-      'messages.error', 'messages.created_at',
-      'a.id as agent_ref', 'a.name as agent_name', 'u.id as user_ref', 'u.name as user_name', 'u.email as user_email',
-      'md.id as media_id', 'md.filename as media_filename', 'md.content_type as media_content_type',
+      'messages.id',
+      'messages.conversation_id',
+      'messages.contact_id',
+      'messages.channel',
+      'messages.direction',
+      'messages.sender_type',
+      'messages.type',
+      'messages.text',
+      'messages.reply_to_id',
+      'messages.status',
+      'messages.error',
+      'messages.created_at',
+      'a.id as agent_ref',
+      'a.name as agent_name',
+      'u.id as user_ref',
+      'u.name as user_name',
+      'u.email as user_email',
+      'md.id as media_id',
+      'md.filename as media_filename',
+      'md.content_type as media_content_type',
     ]);
 }
 
 /** Columns of the event record; agent and user joined by primary key. */
 export function eventExportColumns<O>(q: SelectQueryBuilder<Database, 'events', O>) {
   return q
-    .leftJoin('agents as a', (j) => j.onRef('a.business_id', '=', 'events.business_id').onRef('a.id', '=', 'events.agent_id'))
-    .leftJoin('users as u', (j) => j.onRef('u.business_id', '=', 'events.business_id').onRef('u.id', '=', 'events.user_id'))
+    .leftJoin('agents as a', (j) =>
+      j.onRef('a.business_id', '=', 'events.business_id').onRef('a.id', '=', 'events.agent_id'),
+    )
+    .leftJoin('users as u', (j) =>
+      j.onRef('u.business_id', '=', 'events.business_id').onRef('u.id', '=', 'events.user_id'),
+    )
     .select([
-      'events.id', 'events.type', 'events.conversation_id', 'events.contact_id', 'events.channel', 'events.actor_type',
-      'events.data', 'events.created_at',
-      'a.id as agent_ref', 'a.name as agent_name', 'u.id as user_ref', 'u.name as user_name', 'u.email as user_email',
+      'events.id',
+      'events.type',
+      'events.conversation_id',
+      'events.contact_id',
+      'events.channel',
+      'events.actor_type',
+      'events.data',
+      'events.created_at',
+      'a.id as agent_ref',
+      'a.name as agent_name',
+      'u.id as user_ref',
+      'u.name as user_name',
+      'u.email as user_email',
     ]);
 }
 
@@ -115,26 +159,33 @@ export interface JoinedPage {
  * service's CPU profile of an export walk, a fifth of the time was garbage collection of those
  * rows). The records are numbered in the key order they were read in.
  */
-async function joinedPage(db: Db, records: Expression<{ record: string; k_at: string; k_id: string }>, limit: number): Promise<JoinedPage> {
+async function joinedPage(
+  db: Db,
+  records: Expression<{ record: string; k_at: string; k_id: string }>,
+  limit: number,
+): Promise<JoinedPage> {
   const { rows } = await sql<{ records: string | null; last: string | null; total: number }>`
     select string_agg(record, ',' order by n) filter (where n <= ${limit}) as records,
            min(record) filter (where n = ${limit}) as last,
            count(*)::integer as total
     from (select p.record, row_number() over (order by p.k_at, p.k_id) as n from (${records}) p) r`.execute(db);
-  const row = rows[0]!;
+  const row = rows[0];
   return { records: row.records ?? '', last: row.last, more: row.total > limit };
 }
 
 export const exportsRepository = {
   /** One page of exported messages (`range.limit` of them), joined by the database (joinedPage). */
   messagePage(db: Db, businessId: string, range: PageRange): Promise<JoinedPage> {
-    const q = exportsRepository.messageRecordsQuery(db, businessId, { ...range, limit: range.limit + 1 }).select(['m.created_at as k_at', 'm.id as k_id']);
+    const q = exportsRepository
+      .messageRecordsQuery(db, businessId, { ...range, limit: range.limit + 1 })
+      .select(['m.created_at as k_at', 'm.id as k_id']);
     return joinedPage(db, q, range.limit);
   },
 
   /** Exported messages as JSON records (`record`), oldest first: one range of the partial index messages_export. */
   messageRecordsQuery(db: Db, businessId: string, range: PageRange) {
-    let q = db.selectFrom('messages as m')
+    let q = db
+      .selectFrom('messages as m')
       .innerJoinLateral(messageRecord.as('r'), (j) => j.onTrue())
       .select(record)
       .where('m.business_id', '=', businessId)
@@ -146,13 +197,16 @@ export const exportsRepository = {
 
   /** One page of exported events (`range.limit` of them), joined by the database (joinedPage). */
   eventPage(db: Db, businessId: string, range: PageRange & { types?: string[] }): Promise<JoinedPage> {
-    const q = exportsRepository.eventRecordsQuery(db, businessId, { ...range, limit: range.limit + 1 }).select(['e.created_at as k_at', 'e.id as k_id']);
+    const q = exportsRepository
+      .eventRecordsQuery(db, businessId, { ...range, limit: range.limit + 1 })
+      .select(['e.created_at as k_at', 'e.id as k_id']);
     return joinedPage(db, q, range.limit);
   },
 
   /** Exported events as JSON records (`record`), oldest first: one range of the partial index events_export. */
   eventRecordsQuery(db: Db, businessId: string, range: PageRange & { types?: string[] }) {
-    let q = db.selectFrom('events as e')
+    let q = db
+      .selectFrom('events as e')
       .innerJoinLateral(eventRecord.as('r'), (j) => j.onTrue())
       .select(record)
       .where('e.business_id', '=', businessId)

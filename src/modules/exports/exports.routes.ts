@@ -21,7 +21,7 @@ export const exportsRoutes: FastifyPluginAsyncTypebox = async (app) => {
       schema: {
         tags: ['exports'],
         security,
-        summary: 'Export the business\'s messages in a date range',
+        summary: "Export the business's messages in a date range",
         description:
           `${paging} Limit: 120 requests per minute per business, shared with GET /contacts/:uuid/timeline. ` +
           'Left out: conversations of test contacts, internal chats, WhatsApp groups; a message recorded by both the ' +
@@ -30,7 +30,8 @@ export const exportsRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: responses({ 200: MessagesExportPage }, 400, 401, 429),
       },
     },
-    async (request, reply) => sendJsonText(reply, await app.services.exports.messages(request.businessId, request.query)),
+    async (request, reply) =>
+      sendJsonText(reply, await app.services.exports.messages(request.businessId, request.query)),
   );
 
   app.get(

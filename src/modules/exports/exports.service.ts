@@ -29,7 +29,12 @@ export class ExportsService {
   async messages(businessId: string, query: MessagesExportQuery): Promise<string> {
     const channels = parseList(query.channel, CHANNELS, 'channel');
     const { range, scope } = this.range(businessId, 'messages', query, { channel: channels });
-    return this.page('messages', await exportsRepository.messagePage(this.db, businessId, { ...range, channels }), range, scope);
+    return this.page(
+      'messages',
+      await exportsRepository.messagePage(this.db, businessId, { ...range, channels }),
+      range,
+      scope,
+    );
   }
 
   /** The JSON text of a GET /events answer. */
@@ -37,11 +42,21 @@ export class ExportsService {
     const channels = parseList(query.channel, CHANNELS, 'channel');
     const types = parseList(query.types, EVENT_TYPES, 'types');
     const { range, scope } = this.range(businessId, 'events', query, { channel: channels, types });
-    return this.page('events', await exportsRepository.eventPage(this.db, businessId, { ...range, channels, types }), range, scope);
+    return this.page(
+      'events',
+      await exportsRepository.eventPage(this.db, businessId, { ...range, channels, types }),
+      range,
+      scope,
+    );
   }
 
   /** The page's bounds from the query, or from the cursor, which must belong to this business and query. */
-  private range(businessId: string, what: string, query: MessagesExportQuery, filters: Record<string, string[] | undefined>) {
+  private range(
+    businessId: string,
+    what: string,
+    query: MessagesExportQuery,
+    filters: Record<string, string[] | undefined>,
+  ) {
     const since = parseInstant(query.since, 'since');
     const untilGiven = query.until === undefined ? undefined : parseInstant(query.until, 'until');
     const scope = CursorCodec.scope({ what, businessId, since: since.iso, until: untilGiven?.iso, ...filters });
@@ -49,7 +64,10 @@ export class ExportsService {
       const state = this.cursors.decode(query.cursor, scope);
       const until = state.extra?.until;
       if (!until) throw badRequest('invalid cursor');
-      return { range: { since: since.iso, until, after: { createdAt: state.createdAt, id: state.id }, limit: query.limit }, scope };
+      return {
+        range: { since: since.iso, until, after: { createdAt: state.createdAt, id: state.id }, limit: query.limit },
+        scope,
+      };
     }
     const until = untilGiven ?? nowInstant();
     checkWindow(since, until);
@@ -65,7 +83,10 @@ export class ExportsService {
   private page(key: 'messages' | 'events', page: JoinedPage, range: PageRange, scope: string): string {
     if (!page.more || page.last === null) return `{"${key}":[${page.records}],"next_cursor":null}`;
     const last = JSON.parse(page.last) as { id: string; created_at: string };
-    const cursor = this.cursors.encode({ createdAt: last.created_at, id: last.id, extra: { until: range.until } }, scope);
+    const cursor = this.cursors.encode(
+      { createdAt: last.created_at, id: last.id, extra: { until: range.until } },
+      scope,
+    );
     return `{"${key}":[${page.records}],"next_cursor":${JSON.stringify(cursor)}}`;
   }
 }

@@ -17,11 +17,12 @@ export interface Instant {
  */
 export function parseInstant(raw: string, field: string): Instant {
   const m = DATE_TIME.exec(raw.trim());
-  const bad = () => badRequest(`${field} must be an ISO 8601 date-time`, [{ location: 'querystring', path: `/${field}` }]);
+  const bad = () =>
+    badRequest(`${field} must be an ISO 8601 date-time`, [{ location: 'querystring', path: `/${field}` }]);
   if (!m) throw bad();
   const [, date, hm = '00:00', sec = '00', fraction = '', zone = 'Z'] = m;
   // Date.parse would roll an impossible day over (February 30 into March 2).
-  if (!isCalendarDate(date!)) throw bad();
+  if (!isCalendarDate(date)) throw bad();
   const offset = zone.toUpperCase() === 'Z' ? 'Z' : `${zone.slice(0, 3)}:${zone.slice(-2)}`;
   const ms = Date.parse(`${date}T${hm}:${sec}${offset}`);
   if (Number.isNaN(ms) || ms < EARLIEST_MS) throw bad();
@@ -52,20 +53,37 @@ export function nowInstant(): Instant {
 
 /** The contract's window: `until` after `since`, at most 31 days apart. */
 export function checkWindow(since: Instant, until: Instant): void {
-  if (until.micros <= since.micros) throw badRequest('until must be after since', [{ location: 'querystring', path: '/until' }]);
+  if (until.micros <= since.micros)
+    throw badRequest('until must be after since', [{ location: 'querystring', path: '/until' }]);
   if (until.micros - since.micros > MAX_WINDOW_MICROS) {
-    throw badRequest('since and until must be at most 31 days apart; request longer periods in pieces', [{ location: 'querystring', path: '/until' }]);
+    throw badRequest('since and until must be at most 31 days apart; request longer periods in pieces', [
+      { location: 'querystring', path: '/until' },
+    ]);
   }
 }
 
 /** Splits a comma list and checks every value against the allowed ones (400 naming the unknown). */
-export function parseList<T extends string>(raw: string | undefined, allowed: readonly T[], field: string): T[] | undefined {
+export function parseList<T extends string>(
+  raw: string | undefined,
+  allowed: readonly T[],
+  field: string,
+): T[] | undefined {
   if (raw === undefined) return undefined;
-  const values = [...new Set(raw.split(',').map((v) => v.trim()).filter((v) => v !== ''))];
-  if (values.length === 0) throw badRequest(`${field} must name at least one value`, [{ location: 'querystring', path: `/${field}` }]);
+  const values = [
+    ...new Set(
+      raw
+        .split(',')
+        .map((v) => v.trim())
+        .filter((v) => v !== ''),
+    ),
+  ];
+  if (values.length === 0)
+    throw badRequest(`${field} must name at least one value`, [{ location: 'querystring', path: `/${field}` }]);
   const unknown = values.filter((v) => !(allowed as readonly string[]).includes(v));
   if (unknown.length > 0) {
-    throw badRequest(`unknown ${field}: ${unknown.join(', ')}`, [{ location: 'querystring', path: `/${field}`, message: `allowed: ${allowed.join(', ')}` }]);
+    throw badRequest(`unknown ${field}: ${unknown.join(', ')}`, [
+      { location: 'querystring', path: `/${field}`, message: `allowed: ${allowed.join(', ')}` },
+    ]);
   }
   return values as T[];
 }

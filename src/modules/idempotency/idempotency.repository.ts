@@ -31,7 +31,13 @@ export const idempotencyRepository = {
   async claim(db: Db, claim: Lease, requestHash: string): Promise<boolean> {
     const row = await db
       .insertInto('idempotency_keys')
-      .values({ business_id: claim.businessId, route: claim.route, key: claim.key, request_hash: requestHash, lease_id: claim.leaseId })
+      .values({
+        business_id: claim.businessId,
+        route: claim.route,
+        key: claim.key,
+        request_hash: requestHash,
+        lease_id: claim.leaseId,
+      })
       .onConflict((oc) => oc.columns(['business_id', 'route', 'key']).doNothing())
       .returning('key')
       .executeTakeFirst();
@@ -40,7 +46,9 @@ export const idempotencyRepository = {
 
   /** The live (unexpired) record of a key. */
   find(db: Db, key: IdempotencyKey): Promise<IdempotencyRow | undefined> {
-    return db.selectFrom('idempotency_keys').selectAll()
+    return db
+      .selectFrom('idempotency_keys')
+      .selectAll()
       .where(ofKey(key))
       .where('created_at', '>', sql<string>`now() - ${KEY_LIFETIME}`)
       .executeTakeFirst();
@@ -48,7 +56,8 @@ export const idempotencyRepository = {
 
   /** Removes this key's record if it has expired, so the key can be claimed afresh. */
   async deleteIfExpired(db: Db, key: IdempotencyKey): Promise<void> {
-    await db.deleteFrom('idempotency_keys')
+    await db
+      .deleteFrom('idempotency_keys')
       .where(ofKey(key))
       .where('created_at', '<=', sql<string>`now() - ${KEY_LIFETIME}`)
       .execute();
@@ -61,7 +70,8 @@ export const idempotencyRepository = {
    * longer running) or finds its lease gone.
    */
   async takeOver(db: Db, claim: Lease, requestHash: string, abandonedAfterSeconds: number): Promise<boolean> {
-    const row = await db.updateTable('idempotency_keys')
+    const row = await db
+      .updateTable('idempotency_keys')
       .set({ lease_id: claim.leaseId, created_at: sql<string>`now()` })
       .where(ofKey(claim))
       .where('request_hash', '=', requestHash)
@@ -79,7 +89,8 @@ export const idempotencyRepository = {
    * lease is no longer the key's.
    */
   async complete(db: Db, claim: Lease, statusCode: number, response: unknown): Promise<boolean> {
-    const result = await db.updateTable('idempotency_keys')
+    const result = await db
+      .updateTable('idempotency_keys')
       .set({ status_code: statusCode, response: JSON.stringify(response) })
       .where(ofKey(claim))
       .where('lease_id', '=', claim.leaseId)
@@ -90,7 +101,8 @@ export const idempotencyRepository = {
 
   /** Forgets a running claim (the request failed with a 5xx or never answered), so a retry runs. */
   async release(db: Db, claim: Lease): Promise<void> {
-    await db.deleteFrom('idempotency_keys')
+    await db
+      .deleteFrom('idempotency_keys')
       .where(ofKey(claim))
       .where('lease_id', '=', claim.leaseId)
       .where('status_code', 'is', null)
@@ -105,11 +117,18 @@ export const idempotencyRepository = {
 
   /** Deletes expired records of every business (periodic cleanup); returns how many went. */
   async deleteExpired(db: Db, limit: number): Promise<number> {
-    const result = await db.deleteFrom('idempotency_keys')
+    const result = await db
+      .deleteFrom('idempotency_keys')
       .where(({ eb, refTuple, selectFrom }) =>
-        eb(refTuple('business_id', 'route', 'key'), 'in',
-          selectFrom('idempotency_keys').select(['business_id', 'route', 'key'])
-            .where('created_at', '<=', sql<string>`now() - ${KEY_LIFETIME}`).limit(limit) as never))
+        eb(
+          refTuple('business_id', 'route', 'key'),
+          'in',
+          selectFrom('idempotency_keys')
+            .select(['business_id', 'route', 'key'])
+            .where('created_at', '<=', sql<string>`now() - ${KEY_LIFETIME}`)
+            .limit(limit) as never,
+        ),
+      )
       .executeTakeFirst();
     return Number(result.numDeletedRows);
   },

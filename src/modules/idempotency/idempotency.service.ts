@@ -28,10 +28,15 @@ export type IdempotencyClaim = Lease;
  * request did, so both are committed or neither. 409 `conflict` (rolling the transaction back) when
  * the claim is no longer the key's: a repeat took it over, and only one of them may act.
  */
-export async function storeAnswerIn(trx: Db, claim: IdempotencyClaim | undefined, statusCode: number, response: unknown): Promise<void> {
+export async function storeAnswerIn(
+  trx: Db,
+  claim: IdempotencyClaim | undefined,
+  statusCode: number,
+  response: unknown,
+): Promise<void> {
   if (!claim) return;
   if (!(await idempotencyRepository.complete(trx, claim, statusCode, response))) {
-    throw conflict('this request\'s Idempotency-Key was taken over by a repeat of it; the repeat is the one that runs');
+    throw conflict("this request's Idempotency-Key was taken over by a repeat of it; the repeat is the one that runs");
   }
 }
 
@@ -58,7 +63,8 @@ export class IdempotencyService {
       if (row) {
         if (row.request_hash !== requestHash) return { kind: 'reused' };
         if (row.status_code !== null) return { kind: 'replay', statusCode: row.status_code, response: row.response };
-        if (await idempotencyRepository.takeOver(this.db, claim, requestHash, ABANDONED_AFTER_SECONDS)) return { kind: 'run', claim };
+        if (await idempotencyRepository.takeOver(this.db, claim, requestHash, ABANDONED_AFTER_SECONDS))
+          return { kind: 'run', claim };
         return { kind: 'running' };
       }
       await idempotencyRepository.deleteIfExpired(this.db, key);

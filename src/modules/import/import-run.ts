@@ -17,7 +17,12 @@ import type { ImportResult } from './import.schemas.ts';
  * peak past 300 MB (301 MB through 1 200 000 records, 277 MB at 1 000: its heap keeps its largest
  * size), for 10% more records/s on PostgreSQL (29 249 against 26 173/s; docs/PERFORMANCE.md).
  */
-export const BATCH_ROWS: { [T in ImportTable]: number } = { contacts: 1000, conversations: 1000, messages: 1000, events: 1000 };
+export const BATCH_ROWS: { [T in ImportTable]: number } = {
+  contacts: 1000,
+  conversations: 1000,
+  messages: 1000,
+  events: 1000,
+};
 /** Only the first errors are kept (a bad file must not fill memory); error_count counts them all. */
 export const MAX_ERRORS_KEPT = 1000;
 /**
@@ -88,7 +93,12 @@ export class ImportRun {
   private readonly imported = { contacts: 0, conversations: 0, messages: 0, events: 0 };
   private readonly errors: { line: number; message: string }[] = [];
   private errorCount = 0;
-  private readonly analyzeAt = { contacts: FIRST_ANALYZE_ROWS, conversations: FIRST_ANALYZE_ROWS, messages: FIRST_ANALYZE_ROWS, events: FIRST_ANALYZE_ROWS };
+  private readonly analyzeAt = {
+    contacts: FIRST_ANALYZE_ROWS,
+    conversations: FIRST_ANALYZE_ROWS,
+    messages: FIRST_ANALYZE_ROWS,
+    events: FIRST_ANALYZE_ROWS,
+  };
 
   constructor(
     private readonly db: Db,
@@ -122,7 +132,8 @@ export class ImportRun {
     const batches = this.pending;
     this.pending = { contacts: [], conversations: [], messages: [], events: [] };
     for (const table of TABLES) {
-      if (batches[table].length > 0) await Promise.all(split(table, batches[table], this.parallel).map((group) => this.store(table, group)));
+      if (batches[table].length > 0)
+        await Promise.all(split(table, batches[table], this.parallel).map((group) => this.store(table, group)));
       if (this.imported[table] >= this.analyzeAt[table]) {
         this.analyzeAt[table] = this.imported[table] * 4;
         await repo.analyze(this.db, table);
@@ -131,7 +142,11 @@ export class ImportRun {
   }
 
   result(): ImportResult {
-    return { imported: { ...this.imported }, errors: [...this.errors].sort((a, b) => a.line - b.line), error_count: this.errorCount };
+    return {
+      imported: { ...this.imported },
+      errors: [...this.errors].sort((a, b) => a.line - b.line),
+      error_count: this.errorCount,
+    };
   }
 
   private error(line: number, message: string): void {
@@ -152,7 +167,10 @@ export class ImportRun {
   private async store<T extends ImportTable>(table: T, batch: Pending<T>[]): Promise<void> {
     let inserted: number;
     try {
-      inserted = await this.insert(table, batch.map((p) => p.row));
+      inserted = await this.insert(
+        table,
+        batch.map((p) => p.row),
+      );
     } catch (err) {
       if (batch.length === 1) {
         const message = rowErrorMessage(err, batch[0].row);
@@ -174,26 +192,48 @@ export class ImportRun {
    * there are the latter.
    */
   private async explainLeftOut<T extends ImportTable>(table: T, batch: Pending<T>[]): Promise<void> {
-    const existing = await repo.existing(this.db, this.businessId, table, batch.map((p) => p.row.id));
+    const existing = await repo.existing(
+      this.db,
+      this.businessId,
+      table,
+      batch.map((p) => p.row.id),
+    );
     const missing = batch.filter((p) => !existing.has(p.row.id));
     if (missing.length === 0) return;
     if (table === 'conversations') {
       const conversations = missing as Pending<'conversations'>[];
-      const contacts = await repo.existing(this.db, this.businessId, 'contacts', conversations.map((p) => p.row.contact_id));
+      const contacts = await repo.existing(
+        this.db,
+        this.businessId,
+        'contacts',
+        conversations.map((p) => p.row.contact_id),
+      );
       for (const p of conversations) {
-        this.error(p.line, contacts.has(p.row.contact_id)
-          ? `channel ${p.row.channel_id} not found among the ${p.row.channel} channels of this business`
-          : `contact ${p.row.contact_id} not found in this business`);
+        this.error(
+          p.line,
+          contacts.has(p.row.contact_id)
+            ? `channel ${p.row.channel_id} not found among the ${p.row.channel} channels of this business`
+            : `contact ${p.row.contact_id} not found in this business`,
+        );
       }
     } else if (table === 'messages') {
-      for (const p of missing as Pending<'messages'>[]) this.error(p.line, `conversation ${p.row.conversation_id} not found in this business`);
+      for (const p of missing as Pending<'messages'>[])
+        this.error(p.line, `conversation ${p.row.conversation_id} not found in this business`);
     } else if (table === 'events') {
       const events = missing as Pending<'events'>[];
-      const contacts = await repo.existing(this.db, this.businessId, 'contacts', events.map((p) => p.row.contact_id));
+      const contacts = await repo.existing(
+        this.db,
+        this.businessId,
+        'contacts',
+        events.map((p) => p.row.contact_id),
+      );
       for (const p of events) {
-        this.error(p.line, contacts.has(p.row.contact_id)
-          ? `conversation ${p.row.conversation_id} not found among the conversations of contact ${p.row.contact_id}`
-          : `contact ${p.row.contact_id} not found in this business`);
+        this.error(
+          p.line,
+          contacts.has(p.row.contact_id)
+            ? `conversation ${p.row.conversation_id} not found among the conversations of contact ${p.row.contact_id}`
+            : `contact ${p.row.contact_id} not found in this business`,
+        );
       }
     }
   }

@@ -29,7 +29,8 @@ const isKind = (value: unknown): value is Kind => typeof value === 'string' && O
 
 function describe(errors: TLocalizedValidationError[]): string {
   const unknown = errors.find((e) => e.keyword === 'additionalProperties');
-  if (unknown) return `unknown field "${(unknown.params as { additionalProperties: string[] }).additionalProperties[0]}"`;
+  if (unknown)
+    return `unknown field "${(unknown.params).additionalProperties[0]}"`;
   const first = errors.find((e) => e.keyword !== 'boolean') ?? errors[0];
   return first ? `${first.instancePath || '/'} ${first.message}` : 'invalid record';
 }
@@ -61,13 +62,16 @@ export function parseLine(text: string): ParsedLine {
   } catch (err) {
     return { error: `malformed JSON: ${(err as Error).message}` };
   }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return { error: 'a record must be a JSON object' };
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    return { error: 'a record must be a JSON object' };
   const problem = jsonProblem(value);
   if (problem) return { error: `${problem.path} ${problem.message}` };
   value = withRecordKind(value as Record<string, unknown>);
   const kind = (value as { type?: unknown }).type;
   if (!isKind(kind)) {
-    return { error: `unknown record type ${JSON.stringify(kind ?? null)}: expected contact, conversation, message or event (a message's own type goes in message_type, an event's in event_type)` };
+    return {
+      error: `unknown record type ${JSON.stringify(kind ?? null)}: expected contact, conversation, message or event (a message's own type goes in message_type, an event's in event_type)`,
+    };
   }
   const validator = validators[kind];
   if (!validator.Check(value)) return { error: describe(validator.Errors(value)) };
@@ -101,7 +105,14 @@ export function parseLine(text: string): ParsedLine {
       const r = value as ConversationRecord;
       return {
         table: 'conversations',
-        row: { id: lower(r.id), contact_id: lower(r.contact_id), channel: r.channel, channel_id: lowerOrNull(r.channel_id), created_at: r.created_at, closed_at: r.closed_at ?? null },
+        row: {
+          id: lower(r.id),
+          contact_id: lower(r.contact_id),
+          channel: r.channel,
+          channel_id: lowerOrNull(r.channel_id),
+          created_at: r.created_at,
+          closed_at: r.closed_at ?? null,
+        },
       };
     }
     case 'message': {
@@ -126,7 +137,8 @@ export function parseLine(text: string): ParsedLine {
       const r = value as EventRecord;
       // A contact field change belongs to the contact alone; every other type to a conversation.
       const contactLevel = r.event_type === 'contact_field_changed';
-      if (contactLevel && r.conversation_id) return { error: 'a contact_field_changed event has no conversation: conversation_id must be null' };
+      if (contactLevel && r.conversation_id)
+        return { error: 'a contact_field_changed event has no conversation: conversation_id must be null' };
       if (!contactLevel && !r.conversation_id) return { error: `a ${r.event_type} event needs its conversation_id` };
       return {
         table: 'events',

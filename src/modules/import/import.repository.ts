@@ -74,7 +74,8 @@ const distinct = (values: string[]) => [...new Set(values)];
 
 export const importRepository = {
   insertContacts(db: Db, businessId: string, rows: ContactImportRow[]): Promise<number> {
-    return count(sql<{ n: number }>`
+    return count(
+      sql<{ n: number }>`
       WITH inserted AS (
         INSERT INTO contacts (business_id, id, first_name, last_name, email, phone_number, phone_key, external_id, tags, custom_fields, is_test, created_at, updated_at)
         SELECT ${businessId}::uuid, r.id, r.first_name, r.last_name, r.email, r.phone_number, r.phone_key, r.external_id, r.tags, r.custom_fields, r.is_test, r.created_at, r.created_at
@@ -83,12 +84,15 @@ export const importRepository = {
         ON CONFLICT (business_id, id) DO NOTHING
         RETURNING 1
       )
-      SELECT count(*)::int AS n FROM inserted`, db);
+      SELECT count(*)::int AS n FROM inserted`,
+      db,
+    );
   },
 
   /** A conversation's channel_id, when given, names a channel of the business of the conversation's channel type. */
   insertConversations(db: Db, businessId: string, rows: ConversationImportRow[]): Promise<number> {
-    return count(sql<{ n: number }>`
+    return count(
+      sql<{ n: number }>`
       WITH parent AS MATERIALIZED (
         SELECT k.id FROM unnest(${distinct(column(rows, 'contact_id'))}::text[]) AS u(id)
         CROSS JOIN LATERAL (SELECT id FROM contacts k WHERE k.business_id = ${businessId}::uuid AND k.id = u.id::uuid LIMIT 1) k
@@ -106,7 +110,9 @@ export const importRepository = {
         ON CONFLICT (business_id, id) DO NOTHING
         RETURNING 1
       )
-      SELECT count(*)::int AS n FROM inserted`, db);
+      SELECT count(*)::int AS n FROM inserted`,
+      db,
+    );
   },
 
   /**
@@ -118,7 +124,8 @@ export const importRepository = {
    */
   insertMessages(db: Db, businessId: string, rows: MessageImportRow[]): Promise<number> {
     const conversations = distinct(column(rows, 'conversation_id'));
-    return count(sql<{ n: number }>`
+    return count(
+      sql<{ n: number }>`
       WITH parent AS MATERIALIZED (
         SELECT c.id, c.contact_id, c.channel, c.channel_id, coalesce(k.is_test OR c.is_internal OR c.is_group, false) AS excluded
         FROM unnest(${conversations}::text[]) AS u(id)
@@ -142,7 +149,9 @@ export const importRepository = {
         WHERE c.business_id = ${businessId}::uuid AND c.id = a.conversation_id
           AND c.id = ANY(ARRAY(SELECT id FROM parent))
       )
-      SELECT count(*)::int AS n FROM inserted`, db);
+      SELECT count(*)::int AS n FROM inserted`,
+      db,
+    );
   },
 
   /**
@@ -150,7 +159,8 @@ export const importRepository = {
    * conversation have none.
    */
   insertEvents(db: Db, businessId: string, rows: EventImportRow[]): Promise<number> {
-    return count(sql<{ n: number }>`
+    return count(
+      sql<{ n: number }>`
       WITH inserted AS (
         INSERT INTO events (business_id, id, type, conversation_id, contact_id, channel, actor_type, data, created_at)
         SELECT ${businessId}::uuid, r.id, r.type, r.conversation_id, r.contact_id, cv.channel, r.actor_type, r.data, r.created_at
@@ -163,7 +173,9 @@ export const importRepository = {
         ON CONFLICT (business_id, id) DO NOTHING
         RETURNING 1
       )
-      SELECT count(*)::int AS n FROM inserted`, db);
+      SELECT count(*)::int AS n FROM inserted`,
+      db,
+    );
   },
 
   /** Refreshes the planner's statistics of a table the import has grown. */
@@ -174,7 +186,11 @@ export const importRepository = {
   /** Which of `ids` exist in `table` for this business (the slow path: after a batch left rows out). */
   async existing(db: Db, businessId: string, table: ImportTable, ids: string[]): Promise<Set<string>> {
     if (ids.length === 0) return new Set();
-    const result = await sql<{ id: string }>`SELECT id FROM ${sql.table(table)} WHERE business_id = ${businessId}::uuid AND id = ANY(${ids}::text[]::uuid[])`.execute(db);
+    const result = await sql<{
+      id: string;
+    }>`SELECT id FROM ${sql.table(table)} WHERE business_id = ${businessId}::uuid AND id = ANY(${ids}::text[]::uuid[])`.execute(
+      db,
+    );
     return new Set(result.rows.map((r) => r.id));
   },
 };

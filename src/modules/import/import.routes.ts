@@ -41,7 +41,8 @@ export const importRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request) => {
-      if (!(request.body instanceof Readable)) throw new AppError(415, 'unsupported_media_type', `the body must be ${NDJSON}`);
+      if (!(request.body instanceof Readable))
+        throw new AppError(415, 'unsupported_media_type', `the body must be ${NDJSON}`);
       return app.services.imports.importNdjson(request.params.bid, request.body);
     },
   );

@@ -3,7 +3,18 @@ import { Timestamp, Uuid } from '../../http/common.schemas.ts';
 import { EVENT_TYPES } from '../events/events.writer.ts';
 
 /** Channel values of the contract. */
-export const CHANNELS = ['whatsapp', 'whatsapp_web', 'instagram', 'messenger', 'tiktok', 'email', 'sms', 'web_embed', 'hubspot_chat', 'voice'] as const;
+export const CHANNELS = [
+  'whatsapp',
+  'whatsapp_web',
+  'instagram',
+  'messenger',
+  'tiktok',
+  'email',
+  'sms',
+  'web_embed',
+  'hubspot_chat',
+  'voice',
+] as const;
 /** Stored message states (DESIGN.md "Message status"). */
 export const MESSAGE_STATUSES = ['RECEIVED', 'PENDING', 'SENT', 'DELIVERED', 'READ', 'ERROR'] as const;
 
@@ -53,7 +64,13 @@ export const MessageRecord = Type.Object(
     conversation_id: Uuid,
     direction: Type.Enum(['inbound', 'outbound'] as const),
     sender_type: Type.Enum(['contact', 'ai_agent', 'human', 'api', 'automation'] as const),
-    message_type: Type.Optional(Type.String({ minLength: 1, maxLength: 50, description: 'text, image, audio, document, template, ...; default text' })),
+    message_type: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 50,
+        description: 'text, image, audio, document, template, ...; default text',
+      }),
+    ),
     text: Type.Optional(text(100_000)),
     status: Type.Enum(MESSAGE_STATUSES),
     error: nullable(text(10_000)),
@@ -92,9 +109,12 @@ export const ImportResult = Type.Object({
     messages: Type.Integer(),
     events: Type.Integer(),
   }),
-  errors: Type.Array(Type.Object({ line: Type.Integer({ description: 'line number, from 1' }), message: Type.String() }), {
-    description: 'the first 1000 bad lines; error_count counts them all',
-  }),
+  errors: Type.Array(
+    Type.Object({ line: Type.Integer({ description: 'line number, from 1' }), message: Type.String() }),
+    {
+      description: 'the first 1000 bad lines; error_count counts them all',
+    },
+  ),
   error_count: Type.Integer({ description: 'number of lines that were not imported because of an error' }),
 });
 export type ImportResult = Static<typeof ImportResult>;

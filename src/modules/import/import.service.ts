@@ -27,7 +27,10 @@ export class ImportService {
   ) {}
 
   /** Imports NDJSON records from a byte stream into one business. */
-  async importNdjson(businessId: string, source: AsyncIterable<Buffer | string> | Iterable<Buffer | string>): Promise<ImportResult> {
+  async importNdjson(
+    businessId: string,
+    source: AsyncIterable<Buffer | string> | Iterable<Buffer | string>,
+  ): Promise<ImportResult> {
     if (!(await businessesRepository.find(this.db, businessId))) throw notFound('business');
     const run = new ImportRun(this.db, businessId, MAX_LINE_BYTES, this.options.parallel);
     // One batch is stored while the next is read and checked; never more than one at a time, so
@@ -47,6 +50,9 @@ export class ImportService {
 
   /** Imports records built in code (the demo data set) through the same path. */
   importRecords(businessId: string, records: ImportRecord[]): Promise<ImportResult> {
-    return this.importNdjson(businessId, records.map((r) => `${JSON.stringify(r)}\n`));
+    return this.importNdjson(
+      businessId,
+      records.map((r) => `${JSON.stringify(r)}\n`),
+    );
   }
 }

@@ -13,7 +13,10 @@ const NEWLINE = 0x0a;
  * Splitting on the byte 0x0A is safe in UTF-8, where it never occurs inside a multi-byte character.
  * Pulling chunks with for-await gives backpressure: while the caller awaits, no more is read.
  */
-export async function* readLines(source: AsyncIterable<Buffer | string> | Iterable<Buffer | string>, maxBytes: number): AsyncGenerator<Line> {
+export async function* readLines(
+  source: AsyncIterable<Buffer | string> | Iterable<Buffer | string>,
+  maxBytes: number,
+): AsyncGenerator<Line> {
   let parts: Buffer[] = [];
   let size = 0;
   let overflow = false;

@@ -24,7 +24,12 @@ export const phoneLockName = (key: string) => `phone_number:${key}`;
  * name at all (first and last name empty); a name given by the business or an import is never
  * overwritten. The caller holds the phone's advisory lock (see phoneLockName).
  */
-export async function resolveSender(trx: Db, businessId: string, address: string, profileName: string | null): Promise<ContactRow> {
+export async function resolveSender(
+  trx: Db,
+  businessId: string,
+  address: string,
+  profileName: string | null,
+): Promise<ContactRow> {
   const phone = senderPhone(address);
   const found = (await messagingRepository.contactsByPhoneKey(trx, businessId, [phone.key])).get(phone.key);
   if (!found) return contactsRepository.insert(trx, newSenderRow(businessId, phone, profileName));
@@ -32,7 +37,11 @@ export async function resolveSender(trx: Db, businessId: string, address: string
 }
 
 /** The row of a contact created by an inbound message: the profile name, source `whatsapp`. */
-export function newSenderRow(businessId: string, phone: { digits: string | null; key: string }, profileName: string | null) {
+export function newSenderRow(
+  businessId: string,
+  phone: { digits: string | null; key: string },
+  profileName: string | null,
+) {
   const name = splitName(profileName ?? '');
   return {
     business_id: businessId,
@@ -59,7 +68,10 @@ export async function takeProfileName(trx: Db, found: ContactRow, profileName: s
   const name = splitName(profileName ?? '');
   const changes: FieldChange[] = [{ field: 'first_name', custom: false, from: found.first_name, to: name.first }];
   if (name.last !== '') changes.push({ field: 'last_name', custom: false, from: found.last_name, to: name.last });
-  const updated = await contactsRepository.update(trx, businessId, found.id, { first_name: name.first, last_name: name.last });
+  const updated = await contactsRepository.update(trx, businessId, found.id, {
+    first_name: name.first,
+    last_name: name.last,
+  });
   await contactFieldChanged(trx, businessId, { contactId: found.id, actorType: 'system', source: 'whatsapp', changes });
   return updated;
 }

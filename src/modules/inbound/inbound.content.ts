@@ -30,11 +30,16 @@ export function inboundMetadata(message: InboundMessage, reactionTargetId: strin
   }
   if (message.button) meta.button = message.button;
   if (message.reaction) {
-    meta.reaction = { message_id: reactionTargetId, provider_message_id: message.reaction.providerMessageId, emoji: message.reaction.emoji };
+    meta.reaction = {
+      message_id: reactionTargetId,
+      provider_message_id: message.reaction.providerMessageId,
+      emoji: message.reaction.emoji,
+    };
   }
   if (message.media?.voice !== undefined) meta.voice = message.media.voice;
   if (message.media?.animated !== undefined) meta.animated = message.media.animated;
-  if (message.context?.replyToProviderMessageId) meta.reply_to_provider_message_id = message.context.replyToProviderMessageId;
+  if (message.context?.replyToProviderMessageId)
+    meta.reply_to_provider_message_id = message.context.replyToProviderMessageId;
   if (message.context?.forwarded) meta.forwarded = true;
   if (message.context?.frequentlyForwarded) meta.frequently_forwarded = true;
   if (message.errors.length > 0) meta.errors = message.errors;

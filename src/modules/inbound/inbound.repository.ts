@@ -18,16 +18,25 @@ export const inboundRepository = {
    * found by the statements that follow. One probe of the unique index per message (LATERAL) over
    * the messages' rows (jsonRows).
    */
-  async lockSenders(db: Db, businessId: string, names: string[], messages: { channelId: string; providerMessageId: string }[]): Promise<Set<string>> {
+  async lockSenders(
+    db: Db,
+    businessId: string,
+    names: string[],
+    messages: { channelId: string; providerMessageId: string }[],
+  ): Promise<Set<string>> {
     const known = sql`array(select p.channel_id::text || ':' || p.id
-      from ${jsonRows('p', { channel_id: 'uuid', id: 'text' }, messages.map((m) => ({ channel_id: m.channelId, id: m.providerMessageId })))}
+      from ${jsonRows(
+        'p',
+        { channel_id: 'uuid', id: 'text' },
+        messages.map((m) => ({ channel_id: m.channelId, id: m.providerMessageId })),
+      )}
       cross join lateral (
         select 1 from messages m
         where m.business_id = ${businessId} and m.channel_id = p.channel_id and m.provider_message_id = p.id
         limit 1) m)`;
     const locks = advisoryLocks(names.map((key) => ({ businessId, key })));
     const { rows } = await sql<{ known: string[] }>`select ${locks} as locked, ${known} as known`.execute(db);
-    return new Set(rows[0]!.known);
+    return new Set(rows[0].known);
   },
 
   /**

@@ -29,7 +29,9 @@ being stored: the provider delivers it again.`;
 export const inboundRoutes: FastifyPluginAsyncTypebox = async (app) => {
   // The signature covers the bytes as sent: keep them raw, whatever the content type says.
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: WEBHOOK_BODY_LIMIT }, (_request, body, done) => done(null, body));
+  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: WEBHOOK_BODY_LIMIT }, (_request, body, done) =>
+    done(null, body),
+  );
 
   app.get(
     '/channels/whatsapp/webhook',
@@ -37,9 +39,14 @@ export const inboundRoutes: FastifyPluginAsyncTypebox = async (app) => {
       schema: {
         tags,
         summary: "Meta's webhook verification (hub.challenge)",
-        description: 'Answers 200 with hub.challenge as text/plain when hub.mode is subscribe and hub.verify_token is a WhatsApp channel\'s verify_token; 403 otherwise.',
+        description:
+          "Answers 200 with hub.challenge as text/plain when hub.mode is subscribe and hub.verify_token is a WhatsApp channel's verify_token; 403 otherwise.",
         querystring: VerifyQuery,
-        response: responses({ 200: { description: 'the hub.challenge', content: { 'text/plain': { schema: Type.String() } } } }, 400, 403),
+        response: responses(
+          { 200: { description: 'the hub.challenge', content: { 'text/plain': { schema: Type.String() } } } },
+          400,
+          403,
+        ),
       },
     },
     async (request, reply) => {
@@ -61,16 +68,22 @@ export const inboundRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request) => {
       if (!Buffer.isBuffer(request.body)) throw new AppError(400, 'validation_error', 'empty notification body');
-      const summary = await app.services.inbound.receiveWhatsApp(request.body, request.headers).catch((err: unknown) => {
-        // A refused notification usually means a misconfigured secret: worth a line in the log.
-        if (err instanceof AppError && err.status === 401) request.log.warn({ reason: err.message }, 'whatsapp notification refused');
-        throw err;
-      });
+      const summary = await app.services.inbound
+        .receiveWhatsApp(request.body, request.headers)
+        .catch((err: unknown) => {
+          // A refused notification usually means a misconfigured secret: worth a line in the log.
+          if (err instanceof AppError && err.status === 401)
+            request.log.warn({ reason: err.message }, 'whatsapp notification refused');
+          throw err;
+        });
       if (summary.unknownStatusIds.length > 0) {
         request.log.debug({ providerMessageIds: summary.unknownStatusIds }, 'receipts for unknown messages ignored');
       }
       for (const duplicate of summary.duplicateSends) {
-        request.log.warn(duplicate, 'the provider has two messages for one send: the recipient may have received it twice');
+        request.log.warn(
+          duplicate,
+          'the provider has two messages for one send: the recipient may have received it twice',
+        );
       }
       return { success: true };
     },

@@ -48,7 +48,13 @@ class ChannelChanged extends AppError {
   }
 }
 
-const emptySummary = (): InboundSummary => ({ stored: 0, duplicates: 0, statuses: 0, unknownStatusIds: [], duplicateSends: [] });
+const emptySummary = (): InboundSummary => ({
+  stored: 0,
+  duplicates: 0,
+  statuses: 0,
+  unknownStatusIds: [],
+  duplicateSends: [],
+});
 
 /** A verified notification, parsed, with the channels it addresses (by provider account). */
 interface Notification {
@@ -78,7 +84,10 @@ export class InboundService {
   /** Meta's `hub.challenge` when the verify token is a WhatsApp channel's; 403 otherwise. */
   async verifyWhatsAppSubscription(query: Record<string, unknown>): Promise<string> {
     const token = query['hub.verify_token'];
-    const channel = typeof token === 'string' && token !== '' ? await this.channels.findBySecret(WHATSAPP, 'verify_token', token) : undefined;
+    const channel =
+      typeof token === 'string' && token !== ''
+        ? await this.channels.findBySecret(WHATSAPP, 'verify_token', token)
+        : undefined;
     const challenge = channel ? (this.channels.providerFor(channel).verifySubscription?.(query) ?? null) : null;
     if (challenge === null) throw new AppError(403, 'forbidden', 'verification refused');
     return challenge;
@@ -104,7 +113,7 @@ export class InboundService {
     const receive = async (fresh: boolean) => {
       const channels = await this.signedChannels(raw, headers, accountIds, fresh);
       if (channels.size === 0) return emptySummary(); // nothing addressed to a number: nothing to store
-      const parsed = this.channels.providerFor([...channels.values()][0]!).parseNotification(body);
+      const parsed = this.channels.providerFor([...channels.values()][0]).parseNotification(body);
       return this.batcher.submit({ parsed, channels });
     };
     return receive(false).catch((err: unknown) => {
@@ -118,12 +127,18 @@ export class InboundService {
    * or a signature that does not match). A cached channel whose secret does not match is read again:
    * another process may have rotated it.
    */
-  private async signedChannels(raw: Buffer, headers: IncomingHeaders, accountIds: string[], fresh: boolean): Promise<Map<string, ChannelRow>> {
+  private async signedChannels(
+    raw: Buffer,
+    headers: IncomingHeaders,
+    accountIds: string[],
+    fresh: boolean,
+  ): Promise<Map<string, ChannelRow>> {
     const signedBy = (channel: ChannelRow) => this.channels.providerFor(channel).verifySignature(raw, headers);
     const channels = new Map<string, ChannelRow>();
     for (const account of accountIds) {
       let channel = await this.channels.findByProviderAccount(WHATSAPP, account, { fresh });
-      if (channel && !fresh && !signedBy(channel)) channel = await this.channels.findByProviderAccount(WHATSAPP, account, { fresh: true });
+      if (channel && !fresh && !signedBy(channel))
+        channel = await this.channels.findByProviderAccount(WHATSAPP, account, { fresh: true });
       if (!channel) throw refused('unknown phone_number_id');
       if (!signedBy(channel)) throw refused('invalid X-Hub-Signature-256');
       channels.set(account, channel);
@@ -134,13 +149,19 @@ export class InboundService {
   /** Notifications received while earlier ones are being written go into one transaction together. */
   private async storeBatch(notifications: Notification[]): Promise<InboundSummary[]> {
     const summaries = notifications.map(emptySummary);
-    const { mediaQueued, webhooksQueued } = await this.db.transaction().execute((trx) => this.store(trx, notifications, summaries));
+    const { mediaQueued, webhooksQueued } = await this.db
+      .transaction()
+      .execute((trx) => this.store(trx, notifications, summaries));
     if (mediaQueued) this.worker.wake(MEDIA_FETCH_JOB);
     if (webhooksQueued) this.webhookEvents.wake();
     return summaries;
   }
 
-  private async store(trx: Db, notifications: Notification[], summaries: InboundSummary[]): Promise<{ mediaQueued: boolean; webhooksQueued: boolean }> {
+  private async store(
+    trx: Db,
+    notifications: Notification[],
+    summaries: InboundSummary[],
+  ): Promise<{ mediaQueued: boolean; webhooksQueued: boolean }> {
     const accounts = new Set(notifications.flatMap(({ channels }) => [...channels.keys()]));
     const current = await inboundRepository.lockChannels(trx, WHATSAPP, [...accounts]);
     for (const { channels } of notifications) {
@@ -164,7 +185,11 @@ export class InboundService {
     }
     const known = new Map<string, Set<string>>();
     for (const [businessId, names] of [...locks].sort(([a], [b]) => a.localeCompare(b))) {
-      const messages = entries.flatMap((e) => (e.channel.business_id === businessId ? [{ channelId: e.channel.id, providerMessageId: e.message.providerMessageId }] : []));
+      const messages = entries.flatMap((e) =>
+        e.channel.business_id === businessId
+          ? [{ channelId: e.channel.id, providerMessageId: e.message.providerMessageId }]
+          : [],
+      );
       known.set(businessId, await inboundRepository.lockSenders(trx, businessId, [...names].sort(), messages));
     }
     // Plain messages of each business set-based; attachments, replies and reactions one by one after.
@@ -172,7 +197,9 @@ export class InboundService {
     const storedIds: (string | null)[] = entries.map(() => null);
     const webhookIds = new Map<string, string[]>();
     for (const businessId of locks.keys()) {
-      const simple = entries.map((e, i) => ({ ...e, i })).filter((e) => e.channel.business_id === businessId && isSimple(e.message));
+      const simple = entries
+        .map((e, i) => ({ ...e, i }))
+        .filter((e) => e.channel.business_id === businessId && isSimple(e.message));
       const stored = await storeSimpleMessages(trx, businessId, simple, known.get(businessId)!);
       simple.forEach((e, k) => (storedIds[e.i] = stored.ids[k]!));
       if (stored.webhookIds) webhookIds.set(businessId, stored.webhookIds);
@@ -184,23 +211,39 @@ export class InboundService {
       storedIds[i] = stored?.id ?? null;
       if (stored?.withMedia) mediaQueued = true;
     }
-    storedIds.forEach((id, i) => (id ? summaries[entries[i]!.n]!.stored++ : summaries[entries[i]!.n]!.duplicates++));
+    storedIds.forEach((id, i) => (id ? summaries[entries[i].n].stored++ : summaries[entries[i].n].duplicates++));
     // Deliveries are written in this transaction, in arrival order, so none is lost or out of order.
     let webhooksQueued = false;
     for (const businessId of locks.keys()) {
-      const ids = storedIds.filter((id, i): id is string => id !== null && entries[i]!.channel.business_id === businessId);
-      if (await this.webhookEvents.messagesCreated(trx, businessId, ids, webhookIds.get(businessId))) webhooksQueued = true;
+      const ids = storedIds.filter(
+        (id, i): id is string => id !== null && entries[i].channel.business_id === businessId,
+      );
+      if (await this.webhookEvents.messagesCreated(trx, businessId, ids, webhookIds.get(businessId)))
+        webhooksQueued = true;
     }
     for (const [n, { parsed, channels }] of notifications.entries()) {
       for (const status of parsed.statuses) {
         const channel = channels.get(status.from);
         if (!channel) continue;
-        if (await this.applyStatus(trx, channel, status)) summaries[n]!.statuses++;
-        else if (!(await messagingRepository.findByProviderMessageId(trx, channel.business_id, channel.id, status.providerMessageId))) {
+        if (await this.applyStatus(trx, channel, status)) summaries[n].statuses++;
+        else if (
+          !(await messagingRepository.findByProviderMessageId(
+            trx,
+            channel.business_id,
+            channel.id,
+            status.providerMessageId,
+          ))
+        ) {
           const reference = messageReference(status);
-          const sent = reference ? await messagingRepository.outboundProviderId(trx, channel.business_id, channel.id, reference) : undefined;
-          if (sent) summaries[n]!.duplicateSends.push({ messageId: reference!, providerMessageIds: [sent, status.providerMessageId] });
-          else summaries[n]!.unknownStatusIds.push(status.providerMessageId);
+          const sent = reference
+            ? await messagingRepository.outboundProviderId(trx, channel.business_id, channel.id, reference)
+            : undefined;
+          if (sent)
+            summaries[n].duplicateSends.push({
+              messageId: reference!,
+              providerMessageIds: [sent, status.providerMessageId],
+            });
+          else summaries[n].unknownStatusIds.push(status.providerMessageId);
         }
       }
     }
@@ -208,10 +251,16 @@ export class InboundService {
   }
 
   /** Stores one message with everything it needs; undefined for a redelivery. */
-  private async storeMessage(trx: Db, channel: ChannelRow, message: InboundMessage): Promise<{ id: string; withMedia: boolean } | undefined> {
+  private async storeMessage(
+    trx: Db,
+    channel: ChannelRow,
+    message: InboundMessage,
+  ): Promise<{ id: string; withMedia: boolean } | undefined> {
     const businessId = channel.business_id;
     const known = (providerId: string | null | undefined) =>
-      providerId ? messagingRepository.findByProviderMessageId(trx, businessId, channel.id, providerId) : Promise.resolve(undefined);
+      providerId
+        ? messagingRepository.findByProviderMessageId(trx, businessId, channel.id, providerId)
+        : Promise.resolve(undefined);
     // A redelivery must not touch anything (reopen a conversation closed since, rename the contact).
     if (await known(message.providerMessageId)) return undefined;
     const contact = await resolveSender(trx, businessId, message.from, message.profileName);
@@ -282,7 +331,8 @@ export class InboundService {
 }
 
 /** The message id a receipt echoes (SendRequest.reference), when it is one: anything else names no message. */
-const messageReference = (status: StatusUpdate) => (status.reference && isUuid(status.reference) ? status.reference : undefined);
+const messageReference = (status: StatusUpdate) =>
+  status.reference && isUuid(status.reference) ? status.reference : undefined;
 
 function parseBody(raw: Buffer): unknown {
   if (raw.length === 0) throw badRequest('empty notification body');
@@ -290,7 +340,9 @@ function parseBody(raw: Buffer): unknown {
   // PostgreSQL stores neither a NUL nor a lone surrogate (JSON writes them \u0000, \ud83d): a
   // customer's message carrying one is stored without it, rather than refused and redelivered by
   // Meta forever.
-  const reviver = UNSTORABLE_ESCAPE.test(text) ? (_key: string, value: unknown) => (typeof value === 'string' ? storableText(value) : value) : undefined;
+  const reviver = UNSTORABLE_ESCAPE.test(text)
+    ? (_key: string, value: unknown) => (typeof value === 'string' ? storableText(value) : value)
+    : undefined;
   try {
     return parseJson(text, reviver, { protoAction: 'remove', constructorAction: 'remove' });
   } catch {

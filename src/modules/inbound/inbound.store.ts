@@ -21,7 +21,8 @@ export interface InboundEntry {
  * Messages that need nothing but a contact, a conversation and a row: no attachment to fetch, no
  * earlier message to point at (reply, reaction). Those are stored set-based by storeSimpleMessages.
  */
-export const isSimple = (message: InboundMessage) => !message.media && !message.reaction && !message.context?.replyToProviderMessageId;
+export const isSimple = (message: InboundMessage) =>
+  !message.media && !message.reaction && !message.context?.replyToProviderMessageId;
 
 /**
  * Stores simple inbound messages of one business with one statement per step for all of them
@@ -45,23 +46,27 @@ export async function storeSimpleMessages(
 
   // Senders, in arrival order per phone key: the first creates, later ones may rename (profile rule).
   // The lookup also takes the conversation locks of the senders found (see conversationsOf).
-  const keys = fresh.map((i) => senderPhone(entries[i]!.message.from).key);
-  const contacts = await messagingRepository.sendersByPhoneKey(trx, businessId, fresh.map((i, n) => ({ key: keys[n]!, channelId: entries[i]!.channel.id })));
+  const keys = fresh.map((i) => senderPhone(entries[i].message.from).key);
+  const contacts = await messagingRepository.sendersByPhoneKey(
+    trx,
+    businessId,
+    fresh.map((i, n) => ({ key: keys[n], channelId: entries[i].channel.id })),
+  );
   const toCreate = new Set<string>();
   const pending: Insertable<ContactsTable>[] = [];
   fresh.forEach((i, n) => {
-    const key = keys[n]!;
+    const key = keys[n];
     if (contacts.has(key) || toCreate.has(key)) return;
     toCreate.add(key);
-    const message = entries[i]!.message;
+    const message = entries[i].message;
     pending.push(newSenderRow(businessId, senderPhone(message.from), message.profileName));
   });
   for (const row of await inboundRepository.insertContacts(trx, pending)) contacts.set(row.phone_key as string, row);
   const senders: ContactRow[] = [];
   for (let n = 0; n < fresh.length; n++) {
-    const key = keys[n]!;
+    const key = keys[n];
     let contact = contacts.get(key)!;
-    const profileName = entries[fresh[n]!]!.message.profileName;
+    const profileName = entries[fresh[n]].message.profileName;
     if (wouldTakeProfileName(contact, profileName)) {
       contact = await takeProfileName(trx, contact, profileName);
       contacts.set(key, contact);
@@ -69,21 +74,31 @@ export async function storeSimpleMessages(
     senders.push(contact);
   }
 
-  const conversations = await conversationsOf(trx, businessId, fresh.map((i, n) => ({ contact: senders[n]!, channel: entries[i]!.channel })));
+  const conversations = await conversationsOf(
+    trx,
+    businessId,
+    fresh.map((i, n) => ({ contact: senders[n], channel: entries[i].channel })),
+  );
   const rows = fresh.map((i, n) => {
-    const { channel } = entries[i]!;
-    const sender = senders[n]!;
+    const { channel } = entries[i];
+    const sender = senders[n];
     const conversation = conversations.get(`${sender.id}:${channel.id}`)!;
-    const row = inboundMessageRow(businessId, channel, entries[i]!.message, { conversationId: conversation.id, contactId: sender.id, replyToId: null, reactionTargetId: null });
+    const row = inboundMessageRow(businessId, channel, entries[i].message, {
+      conversationId: conversation.id,
+      contactId: sender.id,
+      replyToId: null,
+      reactionTargetId: null,
+    });
     // Rule 4's export flag from the rows already at hand, so the per-row trigger that would look them
     // up again is skipped (migration 0006); a web-client copy still takes it, for rule 5's lookup.
-    if (channel.type !== 'whatsapp_web') row.excluded = sender.is_test || conversation.is_internal || conversation.is_group;
+    if (channel.type !== 'whatsapp_web')
+      row.excluded = sender.is_test || conversation.is_internal || conversation.is_group;
     return row;
   });
   const { inserted, webhookIds } = await messagingRepository.insertMessages(trx, businessId, rows);
   const insertedIds = new Set(inserted.map((r) => r.id));
   fresh.forEach((i, n) => {
-    const id = rows[n]!.id as string;
+    const id = rows[n].id;
     if (insertedIds.has(id)) ids[i] = id;
   });
   return { ids, webhookIds };
@@ -109,14 +124,22 @@ function freshEntries(entries: InboundEntry[], known: ReadonlySet<string>): numb
  * lock openConversation takes for each pair whose contact existed before this transaction
  * (messagingRepository.sendersByPhoneKey); a contact created in it is seen by no other writer.
  */
-async function conversationsOf(trx: Db, businessId: string, targets: { contact: ContactRow; channel: ChannelRow }[]): Promise<Map<string, ConversationRow>> {
+async function conversationsOf(
+  trx: Db,
+  businessId: string,
+  targets: { contact: ContactRow; channel: ChannelRow }[],
+): Promise<Map<string, ConversationRow>> {
   const unique = new Map<string, { contact: ContactRow; channel: ChannelRow }>();
   for (const t of targets) unique.set(`${t.contact.id}:${t.channel.id}`, t);
   const keys = [...unique.keys()].sort();
   const found = await messagingRepository.findConversations(
     trx,
     businessId,
-    keys.map((k) => ({ contact_id: unique.get(k)!.contact.id, channel: unique.get(k)!.channel.type, channel_id: unique.get(k)!.channel.id })),
+    keys.map((k) => ({
+      contact_id: unique.get(k)!.contact.id,
+      channel: unique.get(k)!.channel.type,
+      channel_id: unique.get(k)!.channel.id,
+    })),
   );
   const result = new Map<string, ConversationRow>();
   const missing: Insertable<ConversationsTable>[] = [];
@@ -124,14 +147,26 @@ async function conversationsOf(trx: Db, businessId: string, targets: { contact: 
     const { contact, channel } = unique.get(key)!;
     const row = found.get(key);
     if (!row) {
-      missing.push({ business_id: businessId, id: newId(), contact_id: contact.id, channel: channel.type, channel_id: channel.id, tags: contact.tags });
+      missing.push({
+        business_id: businessId,
+        id: newId(),
+        contact_id: contact.id,
+        channel: channel.type,
+        channel_id: channel.id,
+        tags: contact.tags,
+      });
     } else if (row.closed_at === null && row.channel_id === channel.id) {
       result.set(key, row);
     } else {
       const target = { contactId: contact.id, channel: channel.type, channelId: channel.id, tags: contact.tags };
-      result.set(key, (await openConversation(trx, businessId, target, { actorType: 'system', origin: 'inbound_message' })).conversation);
+      result.set(
+        key,
+        (await openConversation(trx, businessId, target, { actorType: 'system', origin: 'inbound_message' }))
+          .conversation,
+      );
     }
   }
-  for (const row of await messagingRepository.insertConversations(trx, missing)) result.set(`${row.contact_id}:${row.channel_id}`, row);
+  for (const row of await messagingRepository.insertConversations(trx, missing))
+    result.set(`${row.contact_id}:${row.channel_id}`, row);
   return result;
 }

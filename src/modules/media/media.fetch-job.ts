@@ -45,7 +45,12 @@ export function mediaFetchJobHandler(db: Db, storage: FileStorage, providerFor: 
     const key = `${item.business_id}/${item.id}`;
     const contentType = fetched.mimeType || item.content_type || 'application/octet-stream';
     const { size } = await storage.put(key, fetched.bytes, contentType);
-    await mediaRepository.recordFile(db, item.business_id, item.id, { storage_key: key, size_bytes: size, content_type: contentType, sha256: digest.toString('hex') });
+    await mediaRepository.recordFile(db, item.business_id, item.id, {
+      storage_key: key,
+      size_bytes: size,
+      content_type: contentType,
+      sha256: digest.toString('hex'),
+    });
   }
 
   async function handle(job: OutboxJob): Promise<JobOutcome> {
@@ -59,9 +64,8 @@ export function mediaFetchJobHandler(db: Db, storage: FileStorage, providerFor: 
       try {
         await fetchOne(provider, item);
       } catch (err) {
-        const { retryable, detail } = err instanceof LocalError
-          ? { retryable: true, detail: err.message }
-          : provider.classifyError(err);
+        const { retryable, detail } =
+          err instanceof LocalError ? { retryable: true, detail: err.message } : provider.classifyError(err);
         return tries.afterFailure(job, retryable, detail);
       }
     }

@@ -9,9 +9,12 @@ export const mediaRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/media/:id',
     {
       schema: {
-        tags: ['media'], security: [{ apiKey: [] }], summary: 'Get a fresh download address of a file',
-        description: 'Answers a new signed `url` valid 120 minutes (`expiresAt`), also while the file is still being fetched from the '
-          + 'channel. The address needs no API key; it answers 403 once expired or when altered, and 404 until the file is stored.',
+        tags: ['media'],
+        security: [{ apiKey: [] }],
+        summary: 'Get a fresh download address of a file',
+        description:
+          'Answers a new signed `url` valid 120 minutes (`expiresAt`), also while the file is still being fetched from the ' +
+          'channel. The address needs no API key; it answers 403 once expired or when altered, and 404 until the file is stored.',
         params: MediaParams,
         response: responses({ 200: Type.Object({ media: MediaLinkSchema }) }, 400, 401, 404),
       },
@@ -26,9 +29,12 @@ export const fileRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/files/:id',
     {
       schema: {
-        tags: ['media'], summary: 'Download a file by its signed address',
-        description: 'Use the `url` of a message\'s `media` or of GET /external/v2/media/:id as given. 403 for a bad or expired signature; 404 while the file is not stored yet.',
-        params: FileParams, querystring: FileQuery,
+        tags: ['media'],
+        summary: 'Download a file by its signed address',
+        description:
+          "Use the `url` of a message's `media` or of GET /external/v2/media/:id as given. 403 for a bad or expired signature; 404 while the file is not stored yet.",
+        params: FileParams,
+        querystring: FileQuery,
         response: responses({ 200: Type.Unknown({ description: 'the file, with its content type' }) }, 403, 404),
       },
     },

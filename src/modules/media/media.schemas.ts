@@ -2,13 +2,21 @@ import { Type } from 'typebox';
 import { Nullable, Timestamp } from '../../http/common.schemas.ts';
 
 export const MediaParams = Type.Object(
-  { id: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'media id, as in `media[].id` of messages' }) },
+  {
+    id: Type.Integer({
+      minimum: 1,
+      maximum: Number.MAX_SAFE_INTEGER,
+      description: 'media id, as in `media[].id` of messages',
+    }),
+  },
   { additionalProperties: false },
 );
 
 export const MediaLinkSchema = Type.Object({
   id: Type.Integer(),
-  url: Type.String({ description: 'signed download address, valid 120 minutes (a file the business sent by URL: that URL)' }),
+  url: Type.String({
+    description: 'signed download address, valid 120 minutes (a file the business sent by URL: that URL)',
+  }),
   filename: Nullable(Type.String()),
   contentType: Nullable(Type.String()),
   expiresAt: Nullable(Timestamp, { description: 'when `url` stops working; null for a URL the business gave' }),

@@ -57,7 +57,11 @@ export class MediaService {
    * The files of several messages with addresses signed at `now` (valid 120 minutes), by message
    * id: what `attachments` and `media` of message lists and webhook payloads carry.
    */
-  async forMessages(businessId: string, messageIds: readonly string[], now: number = Date.now()): Promise<Map<string, MediaLink[]>> {
+  async forMessages(
+    businessId: string,
+    messageIds: readonly string[],
+    now: number = Date.now(),
+  ): Promise<Map<string, MediaLink[]>> {
     const byMessage = new Map<string, MediaLink[]>();
     for (const row of await mediaRepository.forMessages(this.db, businessId, messageIds)) {
       const list = byMessage.get(row.message_id) ?? [];
@@ -68,8 +72,17 @@ export class MediaService {
   }
 
   /** GET /files/:id: the file behind a signed address; 403 for a bad or expired signature. */
-  async open(query: { id: string; b?: string; exp?: string; sig?: string }, now: number = Date.now()): Promise<ServedFile> {
-    if (!verifyMediaSignature(this.signingKey.secretKeys, { mediaId: query.id, businessId: query.b, exp: query.exp, sig: query.sig }, now)) {
+  async open(
+    query: { id: string; b?: string; exp?: string; sig?: string },
+    now: number = Date.now(),
+  ): Promise<ServedFile> {
+    if (
+      !verifyMediaSignature(
+        this.signingKey.secretKeys,
+        { mediaId: query.id, businessId: query.b, exp: query.exp, sig: query.sig },
+        now,
+      )
+    ) {
       throw new AppError(403, 'forbidden', 'invalid or expired signature');
     }
     const row = await mediaRepository.find(this.db, query.b!, Number(query.id));
@@ -78,7 +91,11 @@ export class MediaService {
     const contentType = row.content_type ?? 'application/octet-stream';
     const baseType = contentType.split(';')[0].trim().toLowerCase();
     const filename = row.filename ?? `media-${row.id}${extensionOf(baseType)}`;
-    return { ...file, contentType, contentDisposition: contentDisposition(filename, { type: INLINE.test(baseType) ? 'inline' : 'attachment' }) };
+    return {
+      ...file,
+      contentType,
+      contentDisposition: contentDisposition(filename, { type: INLINE.test(baseType) ? 'inline' : 'attachment' }),
+    };
   }
 }
 

@@ -25,7 +25,12 @@ function signature(secretKey: string, businessId: string, mediaId: string, exp: 
  * A fresh signed address of a stored file: `${PUBLIC_URL}/files/<id>?b=<business>&exp=<unix>&sig=<HMAC>`,
  * valid 120 minutes from `now` (ms since the epoch).
  */
-export function signedMediaUrl(key: MediaSigningKey, businessId: string, mediaId: number | string, now: number = Date.now()): SignedMediaUrl {
+export function signedMediaUrl(
+  key: MediaSigningKey,
+  businessId: string,
+  mediaId: number | string,
+  now: number = Date.now(),
+): SignedMediaUrl {
   const exp = Math.floor(now / 1000) + MEDIA_URL_LIFETIME_SECONDS;
   const sig = signature(key.secretKeys[0], businessId, String(mediaId), exp);
   const query = new URLSearchParams({ b: businessId, exp: String(exp), sig });

@@ -22,9 +22,26 @@ export const messagesRepository = {
   latestOfContact(db: Db, businessId: string, contactId: string, limit: number) {
     return db
       .selectFrom('messages as m')
-      .innerJoin('conversations as v', (j) => j.onRef('v.business_id', '=', 'm.business_id').onRef('v.id', '=', 'm.conversation_id'))
-      .leftJoin('channels as ch', (j) => j.onRef('ch.business_id', '=', 'm.business_id').on((eb) => eb('ch.id', '=', eb.fn.coalesce('m.channel_id', 'v.channel_id'))))
-      .select(['m.id', 'm.channel', 'm.direction', 'm.status', 'm.text', 'm.metadata', 'm.sender_address', 'm.recipient_address', 'm.created_at', 'ch.identifier as channel_identifier'])
+      .innerJoin('conversations as v', (j) =>
+        j.onRef('v.business_id', '=', 'm.business_id').onRef('v.id', '=', 'm.conversation_id'),
+      )
+      .leftJoin('channels as ch', (j) =>
+        j
+          .onRef('ch.business_id', '=', 'm.business_id')
+          .on((eb) => eb('ch.id', '=', eb.fn.coalesce('m.channel_id', 'v.channel_id'))),
+      )
+      .select([
+        'm.id',
+        'm.channel',
+        'm.direction',
+        'm.status',
+        'm.text',
+        'm.metadata',
+        'm.sender_address',
+        'm.recipient_address',
+        'm.created_at',
+        'ch.identifier as channel_identifier',
+      ])
       .where('m.business_id', '=', businessId)
       .where('m.contact_id', '=', contactId)
       .orderBy('m.created_at', 'desc')

@@ -6,7 +6,12 @@ export const CONTACT_MESSAGES_LIMIT_MAX = 200;
 
 export const ContactMessagesQuery = Type.Object(
   {
-    limit: Type.Integer({ minimum: 1, maximum: CONTACT_MESSAGES_LIMIT_MAX, default: CONTACT_MESSAGES_LIMIT_DEFAULT, description: 'messages to return' }),
+    limit: Type.Integer({
+      minimum: 1,
+      maximum: CONTACT_MESSAGES_LIMIT_MAX,
+      default: CONTACT_MESSAGES_LIMIT_DEFAULT,
+      description: 'messages to return',
+    }),
   },
   { additionalProperties: false },
 );
@@ -26,13 +31,15 @@ export const ContactMessage = Type.Object({
   channel: Type.String({ description: 'e.g. whatsapp' }),
   createdAt: Timestamp,
   from: Type.String({
-    description: "inbound: the sender address the channel reported, else the contact (phone digits, or email on the email channel); outbound: the business address, else the channel's identifier or name",
+    description:
+      "inbound: the sender address the channel reported, else the contact (phone digits, or email on the email channel); outbound: the business address, else the channel's identifier or name",
   }),
   to: Type.String({
-    description: "inbound: the business address the channel reported, else the channel's identifier or name; outbound: the recipient address, else the contact (phone digits, or email on the email channel)",
+    description:
+      "inbound: the business address the channel reported, else the channel's identifier or name; outbound: the recipient address, else the contact (phone digits, or email on the email channel)",
   }),
   text: Type.String({ description: 'may be empty' }),
-  attachments: Type.Array(Type.String(), { description: 'signed download addresses of the message\'s files' }),
+  attachments: Type.Array(Type.String(), { description: "signed download addresses of the message's files" }),
   media: Type.Array(MediaItem),
   metadata: Type.Record(Type.String(), Type.Unknown(), { description: 'custom message metadata' }),
 });

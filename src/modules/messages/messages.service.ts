@@ -38,7 +38,10 @@ export class MessagesService {
     const contact = await contactsRepository.find(this.db, businessId, contactId);
     if (!contact) throw notFound('contact');
     const rows = await messagesRepository.latestOfContact(this.db, businessId, contactId, limit);
-    const files = await this.media.forMessages(businessId, rows.map((r) => r.id));
+    const files = await this.media.forMessages(
+      businessId,
+      rows.map((r) => r.id),
+    );
     return rows.map((row) => toContactMessage(row, contact, files.get(row.id) ?? []));
   }
 }

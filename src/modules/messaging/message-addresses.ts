@@ -18,7 +18,8 @@ export function messageAddresses(
   contact: { phone_number: string | null; email: string | null },
   businessAddress: string | null = null,
 ): { from: string; to: string } {
-  const contactSide = message.channel !== 'email' && contact.phone_number ? contact.phone_number : (contact.email ?? '');
+  const contactSide =
+    message.channel !== 'email' && contact.phone_number ? contact.phone_number : (contact.email ?? '');
   const businessSide = businessAddress ?? message.channel;
   const inbound = message.direction === 'inbound';
   return {

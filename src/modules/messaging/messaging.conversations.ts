@@ -46,7 +46,8 @@ export async function openConversation(
     return { conversation, created: true, reopened: false };
   }
   if (found.closed_at === null) {
-    if (found.channel_id === null) await messagingRepository.bindConversation(trx, businessId, found.id, target.channelId);
+    if (found.channel_id === null)
+      await messagingRepository.bindConversation(trx, businessId, found.id, target.channelId);
     return { conversation: { ...found, channel_id: target.channelId }, created: false, reopened: false };
   }
   await messagingRepository.reopenConversation(trx, businessId, found.id, target.channelId);
@@ -79,16 +80,28 @@ export interface ConversationTarget {
  * one without a channel id, goes through openConversation (reopening writes its event). Answers the
  * open conversation of each pair, keyed `${contactId}:${channelId}`.
  */
-export async function openConversations(trx: Db, businessId: string, targets: ConversationTarget[], by: OpenedBy): Promise<Map<string, ConversationRow>> {
+export async function openConversations(
+  trx: Db,
+  businessId: string,
+  targets: ConversationTarget[],
+  by: OpenedBy,
+): Promise<Map<string, ConversationRow>> {
   const unique = new Map<string, ConversationTarget>();
   for (const t of targets) unique.set(`${t.contactId}:${t.channelId}`, t);
   const keys = [...unique.keys()].sort();
   // The lock openConversation takes, for all pairs at once and in one order.
-  await messagingRepository.lockMany(trx, keys.map((k) => ({ businessId, key: `conversation:${k}` })));
+  await messagingRepository.lockMany(
+    trx,
+    keys.map((k) => ({ businessId, key: `conversation:${k}` })),
+  );
   const found = await messagingRepository.findConversations(
     trx,
     businessId,
-    keys.map((k) => ({ contact_id: unique.get(k)!.contactId, channel: unique.get(k)!.channel, channel_id: unique.get(k)!.channelId })),
+    keys.map((k) => ({
+      contact_id: unique.get(k)!.contactId,
+      channel: unique.get(k)!.channel,
+      channel_id: unique.get(k)!.channelId,
+    })),
   );
   const result = new Map<string, ConversationRow>();
   const missing: Insertable<ConversationsTable>[] = [];
@@ -96,13 +109,21 @@ export async function openConversations(trx: Db, businessId: string, targets: Co
     const target = unique.get(key)!;
     const row = found.get(key);
     if (!row) {
-      missing.push({ business_id: businessId, id: newId(), contact_id: target.contactId, channel: target.channel, channel_id: target.channelId, tags: target.tags ?? [] });
+      missing.push({
+        business_id: businessId,
+        id: newId(),
+        contact_id: target.contactId,
+        channel: target.channel,
+        channel_id: target.channelId,
+        tags: target.tags ?? [],
+      });
     } else if (row.closed_at === null && row.channel_id === target.channelId) {
       result.set(key, row);
     } else {
       result.set(key, (await openConversation(trx, businessId, target, by)).conversation);
     }
   }
-  for (const row of await messagingRepository.insertConversations(trx, missing)) result.set(`${row.contact_id}:${row.channel_id}`, row);
+  for (const row of await messagingRepository.insertConversations(trx, missing))
+    result.set(`${row.contact_id}:${row.channel_id}`, row);
   return result;
 }

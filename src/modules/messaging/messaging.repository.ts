@@ -17,7 +17,8 @@ export type MessageRef = { id: string } | { channelId: string; providerMessageId
 const allStatuses: MessageStatus[] = ['PENDING', 'SENT', 'DELIVERED', 'READ', 'ERROR', 'RECEIVED'];
 
 /** The statuses a message may be in for a move to `to` to be allowed (canMoveStatus, as SQL). */
-export const statusesBefore = (to: MessageStatus): MessageStatus[] => allStatuses.filter((from) => canMoveStatus(from, to));
+export const statusesBefore = (to: MessageStatus): MessageStatus[] =>
+  allStatuses.filter((from) => canMoveStatus(from, to));
 
 /**
  * The locks of messagingRepository.lock() on several keys, in the order given, as an expression (the
@@ -32,7 +33,11 @@ export function advisoryLocks(keys: { businessId: string; key: string }[]): RawB
 function contactsByPhoneKeyQuery(businessId: string, keys: string[]) {
   return sql`
     select p.key as lookup, k.*
-    from ${jsonRows('p', { key: 'text' }, keys.map((key) => ({ key })))}
+    from ${jsonRows(
+      'p',
+      { key: 'text' },
+      keys.map((key) => ({ key })),
+    )}
     cross join lateral (
       select c.* from (
         select id from contacts where business_id = ${businessId} and phone_key = p.key
@@ -59,8 +64,10 @@ export const messagingRepository = {
    */
   async contactsByPhoneKey(db: Db, businessId: string, keys: string[]): Promise<Map<string, ContactRow>> {
     if (keys.length === 0) return new Map();
-    const { rows } = await sql<ContactRow & { lookup: string }>`${contactsByPhoneKeyQuery(businessId, keys)}`.execute(db);
-    return new Map(rows.map(({ lookup, ...row }) => [lookup, row as ContactRow]));
+    const { rows } = await sql<ContactRow & { lookup: string }>`${contactsByPhoneKeyQuery(businessId, keys)}`.execute(
+      db,
+    );
+    return new Map(rows.map(({ lookup, ...row }) => [lookup, row]));
   },
 
   /**
@@ -69,7 +76,11 @@ export const messagingRepository = {
    * with its key, all in one sorted order (as lockMany's callers sort). A contact the caller
    * creates afterwards needs no such lock: no other transaction can see it until the commit.
    */
-  async sendersByPhoneKey(db: Db, businessId: string, wanted: { key: string; channelId: string }[]): Promise<Map<string, ContactRow>> {
+  async sendersByPhoneKey(
+    db: Db,
+    businessId: string,
+    wanted: { key: string; channelId: string }[],
+  ): Promise<Map<string, ContactRow>> {
     if (wanted.length === 0) return new Map();
     const keys = [...new Set(wanted.map((w) => w.key))];
     const { rows } = await sql<ContactRow & { lookup: string }>`
@@ -78,10 +89,14 @@ export const messagingRepository = {
         select count(pg_advisory_xact_lock(hashtextextended(l.name, 0))) as n
         from (
           select distinct (${businessId}::text || ':conversation:' || f.id || ':' || w.channel_id) collate "C" as name
-          from found f join ${jsonRows('w', { key: 'text', channel_id: 'text' }, wanted.map((w) => ({ key: w.key, channel_id: w.channelId })))} on w.key = f.lookup
+          from found f join ${jsonRows(
+            'w',
+            { key: 'text', channel_id: 'text' },
+            wanted.map((w) => ({ key: w.key, channel_id: w.channelId })),
+          )} on w.key = f.lookup
           order by name) l)
       select found.* from found, locked`.execute(db);
-    return new Map(rows.map(({ lookup, ...row }) => [lookup, row as ContactRow]));
+    return new Map(rows.map(({ lookup, ...row }) => [lookup, row]));
   },
 
   /** A transaction-scoped advisory lock, so concurrent writers that would create the same row take turns. */
@@ -126,7 +141,11 @@ export const messagingRepository = {
    * findConversation for several (contact, channel) pairs in one statement, row-locked; keyed by
    * `${contact_id}:${channel_id}` (pairs without a conversation are absent).
    */
-  async findConversations(db: Db, businessId: string, pairs: { contact_id: string; channel: string; channel_id: string }[]): Promise<Map<string, ConversationRow>> {
+  async findConversations(
+    db: Db,
+    businessId: string,
+    pairs: { contact_id: string; channel: string; channel_id: string }[],
+  ): Promise<Map<string, ConversationRow>> {
     if (pairs.length === 0) return new Map();
     // LATERAL ... LIMIT 1: one probe of conversations_contact per pair (jsonRows).
     const { rows } = await sql<ConversationRow & { lookup: string }>`
@@ -139,7 +158,7 @@ export const messagingRepository = {
         order by c.channel_id is null, c.created_at desc, c.id desc
         limit 1
         for update) c`.execute(db);
-    return new Map(rows.map(({ lookup, ...row }) => [lookup, row as ConversationRow]));
+    return new Map(rows.map(({ lookup, ...row }) => [lookup, row]));
   },
 
   /** Several new conversations in one statement. */
@@ -202,7 +221,11 @@ export const messagingRepository = {
    * statement, the business's enabled `message_created` webhooks (WebhookEvents.messagesCreated
    * then writes their deliveries without another round trip); undefined when nothing was inserted.
    */
-  async insertMessages(db: Db, businessId: string, rows: Insertable<MessagesTable>[]): Promise<{ inserted: InsertedMessage[]; webhookIds?: string[] }> {
+  async insertMessages(
+    db: Db,
+    businessId: string,
+    rows: Insertable<MessagesTable>[],
+  ): Promise<{ inserted: InsertedMessage[]; webhookIds?: string[] }> {
     if (rows.length === 0) return { inserted: [] };
     const insert = db
       .insertInto('messages')
@@ -258,9 +281,10 @@ export const messagingRepository = {
       })
       .where('business_id', '=', businessId)
       .where('status', 'in', from);
-    query = 'id' in ref
-      ? query.where('id', '=', ref.id)
-      : query.where('channel_id', '=', ref.channelId).where('provider_message_id', '=', ref.providerMessageId);
+    query =
+      'id' in ref
+        ? query.where('id', '=', ref.id)
+        : query.where('channel_id', '=', ref.channelId).where('provider_message_id', '=', ref.providerMessageId);
     return query.returning(['id', 'conversation_id', 'contact_id', 'status', 'status_at']).executeTakeFirst();
   },
 
@@ -273,10 +297,23 @@ export const messagingRepository = {
    * gives way to what the receipt says. Never when another message of the channel holds the
    * provider id (a receipt whose reference and id disagree changes nothing).
    */
-  recordByReference(db: Db, businessId: string, ref: { channelId: string; id: string }, providerMessageId: string, to: MessageStatus, extra: { statusAt: string; error: string | null }) {
+  recordByReference(
+    db: Db,
+    businessId: string,
+    ref: { channelId: string; id: string },
+    providerMessageId: string,
+    to: MessageStatus,
+    extra: { statusAt: string; error: string | null },
+  ) {
     return db
       .updateTable('messages')
-      .set({ status: to, provider_message_id: providerMessageId, status_at: extra.statusAt, error: extra.error, provider_call_at: null })
+      .set({
+        status: to,
+        provider_message_id: providerMessageId,
+        status_at: extra.statusAt,
+        error: extra.error,
+        provider_call_at: null,
+      })
       .where('business_id', '=', businessId)
       .where('id', '=', ref.id)
       .where('channel_id', '=', ref.channelId)
@@ -284,13 +321,17 @@ export const messagingRepository = {
       .where('provider_message_id', 'is', null)
       .where('status', 'in', ['PENDING', 'ERROR'])
       .where('send_attempts', '>', 0)
-      .where(({ not, exists, selectFrom }) => not(exists(
-        selectFrom('messages as held')
-          .select('held.id')
-          .where('held.business_id', '=', businessId)
-          .where('held.channel_id', '=', ref.channelId)
-          .where('held.provider_message_id', '=', providerMessageId),
-      )))
+      .where(({ not, exists, selectFrom }) =>
+        not(
+          exists(
+            selectFrom('messages as held')
+              .select('held.id')
+              .where('held.business_id', '=', businessId)
+              .where('held.channel_id', '=', ref.channelId)
+              .where('held.provider_message_id', '=', providerMessageId),
+          ),
+        ),
+      )
       .returning(['id', 'status'])
       .executeTakeFirst();
   },

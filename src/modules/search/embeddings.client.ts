@@ -8,7 +8,10 @@ export interface EmbeddingProvider {
 
 /** A failed embedding call, and whether trying again later may succeed. */
 export class EmbeddingError extends Error {
-  constructor(message: string, readonly retryable: boolean) {
+  constructor(
+    message: string,
+    readonly retryable: boolean,
+  ) {
     super(message);
   }
 }
@@ -20,7 +23,8 @@ const MAX_DIMENSIONS = 16_384;
 /** What a PostgreSQL `real` holds (its smallest subnormal and its largest value). */
 const REAL_RANGE = { min: 1.4e-45, max: 3.4028234e38 };
 
-const storableReal = (v: unknown) => typeof v === 'number' && (v === 0 || (Math.abs(v) >= REAL_RANGE.min && Math.abs(v) <= REAL_RANGE.max));
+const storableReal = (v: unknown) =>
+  typeof v === 'number' && (v === 0 || (Math.abs(v) >= REAL_RANGE.min && Math.abs(v) <= REAL_RANGE.max));
 
 /** The answer's body as text, refused past MAX_ANSWER_BYTES (a faulty endpoint must not fill the worker's memory). */
 async function boundedText(body: AsyncIterable<Buffer> & { destroy(): void }): Promise<string> {
@@ -54,7 +58,10 @@ export function openAiEmbeddings(config: EmbeddingsConfig): EmbeddingProvider {
       try {
         response = await request(`${config.url}/embeddings`, {
           method: 'POST',
-          headers: { 'content-type': 'application/json', ...(config.apiKey ? { authorization: `Bearer ${config.apiKey}` } : {}) },
+          headers: {
+            'content-type': 'application/json',
+            ...(config.apiKey ? { authorization: `Bearer ${config.apiKey}` } : {}),
+          },
           body: JSON.stringify({ model: config.model, input: text }),
           signal: AbortSignal.timeout(TIMEOUT_MS),
         });
@@ -70,7 +77,10 @@ export function openAiEmbeddings(config: EmbeddingsConfig): EmbeddingProvider {
       }
       if (response.statusCode !== 200) {
         const retryable = response.statusCode === 429 || response.statusCode >= 500;
-        throw new EmbeddingError(redact(`embeddings API answered ${response.statusCode}: ${body.slice(0, 300)}`), retryable);
+        throw new EmbeddingError(
+          redact(`embeddings API answered ${response.statusCode}: ${body.slice(0, 300)}`),
+          retryable,
+        );
       }
       let parsed: unknown;
       try {
@@ -78,12 +88,23 @@ export function openAiEmbeddings(config: EmbeddingsConfig): EmbeddingProvider {
       } catch {
         throw new EmbeddingError('embeddings API answered with malformed JSON', true);
       }
-      const answer = (typeof parsed === 'object' && parsed !== null ? parsed : {}) as { data?: { embedding?: unknown }[]; model?: unknown };
+      const answer = (typeof parsed === 'object' && parsed !== null ? parsed : {}) as {
+        data?: { embedding?: unknown }[];
+        model?: unknown;
+      };
       const vector = Array.isArray(answer.data) ? answer.data[0]?.embedding : undefined;
-      if (!Array.isArray(vector) || vector.length === 0 || vector.length > MAX_DIMENSIONS || !vector.every(storableReal)) {
+      if (
+        !Array.isArray(vector) ||
+        vector.length === 0 ||
+        vector.length > MAX_DIMENSIONS ||
+        !vector.every(storableReal)
+      ) {
         throw new EmbeddingError('embeddings API answered without a usable embedding', false);
       }
-      return { vector: vector as number[], model: typeof answer.model === 'string' ? answer.model.slice(0, 200) : config.model };
+      return {
+        vector: vector as number[],
+        model: typeof answer.model === 'string' ? answer.model.slice(0, 200) : config.model,
+      };
     },
   };
 }

@@ -16,13 +16,17 @@ export const searchAdminRoutes: FastifyPluginAsyncTypebox = async (app) => {
         tags: ['operator'],
         security: [{ adminToken: [] }],
         summary: 'Create a search collection',
-        description: "Its id is the collection_id of POST /search/item. 409 when the business has a collection of this name.",
+        description:
+          'Its id is the collection_id of POST /search/item. 409 when the business has a collection of this name.',
         params: BusinessParams,
         body: CreateCollectionBody,
         response: responses({ 201: CollectionResponse }, 400, 401, 404, 409),
       },
     },
-    async (request, reply) => reply.status(201).send({ collection: await app.services.search.createCollection(request.params.bid, request.body) }),
+    async (request, reply) =>
+      reply
+        .status(201)
+        .send({ collection: await app.services.search.createCollection(request.params.bid, request.body) }),
   );
 
   app.get(
@@ -37,6 +41,8 @@ export const searchAdminRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: responses({ 200: Type.Object({ collections: Type.Array(Collection) }) }, 400, 401, 404),
       },
     },
-    async (request) => ({ collections: await app.services.search.listCollections(request.params.bid, request.query.limit ?? 100) }),
+    async (request) => ({
+      collections: await app.services.search.listCollections(request.params.bid, request.query.limit ?? 100),
+    }),
   );
 };

@@ -2,7 +2,17 @@ import { sql } from 'kysely';
 import type { Db } from '../../db/database.ts';
 
 const itemColumns = [
-  'id', 'collection_id', 'external_id', 'source', 'is_active', 'payload', 'embedding_json', 'embedded_at', 'embedding_queued_at', 'created_at', 'updated_at',
+  'id',
+  'collection_id',
+  'external_id',
+  'source',
+  'is_active',
+  'payload',
+  'embedding_json',
+  'embedded_at',
+  'embedding_queued_at',
+  'created_at',
+  'updated_at',
 ] as const;
 
 /** What a write of an item stores. */
@@ -22,16 +32,32 @@ const serialised = (values: ItemValues) => ({
 export const searchRepository = {
   /** What an item's embedding is computed from (the embed job). */
   embeddingInput(db: Db, businessId: string, id: string) {
-    return db.selectFrom('search_items').select('embedding_json').where('business_id', '=', businessId).where('id', '=', id).executeTakeFirst();
+    return db
+      .selectFrom('search_items')
+      .select('embedding_json')
+      .where('business_id', '=', businessId)
+      .where('id', '=', id)
+      .executeTakeFirst();
   },
 
   /** Notes that the item's embedding job was queued now. */
   async markEmbeddingQueued(db: Db, businessId: string, id: string) {
-    await db.updateTable('search_items').set({ embedding_queued_at: sql<string>`now()` }).where('business_id', '=', businessId).where('id', '=', id).execute();
+    await db
+      .updateTable('search_items')
+      .set({ embedding_queued_at: sql<string>`now()` })
+      .where('business_id', '=', businessId)
+      .where('id', '=', id)
+      .execute();
   },
 
   /** Stores an embedding computed from `input`, unless the item's input has changed since. */
-  async recordEmbedding(db: Db, businessId: string, id: string, input: Record<string, unknown>, embedding: { vector: number[]; model: string }) {
+  async recordEmbedding(
+    db: Db,
+    businessId: string,
+    id: string,
+    input: Record<string, unknown>,
+    embedding: { vector: number[]; model: string },
+  ) {
     await db
       .updateTable('search_items')
       .set({ embedding: embedding.vector, embedding_model: embedding.model, embedded_at: sql<string>`now()` })
@@ -71,7 +97,11 @@ export const searchRepository = {
   },
 
   /** The new item, or undefined when the collection already holds one with this external_id. */
-  insertItemIfNew(db: Db, businessId: string, row: ItemValues & { id: string; collection_id: string; external_id: string }) {
+  insertItemIfNew(
+    db: Db,
+    businessId: string,
+    row: ItemValues & { id: string; collection_id: string; external_id: string },
+  ) {
     return db
       .insertInto('search_items')
       .values({ ...row, ...serialised(row), business_id: businessId })

@@ -38,7 +38,8 @@ export class SearchService {
     try {
       return await searchRepository.insertCollection(this.db, businessId, { id: newId(), ...input });
     } catch (err) {
-      if (isUniqueViolation(err)) throw conflict(`a collection named "${input.name}" already exists`, [{ field: 'name' }]);
+      if (isUniqueViolation(err))
+        throw conflict(`a collection named "${input.name}" already exists`, [{ field: 'name' }]);
       throw err;
     }
   }
@@ -56,14 +57,21 @@ export class SearchService {
   async upsertItem(businessId: string, input: UpsertItemInput): Promise<SearchItemRecord> {
     const collection = await searchRepository.findCollection(this.db, businessId, input.collection_id);
     if (!collection) {
-      throw badRequest('collection_id is not a collection of this business', [{ location: 'body', path: '/collection_id', message: 'unknown collection' }]);
+      throw badRequest('collection_id is not a collection of this business', [
+        { location: 'body', path: '/collection_id', message: 'unknown collection' },
+      ]);
     }
     checkSize(input.item, SEARCH_LIMITS.itemBytes, '/item');
     const embedding = input.embedding_json ?? embeddingInput(input.item, collection.embedding_fields);
     checkSize(embedding, SEARCH_LIMITS.embeddingBytes, input.embedding_json ? '/embedding_json' : '/item');
     // As stored and read back (-0 is written 0), so an unchanged write compares equal.
     const stored = <T>(value: T): T => JSON.parse(JSON.stringify(value));
-    const values: ItemValues = { payload: stored(input.item), embedding_json: stored(embedding), is_active: input.active ?? true, source: API_SOURCE };
+    const values: ItemValues = {
+      payload: stored(input.item),
+      embedding_json: stored(embedding),
+      is_active: input.active ?? true,
+      source: API_SOURCE,
+    };
 
     const item = await this.db.transaction().execute(async (trx) => {
       const key = { collection_id: collection.id, external_id: input.external_id };
@@ -82,10 +90,18 @@ export class SearchService {
       const embeddingChanged = !isDeepStrictEqual(current.embedding_json, values.embedding_json);
       // An item still without its embedding long after its job was queued (the job failed, say
       // through an API outage) gets another with the next write.
-      const overdue = this.embeddings !== undefined && !embeddingChanged && current.embedded_at === null
-        && (current.embedding_queued_at === null || Date.parse(current.embedding_queued_at) < Date.now() - REQUEUE_AFTER_MS);
+      const overdue =
+        this.embeddings !== undefined &&
+        !embeddingChanged &&
+        current.embedded_at === null &&
+        (current.embedding_queued_at === null ||
+          Date.parse(current.embedding_queued_at) < Date.now() - REQUEUE_AFTER_MS);
       if (embeddingChanged || overdue) await embedLater(current.id);
-      if (!embeddingChanged && current.is_active === values.is_active && isDeepStrictEqual(current.payload, values.payload)) {
+      if (
+        !embeddingChanged &&
+        current.is_active === values.is_active &&
+        isDeepStrictEqual(current.payload, values.payload)
+      ) {
         return { ...current, operation: 'unchanged' as const, embedding_regenerated: overdue };
       }
       const updated = await searchRepository.updateItem(trx, businessId, current.id, values, embeddingChanged);
@@ -107,19 +123,24 @@ export function embeddingInput(item: Record<string, unknown>, fields: string[]):
     // A key holding the dot itself ({"a.b": …}) is read before the path into nested objects.
     const value = Object.hasOwn(item, field)
       ? item[field]
-      : field.split('.').reduce<unknown>((at, key) => (isJsonObject(at) && Object.hasOwn(at, key) ? at[key] : undefined), item);
+      : field
+          .split('.')
+          .reduce<unknown>((at, key) => (isJsonObject(at) && Object.hasOwn(at, key) ? at[key] : undefined), item);
     if (value !== undefined && value !== null) picked[field] = value;
   }
   if (Object.keys(picked).length === 0) {
-    throw badRequest(`the item has none of the collection's embedding_fields (${fields.join(', ')}): send one of them, or embedding_json`, [
-      { location: 'body', path: '/item', message: 'no embedding field' },
-    ]);
+    throw badRequest(
+      `the item has none of the collection's embedding_fields (${fields.join(', ')}): send one of them, or embedding_json`,
+      [{ location: 'body', path: '/item', message: 'no embedding field' }],
+    );
   }
   return picked;
 }
 
 function checkSize(value: unknown, limit: number, path: string): void {
   if (Buffer.byteLength(JSON.stringify(value)) > limit) {
-    throw badRequest(`${path.slice(1)} is larger than ${limit / 1024} KiB`, [{ location: 'body', path, message: 'too large' }]);
+    throw badRequest(`${path.slice(1)} is larger than ${limit / 1024} KiB`, [
+      { location: 'body', path, message: 'too large' },
+    ]);
   }
 }

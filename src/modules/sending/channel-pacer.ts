@@ -83,7 +83,10 @@ export class ChannelPacer {
   private async take(bucket: Bucket, perSecond: number): Promise<void> {
     for (;;) {
       const now = this.now();
-      bucket.tokens = Math.min(capacity(perSecond), bucket.tokens + ((now - bucket.refilledAt) * rateOf(perSecond)) / 1000);
+      bucket.tokens = Math.min(
+        capacity(perSecond),
+        bucket.tokens + ((now - bucket.refilledAt) * rateOf(perSecond)) / 1000,
+      );
       bucket.refilledAt = now;
       if (bucket.tokens >= 1) {
         bucket.tokens -= 1;
@@ -108,7 +111,7 @@ export class ChannelPacer {
       return;
     }
     for (;;) {
-      const wait = lane.recent[lane.oldest]! + windowMs(perSecond) - this.now();
+      const wait = lane.recent[lane.oldest] + windowMs(perSecond) - this.now();
       if (wait <= 0) break;
       await sleep(wait);
     }

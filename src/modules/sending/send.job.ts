@@ -117,7 +117,8 @@ export class SendJobHandler implements JobHandler {
 
     // Far back in the channel's line: give the worker slot back instead of holding it (not an attempt).
     const backlog = this.pacer.backlogMs(channel.id, channel.pace_per_second);
-    if (backlog > this.options.maxPaceWaitMs) return { retryInSeconds: backlog / 1000, error: 'waiting for the channel pace' };
+    if (backlog > this.options.maxPaceWaitMs)
+      return { retryInSeconds: backlog / 1000, error: 'waiting for the channel pace' };
     await this.pacer.acquire(channel.id, channel.pace_per_second);
 
     // The turn is taken before the mark (a crash while waiting for it leaves the message to be sent
@@ -129,8 +130,17 @@ export class SendJobHandler implements JobHandler {
     if (!started) return { done: true };
     await this.pacer.admit(channel.id, channel.pace_per_second);
     try {
-      const result = await provider.send({ to: message.recipient_address ?? '', content: message.outbound_content as OutboundContent, reference: message.id });
-      await this.sents.submit({ businessId, id: message.id, providerMessageId: result.providerMessageId, jobId: job.id });
+      const result = await provider.send({
+        to: message.recipient_address ?? '',
+        content: message.outbound_content as OutboundContent,
+        reference: message.id,
+      });
+      await this.sents.submit({
+        businessId,
+        id: message.id,
+        providerMessageId: result.providerMessageId,
+        jobId: job.id,
+      });
       return { done: true, recorded: true };
     } catch (err) {
       const failure = provider.classifyError(err);

@@ -44,27 +44,40 @@ export async function acceptPlainSends(
 ): Promise<{ outcomes: PlainSendOutcome[]; webhooksQueued: boolean }> {
   const outcomes: (PlainSendOutcome | undefined)[] = sends.map(() => undefined);
   const locks = new Map<string, { businessId: string; key: string }>();
-  for (const s of sends) locks.set(`${s.businessId}:${recipientLockName(s.recipient)}`, { businessId: s.businessId, key: recipientLockName(s.recipient) });
-  await messagingRepository.lockMany(trx, [...locks.keys()].sort().map((k) => locks.get(k)!));
+  for (const s of sends)
+    locks.set(`${s.businessId}:${recipientLockName(s.recipient)}`, {
+      businessId: s.businessId,
+      key: recipientLockName(s.recipient),
+    });
+  await messagingRepository.lockMany(
+    trx,
+    [...locks.keys()].sort().map((k) => locks.get(k)!),
+  );
 
   const businesses = [...new Set(sends.map((s) => s.businessId))].sort();
   const accepted: { i: number; businessId: string; messageId: string }[] = [];
   let webhooksQueued = false;
   for (const businessId of businesses) {
     const mine = sends.flatMap((s, i) => (s.businessId === businessId ? [i] : []));
-    const contacts = await messagingRepository.contactsByPhoneKey(trx, businessId, [...new Set(mine.map((i) => sends[i]!.recipient.key))]);
+    const contacts = await messagingRepository.contactsByPhoneKey(trx, businessId, [
+      ...new Set(mine.map((i) => sends[i].recipient.key)),
+    ]);
     const candidates: { i: number; contact: ContactRow }[] = [];
     for (const i of mine) {
-      const contact = contacts.get(sends[i]!.recipient.key);
+      const contact = contacts.get(sends[i].recipient.key);
       if (!contact) outcomes[i] = { refused: templateRequired() };
       else if (contact.collected_data.opted_out === true) outcomes[i] = { refused: blocked() };
       else candidates.push({ i, contact });
     }
-    const pairKey = (c: { i: number; contact: ContactRow }) => `${c.contact.id}:${sends[c.i]!.channel.id}`;
+    const pairKey = (c: { i: number; contact: ContactRow }) => `${c.contact.id}:${sends[c.i].channel.id}`;
     const open = await sendingRepository.inServiceWindows(
       trx,
       businessId,
-      candidates.map((c) => ({ contact_id: c.contact.id, channel_id: sends[c.i]!.channel.id, channel: sends[c.i]!.channel.type })),
+      candidates.map((c) => ({
+        contact_id: c.contact.id,
+        channel_id: sends[c.i].channel.id,
+        channel: sends[c.i].channel.type,
+      })),
     );
     const writable = candidates.filter((c) => {
       if (open.has(pairKey(c))) return true;
@@ -76,24 +89,45 @@ export async function acceptPlainSends(
     const conversations = await openConversations(
       trx,
       businessId,
-      writable.map((c) => ({ contactId: c.contact.id, channel: sends[c.i]!.channel.type, channelId: sends[c.i]!.channel.id, tags: c.contact.tags })),
+      writable.map((c) => ({
+        contactId: c.contact.id,
+        channel: sends[c.i].channel.type,
+        channelId: sends[c.i].channel.id,
+        tags: c.contact.tags,
+      })),
       { actorType: 'api', origin: 'api' },
     );
     const rows = writable.map((c) => {
-      const send = sends[c.i]!;
-      return outboundMessageRow(businessId, newId(), { ...send, templateId: null }, { conversationId: conversations.get(pairKey(c))!.id, contactId: c.contact.id });
+      const send = sends[c.i];
+      return outboundMessageRow(
+        businessId,
+        newId(),
+        { ...send, templateId: null },
+        { conversationId: conversations.get(pairKey(c))!.id, contactId: c.contact.id },
+      );
     });
     const { webhookIds } = await messagingRepository.insertMessages(trx, businessId, rows);
     writable.forEach((c, n) => {
-      const messageId = rows[n]!.id as string;
+      const messageId = rows[n].id;
       outcomes[c.i] = { messageId };
       accepted.push({ i: c.i, businessId, messageId });
     });
-    if (await webhookEvents.messagesCreated(trx, businessId, rows.map((r) => r.id as string), webhookIds)) webhooksQueued = true;
+    if (
+      await webhookEvents.messagesCreated(
+        trx,
+        businessId,
+        rows.map((r) => r.id),
+        webhookIds,
+      )
+    )
+      webhooksQueued = true;
   }
   accepted.sort((a, b) => a.i - b.i);
-  await enqueueJobs(trx, accepted.map((a) => ({ businessId: a.businessId, kind: 'send', refId: a.messageId })));
+  await enqueueJobs(
+    trx,
+    accepted.map((a) => ({ businessId: a.businessId, kind: 'send', refId: a.messageId })),
+  );
   // A claim taken over fails the batch; the batcher then writes each send alone, and only that one fails.
-  for (const a of accepted) await storeAnswerIn(trx, sends[a.i]!.claim, 200, plainSendAnswer(a.messageId));
+  for (const a of accepted) await storeAnswerIn(trx, sends[a.i].claim, 200, plainSendAnswer(a.messageId));
   return { outcomes: outcomes.map((o) => o!), webhooksQueued };
 }

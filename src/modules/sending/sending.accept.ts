@@ -47,28 +47,44 @@ type NewEvent = Parameters<typeof writeEvents>[2][number];
  * events, the PENDING message, its outbox job and its message_created webhook deliveries. The
  * workers deliver them after the commit.
  */
-export async function acceptSend(trx: Db, businessId: string, plan: SendPlan, webhookEvents: Pick<WebhookEvents, 'messageCreated'>): Promise<AcceptedSend> {
+export async function acceptSend(
+  trx: Db,
+  businessId: string,
+  plan: SendPlan,
+  webhookEvents: Pick<WebhookEvents, 'messageCreated'>,
+): Promise<AcceptedSend> {
   const { channel, recipient } = plan;
   // The same lock key as contact creation, so a concurrent create or send cannot add a twin.
   await contactsRepository.lockIdentifiers(trx, businessId, [recipientLockName(recipient)]);
   const found = (await messagingRepository.contactsByPhoneKey(trx, businessId, [recipient.key])).get(recipient.key);
-  let contact = found ?? (await contactsRepository.insert(trx, {
-    business_id: businessId,
-    id: newId(),
-    phone_number: recipient.digits,
-    phone_key: recipient.key,
-    source: channel.type,
-    tags: [],
-  }));
+  let contact =
+    found ??
+    (await contactsRepository.insert(trx, {
+      business_id: businessId,
+      id: newId(),
+      phone_number: recipient.digits,
+      phone_key: recipient.key,
+      source: channel.type,
+      tags: [],
+    }));
   if (contact.collected_data.opted_out === true && !plan.optIn) throw blocked();
   if (plan.optIn) contact = await recordOptIn(trx, contact, channel.type);
-  if (plan.freeForm && !(await sendingRepository.inServiceWindow(trx, businessId, contact.id, channel))) throw templateRequired();
+  if (plan.freeForm && !(await sendingRepository.inServiceWindow(trx, businessId, contact.id, channel)))
+    throw templateRequired();
 
-  const opened = await openConversation(trx, businessId, { contactId: contact.id, channel: channel.type, channelId: channel.id, tags: contact.tags }, { actorType: 'api', origin: 'api' });
+  const opened = await openConversation(
+    trx,
+    businessId,
+    { contactId: contact.id, channel: channel.type, channelId: channel.id, tags: contact.tags },
+    { actorType: 'api', origin: 'api' },
+  );
   const conversation = await applyConversationChanges(trx, opened.conversation, plan);
 
   const messageId = newId();
-  await messagingRepository.insertMessage(trx, outboundMessageRow(businessId, messageId, plan, { conversationId: conversation.id, contactId: contact.id }));
+  await messagingRepository.insertMessage(
+    trx,
+    outboundMessageRow(businessId, messageId, plan, { conversationId: conversation.id, contactId: contact.id }),
+  );
   await enqueueJob(trx, { businessId, kind: 'send', refId: messageId });
   await webhookEvents.messageCreated(trx, businessId, messageId);
   return { messageId, contact, conversationId: conversation.id };
@@ -112,21 +128,37 @@ export function outboundMessageRow(
 async function recordOptIn(trx: Db, contact: ContactRow, channelType: string): Promise<ContactRow> {
   const before = contact.collected_data;
   const key = `${channelType}_opt_in`;
-  const after: Record<string, unknown> = { ...before, [key]: true, [`${key}_at`]: new Date().toISOString(), ...(before.opted_out === true ? { opted_out: false } : {}) };
+  const after: Record<string, unknown> = {
+    ...before,
+    [key]: true,
+    [`${key}_at`]: new Date().toISOString(),
+    ...(before.opted_out === true ? { opted_out: false } : {}),
+  };
   const changed = [key, 'opted_out'].filter((k) => k in after && before[k] !== after[k]);
   if (changed.length === 0) return contact;
-  const row = await contactsRepository.update(trx, contact.business_id, contact.id, { collected_data: JSON.stringify(after) });
+  const row = await contactsRepository.update(trx, contact.business_id, contact.id, {
+    collected_data: JSON.stringify(after),
+  });
   await contactFieldChanged(trx, contact.business_id, {
     contactId: contact.id,
     actorType: 'api',
     source: 'api',
-    changes: changed.map((k) => ({ field: `collected_data.${k}`, custom: false, from: before[k] ?? null, to: after[k] })),
+    changes: changed.map((k) => ({
+      field: `collected_data.${k}`,
+      custom: false,
+      from: before[k] ?? null,
+      to: after[k],
+    })),
   });
   return row;
 }
 
 /** bot_status, assignment, team and agent of the send, with the events of what changed. */
-async function applyConversationChanges(trx: Db, conversation: ConversationRow, plan: SendPlan): Promise<ConversationRow> {
+async function applyConversationChanges(
+  trx: Db,
+  conversation: ConversationRow,
+  plan: SendPlan,
+): Promise<ConversationRow> {
   const changes: Updateable<ConversationsTable> = {};
   const events: NewEvent[] = [];
   const event = (type: EventType, data: Record<string, unknown>, agentId: string | null = null): NewEvent => ({
@@ -149,12 +181,19 @@ async function applyConversationChanges(trx: Db, conversation: ConversationRow, 
     }
     events.push(event(manual ? 'manual_control_activated' : 'manual_control_released', { reason: 'api' }));
   }
-  if (plan.assignedUserId !== undefined && plan.assignedUserId !== conversation.assigned_user_id) changes.assigned_user_id = plan.assignedUserId;
+  if (plan.assignedUserId !== undefined && plan.assignedUserId !== conversation.assigned_user_id)
+    changes.assigned_user_id = plan.assignedUserId;
   if (plan.teamId !== undefined && plan.teamId !== conversation.team_id) changes.team_id = plan.teamId;
   if (plan.agentId !== undefined && plan.agentId !== conversation.agent_id) {
     changes.agent_id = plan.agentId;
     const from = conversation.agent_id;
-    events.push(event(from === null ? 'agent_assigned' : 'agent_switched', { from_agent: from, to_agent: plan.agentId }, plan.agentId));
+    events.push(
+      event(
+        from === null ? 'agent_assigned' : 'agent_switched',
+        { from_agent: from, to_agent: plan.agentId },
+        plan.agentId,
+      ),
+    );
   }
   if (events.length > 0) await writeEvents(trx, conversation.business_id, events);
   if (Object.keys(changes).length === 0) return conversation;

@@ -12,18 +12,25 @@ const captionKinds = new Set<MediaKind>(['image', 'video', 'document']);
 const field = (name: string) => [{ path: `/content/${name}` }];
 
 /** Outbound content of a text or media send; refuses fields that do not belong to the type. */
-export function freeFormContent(type: Exclude<SendBody['type'], 'template'>, content: SendBody['content']): FreeFormContent {
+export function freeFormContent(
+  type: Exclude<SendBody['type'], 'template'>,
+  content: SendBody['content'],
+): FreeFormContent {
   if (type === 'text') {
     if (content.text === undefined) throw badRequest('a text message needs content.text', field('text'));
     for (const name of ['url', 'caption', 'filename'] as const) {
-      if (content[name] !== undefined) throw badRequest(`content.${name} does not belong to a text message`, field(name));
+      if (content[name] !== undefined)
+        throw badRequest(`content.${name} does not belong to a text message`, field(name));
     }
     return { content: { kind: 'text', text: content.text }, text: content.text };
   }
   if (content.url === undefined) throw badRequest(`a ${type} message needs content.url`, field('url'));
-  if (content.text !== undefined) throw badRequest(`content.text does not belong to a ${type} message; use content.caption`, field('text'));
-  if (content.caption !== undefined && !captionKinds.has(type)) throw badRequest(`a ${type} message takes no caption`, field('caption'));
-  if (content.filename !== undefined && type !== 'document') throw badRequest('only a document takes a filename', field('filename'));
+  if (content.text !== undefined)
+    throw badRequest(`content.text does not belong to a ${type} message; use content.caption`, field('text'));
+  if (content.caption !== undefined && !captionKinds.has(type))
+    throw badRequest(`a ${type} message takes no caption`, field('caption'));
+  if (content.filename !== undefined && type !== 'document')
+    throw badRequest('only a document takes a filename', field('filename'));
   return {
     content: {
       kind: 'media',
@@ -42,4 +49,8 @@ export const blocked = () =>
 
 /** Outside the 24-hour service window only templates may be sent. */
 export const templateRequired = () =>
-  new AppError(400, 'template_required', 'the contact has not written on this channel in the last 24 hours; send a template');
+  new AppError(
+    400,
+    'template_required',
+    'the contact has not written on this channel in the last 24 hours; send a template',
+  );

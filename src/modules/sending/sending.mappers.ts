@@ -6,7 +6,13 @@ import type { SendConversation } from './sending.schemas.ts';
 type OutboundRow = NonNullable<Awaited<ReturnType<typeof sendingRepository.outboundMessage>>>;
 
 /** Status names of the status endpoint: `enqueued` while queued, then the delivery state in lower case. */
-const statusNames: Record<string, string> = { PENDING: 'enqueued', SENT: 'sent', DELIVERED: 'delivered', READ: 'read', ERROR: 'failed' };
+const statusNames: Record<string, string> = {
+  PENDING: 'enqueued',
+  SENT: 'sent',
+  DELIVERED: 'delivered',
+  READ: 'read',
+  ERROR: 'failed',
+};
 
 /** The sent-message status record of the contract. */
 export function toStatusRecord(row: OutboundRow) {
@@ -18,7 +24,10 @@ export function toStatusRecord(row: OutboundRow) {
     messageStatusPayload: {
       id: row.id,
       type: status,
-      payload: { type: row.type === 'template' ? ('template' as const) : ('session' as const), whatsappMessageId: row.provider_message_id ?? null },
+      payload: {
+        type: row.type === 'template' ? ('template' as const) : ('session' as const),
+        whatsappMessageId: row.provider_message_id ?? null,
+      },
       destination: row.recipient_address ?? '',
     },
   };

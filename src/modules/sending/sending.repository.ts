@@ -12,27 +12,56 @@ export interface MessageKey {
 }
 
 const messageColumns = [
-  'id', 'business_id', 'conversation_id', 'contact_id', 'channel', 'channel_id', 'direction', 'type', 'status', 'error',
-  'recipient_address', 'provider_message_id', 'outbound_content', 'provider_call_at', 'send_attempts', 'template_id',
+  'id',
+  'business_id',
+  'conversation_id',
+  'contact_id',
+  'channel',
+  'channel_id',
+  'direction',
+  'type',
+  'status',
+  'error',
+  'recipient_address',
+  'provider_message_id',
+  'outbound_content',
+  'provider_call_at',
+  'send_attempts',
+  'template_id',
 ] as const;
 
 /** An outbound message as the worker and the status endpoint read it. */
 export type OutboundMessage = Pick<Selectable<MessagesTable>, (typeof messageColumns)[number]>;
 
 /** Messages (or outbox jobs) by key, as rows `v(business_id, id)` (jsonRows). */
-const keys = (refs: MessageKey[]) => jsonRows('v', { business_id: 'uuid', id: 'uuid' }, refs.map((r) => ({ business_id: r.businessId, id: r.id })));
+const keys = (refs: MessageKey[]) =>
+  jsonRows(
+    'v',
+    { business_id: 'uuid', id: 'uuid' },
+    refs.map((r) => ({ business_id: r.businessId, id: r.id })),
+  );
 
 /** All SQL of sending: recipients' conversations, outbound messages and their delivery state. */
 export const sendingRepository = {
   team(db: Db, businessId: string, id: string) {
-    return db.selectFrom('teams').select(['id', 'name']).where('business_id', '=', businessId).where('id', '=', id).executeTakeFirst();
+    return db
+      .selectFrom('teams')
+      .select(['id', 'name'])
+      .where('business_id', '=', businessId)
+      .where('id', '=', id)
+      .executeTakeFirst();
   },
 
   /**
    * Whether the contact wrote on this channel within the last 24 hours (the service window).
    * Messages recorded without a channel id (imports) count for channels of their type.
    */
-  async inServiceWindow(db: Db, businessId: string, contactId: string, channel: { id: string; type: string }): Promise<boolean> {
+  async inServiceWindow(
+    db: Db,
+    businessId: string,
+    contactId: string,
+    channel: { id: string; type: string },
+  ): Promise<boolean> {
     const row = await db
       .selectFrom('messages')
       .select('id')
@@ -40,7 +69,12 @@ export const sendingRepository = {
       .where('contact_id', '=', contactId)
       .where('created_at', '>', sql<string>`now() - interval '24 hours'`)
       .where('direction', '=', 'inbound')
-      .where((eb) => eb.or([eb('channel_id', '=', channel.id), eb.and([eb('channel_id', 'is', null), eb('channel', '=', channel.type)])]))
+      .where((eb) =>
+        eb.or([
+          eb('channel_id', '=', channel.id),
+          eb.and([eb('channel_id', 'is', null), eb('channel', '=', channel.type)]),
+        ]),
+      )
       .limit(1)
       .executeTakeFirst();
     return row !== undefined;
@@ -50,7 +84,11 @@ export const sendingRepository = {
    * inServiceWindow for several (contact, channel) pairs in one statement: the pairs whose window is
    * open, keyed `${contact_id}:${channel_id}`.
    */
-  async inServiceWindows(db: Db, businessId: string, pairs: { contact_id: string; channel_id: string; channel: string }[]): Promise<Set<string>> {
+  async inServiceWindows(
+    db: Db,
+    businessId: string,
+    pairs: { contact_id: string; channel_id: string; channel: string }[],
+  ): Promise<Set<string>> {
     if (pairs.length === 0) return new Set();
     // LATERAL ... LIMIT 1: one probe of messages_contact per pair, never a scan of the business's day.
     const { rows } = await sql<{ lookup: string }>`
@@ -66,11 +104,27 @@ export const sendingRepository = {
   },
 
   conversation(db: Db, businessId: string, id: string): Promise<ConversationRow> {
-    return db.selectFrom('conversations').selectAll().where('business_id', '=', businessId).where('id', '=', id).executeTakeFirstOrThrow();
+    return db
+      .selectFrom('conversations')
+      .selectAll()
+      .where('business_id', '=', businessId)
+      .where('id', '=', id)
+      .executeTakeFirstOrThrow();
   },
 
-  updateConversation(db: Db, businessId: string, id: string, changes: Updateable<ConversationsTable>): Promise<ConversationRow> {
-    return db.updateTable('conversations').set(changes).where('business_id', '=', businessId).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
+  updateConversation(
+    db: Db,
+    businessId: string,
+    id: string,
+    changes: Updateable<ConversationsTable>,
+  ): Promise<ConversationRow> {
+    return db
+      .updateTable('conversations')
+      .set(changes)
+      .where('business_id', '=', businessId)
+      .where('id', '=', id)
+      .returningAll()
+      .executeTakeFirstOrThrow();
   },
 
   /** An outbound message as the worker and the status endpoint need it. */
@@ -123,7 +177,11 @@ export const sendingRepository = {
    */
   async markSentMany(db: Db, sent: (MessageKey & { providerMessageId: string; jobId: string })[]): Promise<void> {
     if (sent.length === 0) return;
-    const messages = jsonRows('v', { business_id: 'uuid', id: 'uuid', provider_message_id: 'text' }, sent.map((s) => ({ business_id: s.businessId, id: s.id, provider_message_id: s.providerMessageId })));
+    const messages = jsonRows(
+      'v',
+      { business_id: 'uuid', id: 'uuid', provider_message_id: 'text' },
+      sent.map((s) => ({ business_id: s.businessId, id: s.id, provider_message_id: s.providerMessageId })),
+    );
     await sql`
       with sent as (
         update messages m

@@ -1,7 +1,14 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { responses, UuidParams } from '../../http/common.schemas.ts';
 import { idempotencyClaimOf } from '../../http/idempotency.ts';
-import { MessageStatusResponse, SendBody, SendResponse, SendTemplateBody, SendTemplateQuery, SendTemplateResponse } from './sending.schemas.ts';
+import {
+  MessageStatusResponse,
+  SendBody,
+  SendResponse,
+  SendTemplateBody,
+  SendTemplateQuery,
+  SendTemplateResponse,
+} from './sending.schemas.ts';
 
 const tags = ['messages'];
 const security = [{ apiKey: [] }];
@@ -13,7 +20,9 @@ export const sendingRoutes: FastifyPluginAsyncTypebox = async (app) => {
     {
       config: { idempotency: 'messages.send' },
       schema: {
-        tags, security, summary: 'Send a message to a contact through a channel',
+        tags,
+        security,
+        summary: 'Send a message to a contact through a channel',
         description:
           'Accepted sends are stored (message status PENDING) and queued in one transaction, then delivered by a worker at ' +
           "the channel's pace (pace_per_second, default 80/s, kept per server process) retrying throughput, pair-rate and service " +
@@ -41,7 +50,9 @@ export const sendingRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/messages/status/:uuid',
     {
       schema: {
-        tags, security, summary: 'Delivery status of a message sent through the API',
+        tags,
+        security,
+        summary: 'Delivery status of a message sent through the API',
         description:
           'status: `enqueued` while queued, then `sent` (accepted by the provider), `delivered`, `read`, or `failed` (with `error`). ' +
           "payload.type is `template` for template messages, else `session`; whatsappMessageId is the provider's id (null until sent). " +
@@ -58,7 +69,9 @@ export const sendingRoutes: FastifyPluginAsyncTypebox = async (app) => {
     {
       config: { idempotency: 'send-template' },
       schema: {
-        tags, security, summary: 'Send a template message',
+        tags,
+        security,
+        summary: 'Send a template message',
         description:
           "Body fields fill the template's variables (numeric keys positional, named keys named; other fields are ignored); " +
           '`buttons` give the values of URL buttons with a `{{1}}`. A template, number or agent that is unknown or of another ' +
@@ -71,6 +84,7 @@ export const sendingRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: responses({ 200: SendTemplateResponse }, 400, 401, 403, 409, 422),
       },
     },
-    async (request) => app.services.sending.sendTemplate(request.businessId, request.query, request.body, idempotencyClaimOf(request)),
+    async (request) =>
+      app.services.sending.sendTemplate(request.businessId, request.query, request.body, idempotencyClaimOf(request)),
   );
 };

@@ -4,7 +4,12 @@ import { ContactCamel } from '../contacts/contacts.schemas.ts';
 
 export const MESSAGE_TYPES = ['text', 'image', 'audio', 'video', 'document', 'sticker', 'template'] as const;
 
-const Url = Type.String({ minLength: 1, maxLength: 2048, pattern: '^https?://\\S+$', description: 'public http(s) address the provider downloads the file from' });
+const Url = Type.String({
+  minLength: 1,
+  maxLength: 2048,
+  pattern: '^https?://\\S+$',
+  description: 'public http(s) address the provider downloads the file from',
+});
 
 export const MessageContent = Type.Object(
   {
@@ -13,24 +18,43 @@ export const MessageContent = Type.Object(
     caption: Type.Optional(Type.String({ maxLength: 1024, description: 'image, video and document only' })),
     filename: Type.Optional(Type.String({ minLength: 1, maxLength: 240, description: 'document only' })),
   },
-  { additionalProperties: false, description: '`{text}` for text; `{url, caption?, filename?}` for image, audio, video, document, sticker; `{}` for template' },
+  {
+    additionalProperties: false,
+    description:
+      '`{text}` for text; `{url, caption?, filename?}` for image, audio, video, document, sticker; `{}` for template',
+  },
 );
 
 export const SendBody = Type.Object(
   {
-    to: Type.String({ minLength: 1, maxLength: 64, description: 'recipient: phone number with country code (WhatsApp)' }),
+    to: Type.String({
+      minLength: 1,
+      maxLength: 64,
+      description: 'recipient: phone number with country code (WhatsApp)',
+    }),
     from: Type.String({ minLength: 1, maxLength: 32, description: 'channel type of channel_uuid, e.g. whatsapp' }),
     type: Type.Union(MESSAGE_TYPES.map((t) => Type.Literal(t))),
     content: MessageContent,
     channel_uuid: Uuid,
     template_uuid: Type.Optional(Uuid),
     template_values: Type.Optional(
-      Type.Array(Type.String({ maxLength: 1024 }), { maxItems: 50, description: "values of the template's variables, in the order they first appear" }),
+      Type.Array(Type.String({ maxLength: 1024 }), {
+        maxItems: 50,
+        description: "values of the template's variables, in the order they first appear",
+      }),
     ),
     optin_contact: Type.Optional(Type.Boolean()),
-    assigned_user: Type.Optional(Type.String({ minLength: 1, maxLength: 320, description: 'email of a user of the business' })),
+    assigned_user: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 320, description: 'email of a user of the business' }),
+    ),
     team_uuid: Type.Optional(Uuid),
-    fields: Type.Optional(Type.String({ maxLength: 100, pattern: '^(contact|conversation)(,(contact|conversation))*$', description: 'comma-separated: contact, conversation' })),
+    fields: Type.Optional(
+      Type.String({
+        maxLength: 100,
+        pattern: '^(contact|conversation)(,(contact|conversation))*$',
+        description: 'comma-separated: contact, conversation',
+      }),
+    ),
     bot_status: Type.Optional(Type.Union([Type.Literal('bot_start'), Type.Literal('bot_end')])),
     metadata: Type.Optional(
       Type.Record(Type.String(), Type.String({ maxLength: 500 }), {
@@ -75,7 +99,9 @@ export const MessageStatusResponse = Type.Object({
       type: Type.String({ description: 'same as status' }),
       payload: Type.Object({
         type: Type.Union([Type.Literal('session'), Type.Literal('template')]),
-        whatsappMessageId: Nullable(Type.String(), { description: "the provider's message id; null until the provider accepted it" }),
+        whatsappMessageId: Nullable(Type.String(), {
+          description: "the provider's message id; null until the provider accepted it",
+        }),
       }),
       destination: Type.String({ description: 'recipient address' }),
     }),
@@ -85,7 +111,10 @@ export const MessageStatusResponse = Type.Object({
 export const SendTemplateQuery = Type.Object(
   {
     template_id: Uuid,
-    from_phone_number: Type.String({ pattern: '^[0-9]{6,15}$', description: 'business number, digits with country code' }),
+    from_phone_number: Type.String({
+      pattern: '^[0-9]{6,15}$',
+      description: 'business number, digits with country code',
+    }),
     agent_id: Type.Optional(Uuid),
   },
   { additionalProperties: false },
@@ -110,7 +139,8 @@ export const SendTemplateBody = Type.Object(
   {
     additionalProperties: Type.Unknown(),
     maxProperties: 102,
-    description: "phone, buttons, and the template's variables: numeric keys (1, 2, ...) positional, named keys named, each a string " +
+    description:
+      "phone, buttons, and the template's variables: numeric keys (1, 2, ...) positional, named keys named, each a string " +
       '(up to 1024 characters), a number or a boolean (400 otherwise); other fields are ignored, whatever they hold',
   },
 );

@@ -49,7 +49,10 @@ function isPlain(body: SendBody, fields: Set<string>): boolean {
  * own transaction.
  */
 export class SendingService {
-  private readonly plainSends = new Batcher<PlainSend, PlainSendOutcome>((sends) => this.writePlainSends(sends), { maxRunning: 1, maxItems: 200 });
+  private readonly plainSends = new Batcher<PlainSend, PlainSendOutcome>((sends) => this.writePlainSends(sends), {
+    maxRunning: 1,
+    maxItems: 200,
+  });
 
   constructor(
     private readonly db: Db,
@@ -69,12 +72,22 @@ export class SendingService {
   async send(businessId: string, body: SendBody, claim?: IdempotencyClaim) {
     const channel = await this.channels.findForSending(businessId, body.channel_uuid);
     if (!channel) throw notFound('channel');
-    if (body.from !== channel.type) throw badRequest(`from must be the type of channel_uuid (${channel.type})`, [{ path: '/from' }]);
+    if (body.from !== channel.type)
+      throw badRequest(`from must be the type of channel_uuid (${channel.type})`, [{ path: '/from' }]);
     const recipient = this.recipientOf(channel, body.to, 'to');
     const fields = new Set(body.fields?.split(',') ?? []);
     if (isPlain(body, fields)) {
-      const { content, text } = freeFormContent(body.type as Exclude<SendBody['type'], 'template'>, body.content);
-      const outcome = await this.plainSends.submit({ businessId, channel, recipient, type: body.type, content, text, metadata: body.metadata ?? {}, claim });
+      const { content, text } = freeFormContent(body.type, body.content);
+      const outcome = await this.plainSends.submit({
+        businessId,
+        channel,
+        recipient,
+        type: body.type,
+        content,
+        text,
+        metadata: body.metadata ?? {},
+        claim,
+      });
       if ('refused' in outcome) throw outcome.refused;
       return plainSendAnswer(outcome.messageId);
     }
@@ -96,7 +109,8 @@ export class SendingService {
         plan.assignedUserId = user.id;
       }
       if (body.team_uuid !== undefined) {
-        if (!(await sendingRepository.team(trx, businessId, body.team_uuid))) throw badRequest('team_uuid is not a team of the business', [{ path: '/team_uuid' }]);
+        if (!(await sendingRepository.team(trx, businessId, body.team_uuid)))
+          throw badRequest('team_uuid is not a team of the business', [{ path: '/team_uuid' }]);
         plan.teamId = body.team_uuid;
       }
       const accepted = await acceptSend(trx, businessId, plan, this.webhookEvents);
@@ -104,7 +118,12 @@ export class SendingService {
         message: { uuid: accepted.messageId, status: 'enqueued' as const },
         ...(fields.has('contact') ? { contact: await this.contacts.camelForm(accepted.contact, trx) } : {}),
         ...(fields.has('conversation')
-          ? { conversation: await toSendConversation(trx, await sendingRepository.conversation(trx, businessId, accepted.conversationId)) }
+          ? {
+              conversation: await toSendConversation(
+                trx,
+                await sendingRepository.conversation(trx, businessId, accepted.conversationId),
+              ),
+            }
           : {}),
       };
       await storeAnswerIn(trx, claim, 200, answer);
@@ -121,31 +140,47 @@ export class SendingService {
     if (!template) throw forbidden('template_id');
     const channel = await this.channels.findByIdentifier(businessId, 'whatsapp', query.from_phone_number);
     if (!channel) throw forbidden('from_phone_number');
-    if (query.agent_id !== undefined && !(await agentsRepository.find(this.db, businessId, query.agent_id))) throw forbidden('agent_id');
+    if (query.agent_id !== undefined && !(await agentsRepository.find(this.db, businessId, query.agent_id)))
+      throw forbidden('agent_id');
     if (template.channel_id !== null && template.channel_id !== channel.id) {
       throw badRequest('the template belongs to another number of the business', [{ path: '/from_phone_number' }]);
     }
     const recipient = this.recipientOf(channel, body.phone, 'phone');
     const unreachable = template.variables.find((v) => SEND_TEMPLATE_RESERVED.has(v));
     if (unreachable !== undefined) {
-      throw new AppError(400, 'template_variable_missing', `template variable ${unreachable} cannot be filled here, where that field has another meaning: send this template with POST /messages/send and template_values`, [{ variable: unreachable }]);
+      throw new AppError(
+        400,
+        'template_variable_missing',
+        `template variable ${unreachable} cannot be filled here, where that field has another meaning: send this template with POST /messages/send and template_values`,
+        [{ variable: unreachable }],
+      );
     }
     const { phone: _phone, buttons, ...byKey } = body;
     const rendered = this.templates.render(template, { byKey, ...(buttons ? { buttons } : {}) });
     const answer = await this.db.transaction().execute(async (trx) => {
-      const accepted = await acceptSend(trx, businessId, {
-        channel,
-        recipient,
-        type: 'template',
-        content: rendered.content,
-        text: rendered.text,
-        templateId: template.id,
-        metadata: {},
-        freeForm: false,
-        optIn: false,
-        ...(query.agent_id !== undefined ? { agentId: query.agent_id } : {}),
-      }, this.webhookEvents);
-      const sent = { success: true, message_id: accepted.messageId, recipient: recipient.digits, template_name: template.name };
+      const accepted = await acceptSend(
+        trx,
+        businessId,
+        {
+          channel,
+          recipient,
+          type: 'template',
+          content: rendered.content,
+          text: rendered.text,
+          templateId: template.id,
+          metadata: {},
+          freeForm: false,
+          optIn: false,
+          ...(query.agent_id !== undefined ? { agentId: query.agent_id } : {}),
+        },
+        this.webhookEvents,
+      );
+      const sent = {
+        success: true,
+        message_id: accepted.messageId,
+        recipient: recipient.digits,
+        template_name: template.name,
+      };
       await storeAnswerIn(trx, claim, 200, sent);
       return sent;
     });
@@ -186,7 +221,8 @@ export class SendingService {
   }
 
   private recipientOf(channel: ChannelRow, to: string, field: string) {
-    if (!channel.provider_kind) throw badRequest(`channel ${channel.id} has no provider to send with`, [{ path: '/channel_uuid' }]);
+    if (!channel.provider_kind)
+      throw badRequest(`channel ${channel.id} has no provider to send with`, [{ path: '/channel_uuid' }]);
     const phone = normalisePhone(to);
     if (!phone) throw badRequest(`${field} is not a phone number with country code`, [{ path: `/${field}` }]);
     return phone;
@@ -195,12 +231,18 @@ export class SendingService {
   /** The content of a send: free-form from `content`, or the rendered template. */
   private async contentOf(businessId: string, channel: ChannelRow, body: SendBody) {
     if (body.type !== 'template') {
-      if (body.template_uuid !== undefined) throw badRequest('template_uuid needs type template', [{ path: '/template_uuid' }]);
-      if (body.template_values !== undefined) throw badRequest('template_values needs type template', [{ path: '/template_values' }]);
+      if (body.template_uuid !== undefined)
+        throw badRequest('template_uuid needs type template', [{ path: '/template_uuid' }]);
+      if (body.template_values !== undefined)
+        throw badRequest('template_values needs type template', [{ path: '/template_values' }]);
       return freeFormContent(body.type, body.content);
     }
-    if (body.template_uuid === undefined) throw badRequest('a template message needs template_uuid', [{ path: '/template_uuid' }]);
-    if (Object.keys(body.content).length > 0) throw badRequest('a template message takes its content from the template; send content {}', [{ path: '/content' }]);
+    if (body.template_uuid === undefined)
+      throw badRequest('a template message needs template_uuid', [{ path: '/template_uuid' }]);
+    if (Object.keys(body.content).length > 0)
+      throw badRequest('a template message takes its content from the template; send content {}', [
+        { path: '/content' },
+      ]);
     const template = await this.templates.get(businessId, body.template_uuid);
     if (!template) throw notFound('template');
     if (template.channel_id !== null && template.channel_id !== channel.id) {
@@ -208,8 +250,9 @@ export class SendingService {
     }
     // template_values fill the template's variables in the order they appear.
     const values = body.template_values ?? [];
-    if (values.length > template.variables.length) throw badRequest(`the template has ${template.variables.length} variables`, [{ path: '/template_values' }]);
-    const byKey = Object.fromEntries(values.map((value, i) => [template.variables[i] as string, value]));
+    if (values.length > template.variables.length)
+      throw badRequest(`the template has ${template.variables.length} variables`, [{ path: '/template_values' }]);
+    const byKey = Object.fromEntries(values.map((value, i) => [template.variables[i], value]));
     const rendered = this.templates.render(template, { byKey });
     return { content: rendered.content, text: rendered.text, templateId: template.id };
   }

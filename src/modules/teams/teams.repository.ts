@@ -2,10 +2,21 @@ import type { Db } from '../../db/database.ts';
 
 export const teamsRepository = {
   insert(db: Db, businessId: string, row: { id: string; name: string }) {
-    return db.insertInto('teams').values({ ...row, business_id: businessId }).returning(['id', 'name']).executeTakeFirstOrThrow();
+    return db
+      .insertInto('teams')
+      .values({ ...row, business_id: businessId })
+      .returning(['id', 'name'])
+      .executeTakeFirstOrThrow();
   },
 
   list(db: Db, businessId: string, limit: number) {
-    return db.selectFrom('teams').select(['id', 'name']).where('business_id', '=', businessId).orderBy('created_at').orderBy('id').limit(limit).execute();
+    return db
+      .selectFrom('teams')
+      .select(['id', 'name'])
+      .where('business_id', '=', businessId)
+      .orderBy('created_at')
+      .orderBy('id')
+      .limit(limit)
+      .execute();
   },
 };

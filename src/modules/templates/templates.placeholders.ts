@@ -10,9 +10,14 @@ const LOOSE = /\{\{.*?\}\}/g;
 /** The variables of a template body, in the order their values are sent. */
 export function bodyVariables(body: string): string[] {
   const found = [...body.matchAll(PLACEHOLDER)].map((m) => m[1]);
-  const malformed = [...body.matchAll(LOOSE)].map((m) => m[0]).filter((p) => !/^\{\{([0-9]+|[a-z_][a-z0-9_]*)\}\}$/.test(p));
+  const malformed = [...body.matchAll(LOOSE)]
+    .map((m) => m[0])
+    .filter((p) => !/^\{\{([0-9]+|[a-z_][a-z0-9_]*)\}\}$/.test(p));
   if (malformed.length > 0) {
-    throw badRequest(`malformed placeholder ${malformed[0]}: use {{1}} or {{name}} (lower-case letters, digits, underscores)`, [{ field: 'body' }]);
+    throw badRequest(
+      `malformed placeholder ${malformed[0]}: use {{1}} or {{name}} (lower-case letters, digits, underscores)`,
+      [{ field: 'body' }],
+    );
   }
   if (found.length === 0) return [];
   const numeric = found.filter((name) => /^[0-9]+$/.test(name));
@@ -33,7 +38,8 @@ export function checkTemplate(input: CreateTemplateBody): string[] {
   const variables = bodyVariables(input.body);
   for (const field of ['header', 'footer'] as const) {
     const text = input[field];
-    if (text !== undefined && /\{\{.*?\}\}/.test(text)) throw badRequest(`${field} cannot hold placeholders`, [{ field }]);
+    if (text !== undefined && /\{\{.*?\}\}/.test(text))
+      throw badRequest(`${field} cannot hold placeholders`, [{ field }]);
   }
   const buttons = input.buttons ?? [];
   buttons.forEach((button, index) => {
@@ -46,8 +52,10 @@ export function checkTemplate(input: CreateTemplateBody): string[] {
       throw badRequest('the {{1}} of a URL button must end the address', [{ field: `buttons/${index}/url` }]);
     }
   });
-  if (buttons.filter((b) => b.type === 'url').length > 2) throw badRequest('at most 2 URL buttons', [{ field: 'buttons' }]);
-  if (buttons.filter((b) => b.type === 'phone_number').length > 1) throw badRequest('at most 1 phone number button', [{ field: 'buttons' }]);
+  if (buttons.filter((b) => b.type === 'url').length > 2)
+    throw badRequest('at most 2 URL buttons', [{ field: 'buttons' }]);
+  if (buttons.filter((b) => b.type === 'phone_number').length > 1)
+    throw badRequest('at most 1 phone number button', [{ field: 'buttons' }]);
   return variables;
 }
 

@@ -22,17 +22,23 @@ export interface RenderedTemplate {
 /** The longest value of a body variable, in characters. */
 export const MAX_VARIABLE_LENGTH = 1024;
 
-const missing = (what: string) => new AppError(400, 'template_variable_missing', `template variable ${what} has no value`, [{ variable: what }]);
-const badButton = (message: string, index: number) => new AppError(400, 'template_button_invalid', message, [{ index }]);
+const missing = (what: string) =>
+  new AppError(400, 'template_variable_missing', `template variable ${what} has no value`, [{ variable: what }]);
+const badButton = (message: string, index: number) =>
+  new AppError(400, 'template_button_invalid', message, [{ index }]);
 const badValue = (variable: string, message: string) =>
-  new AppError(400, 'validation_error', `template variable ${variable} ${message}`, [{ location: 'body', path: `/${variable}`, message }]);
+  new AppError(400, 'validation_error', `template variable ${variable} ${message}`, [
+    { location: 'body', path: `/${variable}`, message },
+  ]);
 
 /** The text of a variable's value; undefined when absent or null. */
 function variableText(variable: string, value: unknown): string | undefined {
   if (value === undefined || value === null) return undefined;
-  if (typeof value !== 'string' && typeof value !== 'number' && typeof value !== 'boolean') throw badValue(variable, 'must be a string, a number or a boolean');
+  if (typeof value !== 'string' && typeof value !== 'number' && typeof value !== 'boolean')
+    throw badValue(variable, 'must be a string, a number or a boolean');
   const text = String(value);
-  if ([...text].length > MAX_VARIABLE_LENGTH) throw badValue(variable, `must be at most ${MAX_VARIABLE_LENGTH} characters`);
+  if ([...text].length > MAX_VARIABLE_LENGTH)
+    throw badValue(variable, `must be at most ${MAX_VARIABLE_LENGTH} characters`);
   return text;
 }
 
@@ -53,8 +59,10 @@ export function renderTemplate(template: Template, values: TemplateValues): Rend
   const dynamic = new Set(template.buttons.flatMap((b, i) => (b.type === 'url' && b.url.includes('{{1}}') ? [i] : [])));
   const urlButtons: TemplateUrlButtonParameter[] = [];
   for (const button of values.buttons ?? []) {
-    if (!dynamic.has(button.index)) throw badButton(`button ${button.index} is not a URL button with a placeholder`, button.index);
-    if (urlButtons.some((b) => b.index === String(button.index))) throw badButton(`button ${button.index} is given twice`, button.index);
+    if (!dynamic.has(button.index))
+      throw badButton(`button ${button.index} is not a URL button with a placeholder`, button.index);
+    if (urlButtons.some((b) => b.index === String(button.index)))
+      throw badButton(`button ${button.index} is given twice`, button.index);
     if (button.text.trim() === '') throw missing(`button ${button.index}`);
     urlButtons.push({ index: String(button.index), text: button.text });
   }

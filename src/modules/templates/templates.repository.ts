@@ -6,24 +6,49 @@ export type TemplateRow = Selectable<TemplatesTable>;
 
 export const templatesRepository = {
   insert(db: Db, businessId: string, row: Omit<Insertable<TemplatesTable>, 'business_id'>): Promise<TemplateRow> {
-    return db.insertInto('templates').values({ ...row, business_id: businessId }).returningAll().executeTakeFirstOrThrow();
+    return db
+      .insertInto('templates')
+      .values({ ...row, business_id: businessId })
+      .returningAll()
+      .executeTakeFirstOrThrow();
   },
 
   find(db: Db, businessId: string, id: string): Promise<TemplateRow | undefined> {
-    return db.selectFrom('templates').selectAll().where('business_id', '=', businessId).where('id', '=', id).executeTakeFirst();
+    return db
+      .selectFrom('templates')
+      .selectAll()
+      .where('business_id', '=', businessId)
+      .where('id', '=', id)
+      .executeTakeFirst();
   },
 
   list(db: Db, businessId: string, limit: number): Promise<TemplateRow[]> {
-    return db.selectFrom('templates').selectAll().where('business_id', '=', businessId).orderBy('created_at').orderBy('id').limit(limit).execute();
+    return db
+      .selectFrom('templates')
+      .selectAll()
+      .where('business_id', '=', businessId)
+      .orderBy('created_at')
+      .orderBy('id')
+      .limit(limit)
+      .execute();
   },
 
   async delete(db: Db, businessId: string, id: string): Promise<boolean> {
-    const result = await db.deleteFrom('templates').where('business_id', '=', businessId).where('id', '=', id).executeTakeFirst();
+    const result = await db
+      .deleteFrom('templates')
+      .where('business_id', '=', businessId)
+      .where('id', '=', id)
+      .executeTakeFirst();
     return result.numDeletedRows > 0n;
   },
 
   async channelExists(db: Db, businessId: string, channelId: string): Promise<boolean> {
-    const row = await db.selectFrom('channels').select('id').where('business_id', '=', businessId).where('id', '=', channelId).executeTakeFirst();
+    const row = await db
+      .selectFrom('channels')
+      .select('id')
+      .where('business_id', '=', businessId)
+      .where('id', '=', channelId)
+      .executeTakeFirst();
     return row !== undefined;
   },
 };

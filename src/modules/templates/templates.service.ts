@@ -29,7 +29,10 @@ export class TemplatesService {
 
   async create(businessId: string, input: CreateTemplateBody): Promise<Template> {
     const variables = checkTemplate(input);
-    if (input.channel_id !== undefined && !(await templatesRepository.channelExists(this.db, businessId, input.channel_id))) {
+    if (
+      input.channel_id !== undefined &&
+      !(await templatesRepository.channelExists(this.db, businessId, input.channel_id))
+    ) {
       throw notFound('channel');
     }
     try {
@@ -47,7 +50,8 @@ export class TemplatesService {
       });
       return toTemplate(row);
     } catch (err) {
-      if (isUniqueViolation(err)) throw conflict(`template "${input.name}" already exists in language ${input.language}`, [{ field: 'name' }]);
+      if (isUniqueViolation(err))
+        throw conflict(`template "${input.name}" already exists in language ${input.language}`, [{ field: 'name' }]);
       throw err;
     }
   }

@@ -5,7 +5,9 @@ import { EVENT_TYPES } from '../events/events.writer.ts';
 import { eventExportColumns, messageExportColumns } from '../exports/exports.repository.ts';
 
 const before = (alias: string, at?: CursorPosition) =>
-  at ? sql<boolean>`(${sql.ref(`${alias}.created_at`)}, ${sql.ref(`${alias}.id`)}) < (${at.createdAt}::timestamptz, ${at.id}::uuid)` : sql<boolean>`true`;
+  at
+    ? sql<boolean>`(${sql.ref(`${alias}.created_at`)}, ${sql.ref(`${alias}.id`)}) < (${at.createdAt}::timestamptz, ${at.id}::uuid)`
+    : sql<boolean>`true`;
 
 export const timelineRepository = {
   /** The contact's messages before a position, newest first (index messages_contact read backwards); web-client duplicates left out. */

@@ -15,7 +15,7 @@ export const timelineRoutes: FastifyPluginAsyncTypebox = async (app) => {
         description:
           'Messages in the export form with kind "message" and events as event records with kind "event", ordered by ' +
           '(created_at, id) descending across both; limit default 50, max 200; repeat with next_cursor until it is null ' +
-          '(the cursor is signed and bound to the business and the contact). All the contact\'s conversations are shown; ' +
+          "(the cursor is signed and bound to the business and the contact). All the contact's conversations are shown; " +
           'a web-client copy of a Cloud API message appears once. Shares the 120 requests per minute of GET /messages; ' +
           'every answer carries RateLimit-Policy and RateLimit headers. 404 when the contact does not exist in the business.',
         params: UuidParams,

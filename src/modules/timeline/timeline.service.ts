@@ -25,7 +25,8 @@ export class TimelineService {
   async list(businessId: string, contactId: string, query: TimelineQuery) {
     if (!(await contactsRepository.find(this.db, businessId, contactId))) throw notFound('contact');
     const scope = CursorCodec.scope({ what: 'timeline', businessId, contactId });
-    const at: CursorPosition | undefined = query.cursor === undefined ? undefined : this.cursors.decode(query.cursor, scope);
+    const at: CursorPosition | undefined =
+      query.cursor === undefined ? undefined : this.cursors.decode(query.cursor, scope);
     const [messages, events] = await Promise.all([
       timelineRepository.messages(this.db, businessId, contactId, at, query.limit + 1),
       timelineRepository.events(this.db, businessId, contactId, at, query.limit + 1),
@@ -36,7 +37,7 @@ export class TimelineService {
     ].sort(newestFirst);
     if (merged.length <= query.limit) return { items: merged, next_cursor: null };
     const items = merged.slice(0, query.limit);
-    const last = items[items.length - 1]!;
+    const last = items[items.length - 1];
     return { items, next_cursor: this.cursors.encode({ createdAt: last.created_at, id: last.id }, scope) };
   }
 }

@@ -5,7 +5,11 @@ const columns = ['id', 'email', 'name'] as const;
 
 export const usersRepository = {
   insert(db: Db, businessId: string, row: { id: string; email: string; name: string; password_hash: string | null }) {
-    return db.insertInto('users').values({ ...row, business_id: businessId }).returning(columns).executeTakeFirstOrThrow();
+    return db
+      .insertInto('users')
+      .values({ ...row, business_id: businessId })
+      .returning(columns)
+      .executeTakeFirstOrThrow();
   },
 
   /** Emails are unique per business in any case. */
@@ -19,10 +23,22 @@ export const usersRepository = {
   },
 
   find(db: Db, businessId: string, id: string) {
-    return db.selectFrom('users').select(columns).where('business_id', '=', businessId).where('id', '=', id).executeTakeFirst();
+    return db
+      .selectFrom('users')
+      .select(columns)
+      .where('business_id', '=', businessId)
+      .where('id', '=', id)
+      .executeTakeFirst();
   },
 
   list(db: Db, businessId: string, limit: number) {
-    return db.selectFrom('users').select(columns).where('business_id', '=', businessId).orderBy('created_at').orderBy('id').limit(limit).execute();
+    return db
+      .selectFrom('users')
+      .select(columns)
+      .where('business_id', '=', businessId)
+      .orderBy('created_at')
+      .orderBy('id')
+      .limit(limit)
+      .execute();
   },
 };

@@ -13,18 +13,31 @@ export const usersAdminRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/businesses/:bid/users',
     {
       schema: {
-        tags, security, summary: 'Create a user of the business',
+        tags,
+        security,
+        summary: 'Create a user of the business',
         description: '409 when the business already has a user with this email (in any case).',
-        params: BusinessParams, body: CreateUserBody,
+        params: BusinessParams,
+        body: CreateUserBody,
         response: responses({ 201: Type.Object({ user: User }) }, 400, 401, 404, 409),
       },
     },
-    async (request, reply) => reply.status(201).send({ user: await app.services.users.create(request.params.bid, request.body) }),
+    async (request, reply) =>
+      reply.status(201).send({ user: await app.services.users.create(request.params.bid, request.body) }),
   );
 
   app.get(
     '/businesses/:bid/users',
-    { schema: { tags, security, summary: 'List the users of the business', params: BusinessParams, querystring: ListQuery, response: responses({ 200: Type.Object({ users: Type.Array(User) }) }, 400, 401, 404) } },
+    {
+      schema: {
+        tags,
+        security,
+        summary: 'List the users of the business',
+        params: BusinessParams,
+        querystring: ListQuery,
+        response: responses({ 200: Type.Object({ users: Type.Array(User) }) }, 400, 401, 404),
+      },
+    },
     async (request) => ({ users: await app.services.users.list(request.params.bid, request.query.limit ?? 100) }),
   );
 };

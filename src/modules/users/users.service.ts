@@ -27,9 +27,15 @@ export class UsersService {
   async create(businessId: string, input: { email: string; name: string; password?: string }) {
     const passwordHash = input.password === undefined ? null : await hashPassword(input.password);
     try {
-      return await usersRepository.insert(this.db, businessId, { id: newId(), email: input.email, name: input.name, password_hash: passwordHash });
+      return await usersRepository.insert(this.db, businessId, {
+        id: newId(),
+        email: input.email,
+        name: input.name,
+        password_hash: passwordHash,
+      });
     } catch (err) {
-      if (isUniqueViolation(err)) throw conflict('a user with this email already exists in the business', [{ field: 'email' }]);
+      if (isUniqueViolation(err))
+        throw conflict('a user with this email already exists in the business', [{ field: 'email' }]);
       throw err;
     }
   }

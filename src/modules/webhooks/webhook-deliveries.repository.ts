@@ -42,7 +42,9 @@ interface Queue {
 const QUEUE_COLUMNS = { business_id: 'uuid', webhook_id: 'uuid', conversation_id: 'uuid' } as const;
 const queueKey = (q: Queue) => `${q.business_id}/${q.webhook_id}/${q.conversation_id}`;
 
-function queuesOf(rows: readonly { business_id: string; webhook_id: string; conversation_id?: string | null }[]): Queue[] {
+function queuesOf(
+  rows: readonly { business_id: string; webhook_id: string; conversation_id?: string | null }[],
+): Queue[] {
   const queues = new Map<string, Queue>();
   for (const { business_id, webhook_id, conversation_id } of rows) {
     if (!conversation_id) continue;
@@ -98,7 +100,10 @@ export const webhookDeliveriesRepository = {
   },
 
   /** Releases the delivery now first in each queue, after the one before it was delivered or given up. */
-  async releaseNext(db: Db, ended: readonly { business_id: string; webhook_id: string; conversation_id: string | null }[]): Promise<void> {
+  async releaseNext(
+    db: Db,
+    ended: readonly { business_id: string; webhook_id: string; conversation_id: string | null }[],
+  ): Promise<void> {
     const queues = queuesOf(ended);
     if (queues.length === 0) return;
     await sql`update webhook_deliveries d set held = false
@@ -160,8 +165,11 @@ export const webhookDeliveriesRepository = {
 
   /** Ends the lease of every running delivery now (restart-recovery.ts); how many. */
   async endLeases(db: Db): Promise<number> {
-    const result = await db.updateTable('webhook_deliveries').set({ locked_until: sql<string>`now() - interval '1 second'` })
-      .where('state', '=', 'running').executeTakeFirst();
+    const result = await db
+      .updateTable('webhook_deliveries')
+      .set({ locked_until: sql<string>`now() - interval '1 second'` })
+      .where('state', '=', 'running')
+      .executeTakeFirst();
     return Number(result.numUpdatedRows);
   },
 
@@ -169,12 +177,24 @@ export const webhookDeliveriesRepository = {
   async finish(db: Db, delivery: ClaimedDelivery, end: DeliveryEnd, now: string): Promise<boolean> {
     const base = { locked_until: null, updated_at: now };
     const set =
-      end.state === 'delivered' ? { ...base, state: 'delivered' as const, last_error: null }
-      : end.state === 'failed' ? { ...base, state: 'failed' as const, last_error: end.error }
-      : { ...base, state: 'pending' as const, last_error: end.error, next_attempt_at: end.nextAttemptAt, ...(end.scheduleBase === undefined ? {} : { schedule_base: end.scheduleBase }) };
-    const result = await db.updateTable('webhook_deliveries').set(set)
-      .where('business_id', '=', delivery.business_id).where('id', '=', delivery.id)
-      .where('state', '=', 'running').where('attempts', '=', delivery.attempts)
+      end.state === 'delivered'
+        ? { ...base, state: 'delivered' as const, last_error: null }
+        : end.state === 'failed'
+          ? { ...base, state: 'failed' as const, last_error: end.error }
+          : {
+              ...base,
+              state: 'pending' as const,
+              last_error: end.error,
+              next_attempt_at: end.nextAttemptAt,
+              ...(end.scheduleBase === undefined ? {} : { schedule_base: end.scheduleBase }),
+            };
+    const result = await db
+      .updateTable('webhook_deliveries')
+      .set(set)
+      .where('business_id', '=', delivery.business_id)
+      .where('id', '=', delivery.id)
+      .where('state', '=', 'running')
+      .where('attempts', '=', delivery.attempts)
       .executeTakeFirst();
     const ended = result.numUpdatedRows > 0n;
     if (ended && end.state !== 'pending') await webhookDeliveriesRepository.releaseNext(db, [delivery]);
@@ -192,13 +212,20 @@ export const webhookDeliveriesRepository = {
     await sql`
       UPDATE webhook_deliveries AS d SET state = 'delivered', locked_until = NULL, last_error = NULL, updated_at = ${now}
       FROM (VALUES ${rows}) AS v (business_id, id, attempts)
-      WHERE d.business_id = v.business_id AND d.id = v.id AND d.state = 'running' AND d.attempts = v.attempts`.execute(db);
+      WHERE d.business_id = v.business_id AND d.id = v.id AND d.state = 'running' AND d.attempts = v.attempts`.execute(
+      db,
+    );
     await webhookDeliveriesRepository.releaseNext(db, claims);
   },
 
   find(db: Db, businessId: string, webhookId: string, id: string): Promise<DeliveryRow | undefined> {
-    return db.selectFrom('webhook_deliveries').selectAll()
-      .where('business_id', '=', businessId).where('webhook_id', '=', webhookId).where('id', '=', id).executeTakeFirst();
+    return db
+      .selectFrom('webhook_deliveries')
+      .selectAll()
+      .where('business_id', '=', businessId)
+      .where('webhook_id', '=', webhookId)
+      .where('id', '=', id)
+      .executeTakeFirst();
   },
 
   /**
@@ -206,18 +233,44 @@ export const webhookDeliveriesRepository = {
    * the claim still holds it back while one before it in its queue is pending or running.
    */
   redeliver(db: Db, businessId: string, id: string, now: string): Promise<DeliveryRow | undefined> {
-    return db.updateTable('webhook_deliveries')
-      .set((eb) => ({ state: 'pending', held: false, next_attempt_at: now, schedule_base: eb.ref('attempts'), locked_until: null, updated_at: now }))
-      .where('business_id', '=', businessId).where('id', '=', id).where('state', '!=', 'running')
-      .returningAll().executeTakeFirst();
+    return db
+      .updateTable('webhook_deliveries')
+      .set((eb) => ({
+        state: 'pending',
+        held: false,
+        next_attempt_at: now,
+        schedule_base: eb.ref('attempts'),
+        locked_until: null,
+        updated_at: now,
+      }))
+      .where('business_id', '=', businessId)
+      .where('id', '=', id)
+      .where('state', '!=', 'running')
+      .returningAll()
+      .executeTakeFirst();
   },
 
   /** The attempt log of a webhook, newest first, after the (created_at, id) cursor. */
-  attempts(db: Db, businessId: string, webhookId: string, limit: number, after?: { createdAt: string; id: string }): Promise<AttemptRow[]> {
-    let query = db.selectFrom('webhook_attempts').selectAll()
-      .where('business_id', '=', businessId).where('webhook_id', '=', webhookId);
+  attempts(
+    db: Db,
+    businessId: string,
+    webhookId: string,
+    limit: number,
+    after?: { createdAt: string; id: string },
+  ): Promise<AttemptRow[]> {
+    let query = db
+      .selectFrom('webhook_attempts')
+      .selectAll()
+      .where('business_id', '=', businessId)
+      .where('webhook_id', '=', webhookId);
     if (after) {
-      query = query.where(({ eb, refTuple, tuple }) => eb(refTuple('created_at', 'id'), '<', tuple(sql<string>`${after.createdAt}::timestamptz`, sql<string>`${after.id}::uuid`)));
+      query = query.where(({ eb, refTuple, tuple }) =>
+        eb(
+          refTuple('created_at', 'id'),
+          '<',
+          tuple(sql<string>`${after.createdAt}::timestamptz`, sql<string>`${after.id}::uuid`),
+        ),
+      );
     }
     return query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).execute();
   },
@@ -230,7 +283,9 @@ export const webhookDeliveriesRepository = {
     const attempts = await sql`DELETE FROM webhook_attempts WHERE (business_id, id) IN (
       SELECT business_id, id FROM webhook_attempts WHERE created_at < ${cutoff} LIMIT ${batch})`.execute(db);
     const deliveries = await sql`DELETE FROM webhook_deliveries WHERE (business_id, id) IN (
-      SELECT business_id, id FROM webhook_deliveries WHERE created_at < ${cutoff} AND state IN ('delivered', 'failed') LIMIT ${batch})`.execute(db);
+      SELECT business_id, id FROM webhook_deliveries WHERE created_at < ${cutoff} AND state IN ('delivered', 'failed') LIMIT ${batch})`.execute(
+      db,
+    );
     return Number(attempts.numAffectedRows ?? 0n) + Number(deliveries.numAffectedRows ?? 0n);
   },
 };

@@ -46,7 +46,12 @@ export class WebhookEvents {
    * of one conversation go out in the order they are written. `webhookIds`: the enabled webhooks
    * when the caller read them in this transaction already (messagingRepository.insertMessages).
    */
-  async messagesCreated(trx: Db, businessId: string, messageIds: readonly string[], webhookIds?: readonly string[]): Promise<boolean> {
+  async messagesCreated(
+    trx: Db,
+    businessId: string,
+    messageIds: readonly string[],
+    webhookIds?: readonly string[],
+  ): Promise<boolean> {
     if (messageIds.length === 0) return false;
     webhookIds ??= await webhooksRepository.enabledFor(trx, businessId, 'message_created');
     if (webhookIds.length === 0) return false;
@@ -56,14 +61,23 @@ export class WebhookEvents {
     if (messages.length === 0) return false;
     const contactIds = [...new Set(messages.map((m) => m.contact_id))];
     const contacts = new Map((await webhooksRepository.contacts(trx, businessId, contactIds)).map((c) => [c.id, c]));
-    const files = await mediaRepository.forMessages(trx, businessId, messages.map((m) => m.id));
+    const files = await mediaRepository.forMessages(
+      trx,
+      businessId,
+      messages.map((m) => m.id),
+    );
     const nowMs = this.clock.now();
     const at = isoAt(nowMs);
     const ctx = { links: this.links, signingKey: this.signingKey, nowMs };
     const deliveries = messages.flatMap((message) => {
       const contact = contacts.get(message.contact_id);
       if (!contact) return [];
-      const payload = messageCreatedPayload(message, contact, files.filter((f) => f.message_id === message.id), ctx);
+      const payload = messageCreatedPayload(
+        message,
+        contact,
+        files.filter((f) => f.message_id === message.id),
+        ctx,
+      );
       return webhookIds.map((webhookId) => ({
         business_id: businessId,
         id: newId(),

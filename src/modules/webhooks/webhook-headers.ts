@@ -33,7 +33,8 @@ export function checkCustomHeaders(headers: Record<string, string>): Record<stri
   const seen = new Set<string>();
   for (const name of Object.keys(headers)) {
     const lower = name.toLowerCase();
-    if (reserved.has(lower)) throw badRequest(`header ${name} is set by the service and cannot be configured`, [{ path: `/headers/${name}` }]);
+    if (reserved.has(lower))
+      throw badRequest(`header ${name} is set by the service and cannot be configured`, [{ path: `/headers/${name}` }]);
     if (seen.has(lower)) throw badRequest(`header ${name} is given twice`, [{ path: `/headers/${name}` }]);
     seen.add(lower);
   }

@@ -7,8 +7,12 @@ const NullableStr = Nullable(Type.String());
 /** Reply context: the message this one answers. */
 export const MessageContext = Type.Object(
   {
-    messageId: Nullable(Type.String({ format: 'uuid' }), { description: 'our id of the message replied to; null when it is unknown to the service' }),
-    providerMessageId: Nullable(Type.String(), { description: "the provider's id of the message replied to (WhatsApp: wamid)" }),
+    messageId: Nullable(Type.String({ format: 'uuid' }), {
+      description: 'our id of the message replied to; null when it is unknown to the service',
+    }),
+    providerMessageId: Nullable(Type.String(), {
+      description: "the provider's id of the message replied to (WhatsApp: wamid)",
+    }),
   },
   { description: 'present when the message is a reply' },
 );
@@ -68,7 +72,10 @@ export const WebhookContact = Type.Object({
 
 export const WebhookMedia = Type.Object({
   id: Type.Integer({ description: 'renew an expired url with GET /external/v2/media/:id' }),
-  url: Type.String({ description: 'signed address, valid 120 minutes from when the delivery was created (a file the business sent by URL: that URL)' }),
+  url: Type.String({
+    description:
+      'signed address, valid 120 minutes from when the delivery was created (a file the business sent by URL: that URL)',
+  }),
   filename: NullableStr,
   contentType: NullableStr,
 });
@@ -80,13 +87,17 @@ export const MessageCreatedPayload = Type.Object({
   to: Type.String({ description: 'channel-specific recipient identifier' }),
   from: Type.String({ description: 'channel-specific sender identifier' }),
   text: Str,
-  attachments: Type.Array(Str, { description: 'signed download addresses (expire after 120 minutes; retries reuse them)' }),
+  attachments: Type.Array(Str, {
+    description: 'signed download addresses (expire after 120 minutes; retries reuse them)',
+  }),
   media: Type.Array(WebhookMedia),
   status: Type.Union([Type.Literal('received'), Type.Literal('sent')]),
   channel: Str,
   contact: WebhookContact,
   createdAt: Str,
-  metadata: Type.Record(Type.String(), Type.Unknown(), { description: 'custom message metadata (for inbound messages: what the provider sent besides the text)' }),
+  metadata: Type.Record(Type.String(), Type.Unknown(), {
+    description: 'custom message metadata (for inbound messages: what the provider sent besides the text)',
+  }),
   messageContext: Type.Optional(MessageContext),
   messageLocation: Type.Optional(MessageLocation),
   messageContactCard: Type.Optional(MessageContactCard),
@@ -97,7 +108,10 @@ export const MessageCreatedPayload = Type.Object({
 export type MessageCreatedPayload = Static<typeof MessageCreatedPayload>;
 
 /** The body of every call: the OpenAPI document lists it under `webhooks.message_created`. */
-export const MessageCreatedBody = Type.Object({ event: Type.Literal('message_created'), payload: MessageCreatedPayload });
+export const MessageCreatedBody = Type.Object({
+  event: Type.Literal('message_created'),
+  payload: MessageCreatedPayload,
+});
 
 /** The `webhooks` section of the OpenAPI document: what our calls to a registered endpoint look like. */
 export const openApiWebhooks = {
@@ -109,8 +123,14 @@ export const openApiWebhooks = {
         'Headers: webhook-id, webhook-timestamp, webhook-signature (Standard Webhooks: v1,<base64 HMAC-SHA256 of "id.timestamp.body"> with the whsec_ secret; verify with any Standard Webhooks library), content-type: application/json, plus the custom headers. ' +
         'Answer 2xx within 15 s. The same webhook-id may arrive more than once (at-least-once): dedupe on it.',
       // A plain JSON copy: the document holds JSON Schema, not TypeBox's typed objects.
-      requestBody: { required: true, content: { 'application/json': { schema: JSON.parse(JSON.stringify(MessageCreatedBody)) } } },
-      responses: { '200': { description: 'any 2xx marks the delivery done' }, '410': { description: 'the webhook is disabled' } },
+      requestBody: {
+        required: true,
+        content: { 'application/json': { schema: JSON.parse(JSON.stringify(MessageCreatedBody)) } },
+      },
+      responses: {
+        '200': { description: 'any 2xx marks the delivery done' },
+        '410': { description: 'the webhook is disabled' },
+      },
     },
   },
 };

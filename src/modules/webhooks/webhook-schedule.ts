@@ -15,7 +15,11 @@ export const JITTER = 0.1;
  * current schedule), or null when the schedule is exhausted. A Retry-After the receiver sent is
  * honoured: the next attempt never comes sooner than it asked.
  */
-export function nextDelayMs(failed: number, retryAfterMs: number | null, random: () => number = Math.random): number | null {
+export function nextDelayMs(
+  failed: number,
+  retryAfterMs: number | null,
+  random: () => number = Math.random,
+): number | null {
   const base = RETRY_DELAYS_SECONDS[failed - 1];
   if (base === undefined) return null;
   const jittered = base * 1000 * (1 - JITTER + 2 * JITTER * random());

@@ -37,7 +37,10 @@ async function readBeginning(body: Dispatcher.ResponseData['body']): Promise<str
     }
   }
   // Cut on bytes, then drop a partial character at the end.
-  return Buffer.concat(chunks).subarray(0, LOGGED_BODY_BYTES).toString('utf8').replace(/\uFFFD+$/, '');
+  return Buffer.concat(chunks)
+    .subarray(0, LOGGED_BODY_BYTES)
+    .toString('utf8')
+    .replace(/\uFFFD+$/, '');
 }
 
 function describe(err: unknown, timeoutMs: number): string {
@@ -46,7 +49,8 @@ function describe(err: unknown, timeoutMs: number): string {
     if (current instanceof SsrfError) return `refused target: ${current.message}`;
     if (current.name === 'TimeoutError') return `timeout: no answer within ${timeoutMs / 1000} s`;
     const code = (current as { code?: unknown }).code;
-    if (typeof code === 'string' && current.cause === undefined) return `network error: ${code} ${current.message}`.slice(0, 500);
+    if (typeof code === 'string' && current.cause === undefined)
+      return `network error: ${code} ${current.message}`.slice(0, 500);
     current = current.cause;
   }
   return `network error: ${err instanceof Error ? err.message : String(err)}`.slice(0, 500);
@@ -59,10 +63,20 @@ function describe(err: unknown, timeoutMs: number): string {
  */
 export async function sendAttempt(
   delivery: ClaimedDelivery,
-  options: { dispatcher: Dispatcher; policy: TargetPolicy; nowMs: number; signal: AbortSignal; elapsed: () => number; timeoutMs?: number },
+  options: {
+    dispatcher: Dispatcher;
+    policy: TargetPolicy;
+    nowMs: number;
+    signal: AbortSignal;
+    elapsed: () => number;
+    timeoutMs?: number;
+  },
 ): Promise<AttemptResult> {
   const started = options.elapsed();
-  const result = (r: Omit<AttemptResult, 'durationMs'>): AttemptResult => ({ ...r, durationMs: Math.max(0, Math.round(options.elapsed() - started)) });
+  const result = (r: Omit<AttemptResult, 'durationMs'>): AttemptResult => ({
+    ...r,
+    durationMs: Math.max(0, Math.round(options.elapsed() - started)),
+  });
   const body = JSON.stringify({ event: delivery.event, payload: delivery.payload });
   try {
     const url = await checkTargetUrl(delivery.url, options.policy);
@@ -71,7 +85,11 @@ export async function sendAttempt(
       ...delivery.headers,
       'content-type': 'application/json',
       ...signatureHeaders(
-        { secret: delivery.secret, previousSecret: delivery.previous_secret, previousSecretExpiresAt: delivery.previous_secret_expires_at },
+        {
+          secret: delivery.secret,
+          previousSecret: delivery.previous_secret,
+          previousSecretExpiresAt: delivery.previous_secret_expires_at,
+        },
         delivery.id,
         options.nowMs,
         body,
@@ -86,7 +104,8 @@ export async function sendAttempt(
     });
     const responseBody = await readBeginning(response.body);
     const status = response.statusCode;
-    if (status >= 200 && status < 300) return result({ verdict: 'delivered', statusCode: status, error: null, responseBody, retryAfterMs: null });
+    if (status >= 200 && status < 300)
+      return result({ verdict: 'delivered', statusCode: status, error: null, responseBody, retryAfterMs: null });
     const retryAfterMs = parseRetryAfter(response.headers['retry-after'], options.nowMs);
     const error = status >= 300 && status < 400 ? `HTTP ${status}: redirects are not followed` : `HTTP ${status}`;
     const verdict = status === 410 ? 'gone' : retryable(status) ? 'retry' : 'final';
@@ -94,6 +113,12 @@ export async function sendAttempt(
   } catch (err) {
     if (options.signal.aborted) throw err;
     // A refused target stays refused until someone changes the URL or its DNS: retried like a network error.
-    return result({ verdict: 'retry', statusCode: null, error: describe(err, options.timeoutMs ?? ATTEMPT_TIMEOUT_MS), responseBody: null, retryAfterMs: null });
+    return result({
+      verdict: 'retry',
+      statusCode: null,
+      error: describe(err, options.timeoutMs ?? ATTEMPT_TIMEOUT_MS),
+      responseBody: null,
+      retryAfterMs: null,
+    });
   }
 }

@@ -17,10 +17,19 @@ export interface SigningSecrets {
  * Standard Webhooks headers for one attempt: `webhook-signature` is a space-separated list of
  * `v1,<base64 HMAC-SHA256 of id.timestamp.body>`, one entry per valid secret (newest first).
  */
-export function signatureHeaders(secrets: SigningSecrets, webhookId: string, nowMs: number, body: string): Record<string, string> {
+export function signatureHeaders(
+  secrets: SigningSecrets,
+  webhookId: string,
+  nowMs: number,
+  body: string,
+): Record<string, string> {
   const at = new Date(Math.floor(nowMs / 1000) * 1000);
   const keys = [secrets.secret];
-  if (secrets.previousSecret && secrets.previousSecretExpiresAt && Date.parse(secrets.previousSecretExpiresAt) > nowMs) {
+  if (
+    secrets.previousSecret &&
+    secrets.previousSecretExpiresAt &&
+    Date.parse(secrets.previousSecretExpiresAt) > nowMs
+  ) {
     keys.push(secrets.previousSecret);
   }
   return {

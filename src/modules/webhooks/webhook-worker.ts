@@ -91,10 +91,17 @@ export class WebhookDeliveryWorker {
         const now = this.deps.clock.now();
         if (performance.now() >= this.releaseStrandedAt) {
           this.releaseStrandedAt = performance.now() + (this.options.releaseStrandedMs ?? 30_000);
-          await deliveries.releaseStranded(this.deps.db).catch((err: unknown) => this.deps.log.error({ err }, 'releasing held webhook deliveries failed'));
+          await deliveries
+            .releaseStranded(this.deps.db)
+            .catch((err: unknown) => this.deps.log.error({ err }, 'releasing held webhook deliveries failed'));
         }
         try {
-          claimed = await deliveries.claim(this.deps.db, isoAt(now), isoAt(now + (this.options.leaseMs ?? 60_000)), free);
+          claimed = await deliveries.claim(
+            this.deps.db,
+            isoAt(now),
+            isoAt(now + (this.options.leaseMs ?? 60_000)),
+            free,
+          );
         } catch (err) {
           this.deps.log.error({ err }, 'webhook delivery claim failed');
         }
@@ -137,24 +144,54 @@ export class WebhookDeliveryWorker {
     const { secrets } = this.deps;
     let signing: ClaimedDelivery;
     try {
-      signing = { ...delivery, secret: secrets.open(delivery.secret), previous_secret: delivery.previous_secret === null ? null : secrets.open(delivery.previous_secret) };
+      signing = {
+        ...delivery,
+        secret: secrets.open(delivery.secret),
+        previous_secret: delivery.previous_secret === null ? null : secrets.open(delivery.previous_secret),
+      };
     } catch (err) {
       if (!(err instanceof SecretBoxError)) throw err;
       // Nothing can be signed (SECRET_KEY changed without the old one among the fallbacks): an
       // attempt that fails, in the log, retried and given up by the usual rules.
-      const unsigned: AttemptResult = { verdict: 'retry', statusCode: null, error: err.message, durationMs: 0, responseBody: null, retryAfterMs: null };
+      const unsigned: AttemptResult = {
+        verdict: 'retry',
+        statusCode: null,
+        error: err.message,
+        durationMs: 0,
+        responseBody: null,
+        retryAfterMs: null,
+      };
       await this.recorder.record(delivery, unsigned);
       return;
     }
     let result: AttemptResult;
     try {
-      result = await sendAttempt(signing, { dispatcher: this.deps.dispatcher, policy: this.deps.policy, nowMs, signal, elapsed: () => performance.now(), timeoutMs: this.options.attemptTimeoutMs });
+      result = await sendAttempt(signing, {
+        dispatcher: this.deps.dispatcher,
+        policy: this.deps.policy,
+        nowMs,
+        signal,
+        elapsed: () => performance.now(),
+        timeoutMs: this.options.attemptTimeoutMs,
+      });
     } catch (err) {
       if (!signal.aborted) throw err;
       // Interrupted by a shutdown: the receiver may have it already; it comes again, same webhook-id,
       // without using up a retry.
-      const interrupted: AttemptResult = { verdict: 'retry', statusCode: null, error: 'interrupted: the server stopped during the call', durationMs: 0, responseBody: null, retryAfterMs: null };
-      await this.recorder.record(delivery, interrupted, { state: 'pending', error: interrupted.error!, nextAttemptAt: isoAt(this.deps.clock.now()), scheduleBase: delivery.schedule_base + 1 });
+      const interrupted: AttemptResult = {
+        verdict: 'retry',
+        statusCode: null,
+        error: 'interrupted: the server stopped during the call',
+        durationMs: 0,
+        responseBody: null,
+        retryAfterMs: null,
+      };
+      await this.recorder.record(delivery, interrupted, {
+        state: 'pending',
+        error: interrupted.error!,
+        nextAttemptAt: isoAt(this.deps.clock.now()),
+        scheduleBase: delivery.schedule_base + 1,
+      });
       return;
     }
     await this.recorder.record(delivery, result);

@@ -26,16 +26,29 @@ export interface Webhooks {
   stop(): Promise<void>;
 }
 
-export function createWebhooks(db: Db, config: Config, clock: Clock = systemClock, options: WebhookWorkerOptions = {}): Webhooks {
+export function createWebhooks(
+  db: Db,
+  config: Config,
+  clock: Clock = systemClock,
+  options: WebhookWorkerOptions = {},
+): Webhooks {
   const policy = { allowPrivate: config.allowPrivateWebhookTargets };
   const dispatcher = guardedAgent(policy);
   let log: Log | undefined;
   // Signing secrets are stored sealed (lib/secret-box.ts) and opened only to sign.
   const secrets = new SecretBox(config.secretKeys, 'webhook-secrets');
-  const worker = new WebhookDeliveryWorker({ db, clock, dispatcher, policy, secrets, log: { error: (obj, msg) => log?.error(obj, msg) } }, options);
+  const worker = new WebhookDeliveryWorker(
+    { db, clock, dispatcher, policy, secrets, log: { error: (obj, msg) => log?.error(obj, msg) } },
+    options,
+  );
   const wake = () => worker.wake();
   const service = new WebhooksService(db, policy, clock, wake, secrets, new CursorCodec(config.secretKeys));
-  const events = new WebhookEvents(dashboardLinks(config.publicUrl), { secretKeys: config.secretKeys, publicUrl: config.publicUrl }, clock, wake);
+  const events = new WebhookEvents(
+    dashboardLinks(config.publicUrl),
+    { secretKeys: config.secretKeys, publicUrl: config.publicUrl },
+    clock,
+    wake,
+  );
   let timer: NodeJS.Timeout | undefined;
   return {
     service,

@@ -9,26 +9,48 @@ export type StoredSecrets = Pick<WebhookRow, 'business_id' | 'id' | 'secret' | '
 /** All SQL of webhook registrations. */
 export const webhooksRepository = {
   insert(db: Db, row: Insertable<WebhooksTable>): Promise<WebhookRow> {
-    return db.insertInto('webhooks').values({ ...row, headers: JSON.stringify(row.headers ?? {}) }).returningAll().executeTakeFirstOrThrow();
+    return db
+      .insertInto('webhooks')
+      .values({ ...row, headers: JSON.stringify(row.headers ?? {}) })
+      .returningAll()
+      .executeTakeFirstOrThrow();
   },
 
   find(db: Db, businessId: string, id: string): Promise<WebhookRow | undefined> {
-    return db.selectFrom('webhooks').selectAll().where('business_id', '=', businessId).where('id', '=', id).executeTakeFirst();
+    return db
+      .selectFrom('webhooks')
+      .selectAll()
+      .where('business_id', '=', businessId)
+      .where('id', '=', id)
+      .executeTakeFirst();
   },
 
   list(db: Db, businessId: string, limit: number): Promise<WebhookRow[]> {
-    return db.selectFrom('webhooks').selectAll().where('business_id', '=', businessId).orderBy('created_at').orderBy('id').limit(limit).execute();
+    return db
+      .selectFrom('webhooks')
+      .selectAll()
+      .where('business_id', '=', businessId)
+      .orderBy('created_at')
+      .orderBy('id')
+      .limit(limit)
+      .execute();
   },
 
   async count(db: Db, businessId: string): Promise<number> {
-    const row = await db.selectFrom('webhooks').select((eb) => eb.fn.countAll<number>().as('n')).where('business_id', '=', businessId).executeTakeFirstOrThrow();
+    const row = await db
+      .selectFrom('webhooks')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('business_id', '=', businessId)
+      .executeTakeFirstOrThrow();
     return Number(row.n);
   },
 
   /** Ids of the enabled webhooks of an event: who gets a delivery. */
   async enabledFor(db: Db, businessId: string, event: string): Promise<string[]> {
-    const { rows } = await sql<{ ids: string[] }>`select ${webhooksRepository.enabledIds(businessId, event)} as ids`.execute(db);
-    return rows[0]!.ids;
+    const { rows } = await sql<{
+      ids: string[];
+    }>`select ${webhooksRepository.enabledIds(businessId, event)} as ids`.execute(db);
+    return rows[0].ids;
   },
 
   /**
@@ -36,7 +58,9 @@ export const webhooksRepository = {
    * to read in the same round trip who must hear of them.
    */
   enabledIds(businessId: string, event: string): RawBuilder<string[]> {
-    return sql<string[]>`array(select id::text from webhooks where business_id = ${businessId} and event = ${event} and enabled order by id)`;
+    return sql<
+      string[]
+    >`array(select id::text from webhooks where business_id = ${businessId} and event = ${event} and enabled order by id)`;
   },
 
   /** Messages by id, for building payloads inside the transaction that wrote them. */
@@ -51,37 +75,74 @@ export const webhooksRepository = {
 
   update(db: Db, businessId: string, id: string, changes: Updateable<WebhooksTable>): Promise<WebhookRow | undefined> {
     const set = changes.headers === undefined ? changes : { ...changes, headers: JSON.stringify(changes.headers) };
-    return db.updateTable('webhooks').set(set).where('business_id', '=', businessId).where('id', '=', id).returningAll().executeTakeFirst();
+    return db
+      .updateTable('webhooks')
+      .set(set)
+      .where('business_id', '=', businessId)
+      .where('id', '=', id)
+      .returningAll()
+      .executeTakeFirst();
   },
 
   /**
    * A new signing secret, the current one kept as the previous until `previousExpiresAt`, in one
    * statement: of two rotations at once, the second keeps the first's secret as its previous.
    */
-  rotateSecret(db: Db, businessId: string, id: string, secret: string, previousExpiresAt: string, at: string): Promise<WebhookRow | undefined> {
-    return db.updateTable('webhooks')
-      .set((eb) => ({ previous_secret: eb.ref('secret'), secret, previous_secret_expires_at: previousExpiresAt, updated_at: at }))
-      .where('business_id', '=', businessId).where('id', '=', id)
-      .returningAll().executeTakeFirst();
+  rotateSecret(
+    db: Db,
+    businessId: string,
+    id: string,
+    secret: string,
+    previousExpiresAt: string,
+    at: string,
+  ): Promise<WebhookRow | undefined> {
+    return db
+      .updateTable('webhooks')
+      .set((eb) => ({
+        previous_secret: eb.ref('secret'),
+        secret,
+        previous_secret_expires_at: previousExpiresAt,
+        updated_at: at,
+      }))
+      .where('business_id', '=', businessId)
+      .where('id', '=', id)
+      .returningAll()
+      .executeTakeFirst();
   },
 
   /** The secrets of the webhooks of every business, in (business_id, id) order after `after`: a maintenance pass. */
-  secretsAfter(db: Db, after: { business_id: string; id: string } | undefined, limit: number): Promise<StoredSecrets[]> {
+  secretsAfter(
+    db: Db,
+    after: { business_id: string; id: string } | undefined,
+    limit: number,
+  ): Promise<StoredSecrets[]> {
     let query = db.selectFrom('webhooks').select(['business_id', 'id', 'secret', 'previous_secret']);
-    if (after) query = query.where((eb) => eb(eb.refTuple('business_id', 'id'), '>', eb.tuple(after.business_id, after.id)));
+    if (after)
+      query = query.where((eb) => eb(eb.refTuple('business_id', 'id'), '>', eb.tuple(after.business_id, after.id)));
     return query.orderBy('business_id').orderBy('id').limit(limit).execute();
   },
 
   /** Replaces a webhook's secrets if they are still those of `row` (no rotation came between); whether it did. */
   async replaceSecretsIf(db: Db, row: StoredSecrets, secret: string, previousSecret: string | null): Promise<boolean> {
-    let query = db.updateTable('webhooks').set({ secret, previous_secret: previousSecret })
-      .where('business_id', '=', row.business_id).where('id', '=', row.id).where('secret', '=', row.secret);
-    query = row.previous_secret === null ? query.where('previous_secret', 'is', null) : query.where('previous_secret', '=', row.previous_secret);
+    let query = db
+      .updateTable('webhooks')
+      .set({ secret, previous_secret: previousSecret })
+      .where('business_id', '=', row.business_id)
+      .where('id', '=', row.id)
+      .where('secret', '=', row.secret);
+    query =
+      row.previous_secret === null
+        ? query.where('previous_secret', 'is', null)
+        : query.where('previous_secret', '=', row.previous_secret);
     return (await query.executeTakeFirst()).numUpdatedRows > 0n;
   },
 
   async remove(db: Db, businessId: string, id: string): Promise<boolean> {
-    const result = await db.deleteFrom('webhooks').where('business_id', '=', businessId).where('id', '=', id).executeTakeFirst();
+    const result = await db
+      .deleteFrom('webhooks')
+      .where('business_id', '=', businessId)
+      .where('id', '=', id)
+      .executeTakeFirst();
     return result.numDeletedRows > 0n;
   },
 
@@ -90,23 +151,40 @@ export const webhooksRepository = {
    * success is older than a minute, so a busy endpoint does not rewrite its row on every call.
    */
   async recordSuccess(db: Db, businessId: string, id: string, at: string, staleBefore: string): Promise<void> {
-    await db.updateTable('webhooks').set({ last_success_at: at, first_failure_at: null })
-      .where('business_id', '=', businessId).where('id', '=', id)
-      .where((eb) => eb.or([eb('first_failure_at', 'is not', null), eb('last_success_at', 'is', null), eb('last_success_at', '<', staleBefore)]))
+    await db
+      .updateTable('webhooks')
+      .set({ last_success_at: at, first_failure_at: null })
+      .where('business_id', '=', businessId)
+      .where('id', '=', id)
+      .where((eb) =>
+        eb.or([
+          eb('first_failure_at', 'is not', null),
+          eb('last_success_at', 'is', null),
+          eb('last_success_at', '<', staleBefore),
+        ]),
+      )
       .execute();
   },
 
   /** After a failure: starts the failure run if none is running; returns when it started. */
   async recordFailure(db: Db, businessId: string, id: string, at: string): Promise<string | null> {
-    const row = await db.updateTable('webhooks')
+    const row = await db
+      .updateTable('webhooks')
       .set((eb) => ({ first_failure_at: eb.fn.coalesce('first_failure_at', eb.val(at)) }))
-      .where('business_id', '=', businessId).where('id', '=', id)
-      .returning('first_failure_at').executeTakeFirst();
+      .where('business_id', '=', businessId)
+      .where('id', '=', id)
+      .returning('first_failure_at')
+      .executeTakeFirst();
     return row?.first_failure_at ?? null;
   },
 
   async disable(db: Db, businessId: string, id: string, reason: string, at: string): Promise<void> {
-    await db.updateTable('webhooks').set({ enabled: false, disabled_reason: reason, disabled_at: at, updated_at: at })
-      .where('business_id', '=', businessId).where('id', '=', id).where('enabled', '=', true).execute();
+    await db
+      .updateTable('webhooks')
+      .set({ enabled: false, disabled_reason: reason, disabled_at: at, updated_at: at })
+      .where('business_id', '=', businessId)
+      .where('id', '=', id)
+      .where('enabled', '=', true)
+      .execute();
   },
 };

@@ -4,7 +4,15 @@ import { responses } from '../../http/common.schemas.ts';
 import { BusinessParams, ListQuery } from '../admin/admin.schemas.ts';
 import { requireBusiness } from '../admin/business-scope.ts';
 import {
-  CreateWebhookBody, DeliveriesPage, DeliveriesQuery, Delivery, DeliveryParams, UpdateWebhookBody, Webhook, WebhookItemParams, WebhookWithSecret,
+  CreateWebhookBody,
+  DeliveriesPage,
+  DeliveriesQuery,
+  Delivery,
+  DeliveryParams,
+  UpdateWebhookBody,
+  Webhook,
+  WebhookItemParams,
+  WebhookWithSecret,
 } from './webhooks.schemas.ts';
 
 const tags = ['operator'];
@@ -33,49 +41,129 @@ export const webhooksAdminRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.post(
     '/businesses/:bid/webhooks',
-    { schema: { tags, security, summary: 'Create a webhook (its secret is shown only in this answer)', description: createDescription, params: BusinessParams, body: CreateWebhookBody, response: responses({ 201: WebhookWithSecret }, 400, 401, 404, 409) } },
+    {
+      schema: {
+        tags,
+        security,
+        summary: 'Create a webhook (its secret is shown only in this answer)',
+        description: createDescription,
+        params: BusinessParams,
+        body: CreateWebhookBody,
+        response: responses({ 201: WebhookWithSecret }, 400, 401, 404, 409),
+      },
+    },
     async (request, reply) => reply.status(201).send(await service.create(request.params.bid, request.body)),
   );
 
   app.get(
     '/businesses/:bid/webhooks',
-    { schema: { tags, security, summary: 'List the webhooks of the business, oldest first (never their secrets)', params: BusinessParams, querystring: ListQuery, response: responses({ 200: Type.Object({ webhooks: Type.Array(Webhook) }) }, 400, 401, 404) } },
+    {
+      schema: {
+        tags,
+        security,
+        summary: 'List the webhooks of the business, oldest first (never their secrets)',
+        params: BusinessParams,
+        querystring: ListQuery,
+        response: responses({ 200: Type.Object({ webhooks: Type.Array(Webhook) }) }, 400, 401, 404),
+      },
+    },
     async (request) => ({ webhooks: await service.list(request.params.bid, request.query.limit ?? 100) }),
   );
 
   app.get(
     '/businesses/:bid/webhooks/:id',
-    { schema: { tags, security, summary: 'Read a webhook', params: WebhookItemParams, response: responses({ 200: One }, 400, 401, 404) } },
+    {
+      schema: {
+        tags,
+        security,
+        summary: 'Read a webhook',
+        params: WebhookItemParams,
+        response: responses({ 200: One }, 400, 401, 404),
+      },
+    },
     async (request) => ({ webhook: await service.read(request.params.bid, request.params.id) }),
   );
 
   app.patch(
     '/businesses/:bid/webhooks/:id',
-    { schema: { tags, security, summary: 'Edit, enable or disable a webhook', description: 'Re-enabling clears `disabled_reason` and sends the deliveries held while it was disabled.', params: WebhookItemParams, body: UpdateWebhookBody, response: responses({ 200: One }, 400, 401, 404) } },
+    {
+      schema: {
+        tags,
+        security,
+        summary: 'Edit, enable or disable a webhook',
+        description: 'Re-enabling clears `disabled_reason` and sends the deliveries held while it was disabled.',
+        params: WebhookItemParams,
+        body: UpdateWebhookBody,
+        response: responses({ 200: One }, 400, 401, 404),
+      },
+    },
     async (request) => ({ webhook: await service.update(request.params.bid, request.params.id, request.body) }),
   );
 
   app.delete(
     '/businesses/:bid/webhooks/:id',
-    { schema: { tags, security, summary: 'Delete a webhook with its pending deliveries and log', params: WebhookItemParams, response: responses({ 200: Type.Object({ success: Type.Boolean() }) }, 400, 401, 404) } },
+    {
+      schema: {
+        tags,
+        security,
+        summary: 'Delete a webhook with its pending deliveries and log',
+        params: WebhookItemParams,
+        response: responses({ 200: Type.Object({ success: Type.Boolean() }) }, 400, 401, 404),
+      },
+    },
     async (request) => service.remove(request.params.bid, request.params.id),
   );
 
   app.post(
     '/businesses/:bid/webhooks/:id/rotate-secret',
-    { schema: { tags, security, summary: 'Rotate the signing secret', description: 'Answers the new secret (shown once). For 24 hours calls carry signatures with both the new and the old secret.', params: WebhookItemParams, response: responses({ 200: WebhookWithSecret }, 400, 401, 404) } },
+    {
+      schema: {
+        tags,
+        security,
+        summary: 'Rotate the signing secret',
+        description:
+          'Answers the new secret (shown once). For 24 hours calls carry signatures with both the new and the old secret.',
+        params: WebhookItemParams,
+        response: responses({ 200: WebhookWithSecret }, 400, 401, 404),
+      },
+    },
     async (request) => service.rotateSecret(request.params.bid, request.params.id),
   );
 
   app.get(
     '/businesses/:bid/webhooks/:id/deliveries',
-    { schema: { tags, security, summary: 'Delivery log: every attempt, newest first', description: 'Each entry is one attempt; `id` is the delivery (its webhook-id), shared by its attempts. Kept 30 days. Page with `next_cursor`.', params: WebhookItemParams, querystring: DeliveriesQuery, response: responses({ 200: DeliveriesPage }, 400, 401, 404) } },
-    async (request) => service.attempts(request.params.bid, request.params.id, request.query.limit ?? 50, request.query.cursor),
+    {
+      schema: {
+        tags,
+        security,
+        summary: 'Delivery log: every attempt, newest first',
+        description:
+          'Each entry is one attempt; `id` is the delivery (its webhook-id), shared by its attempts. Kept 30 days. Page with `next_cursor`.',
+        params: WebhookItemParams,
+        querystring: DeliveriesQuery,
+        response: responses({ 200: DeliveriesPage }, 400, 401, 404),
+      },
+    },
+    async (request) =>
+      service.attempts(request.params.bid, request.params.id, request.query.limit ?? 50, request.query.cursor),
   );
 
   app.post(
     '/businesses/:bid/webhooks/:id/deliveries/:deliveryId/redeliver',
-    { schema: { tags, security, summary: 'Send a delivery again now', description: 'Same payload and webhook-id, a fresh retry schedule. 409 while it is being sent or when the webhook is disabled.', params: DeliveryParams, response: responses({ 202: Type.Object({ delivery: Delivery }) }, 400, 401, 404, 409) } },
-    async (request, reply) => reply.status(202).send({ delivery: await service.redeliver(request.params.bid, request.params.id, request.params.deliveryId) }),
+    {
+      schema: {
+        tags,
+        security,
+        summary: 'Send a delivery again now',
+        description:
+          'Same payload and webhook-id, a fresh retry schedule. 409 while it is being sent or when the webhook is disabled.',
+        params: DeliveryParams,
+        response: responses({ 202: Type.Object({ delivery: Delivery }) }, 400, 401, 404, 409),
+      },
+    },
+    async (request, reply) =>
+      reply
+        .status(202)
+        .send({ delivery: await service.redeliver(request.params.bid, request.params.id, request.params.deliveryId) }),
   );
 };

@@ -12,7 +12,9 @@ const Url = Type.String({
     'http(s) endpoint without credentials. Its host must resolve only to public addresses (checked at creation and at every attempt) unless the service runs with ALLOW_PRIVATE_WEBHOOK_TARGETS=true.',
 });
 
-const Method = Type.Union([Type.Literal('POST'), Type.Literal('PUT')], { description: 'HTTP method of the calls; default POST' });
+const Method = Type.Union([Type.Literal('POST'), Type.Literal('PUT')], {
+  description: 'HTTP method of the calls; default POST',
+});
 
 const Headers = Type.Record(
   Type.String({ pattern: "^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,100}$" }),
@@ -27,7 +29,13 @@ const Headers = Type.Record(
 );
 
 export const CreateWebhookBody = Type.Object(
-  { event: WebhookEvent, url: Url, method: Type.Optional(Method), headers: Type.Optional(Headers), enabled: Type.Optional(Type.Boolean({ description: 'default true' })) },
+  {
+    event: WebhookEvent,
+    url: Url,
+    method: Type.Optional(Method),
+    headers: Type.Optional(Headers),
+    enabled: Type.Optional(Type.Boolean({ description: 'default true' })),
+  },
   { additionalProperties: false },
 );
 export type CreateWebhookBody = Static<typeof CreateWebhookBody>;
@@ -43,7 +51,6 @@ export const UpdateWebhookBody = Type.Object(
 );
 export type UpdateWebhookBody = Static<typeof UpdateWebhookBody>;
 
-
 export const Webhook = Type.Object({
   id: Uuid,
   event: Type.String(),
@@ -51,7 +58,11 @@ export const Webhook = Type.Object({
   method: Type.String(),
   headers: Type.Record(Type.String(), Type.String()),
   enabled: Type.Boolean(),
-  disabled_reason: Nullable(Type.String({ description: 'why the service disabled it: endpoint_gone (HTTP 410), failing_5_days, or disabled_by_operator' })),
+  disabled_reason: Nullable(
+    Type.String({
+      description: 'why the service disabled it: endpoint_gone (HTTP 410), failing_5_days, or disabled_by_operator',
+    }),
+  ),
   disabled_at: Nullable(Timestamp),
   failing_since: Nullable(Timestamp),
   last_success_at: Nullable(Timestamp),
@@ -71,7 +82,9 @@ export const DeliveryParams = Type.Object({ bid: Uuid, id: Uuid, deliveryId: Uui
 
 export const DeliveriesQuery = Type.Object(
   {
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50, description: 'attempts per page; default 50, max 200' })),
+    limit: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: 200, default: 50, description: 'attempts per page; default 50, max 200' }),
+    ),
     cursor: Type.Optional(Type.String({ maxLength: 200, description: 'next_cursor of the previous page' })),
   },
   { additionalProperties: false },

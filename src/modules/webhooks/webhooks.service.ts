@@ -5,11 +5,21 @@ import { newId } from '../../lib/ids.ts';
 import { resealStored, type SealCounts, type SecretBox } from '../../lib/secret-box.ts';
 import { checkTargetUrl, SsrfError, type TargetPolicy } from '../../net/ssrf-guard.ts';
 import { isoAt, type Clock } from './webhook-clock.ts';
-import { webhookDeliveriesRepository as deliveries, type AttemptRow, type DeliveryRow } from './webhook-deliveries.repository.ts';
+import {
+  webhookDeliveriesRepository as deliveries,
+  type AttemptRow,
+  type DeliveryRow,
+} from './webhook-deliveries.repository.ts';
 import { checkCustomHeaders } from './webhook-headers.ts';
 import { newWebhookSecret } from './webhook-signing.ts';
 import { webhooksRepository, type StoredSecrets, type WebhookRow } from './webhooks.repository.ts';
-import type { CreateWebhookBody, DeliveryAttemptForm, DeliveryForm, UpdateWebhookBody, WebhookForm } from './webhooks.schemas.ts';
+import type {
+  CreateWebhookBody,
+  DeliveryAttemptForm,
+  DeliveryForm,
+  UpdateWebhookBody,
+  WebhookForm,
+} from './webhooks.schemas.ts';
 
 /** Most webhooks per business. */
 export const MAX_WEBHOOKS = 20;
@@ -77,7 +87,8 @@ export class WebhooksService {
     } catch (err) {
       if (err instanceof SsrfError) throw badRequest(`url refused: ${err.message}`, [{ path: '/url' }]);
       const code = (err as { code?: unknown }).code;
-      if (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'ENODATA') throw badRequest('url refused: its host does not resolve', [{ path: '/url' }]);
+      if (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'ENODATA')
+        throw badRequest('url refused: its host does not resolve', [{ path: '/url' }]);
       throw err;
     }
   }
@@ -91,7 +102,8 @@ export class WebhooksService {
   async create(businessId: string, body: CreateWebhookBody): Promise<{ webhook: WebhookForm; secret: string }> {
     const url = await this.checkUrl(body.url);
     const headers = checkCustomHeaders(body.headers ?? {});
-    if ((await webhooksRepository.count(this.db, businessId)) >= MAX_WEBHOOKS) throw conflict(`a business has at most ${MAX_WEBHOOKS} webhooks`);
+    if ((await webhooksRepository.count(this.db, businessId)) >= MAX_WEBHOOKS)
+      throw conflict(`a business has at most ${MAX_WEBHOOKS} webhooks`);
     const secret = newWebhookSecret();
     const at = isoAt(this.clock.now());
     const enabled = body.enabled ?? true;
@@ -150,7 +162,14 @@ export class WebhooksService {
   async rotateSecret(businessId: string, id: string): Promise<{ webhook: WebhookForm; secret: string }> {
     const nowMs = this.clock.now();
     const secret = newWebhookSecret();
-    const row = await webhooksRepository.rotateSecret(this.db, businessId, id, this.secrets.seal(secret), isoAt(nowMs + ROTATION_OVERLAP_MS), isoAt(nowMs));
+    const row = await webhooksRepository.rotateSecret(
+      this.db,
+      businessId,
+      id,
+      this.secrets.seal(secret),
+      isoAt(nowMs + ROTATION_OVERLAP_MS),
+      isoAt(nowMs),
+    );
     if (!row) throw notFound('webhook');
     return { webhook: toWebhookForm(row), secret };
   }
@@ -173,14 +192,23 @@ export class WebhooksService {
   }
 
   /** The attempt log of a webhook, newest first, paged by cursor. */
-  async attempts(businessId: string, id: string, limit: number, cursor?: string): Promise<{ deliveries: DeliveryAttemptForm[]; next_cursor: string | null }> {
+  async attempts(
+    businessId: string,
+    id: string,
+    limit: number,
+    cursor?: string,
+  ): Promise<{ deliveries: DeliveryAttemptForm[]; next_cursor: string | null }> {
     const scope = CursorCodec.scope({ business: businessId, webhook: id });
     const after = cursor === undefined ? undefined : this.cursors.decode(cursor, scope);
     await this.row(businessId, id);
     const rows = await deliveries.attempts(this.db, businessId, id, limit + 1, after);
     const page = rows.slice(0, limit);
     const last = page.at(-1);
-    return { deliveries: page.map(toAttemptForm), next_cursor: rows.length > limit && last ? this.cursors.encode({ createdAt: last.created_at, id: last.id }, scope) : null };
+    return {
+      deliveries: page.map(toAttemptForm),
+      next_cursor:
+        rows.length > limit && last ? this.cursors.encode({ createdAt: last.created_at, id: last.id }, scope) : null,
+    };
   }
 
   /** Sends a delivery again now, with its original payload and webhook-id. */

@@ -13,8 +13,18 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-const post = (path: string, payload: unknown, businessId = tenant.businessId, headers: Record<string, string> = adminHeaders) =>
-  t.app.inject({ method: 'POST', url: `/admin/v1/businesses/${businessId}/${path}`, headers, payload: payload as object });
+const post = (
+  path: string,
+  payload: unknown,
+  businessId = tenant.businessId,
+  headers: Record<string, string> = adminHeaders,
+) =>
+  t.app.inject({
+    method: 'POST',
+    url: `/admin/v1/businesses/${businessId}/${path}`,
+    headers,
+    payload: payload as object,
+  });
 const list = (path: string, businessId = tenant.businessId, query = '') =>
   t.app.inject({ method: 'GET', url: `/admin/v1/businesses/${businessId}/${path}${query}`, headers: adminHeaders });
 
@@ -23,15 +33,25 @@ describe('operator users', () => {
     const res = await post('users', { email: 'Agent@Acme.test', name: 'Agent', password: 'correct horse battery' });
     expect(res.statusCode).toBe(201);
     expect(res.json()).toEqual({ user: { id: expect.any(String), email: 'Agent@Acme.test', name: 'Agent' } });
-    const row = await t.database.db.selectFrom('users').selectAll().where('id', '=', res.json().user.id).executeTakeFirstOrThrow();
+    const row = await t.database.db
+      .selectFrom('users')
+      .selectAll()
+      .where('id', '=', res.json().user.id)
+      .executeTakeFirstOrThrow();
     const [scheme, n, r, p, salt, hash] = row.password_hash!.split('$');
     expect([scheme, n, r, p]).toEqual(['scrypt', '16384', '8', '1']);
     const derived = await new Promise<Buffer>((resolve, reject) =>
-      scrypt('correct horse battery', Buffer.from(salt, 'base64url'), 64, { N: 16384, r: 8, p: 1 }, (err, key) => (err ? reject(err) : resolve(key))),
+      scrypt('correct horse battery', Buffer.from(salt, 'base64url'), 64, { N: 16384, r: 8, p: 1 }, (err, key) =>
+        err ? reject(err) : resolve(key),
+      ),
     );
     expect(derived.toString('base64url')).toBe(hash);
     const again = await post('users', { email: 'twin@acme.test', name: 'Twin', password: 'correct horse battery' });
-    const twin = await t.database.db.selectFrom('users').select('password_hash').where('id', '=', again.json().user.id).executeTakeFirstOrThrow();
+    const twin = await t.database.db
+      .selectFrom('users')
+      .select('password_hash')
+      .where('id', '=', again.json().user.id)
+      .executeTakeFirstOrThrow();
     expect(twin.password_hash).not.toBe(row.password_hash);
     expect((await list('users')).body).not.toContain('scrypt');
   });
@@ -39,7 +59,11 @@ describe('operator users', () => {
   it('creates a user without a password', async () => {
     const res = await post('users', { email: 'nopass@acme.test', name: 'No Pass' });
     expect(res.statusCode).toBe(201);
-    const row = await t.database.db.selectFrom('users').select('password_hash').where('id', '=', res.json().user.id).executeTakeFirstOrThrow();
+    const row = await t.database.db
+      .selectFrom('users')
+      .select('password_hash')
+      .where('id', '=', res.json().user.id)
+      .executeTakeFirstOrThrow();
     expect(row.password_hash).toBeNull();
   });
 
@@ -55,7 +79,11 @@ describe('operator users', () => {
   it('lists users oldest first, bounded by limit', async () => {
     const fresh = await createTenant(t.app, 'Listing');
     for (const n of [1, 2, 3]) await post('users', { email: `u${n}@list.test`, name: `U${n}` }, fresh.businessId);
-    expect((await list('users', fresh.businessId)).json().users.map((u: { email: string }) => u.email)).toEqual(['u1@list.test', 'u2@list.test', 'u3@list.test']);
+    expect((await list('users', fresh.businessId)).json().users.map((u: { email: string }) => u.email)).toEqual([
+      'u1@list.test',
+      'u2@list.test',
+      'u3@list.test',
+    ]);
     expect((await list('users', fresh.businessId, '?limit=2')).json().users).toHaveLength(2);
     for (const query of ['?limit=0', '?limit=501', '?limit=x', '?other=1']) {
       expect((await list('users', fresh.businessId, query)).statusCode, query).toBe(400);
@@ -114,7 +142,10 @@ describe('operator teams and contact fields', () => {
 
   it('answers 400 for malformed JSON', async () => {
     const res = await t.app.inject({
-      method: 'POST', url: `/admin/v1/businesses/${tenant.businessId}/teams`, headers: { ...adminHeaders, 'content-type': 'application/json' }, payload: '{"name":',
+      method: 'POST',
+      url: `/admin/v1/businesses/${tenant.businessId}/teams`,
+      headers: { ...adminHeaders, 'content-type': 'application/json' },
+      payload: '{"name":',
     });
     expect(res.statusCode).toBe(400);
   });
@@ -124,10 +155,24 @@ describe('operator contacts', () => {
   it('creates a test contact and answers the snake_case form', async () => {
     const res = await post('contacts', { first_name: 'Test', phone_number: '5215512345678', is_test: true });
     expect(res.statusCode).toBe(201);
-    expect(res.json().contact).toMatchObject({ first_name: 'Test', last_name: '', email: null, phone_number: '5215512345678', external_id: null });
-    const row = await t.database.db.selectFrom('contacts').selectAll().where('id', '=', res.json().contact.id).executeTakeFirstOrThrow();
+    expect(res.json().contact).toMatchObject({
+      first_name: 'Test',
+      last_name: '',
+      email: null,
+      phone_number: '5215512345678',
+      external_id: null,
+    });
+    const row = await t.database.db
+      .selectFrom('contacts')
+      .selectAll()
+      .where('id', '=', res.json().contact.id)
+      .executeTakeFirstOrThrow();
     expect(row).toMatchObject({ business_id: tenant.businessId, is_test: true, phone_key: '525512345678' });
-    const found = await t.app.inject({ method: 'GET', url: '/external/v2/contacts?phone=525512345678', headers: tenant.headers });
+    const found = await t.app.inject({
+      method: 'GET',
+      url: '/external/v2/contacts?phone=525512345678',
+      headers: tenant.headers,
+    });
     expect(found.json().results.map((c: { id: string }) => c.id)).toEqual([row.id]);
   });
 
@@ -150,7 +195,12 @@ describe('operator provisioning of an unknown business', () => {
     ['GET', 'teams', undefined],
     ['GET', 'contact-fields', undefined],
   ])('%s %s answers 404', async (method, path, payload) => {
-    const res = await t.app.inject({ method: method as 'GET' | 'POST', url: `/admin/v1/businesses/${unknownBusiness}/${path}`, headers: adminHeaders, payload });
+    const res = await t.app.inject({
+      method: method as 'GET' | 'POST',
+      url: `/admin/v1/businesses/${unknownBusiness}/${path}`,
+      headers: adminHeaders,
+      payload,
+    });
     expect(res.statusCode).toBe(404);
     expect(res.json().error.code).toBe('not_found');
   });

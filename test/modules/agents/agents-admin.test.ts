@@ -20,19 +20,41 @@ describe('POST /admin/v1/businesses/:bid/agents', () => {
     expect(res.statusCode).toBe(201);
     const { agent } = res.json();
     expect(agent).toEqual({
-      id: agent.id, name: 'Sales bot', type: 'basic', system_prompt: '', model: null,
-      prompt_config: {}, tools: {}, data: {}, activation_rules: {}, follow_up_settings: {}, inactivity_run_settings: {},
-      created_at: agent.created_at, updated_at: agent.created_at,
+      id: agent.id,
+      name: 'Sales bot',
+      type: 'basic',
+      system_prompt: '',
+      model: null,
+      prompt_config: {},
+      tools: {},
+      data: {},
+      activation_rules: {},
+      follow_up_settings: {},
+      inactivity_run_settings: {},
+      created_at: agent.created_at,
+      updated_at: agent.created_at,
     });
-    const row = await t.database.db.selectFrom('agents').selectAll().where('id', '=', agent.id).executeTakeFirstOrThrow();
+    const row = await t.database.db
+      .selectFrom('agents')
+      .selectAll()
+      .where('id', '=', agent.id)
+      .executeTakeFirstOrThrow();
     expect(row.business_id).toBe(tenant.businessId);
     const typed = await create({
-      name: 'Support', type: 'support', model: 'small', data: { shop: 'north' },
+      name: 'Support',
+      type: 'support',
+      model: 'small',
+      data: { shop: 'north' },
       tools: { human_handoff: { enabled: true }, refunds: { enabled: false, instructions: 'Never.' } },
     });
     expect(typed.json().agent).toMatchObject({
-      type: 'support', model: 'small', data: { shop: 'north' },
-      tools: { human_handoff: { enabled: true, instructions: '' }, refunds: { enabled: false, instructions: 'Never.' } },
+      type: 'support',
+      model: 'small',
+      data: { shop: 'north' },
+      tools: {
+        human_handoff: { enabled: true, instructions: '' },
+        refunds: { enabled: false, instructions: 'Never.' },
+      },
     });
   });
 
@@ -40,8 +62,15 @@ describe('POST /admin/v1/businesses/:bid/agents', () => {
     expect((await create({ name: 'x' }, '01900000-0000-7000-8000-000000000000')).statusCode).toBe(404);
     expect((await create({ name: 'x' }, tenant.businessId, {})).statusCode).toBe(401);
     const bad = [
-      {}, { name: '' }, { name: 'x'.repeat(201) }, { name: 'x', extra: 1 }, { name: 5 }, { name: 'x', config: {} },
-      { name: 'x', tools: { handoff: { instructions: 'no enabled' } } }, { name: 'x', prompt_config: [] }, { name: 'x', model: null },
+      {},
+      { name: '' },
+      { name: 'x'.repeat(201) },
+      { name: 'x', extra: 1 },
+      { name: 5 },
+      { name: 'x', config: {} },
+      { name: 'x', tools: { handoff: { instructions: 'no enabled' } } },
+      { name: 'x', prompt_config: [] },
+      { name: 'x', model: null },
       { name: 'x', data: { big: 'x'.repeat(65 * 1024) } },
     ];
     for (const body of bad) {
@@ -51,16 +80,24 @@ describe('POST /admin/v1/businesses/:bid/agents', () => {
 });
 
 describe('GET /admin/v1/businesses/:bid/agents', () => {
-  it('lists the business\'s agents oldest first, without their configuration, bounded by limit', async () => {
+  it("lists the business's agents oldest first, without their configuration, bounded by limit", async () => {
     const fresh = await createTenant(t.app, 'Lists');
     const names = ['One', 'Two', 'Three'];
-    for (const name of names) expect((await create({ name, system_prompt: 'secret sauce' }, fresh.businessId)).statusCode).toBe(201);
+    for (const name of names)
+      expect((await create({ name, system_prompt: 'secret sauce' }, fresh.businessId)).statusCode).toBe(201);
     const list = (query = '', bid = fresh.businessId, headers: Record<string, string> = adminHeaders) =>
       t.app.inject({ url: `/admin/v1/businesses/${bid}/agents${query}`, headers });
     const res = await list();
     expect(res.statusCode).toBe(200);
     expect(res.json().agents.map((a: { name: string }) => a.name)).toEqual(names);
-    expect(Object.keys(res.json().agents[0]).sort()).toEqual(['created_at', 'id', 'model', 'name', 'type', 'updated_at']);
+    expect(Object.keys(res.json().agents[0]).sort()).toEqual([
+      'created_at',
+      'id',
+      'model',
+      'name',
+      'type',
+      'updated_at',
+    ]);
     expect((await list('?limit=2')).json().agents).toHaveLength(2);
     // Another business's agents are not listed.
     expect((await list('', tenant.businessId)).json().agents.map((a: { name: string }) => a.name)).not.toContain('One');

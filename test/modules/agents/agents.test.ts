@@ -37,8 +37,12 @@ async function createAgent(body: Record<string, unknown> = {}, businessId = tena
 const read = (agentId: string, headers: Record<string, string> = tenant.headers) =>
   t.app.inject({ method: 'GET', url: `/external/v2/agents/${agentId}`, headers });
 
-const update = (agentId: string, payload: unknown, method: 'PATCH' | 'PUT' = 'PATCH', headers: Record<string, string> = tenant.headers) =>
-  t.app.inject({ method, url: `/external/v2/agents/${agentId}`, headers, payload: payload as object });
+const update = (
+  agentId: string,
+  payload: unknown,
+  method: 'PATCH' | 'PUT' = 'PATCH',
+  headers: Record<string, string> = tenant.headers,
+) => t.app.inject({ method, url: `/external/v2/agents/${agentId}`, headers, payload: payload as object });
 
 const stored = async (agentId: string) => (await read(agentId)).json().agent;
 
@@ -67,7 +71,7 @@ describe('GET /external/v2/agents/:agent_id', () => {
     });
   });
 
-  it('answers 404 for an unknown agent and for another business\'s, 400 for a bad id, 401 without a key', async () => {
+  it("answers 404 for an unknown agent and for another business's, 400 for a bad id, 401 without a key", async () => {
     const agent = await createAgent();
     expect((await read(UNKNOWN)).statusCode).toBe(404);
     const foreign = await read(agent.id, other.headers);
@@ -94,7 +98,10 @@ describe('PATCH /external/v2/agents/:agent_id', () => {
     expect(after.system_prompt).toBe('You answer questions about orders and returns.');
     expect(after.prompt_config).toEqual({ tone: 'friendly', language: 'pt', style: { emojis: true, length: 'long' } });
     // An array replaces; the object beside it stays.
-    expect(after.activation_rules).toEqual({ channels: ['instagram', 'whatsapp'], hours: { from: '09:00', to: '18:00' } });
+    expect(after.activation_rules).toEqual({
+      channels: ['instagram', 'whatsapp'],
+      hours: { from: '09:00', to: '18:00' },
+    });
     expect(after.data).toEqual({ catalogue: 'spring' });
     expect(after.tools).toEqual(agent.tools);
     expect(after.model).toBe('small-1');
@@ -121,7 +128,9 @@ describe('PATCH /external/v2/agents/:agent_id', () => {
   it('merges each tool by name: a tool keeps what the update leaves out; a new tool needs enabled', async () => {
     const agent = await createAgent();
     const off = await update(agent.id, { agent: { tools: { human_handoff: { enabled: false } } } });
-    expect(off.json().agent.tools).toEqual({ human_handoff: { enabled: false, instructions: 'Hand over when the customer asks for a person.' } });
+    expect(off.json().agent.tools).toEqual({
+      human_handoff: { enabled: false, instructions: 'Hand over when the customer asks for a person.' },
+    });
 
     const added = await update(agent.id, { agent: { tools: { order_status: { enabled: true } } } });
     expect(added.statusCode).toBe(200);
@@ -130,16 +139,26 @@ describe('PATCH /external/v2/agents/:agent_id', () => {
       order_status: { enabled: true, instructions: '' },
     });
 
-    const incomplete = await update(agent.id, { agent: { tools: { refunds: { instructions: 'Only under 50 EUR.' } } } });
+    const incomplete = await update(agent.id, {
+      agent: { tools: { refunds: { instructions: 'Only under 50 EUR.' } } },
+    });
     expect(incomplete.statusCode).toBe(400);
-    expect(incomplete.json().error.details).toEqual([{ location: 'body', path: '/agent/tools/refunds/enabled', message: 'required for a new tool' }]);
+    expect(incomplete.json().error.details).toEqual([
+      { location: 'body', path: '/agent/tools/refunds/enabled', message: 'required for a new tool' },
+    ]);
     expect(Object.keys((await stored(agent.id)).tools).sort()).toEqual(['human_handoff', 'order_status']);
   });
 
   it('drops null values before validation, at every depth: a null erases nothing', async () => {
     const agent = await createAgent();
     const res = await update(agent.id, {
-      agent: { name: null, model: null, id: null, prompt_config: { tone: null, language: 'en', style: { emojis: null } }, tools: null },
+      agent: {
+        name: null,
+        model: null,
+        id: null,
+        prompt_config: { tone: null, language: 'en', style: { emojis: null } },
+        tools: null,
+      },
     });
     expect(res.statusCode, res.body).toBe(200);
     expect(res.json().agent).toEqual({
@@ -155,7 +174,9 @@ describe('PATCH /external/v2/agents/:agent_id', () => {
 
   it('a patch of nulls only sends nothing: no value becomes an empty object, nothing is written', async () => {
     const agent = await createAgent({ data: { x: 'keep', list: [1, 2] } });
-    const res = await update(agent.id, { agent: { data: { x: { y: null }, list: { z: null } }, prompt_config: { style: { emojis: null } } } });
+    const res = await update(agent.id, {
+      agent: { data: { x: { y: null }, list: { z: null } }, prompt_config: { style: { emojis: null } } },
+    });
     expect(res.statusCode, res.body).toBe(200);
     expect(res.json().agent).toEqual({ id: agent.id, name: 'Sofia', type: 'basic' });
     const after = await stored(agent.id);
@@ -167,7 +188,9 @@ describe('PATCH /external/v2/agents/:agent_id', () => {
 
   it('merges keys named like Object.prototype members as any other key', async () => {
     const agent = await createAgent({ data: { meta: { constructor: 'Acme', toString: 'x' } } });
-    const res = await update(agent.id, { agent: { data: { other: 1, valueOf: 2 }, tools: { constructor: { enabled: true } } } });
+    const res = await update(agent.id, {
+      agent: { data: { other: 1, valueOf: 2 }, tools: { constructor: { enabled: true } } },
+    });
     expect(res.statusCode, res.body).toBe(200);
     const after = await stored(agent.id);
     expect(after.data).toEqual({ meta: { constructor: 'Acme', toString: 'x' }, other: 1, valueOf: 2 });
@@ -176,7 +199,8 @@ describe('PATCH /external/v2/agents/:agent_id', () => {
 
   it('bounds what is stored, not only each update: tools and keys add up', async () => {
     const agent = await createAgent({ tools: {} });
-    const tools = (from: number) => Object.fromEntries(Array.from({ length: 30 }, (_, i) => [`tool_${from + i}`, { enabled: true }]));
+    const tools = (from: number) =>
+      Object.fromEntries(Array.from({ length: 30 }, (_, i) => [`tool_${from + i}`, { enabled: true }]));
     expect((await update(agent.id, { agent: { tools: tools(0) } })).statusCode).toBe(200);
     const over = await update(agent.id, { agent: { tools: tools(30) } });
     expect(over.statusCode).toBe(400);
@@ -193,7 +217,10 @@ describe('PATCH /external/v2/agents/:agent_id', () => {
     const agent = await createAgent();
     const res = await update(agent.id, { agent: {} });
     expect(res.statusCode).toBe(200);
-    expect(res.json()).toEqual({ agent: { id: agent.id, name: 'Sofia', type: 'basic' }, business_id: tenant.businessId });
+    expect(res.json()).toEqual({
+      agent: { id: agent.id, name: 'Sofia', type: 'basic' },
+      business_id: tenant.businessId,
+    });
     expect((await stored(agent.id)).updated_at).toBe(agent.updated_at);
   });
 
@@ -249,7 +276,10 @@ describe('PATCH /external/v2/agents/:agent_id', () => {
       expect(res.json().error.code).toBe('validation_error');
     }
     const malformed = await t.app.inject({
-      method: 'PATCH', url: `/external/v2/agents/${agent.id}`, headers: { ...tenant.headers, 'content-type': 'application/json' }, payload: '{"agent":',
+      method: 'PATCH',
+      url: `/external/v2/agents/${agent.id}`,
+      headers: { ...tenant.headers, 'content-type': 'application/json' },
+      payload: '{"agent":',
     });
     expect(malformed.statusCode).toBe(400);
     const after = await stored(agent.id);
@@ -266,7 +296,7 @@ describe('PATCH /external/v2/agents/:agent_id', () => {
     expect((await stored(agent.id)).data).toEqual({ a: half });
   });
 
-  it('answers 404 for another business\'s agent and for an unknown one, leaving them unchanged', async () => {
+  it("answers 404 for another business's agent and for an unknown one, leaving them unchanged", async () => {
     const agent = await createAgent();
     const foreign = await update(agent.id, { agent: { name: 'Taken' } }, 'PATCH', other.headers);
     expect(foreign.statusCode).toBe(404);
@@ -284,6 +314,8 @@ describe('the OpenAPI document', () => {
     const path = doc.paths['/external/v2/agents/{agent_id}'];
     expect(Object.keys(path).sort()).toEqual(['get', 'patch', 'put']);
     expect(Object.keys(path.patch.responses)).toEqual(expect.arrayContaining(['200', '400', '401', '404']));
-    expect(path.patch.requestBody.content['application/json'].schema.properties.agent.properties).toHaveProperty('tools');
+    expect(path.patch.requestBody.content['application/json'].schema.properties.agent.properties).toHaveProperty(
+      'tools',
+    );
   });
 });

@@ -11,10 +11,14 @@ describe('ChannelCache', () => {
     let now = 0;
     const reads: string[] = [];
     const rows = new Map([['b1:c1', row('c1', 'b1')]]);
-    const cache = new ChannelCache(async (businessId, id) => {
-      reads.push(`${businessId}:${id}`);
-      return rows.get(`${businessId}:${id}`);
-    }, 1000, () => now);
+    const cache = new ChannelCache(
+      async (businessId, id) => {
+        reads.push(`${businessId}:${id}`);
+        return rows.get(`${businessId}:${id}`);
+      },
+      1000,
+      () => now,
+    );
 
     expect((await cache.get('b1', 'c1'))?.id).toBe('c1');
     expect((await cache.get('b1', 'c1'))?.id).toBe('c1');

@@ -1,6 +1,11 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { inboundMessage, metaNotification, startFakeGraphApi, type FakeGraphApi } from '../../helpers/fake-graph-api.ts';
+import {
+  inboundMessage,
+  metaNotification,
+  startFakeGraphApi,
+  type FakeGraphApi,
+} from '../../helpers/fake-graph-api.ts';
 import { fuzzOptions, weighted } from '../../helpers/schema-arbitraries.ts';
 import { adminHeaders, createTenant, type Tenant } from '../../helpers/tenants.ts';
 import { buildTestApp, type TestApp } from '../../helpers/test-app.ts';
@@ -72,7 +77,8 @@ afterAll(async () => {
 // Pools of each run: two numbers, two provider accounts, so that they collide and are reused.
 const identifierOf = (run: number, i: number) => `1555${String(run).padStart(4, '0')}0${i}`;
 const accountOf = (run: number, i: number) => `77${run}00${i}`;
-const channelsUrl = (real: Real, business: number, id?: string) => `/admin/v1/businesses/${real.tenants[business]!.businessId}/channels${id ? `/${id}` : ''}`;
+const channelsUrl = (real: Real, business: number, id?: string) =>
+  `/admin/v1/businesses/${real.tenants[business].businessId}/channels${id ? `/${id}` : ''}`;
 
 /** Secrets unique in a sequence of commands (a counter), with the characters each may hold. */
 const secrets: fc.Arbitrary<Secrets> = fc
@@ -83,14 +89,22 @@ const secrets: fc.Arbitrary<Secrets> = fc
   })
   .map(({ accessToken, appSecret, verifyToken }) => {
     unique += 1;
-    return { accessToken: `EAAG${unique}${accessToken}`, appSecret: `${appSecret}#${unique}`, verifyToken: `${verifyToken}#${unique}` };
+    return {
+      accessToken: `EAAG${unique}${accessToken}`,
+      appSecret: `${appSecret}#${unique}`,
+      verifyToken: `${verifyToken}#${unique}`,
+    };
   });
 
 /**
  * The secrets of a command as this run uses them: a run's channels stay in the database after it,
  * and shrinking runs the same commands again, so each run's secrets are its own.
  */
-const ofRun = (s: Secrets, r: Real): Secrets => ({ accessToken: `R${r.run}.${s.accessToken}`, appSecret: `${s.appSecret}@${r.run}`, verifyToken: `${s.verifyToken}@${r.run}` });
+const ofRun = (s: Secrets, r: Real): Secrets => ({
+  accessToken: `R${r.run}.${s.accessToken}`,
+  appSecret: `${s.appSecret}@${r.run}`,
+  verifyToken: `${s.verifyToken}@${r.run}`,
+});
 
 /** No answer of the operator API may hold a channel's secret. */
 function expectNoSecrets(body: string, m: Model, label: string) {
@@ -99,13 +113,22 @@ function expectNoSecrets(body: string, m: Model, label: string) {
   }
 }
 
-const pick = (m: Model, index: number) => m.channels[index % m.channels.length]!;
+const pick = (m: Model, index: number) => m.channels[index % m.channels.length];
 /** An item of the list counted from its end (fast-check favours small indices: the latest items). */
-const latest = <T>(list: T[], index: number): T | undefined => list[list.length - 1 - (index % Math.max(list.length, 1))];
+const latest = <T>(list: T[], index: number): T | undefined =>
+  list[list.length - 1 - (index % Math.max(list.length, 1))];
 const messagesOf = async (channelIds: string[]) =>
   channelIds.length === 0
     ? 0
-    : Number((await t.database.db.selectFrom('messages').select((eb) => eb.fn.countAll().as('n')).where('channel_id', 'in', channelIds).executeTakeFirstOrThrow()).n);
+    : Number(
+        (
+          await t.database.db
+            .selectFrom('messages')
+            .select((eb) => eb.fn.countAll().as('n'))
+            .where('channel_id', 'in', channelIds)
+            .executeTakeFirstOrThrow()
+        ).n,
+      );
 
 class Create implements fc.AsyncCommand<Model, Real> {
   constructor(
@@ -127,7 +150,14 @@ class Create implements fc.AsyncCommand<Model, Real> {
       payload: {
         type: 'whatsapp',
         identifier: this.plus ? `+${identifier}` : identifier,
-        provider: { kind: 'whatsapp_cloud', phone_number_id: account, access_token: secrets.accessToken, app_secret: secrets.appSecret, verify_token: secrets.verifyToken, api_base_url: fake.baseUrl },
+        provider: {
+          kind: 'whatsapp_cloud',
+          phone_number_id: account,
+          access_token: secrets.accessToken,
+          app_secret: secrets.appSecret,
+          verify_token: secrets.verifyToken,
+          api_base_url: fake.baseUrl,
+        },
       },
     });
     const label = this.toString();
@@ -137,18 +167,34 @@ class Create implements fc.AsyncCommand<Model, Real> {
     // A number is one channel per business; a provider account is one channel in the whole service.
     const conflict = m.channels.some((c) => c.live && c.business === this.business && c.identifier === identifier)
       ? 'identifier'
-      : m.channels.some((c) => c.live && c.account === account) ? 'provider account' : undefined;
+      : m.channels.some((c) => c.live && c.account === account)
+        ? 'provider account'
+        : undefined;
     if (conflict) {
       expect(res.statusCode, `${label}: ${res.body}`).toBe(409);
       expect(res.json().error.details, label).toEqual([{ field: conflict }]);
       return;
     }
     expect(res.statusCode, `${label}: ${res.body}`).toBe(201);
-    expect(res.json().channel, label).toMatchObject({ type: 'whatsapp', identifier, provider: { kind: 'whatsapp_cloud', account, api_base_url: fake.baseUrl } });
+    expect(res.json().channel, label).toMatchObject({
+      type: 'whatsapp',
+      identifier,
+      provider: { kind: 'whatsapp_cloud', account, api_base_url: fake.baseUrl },
+    });
     fake.acceptAccessToken(secrets.accessToken);
-    m.channels.push({ business: this.business, id: res.json().channel.id, identifier, account, ...secrets, live: true, formerAppSecrets: [], formerVerifyTokens: [] });
+    m.channels.push({
+      business: this.business,
+      id: res.json().channel.id,
+      identifier,
+      account,
+      ...secrets,
+      live: true,
+      formerAppSecrets: [],
+      formerVerifyTokens: [],
+    });
   }
-  toString = () => `Create(business ${this.business}, number ${this.identifier}${this.plus ? ' with +' : ''}, account ${this.account}, ${JSON.stringify(this.secrets)})`;
+  toString = () =>
+    `Create(business ${this.business}, number ${this.identifier}${this.plus ? ' with +' : ''}, account ${this.account}, ${JSON.stringify(this.secrets)})`;
 }
 
 class Rotate implements fc.AsyncCommand<Model, Real> {
@@ -164,7 +210,12 @@ class Rotate implements fc.AsyncCommand<Model, Real> {
     const names = { accessToken: 'access_token', appSecret: 'app_secret', verifyToken: 'verify_token' } as const;
     const secrets = ofRun(this.secrets, r);
     const provider = Object.fromEntries(this.fields.map((f) => [names[f], secrets[f]]));
-    const res = await t.app.inject({ method: 'PATCH', url: channelsUrl(r, this.asBusiness, target.id), headers: adminHeaders, payload: { provider } });
+    const res = await t.app.inject({
+      method: 'PATCH',
+      url: channelsUrl(r, this.asBusiness, target.id),
+      headers: adminHeaders,
+      payload: { provider },
+    });
     const label = this.toString();
     m.appSecrets.push(secrets.appSecret);
     m.verifyTokens.push(secrets.verifyToken);
@@ -179,7 +230,8 @@ class Rotate implements fc.AsyncCommand<Model, Real> {
     for (const f of this.fields) target[f] = secrets[f];
     fake.acceptAccessToken(target.accessToken);
   }
-  toString = () => `Rotate(channel ${this.channel} as business ${this.asBusiness}: ${this.fields.map((f) => `${f}=${JSON.stringify(this.secrets[f])}`).join(', ')})`;
+  toString = () =>
+    `Rotate(channel ${this.channel} as business ${this.asBusiness}: ${this.fields.map((f) => `${f}=${JSON.stringify(this.secrets[f])}`).join(', ')})`;
 }
 
 class Delete implements fc.AsyncCommand<Model, Real> {
@@ -190,7 +242,11 @@ class Delete implements fc.AsyncCommand<Model, Real> {
   check = (m: Readonly<Model>) => m.channels.length > 0;
   async run(m: Model, r: Real) {
     const target = pick(m, this.channel);
-    const res = await t.app.inject({ method: 'DELETE', url: channelsUrl(r, this.asBusiness, target.id), headers: adminHeaders });
+    const res = await t.app.inject({
+      method: 'DELETE',
+      url: channelsUrl(r, this.asBusiness, target.id),
+      headers: adminHeaders,
+    });
     const expected = target.live && target.business === this.asBusiness ? 200 : 404;
     expect(res.statusCode, `${this.toString()}: ${res.body}`).toBe(expected);
     if (expected !== 200) return;
@@ -219,18 +275,30 @@ class Notify implements fc.AsyncCommand<Model, Real> {
         ? live?.appSecret
         : this.signer === 'replaced'
           ? latest(former.length ? former : m.appSecrets, this.index)
-          : latest(m.channels.filter((c) => c.live && c !== live).map((c) => c.appSecret), this.index);
+          : latest(
+              m.channels.filter((c) => c.live && c !== live).map((c) => c.appSecret),
+              this.index,
+            );
     const before = await messagesOf(m.channels.map((c) => c.id));
     const from = newPhone();
-    const notification = metaNotification({ phoneNumberId: account, contacts: [{ waId: from, name: 'Ada' }], messages: [inboundMessage(from, 'text', { body: 'hi' })] });
+    const notification = metaNotification({
+      phoneNumberId: account,
+      contacts: [{ waId: from, name: 'Ada' }],
+      messages: [inboundMessage(from, 'text', { body: 'hi' })],
+    });
     const res = await postSigned(t.app, notification, secret ?? 'no-such-secret');
     const label = `${this.toString()} signed with ${JSON.stringify(secret)}: ${res.statusCode} ${res.body}`;
     if (live && secret === live.appSecret) {
       expect(res.statusCode, label).toBe(200);
       expect(await messagesOf([live.id]), label).toBeGreaterThan(0);
       expect(await messagesOf(m.channels.map((c) => c.id)), label).toBe(before + 1);
-      const stored = await t.database.db.selectFrom('messages').select('business_id').where('channel_id', '=', live.id).where('sender_address', '=', from).execute();
-      expect(stored, label).toEqual([{ business_id: r.tenants[live.business]!.businessId }]);
+      const stored = await t.database.db
+        .selectFrom('messages')
+        .select('business_id')
+        .where('channel_id', '=', live.id)
+        .where('sender_address', '=', from)
+        .execute();
+      expect(stored, label).toEqual([{ business_id: r.tenants[live.business].businessId }]);
     } else {
       expect(res.statusCode, label).toBe(401);
       expect(await messagesOf(m.channels.map((c) => c.id)), label).toBe(before);
@@ -250,9 +318,16 @@ class Verify implements fc.AsyncCommand<Model, Real> {
     const current = m.channels.filter((c) => c.live).map((c) => c.verifyToken);
     const former = m.channels.flatMap((c) => c.formerVerifyTokens);
     const token =
-      (this.token === 'current' ? latest(current, this.index) : this.token === 'replaced' ? latest(former.length ? former : m.verifyTokens, this.index) : undefined) ??
-      `unknown#${this.index}`;
-    const res = await t.app.inject({ method: 'GET', url: WEBHOOK, query: { 'hub.mode': 'subscribe', 'hub.verify_token': token, 'hub.challenge': '1158201444' } });
+      (this.token === 'current'
+        ? latest(current, this.index)
+        : this.token === 'replaced'
+          ? latest(former.length ? former : m.verifyTokens, this.index)
+          : undefined) ?? `unknown#${this.index}`;
+    const res = await t.app.inject({
+      method: 'GET',
+      url: WEBHOOK,
+      query: { 'hub.mode': 'subscribe', 'hub.verify_token': token, 'hub.challenge': '1158201444' },
+    });
     const label = `${this.toString()} with ${JSON.stringify(token)}: ${res.statusCode} ${res.body}`;
     if (current.includes(token)) {
       expect(res.statusCode, label).toBe(200);
@@ -278,8 +353,8 @@ class Send implements fc.AsyncCommand<Model, Real> {
     const res = await t.app.inject({
       method: 'POST',
       url: '/external/v2/send-template',
-      query: { template_id: r.templates[this.asBusiness]!, from_phone_number: identifier },
-      headers: r.tenants[this.asBusiness]!.headers,
+      query: { template_id: r.templates[this.asBusiness], from_phone_number: identifier },
+      headers: r.tenants[this.asBusiness].headers,
       payload: { phone },
     });
     const label = `${this.toString()}: ${res.statusCode} ${res.body}`;
@@ -289,9 +364,16 @@ class Send implements fc.AsyncCommand<Model, Real> {
     }
     expect(res.statusCode, label).toBe(200);
     const row = await settled(t, res.json().message_id as string, 15_000);
-    expect({ status: row.status, error: row.error, channel: row.channel_id }, label).toEqual({ status: 'SENT', error: null, channel: via.id });
+    expect({ status: row.status, error: row.error, channel: row.channel_id }, label).toEqual({
+      status: 'SENT',
+      error: null,
+      channel: via.id,
+    });
     const sent = fake.sends().filter((s) => (s.body as { to?: string }).to === phone);
-    expect(sent.map((s) => [s.path, s.headers.authorization]), label).toEqual([[`/v21.0/${via.account}/messages`, `Bearer ${via.accessToken}`]]);
+    expect(
+      sent.map((s) => [s.path, s.headers.authorization]),
+      label,
+    ).toEqual([[`/v21.0/${via.account}/messages`, `Bearer ${via.accessToken}`]]);
   }
   toString = () => `Send(number ${this.identifier} as business ${this.asBusiness})`;
 }
@@ -300,18 +382,37 @@ const business = fc.integer({ min: 0, max: 1 });
 const poolIndex = fc.integer({ min: 0, max: 1 });
 // Weighted so that secrets are rotated and used often between the rarer creations and deletions.
 const commands: fc.Arbitrary<fc.AsyncCommand<Model, Real>>[] = [
-  ...weighted(2, 
-    fc.tuple(business, poolIndex, fc.boolean(), poolIndex, secrets).map(([b, i, plus, a, s]) => new Create(b, i, plus, a, s)),
+  ...weighted(
+    2,
+    fc
+      .tuple(business, poolIndex, fc.boolean(), poolIndex, secrets)
+      .map(([b, i, plus, a, s]) => new Create(b, i, plus, a, s)),
   ),
-  ...weighted(2, 
-    fc.tuple(fc.nat(), business, fc.subarray(['accessToken', 'appSecret', 'verifyToken'] as (keyof Secrets)[], { minLength: 1 }), secrets).map(([c, b, f, s]) => new Rotate(c, b, f, s)),
+  ...weighted(
+    2,
+    fc
+      .tuple(
+        fc.nat(),
+        business,
+        fc.subarray(['accessToken', 'appSecret', 'verifyToken'] as (keyof Secrets)[], { minLength: 1 }),
+        secrets,
+      )
+      .map(([c, b, f, s]) => new Rotate(c, b, f, s)),
   ),
   fc.tuple(fc.nat(), business).map(([c, b]) => new Delete(c, b)),
-  ...weighted(3, 
-    fc.tuple(poolIndex, fc.constantFrom('current', 'replaced', 'other') as fc.Arbitrary<Notify['signer']>, fc.nat()).map(([a, s, i]) => new Notify(a, s, i)),
+  ...weighted(
+    3,
+    fc
+      .tuple(poolIndex, fc.constantFrom('current', 'replaced', 'other') as fc.Arbitrary<Notify['signer']>, fc.nat())
+      .map(([a, s, i]) => new Notify(a, s, i)),
   ),
-  fc.tuple(fc.constantFrom('current', 'replaced', 'unknown') as fc.Arbitrary<Verify['token']>, fc.nat()).map(([k, i]) => new Verify(k, i)),
-  ...weighted(2, fc.tuple(poolIndex, business).map(([i, b]) => new Send(i, b))),
+  fc
+    .tuple(fc.constantFrom('current', 'replaced', 'unknown') as fc.Arbitrary<Verify['token']>, fc.nat())
+    .map(([k, i]) => new Verify(k, i)),
+  ...weighted(
+    2,
+    fc.tuple(poolIndex, business).map(([i, b]) => new Send(i, b)),
+  ),
 ];
 
 describe('generated channel lives', () => {
@@ -320,8 +421,13 @@ describe('generated channel lives', () => {
       fc.asyncProperty(fc.commands(commands, { maxCommands: 40, size: 'large' }), async (cmds) => {
         const setup = async () => {
           const tenants = [await createTenant(t.app, 'Acme'), await createTenant(t.app, 'Other')];
-          const templates = await Promise.all(tenants.map((tenant) => createTemplate(t.app, tenant, { name: 'hello', body: 'Hello' })));
-          return { model: { channels: [], appSecrets: [], verifyTokens: [] }, real: { run: (runs += 1), tenants, templates } };
+          const templates = await Promise.all(
+            tenants.map((tenant) => createTemplate(t.app, tenant, { name: 'hello', body: 'Hello' })),
+          );
+          return {
+            model: { channels: [], appSecrets: [], verifyTokens: [] },
+            real: { run: (runs += 1), tenants, templates },
+          };
         };
         await fc.asyncModelRun(setup, cmds);
       }),
@@ -329,4 +435,3 @@ describe('generated channel lives', () => {
     );
   }, 600_000);
 });
-

@@ -29,12 +29,19 @@ const provider = (overrides: Record<string, unknown> = {}) => ({
   verify_token: 'verify-token-value',
   ...overrides,
 });
-const whatsapp = (overrides: Record<string, unknown> = {}) => ({ type: 'whatsapp', identifier: `+1555000${String(++seq).padStart(4, '0')}`, provider: provider(), ...overrides });
+const whatsapp = (overrides: Record<string, unknown> = {}) => ({
+  type: 'whatsapp',
+  identifier: `+1555000${String(++seq).padStart(4, '0')}`,
+  provider: provider(),
+  ...overrides,
+});
 const create = (payload: unknown, bid = tenant.businessId) =>
   t.app.inject({ method: 'POST', url: url(bid), headers: adminHeaders, payload: payload as object });
 /** The stored config of a channel as the service reads it, with the test app's SECRET_KEY. */
-const opened = (stored: unknown) => openProviderConfig(new SecretBox(t.config.secretKeys, 'channel-secrets'), stored as Record<string, unknown>);
-const secretsIn = (text: string) => ['EAAG-secret-token', 'app-secret-value', 'verify-token-value', 'rotated'].filter((s) => text.includes(s));
+const opened = (stored: unknown) =>
+  openProviderConfig(new SecretBox(t.config.secretKeys, 'channel-secrets'), stored as Record<string, unknown>);
+const secretsIn = (text: string) =>
+  ['EAAG-secret-token', 'app-secret-value', 'verify-token-value', 'rotated'].filter((s) => text.includes(s));
 
 describe('POST /admin/v1/businesses/:bid/channels', () => {
   it('creates a whatsapp channel and never echoes its secrets', async () => {
@@ -52,7 +59,11 @@ describe('POST /admin/v1/businesses/:bid/channels', () => {
       created_at: expect.stringMatching(/\.\d{6}Z$/),
     });
     expect(secretsIn(res.body)).toEqual([]);
-    const row = await t.database.db.selectFrom('channels').selectAll().where('id', '=', channel.id).executeTakeFirstOrThrow();
+    const row = await t.database.db
+      .selectFrom('channels')
+      .selectAll()
+      .where('id', '=', channel.id)
+      .executeTakeFirstOrThrow();
     expect(opened(row.provider_config)).toEqual(body.provider);
     expect(row.provider_account).toBe(body.provider.phone_number_id);
   });
@@ -77,7 +88,10 @@ describe('POST /admin/v1/businesses/:bid/channels', () => {
     const sameNumber = await create(whatsapp({ identifier: first.identifier }));
     expect(sameNumber.statusCode).toBe(409);
     expect(sameNumber.json().error.code).toBe('conflict');
-    const sameAccount = await create(whatsapp({ provider: provider({ phone_number_id: first.provider.phone_number_id }) }), other.businessId);
+    const sameAccount = await create(
+      whatsapp({ provider: provider({ phone_number_id: first.provider.phone_number_id }) }),
+      other.businessId,
+    );
     expect(sameAccount.statusCode).toBe(409);
     // The same number in another business is that business's own channel.
     expect((await create(whatsapp({ identifier: first.identifier }), other.businessId)).statusCode).toBe(201);
@@ -89,11 +103,19 @@ describe('POST /admin/v1/businesses/:bid/channels', () => {
     ['whatsapp identifier not digits', whatsappBody({ identifier: '555-abc' })],
     ['a provider for another channel type', { type: 'sms', identifier: '15550001111', provider: provider() }],
     ['an unknown provider kind', whatsappBody({ provider: { ...provider(), kind: 'twilio' } })],
-    ['a provider missing its app_secret', whatsappBody({ provider: { kind: 'whatsapp_cloud', phone_number_id: '1', access_token: 'a', verify_token: 'v' } })],
+    [
+      'a provider missing its app_secret',
+      whatsappBody({
+        provider: { kind: 'whatsapp_cloud', phone_number_id: '1', access_token: 'a', verify_token: 'v' },
+      }),
+    ],
     ['an unknown field', whatsappBody({ colour: 'red' })],
     ['an unknown provider field', whatsappBody({ provider: { ...provider(), extra: 1 } })],
     // An access token travels in an Authorization: Bearer header, which cannot carry these.
-    ['an access token with a line break', whatsappBody({ provider: provider({ access_token: 'EAAG\nX-Injected: 1' }) })],
+    [
+      'an access token with a line break',
+      whatsappBody({ provider: provider({ access_token: 'EAAG\nX-Injected: 1' }) }),
+    ],
     ['an access token with a space', whatsappBody({ provider: provider({ access_token: 'EAAG token' }) })],
     ['an access token with a letter outside ASCII', whatsappBody({ provider: provider({ access_token: 'EAAGé' }) })],
     ['a pace over the limit', whatsappBody({ pace_per_second: 1001 })],
@@ -108,7 +130,12 @@ describe('POST /admin/v1/businesses/:bid/channels', () => {
   });
 
   it('answers 400 for malformed JSON and 404 for an unknown business', async () => {
-    const bad = await t.app.inject({ method: 'POST', url: url(tenant.businessId), headers: { ...adminHeaders, 'content-type': 'application/json' }, payload: '{"type":' });
+    const bad = await t.app.inject({
+      method: 'POST',
+      url: url(tenant.businessId),
+      headers: { ...adminHeaders, 'content-type': 'application/json' },
+      payload: '{"type":',
+    });
     expect(bad.statusCode).toBe(400);
     const missing = await create(whatsapp(), '0190a000-0000-7000-8000-000000000000');
     expect(missing.statusCode).toBe(404);
@@ -121,7 +148,12 @@ describe('POST /admin/v1/businesses/:bid/channels', () => {
 });
 
 function whatsappBody(overrides: Record<string, unknown>) {
-  return { type: 'whatsapp', identifier: '15550009999', provider: { kind: 'whatsapp_cloud', phone_number_id: '77', access_token: 'a', app_secret: 's', verify_token: 'v' }, ...overrides };
+  return {
+    type: 'whatsapp',
+    identifier: '15550009999',
+    provider: { kind: 'whatsapp_cloud', phone_number_id: '77', access_token: 'a', app_secret: 's', verify_token: 'v' },
+    ...overrides,
+  };
 }
 
 describe('GET, PATCH, DELETE /admin/v1/businesses/:bid/channels/:id', () => {
@@ -154,7 +186,11 @@ describe('GET, PATCH, DELETE /admin/v1/businesses/:bid/channels/:id', () => {
     expect(res.statusCode).toBe(200);
     expect(res.json().channel).toMatchObject({ id: channel.id, name: 'Renamed', pace_per_second: 1000 });
     expect(secretsIn(res.body)).toEqual([]);
-    const row = await t.database.db.selectFrom('channels').selectAll().where('id', '=', channel.id).executeTakeFirstOrThrow();
+    const row = await t.database.db
+      .selectFrom('channels')
+      .selectAll()
+      .where('id', '=', channel.id)
+      .executeTakeFirstOrThrow();
     expect(opened(row.provider_config)).toEqual({ ...body.provider, app_secret: 'rotated', access_token: 'rotated' });
     expect(secretsIn(JSON.stringify(row.provider_config))).toEqual([]);
     const service = t.app.services.channels;
@@ -171,7 +207,8 @@ describe('GET, PATCH, DELETE /admin/v1/businesses/:bid/channels/:id', () => {
     const service = t.app.services.channels;
     const account = channel.provider.account as string;
     // A change no announcement tells of, as if another process made it while this one was not listening.
-    const renameUnheard = (name: string) => t.database.db.updateTable('channels').set({ name }).where('id', '=', channel.id).execute();
+    const renameUnheard = (name: string) =>
+      t.database.db.updateTable('channels').set({ name }).where('id', '=', channel.id).execute();
     try {
       await service.findByProviderAccount('whatsapp_cloud', account);
       await service.findForSending(tenant.businessId, channel.id);
@@ -186,7 +223,14 @@ describe('GET, PATCH, DELETE /admin/v1/businesses/:bid/channels/:id', () => {
       service.setTrusted(true);
       await service.findByProviderAccount('whatsapp_cloud', account);
       await renameUnheard('Announced');
-      service.forgetAnnounced(JSON.stringify({ business_id: tenant.businessId, id: channel.id, provider_kind: 'whatsapp_cloud', provider_account: account }));
+      service.forgetAnnounced(
+        JSON.stringify({
+          business_id: tenant.businessId,
+          id: channel.id,
+          provider_kind: 'whatsapp_cloud',
+          provider_account: account,
+        }),
+      );
       expect((await service.findByProviderAccount('whatsapp_cloud', account))?.name).toBe('Announced');
     } finally {
       service.setTrusted(true); // as it is here: one process, or listening
@@ -194,34 +238,46 @@ describe('GET, PATCH, DELETE /admin/v1/businesses/:bid/channels/:id', () => {
   });
 
   // Only PostgreSQL serves several processes; within one, the rotation above is used at once.
-  it.runIf(engine === 'postgres')('stops taking a replaced app secret in another server process as soon as it hears of the rotation', async () => {
-    const body = whatsapp();
-    const { channel } = (await create(body)).json();
-    const second = await buildApp(t.config, { database: t.database, logger: false, workers: false });
-    await second.ready();
-    try {
-      const notify = (app: typeof second, secret: string) => {
-        const from = `1415${String(++seq).padStart(7, '0')}`;
-        const notification = metaNotification({ phoneNumberId: body.provider.phone_number_id, contacts: [{ waId: from, name: 'Ada' }], messages: [inboundMessage(from, 'text', { body: 'hi' })] });
-        return postSigned(app, notification, secret);
-      };
-      // The second process has read (and cached) the channel.
-      expect((await notify(second, 'app-secret-value')).statusCode).toBe(200);
-      const rotated = await t.app.inject({ method: 'PATCH', url: url(tenant.businessId, channel.id), headers: adminHeaders, payload: { provider: { app_secret: 'rotated' } } });
-      expect(rotated.statusCode).toBe(200);
-      // Within the time an announcement takes, far under the 30 s the channel would be kept without one.
-      const deadline = Date.now() + 2_000;
-      let status = 200;
-      while (status !== 401 && Date.now() < deadline) {
-        status = (await notify(second, 'app-secret-value')).statusCode;
-        if (status !== 401) await new Promise((r) => setTimeout(r, 5));
+  it.runIf(engine === 'postgres')(
+    'stops taking a replaced app secret in another server process as soon as it hears of the rotation',
+    async () => {
+      const body = whatsapp();
+      const { channel } = (await create(body)).json();
+      const second = await buildApp(t.config, { database: t.database, logger: false, workers: false });
+      await second.ready();
+      try {
+        const notify = (app: typeof second, secret: string) => {
+          const from = `1415${String(++seq).padStart(7, '0')}`;
+          const notification = metaNotification({
+            phoneNumberId: body.provider.phone_number_id,
+            contacts: [{ waId: from, name: 'Ada' }],
+            messages: [inboundMessage(from, 'text', { body: 'hi' })],
+          });
+          return postSigned(app, notification, secret);
+        };
+        // The second process has read (and cached) the channel.
+        expect((await notify(second, 'app-secret-value')).statusCode).toBe(200);
+        const rotated = await t.app.inject({
+          method: 'PATCH',
+          url: url(tenant.businessId, channel.id),
+          headers: adminHeaders,
+          payload: { provider: { app_secret: 'rotated' } },
+        });
+        expect(rotated.statusCode).toBe(200);
+        // Within the time an announcement takes, far under the 30 s the channel would be kept without one.
+        const deadline = Date.now() + 2_000;
+        let status = 200;
+        while (status !== 401 && Date.now() < deadline) {
+          status = (await notify(second, 'app-secret-value')).statusCode;
+          if (status !== 401) await new Promise((r) => setTimeout(r, 5));
+        }
+        expect(status).toBe(401);
+        expect((await notify(second, 'rotated')).statusCode).toBe(200);
+      } finally {
+        await second.close();
       }
-      expect(status).toBe(401);
-      expect((await notify(second, 'rotated')).statusCode).toBe(200);
-    } finally {
-      await second.close();
-    }
-  });
+    },
+  );
 
   it('refuses to change the phone_number_id or unknown fields, and 404s another business', async () => {
     const { channel } = (await create(whatsapp())).json();
@@ -237,20 +293,36 @@ describe('GET, PATCH, DELETE /admin/v1/businesses/:bid/channels/:id', () => {
     expect(unchanged.statusCode).toBe(200);
     expect(unchanged.json().channel).toEqual(channel);
     const noProvider = (await create({ type: 'email', identifier: `ops${++seq}@acme.test` })).json().channel;
-    const rotate = await t.app.inject({ method: 'PATCH', url: url(tenant.businessId, noProvider.id), headers: adminHeaders, payload: { provider: { app_secret: 'x' } } });
+    const rotate = await t.app.inject({
+      method: 'PATCH',
+      url: url(tenant.businessId, noProvider.id),
+      headers: adminHeaders,
+      payload: { provider: { app_secret: 'x' } },
+    });
     expect(rotate.statusCode).toBe(400);
   });
 
   it('deletes a channel of the business only', async () => {
     const { channel } = (await create(whatsapp())).json();
-    const foreign = await t.app.inject({ method: 'DELETE', url: url(other.businessId, channel.id), headers: adminHeaders });
+    const foreign = await t.app.inject({
+      method: 'DELETE',
+      url: url(other.businessId, channel.id),
+      headers: adminHeaders,
+    });
     expect(foreign.statusCode).toBe(404);
-    const res = await t.app.inject({ method: 'DELETE', url: url(tenant.businessId, channel.id), headers: adminHeaders });
+    const res = await t.app.inject({
+      method: 'DELETE',
+      url: url(tenant.businessId, channel.id),
+      headers: adminHeaders,
+    });
     expect(res.statusCode).toBe(200);
     expect(res.json()).toEqual({ success: true });
     const again = await t.app.inject({ method: 'GET', url: url(tenant.businessId, channel.id), headers: adminHeaders });
     expect(again.statusCode).toBe(404);
-    expect((await t.app.inject({ method: 'DELETE', url: url(tenant.businessId, channel.id), headers: adminHeaders })).statusCode).toBe(404);
+    expect(
+      (await t.app.inject({ method: 'DELETE', url: url(tenant.businessId, channel.id), headers: adminHeaders }))
+        .statusCode,
+    ).toBe(404);
   });
 
   it('answers 400 for a malformed id', async () => {
@@ -264,7 +336,9 @@ describe('ChannelsService lookups', () => {
     const body = whatsapp();
     const { channel } = (await create(body)).json();
     const service = t.app.services.channels;
-    expect((await service.findByIdentifier(tenant.businessId, 'whatsapp', body.identifier.slice(1)))?.id).toBe(channel.id);
+    expect((await service.findByIdentifier(tenant.businessId, 'whatsapp', body.identifier.slice(1)))?.id).toBe(
+      channel.id,
+    );
     expect(await service.findByIdentifier(other.businessId, 'whatsapp', body.identifier.slice(1))).toBeUndefined();
     expect((await service.findByProviderAccount('whatsapp_cloud', body.provider.phone_number_id))?.id).toBe(channel.id);
     expect(await service.findByProviderAccount('whatsapp_cloud', '1')).toBeUndefined();
@@ -277,11 +351,16 @@ describe('ChannelsService lookups', () => {
 
 describe('provider secrets at rest', () => {
   const storedText = async (id: string) =>
-    (await sql<{ text: string }>`select provider_config::text as text from channels where id = ${id}`.execute(t.database.db)).rows[0]!.text;
-  const handshake = (token: string) => t.app.inject({
-    method: 'GET',
-    url: `/channels/whatsapp/webhook?hub.mode=subscribe&hub.verify_token=${encodeURIComponent(token)}&hub.challenge=1158201444`,
-  });
+    (
+      await sql<{ text: string }>`select provider_config::text as text from channels where id = ${id}`.execute(
+        t.database.db,
+      )
+    ).rows[0].text;
+  const handshake = (token: string) =>
+    t.app.inject({
+      method: 'GET',
+      url: `/channels/whatsapp/webhook?hub.mode=subscribe&hub.verify_token=${encodeURIComponent(token)}&hub.challenge=1158201444`,
+    });
 
   it('stores the access token, app secret and verify token sealed, and finds the channel by its verify token', async () => {
     const token = `verify-token-value-${++seq}`;
@@ -289,7 +368,11 @@ describe('provider secrets at rest', () => {
     const text = await storedText(channel.id);
     expect(secretsIn(text)).toEqual([]);
     expect(text).not.toContain(token);
-    expect(JSON.parse(text)).toMatchObject({ access_token: expect.stringMatching(/^sb1\./), app_secret: expect.stringMatching(/^sb1\./), verify_token: expect.stringMatching(/^sb1\./) });
+    expect(JSON.parse(text)).toMatchObject({
+      access_token: expect.stringMatching(/^sb1\./),
+      app_secret: expect.stringMatching(/^sb1\./),
+      verify_token: expect.stringMatching(/^sb1\./),
+    });
     const res = await handshake(token);
     expect(res.statusCode).toBe(200);
     expect(res.body).toBe('1158201444');
@@ -299,9 +382,15 @@ describe('provider secrets at rest', () => {
 
   it('seals the secrets of a channel stored in the clear by an earlier version, once', async () => {
     const token = `legacy-verify-${++seq}`;
-    const body = whatsapp({ provider: provider({ verify_token: token, access_token: 'legacy-access', app_secret: 'legacy-app' }) });
+    const body = whatsapp({
+      provider: provider({ verify_token: token, access_token: 'legacy-access', app_secret: 'legacy-app' }),
+    });
     const { channel } = (await create(body)).json();
-    await t.database.db.updateTable('channels').set({ provider_config: JSON.stringify(body.provider) }).where('id', '=', channel.id).execute();
+    await t.database.db
+      .updateTable('channels')
+      .set({ provider_config: JSON.stringify(body.provider) })
+      .where('id', '=', channel.id)
+      .execute();
     expect(await storedText(channel.id)).toContain('legacy-access');
     // Read in the clear meanwhile, so sends keep working until the service starts again.
     const service = t.app.services.channels;
@@ -318,6 +407,8 @@ describe('provider secrets at rest', () => {
   it('does not open the secrets with another SECRET_KEY', async () => {
     const { channel } = (await create(whatsapp())).json();
     const stored = JSON.parse(await storedText(channel.id)) as Record<string, unknown>;
-    expect(() => openProviderConfig(new SecretBox(['another-secret-key-of-at-least-32-chars'], 'channel-secrets'), stored)).toThrow(/SECRET_KEY/);
+    expect(() =>
+      openProviderConfig(new SecretBox(['another-secret-key-of-at-least-32-chars'], 'channel-secrets'), stored),
+    ).toThrow(/SECRET_KEY/);
   });
 });

@@ -26,36 +26,75 @@ const contact = (overrides: Parameters<typeof insertContact>[2] = {}, businessId
 async function counts(contactId: string) {
   const db = t.database.db;
   const count = async (table: 'conversations' | 'messages' | 'events' | 'contact_aliases') => {
-    const row = await db.selectFrom(table).select((eb) => eb.fn.countAll<number>().as('n')).where('business_id', '=', tenant.businessId).where('contact_id', '=', contactId).executeTakeFirstOrThrow();
+    const row = await db
+      .selectFrom(table)
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('business_id', '=', tenant.businessId)
+      .where('contact_id', '=', contactId)
+      .executeTakeFirstOrThrow();
     return Number(row.n);
   };
-  return { conversations: await count('conversations'), messages: await count('messages'), events: await count('events'), aliases: await count('contact_aliases') };
+  return {
+    conversations: await count('conversations'),
+    messages: await count('messages'),
+    events: await count('events'),
+    aliases: await count('contact_aliases'),
+  };
 }
 
 const findContact = (id: string) =>
-  t.database.db.selectFrom('contacts').selectAll().where('business_id', '=', tenant.businessId).where('id', '=', id).executeTakeFirst();
+  t.database.db
+    .selectFrom('contacts')
+    .selectAll()
+    .where('business_id', '=', tenant.businessId)
+    .where('id', '=', id)
+    .executeTakeFirst();
 
 const eventsOf = (contactId: string, type = 'contact_field_changed') =>
-  t.database.db.selectFrom('events').selectAll().where('business_id', '=', tenant.businessId).where('contact_id', '=', contactId).where('type', '=', type).execute();
+  t.database.db
+    .selectFrom('events')
+    .selectAll()
+    .where('business_id', '=', tenant.businessId)
+    .where('contact_id', '=', contactId)
+    .where('type', '=', type)
+    .execute();
 
 describe('POST /contacts/merge', () => {
-  it('moves the loser\'s history and aliases, fills the survivor\'s empty fields, and deletes the loser', async () => {
+  it("moves the loser's history and aliases, fills the survivor's empty fields, and deletes the loser", async () => {
     const db = t.database.db;
     const userId = newId();
-    await db.insertInto('users').values({ business_id: tenant.businessId, id: userId, email: 'agent@acme.test', name: 'Agent' }).execute();
+    await db
+      .insertInto('users')
+      .values({ business_id: tenant.businessId, id: userId, email: 'agent@acme.test', name: 'Agent' })
+      .execute();
     const survivor = await contact({
-      first_name: 'Ada', last_name: '', phone_number: '4917000000001', tags: ['vip', 'b2b'],
-      custom_fields: { plan: 'gold', shared: 'survivor' }, collected_data: { k1: 's', k2: 's' },
+      first_name: 'Ada',
+      last_name: '',
+      phone_number: '4917000000001',
+      tags: ['vip', 'b2b'],
+      custom_fields: { plan: 'gold', shared: 'survivor' },
+      collected_data: { k1: 's', k2: 's' },
     });
     const loser = await contact({
-      first_name: 'Augusta', last_name: 'King', email: 'Augusta@Example.com', phone_number: '4917000000002', external_id: 'ext-loser',
-      avatar_url: 'https://cdn.test/a.png', source: 'instagram', assigned_user_id: userId, tags: ['b2b', 'lead'],
-      custom_fields: { city: 'London', shared: 'loser' }, collected_data: { k2: 'l', k3: 'l' },
+      first_name: 'Augusta',
+      last_name: 'King',
+      email: 'Augusta@Example.com',
+      phone_number: '4917000000002',
+      external_id: 'ext-loser',
+      avatar_url: 'https://cdn.test/a.png',
+      source: 'instagram',
+      assigned_user_id: userId,
+      tags: ['b2b', 'lead'],
+      custom_fields: { city: 'London', shared: 'loser' },
+      collected_data: { k2: 'l', k3: 'l' },
     });
-    await db.insertInto('contact_aliases').values([
-      { business_id: tenant.businessId, kind: 'email', value: 'old@example.com', contact_id: loser.id },
-      { business_id: tenant.businessId, kind: 'phone', value: '4917000000099', contact_id: loser.id },
-    ]).execute();
+    await db
+      .insertInto('contact_aliases')
+      .values([
+        { business_id: tenant.businessId, kind: 'email', value: 'old@example.com', contact_id: loser.id },
+        { business_id: tenant.businessId, kind: 'phone', value: '4917000000099', contact_id: loser.id },
+      ])
+      .execute();
     const kept = await insertConversation(db, tenant.businessId, survivor.id, { created_at: at(0) });
     await insertMessage(db, tenant.businessId, kept, { created_at: at(1) });
     const moved = [
@@ -64,12 +103,38 @@ describe('POST /contacts/merge', () => {
     ];
     for (const [i, conversation] of moved.entries()) {
       await insertMessage(db, tenant.businessId, conversation, { created_at: at(10 + i) });
-      await insertMessage(db, tenant.businessId, conversation, { created_at: at(20 + i), direction: 'outbound', sender_type: 'human', status: 'READ' });
+      await insertMessage(db, tenant.businessId, conversation, {
+        created_at: at(20 + i),
+        direction: 'outbound',
+        sender_type: 'human',
+        status: 'READ',
+      });
     }
-    await db.insertInto('events').values([
-      { business_id: tenant.businessId, id: newId(), type: 'conversation_archived', conversation_id: moved[0].id, contact_id: loser.id, channel: 'instagram', actor_type: 'human', data: { origin: 'dashboard' } },
-      { business_id: tenant.businessId, id: newId(), type: 'contact_field_changed', conversation_id: null, contact_id: loser.id, channel: null, actor_type: 'api', data: { source: 'api', changes: [] } },
-    ]).execute();
+    await db
+      .insertInto('events')
+      .values([
+        {
+          business_id: tenant.businessId,
+          id: newId(),
+          type: 'conversation_archived',
+          conversation_id: moved[0].id,
+          contact_id: loser.id,
+          channel: 'instagram',
+          actor_type: 'human',
+          data: { origin: 'dashboard' },
+        },
+        {
+          business_id: tenant.businessId,
+          id: newId(),
+          type: 'contact_field_changed',
+          conversation_id: null,
+          contact_id: loser.id,
+          channel: null,
+          actor_type: 'api',
+          data: { source: 'api', changes: [] },
+        },
+      ])
+      .execute();
 
     expect(await counts(survivor.id)).toEqual({ conversations: 1, messages: 1, events: 0, aliases: 0 });
     expect(await counts(loser.id)).toEqual({ conversations: 2, messages: 4, events: 2, aliases: 2 });
@@ -85,14 +150,35 @@ describe('POST /contacts/merge', () => {
 
     const merged = await findContact(survivor.id);
     expect(merged).toMatchObject({
-      first_name: 'Ada', last_name: 'King', email: 'Augusta@Example.com', phone_number: '4917000000001', external_id: 'ext-loser',
-      avatar_url: 'https://cdn.test/a.png', source: 'instagram', assigned_user_id: userId, tags: ['vip', 'b2b', 'lead'],
-      custom_fields: { plan: 'gold', shared: 'survivor', city: 'London' }, collected_data: { k1: 's', k2: 's', k3: 'l' },
+      first_name: 'Ada',
+      last_name: 'King',
+      email: 'Augusta@Example.com',
+      phone_number: '4917000000001',
+      external_id: 'ext-loser',
+      avatar_url: 'https://cdn.test/a.png',
+      source: 'instagram',
+      assigned_user_id: userId,
+      tags: ['vip', 'b2b', 'lead'],
+      custom_fields: { plan: 'gold', shared: 'survivor', city: 'London' },
+      collected_data: { k1: 's', k2: 's', k3: 'l' },
     });
-    const conversations = await db.selectFrom('conversations').select(['id', 'tags']).where('contact_id', '=', survivor.id).execute();
-    expect(conversations.map((c) => c.tags)).toEqual([['vip', 'b2b', 'lead'], ['vip', 'b2b', 'lead'], ['vip', 'b2b', 'lead']]);
+    const conversations = await db
+      .selectFrom('conversations')
+      .select(['id', 'tags'])
+      .where('contact_id', '=', survivor.id)
+      .execute();
+    expect(conversations.map((c) => c.tags)).toEqual([
+      ['vip', 'b2b', 'lead'],
+      ['vip', 'b2b', 'lead'],
+      ['vip', 'b2b', 'lead'],
+    ]);
 
-    const aliases = await db.selectFrom('contact_aliases').select(['kind', 'value']).where('contact_id', '=', survivor.id).orderBy('value').execute();
+    const aliases = await db
+      .selectFrom('contact_aliases')
+      .select(['kind', 'value'])
+      .where('contact_id', '=', survivor.id)
+      .orderBy('value')
+      .execute();
     expect(aliases).toEqual([
       { kind: 'phone', value: '4917000000002' },
       { kind: 'phone', value: '4917000000099' },
@@ -116,23 +202,57 @@ describe('POST /contacts/merge', () => {
     ]);
 
     // The loser's identifiers now lead to the survivor.
-    for (const query of ['email=augusta@example.com', 'email=OLD@example.com', 'phone=4917000000002', 'phone=4917000000099', 'external_id=ext-loser']) {
+    for (const query of [
+      'email=augusta@example.com',
+      'email=OLD@example.com',
+      'phone=4917000000002',
+      'phone=4917000000099',
+      'external_id=ext-loser',
+    ]) {
       const found = await search(query);
       expect(found.statusCode, query).toBe(200);
-      expect(found.json().results.map((c: { id: string }) => c.id), query).toEqual([survivor.id]);
+      expect(
+        found.json().results.map((c: { id: string }) => c.id),
+        query,
+      ).toEqual([survivor.id]);
     }
   });
 
   it('applies field_choices where both contacts have a value, and keeps the replaced email as an alias', async () => {
-    const survivor = await contact({ first_name: 'Sam', last_name: 'Smith', email: 'sam@old.test', phone_number: '4917000000010', external_id: 'ext-s', collected_data: { city: 'Paris', zip: '75001' } });
-    const loser = await contact({ first_name: 'Samuel', last_name: 'Smythe', email: 'samuel@new.test', phone_number: '4917000000011', external_id: 'ext-l', collected_data: { city: 'Lyon', zip: '69001' } });
+    const survivor = await contact({
+      first_name: 'Sam',
+      last_name: 'Smith',
+      email: 'sam@old.test',
+      phone_number: '4917000000010',
+      external_id: 'ext-s',
+      collected_data: { city: 'Paris', zip: '75001' },
+    });
+    const loser = await contact({
+      first_name: 'Samuel',
+      last_name: 'Smythe',
+      email: 'samuel@new.test',
+      phone_number: '4917000000011',
+      external_id: 'ext-l',
+      collected_data: { city: 'Lyon', zip: '69001' },
+    });
     const res = await merge({
-      survivor_id: survivor.id, loser_id: loser.id,
-      field_choices: { first_name: 'loser', last_name: 'survivor', email: 'loser', 'collected_data.city': 'loser', 'collected_data.absent': 'loser' },
+      survivor_id: survivor.id,
+      loser_id: loser.id,
+      field_choices: {
+        first_name: 'loser',
+        last_name: 'survivor',
+        email: 'loser',
+        'collected_data.city': 'loser',
+        'collected_data.absent': 'loser',
+      },
     });
     expect(res.statusCode, res.body).toBe(200);
     expect(await findContact(survivor.id)).toMatchObject({
-      first_name: 'Samuel', last_name: 'Smith', email: 'samuel@new.test', phone_number: '4917000000010', external_id: 'ext-s',
+      first_name: 'Samuel',
+      last_name: 'Smith',
+      email: 'samuel@new.test',
+      phone_number: '4917000000010',
+      external_id: 'ext-s',
       collected_data: { city: 'Lyon', zip: '75001' },
     });
     const [event] = await eventsOf(survivor.id);
@@ -142,18 +262,25 @@ describe('POST /contacts/merge', () => {
       { field: 'collected_data.city', custom: false, from: 'Paris', to: 'Lyon' },
     ]);
     for (const query of ['email=sam@old.test', 'email=samuel@new.test', 'phone=4917000000011']) {
-      expect((await search(query)).json().results.map((c: { id: string }) => c.id), query).toEqual([survivor.id]);
+      expect(
+        (await search(query)).json().results.map((c: { id: string }) => c.id),
+        query,
+      ).toEqual([survivor.id]);
     }
     expect((await search('external_id=ext-l')).json().results).toEqual([]);
   });
 
-  it('matches the loser\'s phone in its country variants through the alias', async () => {
+  it("matches the loser's phone in its country variants through the alias", async () => {
     const survivor = await contact({ phone_number: '5491122220000' });
     const loser = await contact({ phone_number: '5491122221111' });
     await insertConversation(t.database.db, tenant.businessId, loser.id);
     expect((await merge({ survivor_id: survivor.id, loser_id: loser.id })).statusCode).toBe(200);
     for (const phone of ['5491122221111', '541122221111']) {
-      const lookup = await t.app.inject({ method: 'GET', url: `/external/v2/conversations?phone=${phone}`, headers: tenant.headers });
+      const lookup = await t.app.inject({
+        method: 'GET',
+        url: `/external/v2/conversations?phone=${phone}`,
+        headers: tenant.headers,
+      });
       expect(lookup.statusCode, phone).toBe(200);
       expect(lookup.json().contact.id).toBe(survivor.id);
     }
@@ -162,19 +289,26 @@ describe('POST /contacts/merge', () => {
   it('writes no event when the survivor gains nothing, and tolerates aliases both contacts hold', async () => {
     const survivor = await contact({ email: 'same@x.test', tags: ['a'] });
     const loser = await contact({ email: 'SAME@x.test', first_name: 'Ada', last_name: 'Lovelace', tags: ['a'] });
-    await t.database.db.insertInto('contact_aliases').values([
-      { business_id: tenant.businessId, kind: 'email', value: 'shared@x.test', contact_id: survivor.id },
-      { business_id: tenant.businessId, kind: 'email', value: 'shared@x.test', contact_id: loser.id },
-    ]).execute();
+    await t.database.db
+      .insertInto('contact_aliases')
+      .values([
+        { business_id: tenant.businessId, kind: 'email', value: 'shared@x.test', contact_id: survivor.id },
+        { business_id: tenant.businessId, kind: 'email', value: 'shared@x.test', contact_id: loser.id },
+      ])
+      .execute();
     const res = await merge({ survivor_id: survivor.id, loser_id: loser.id });
     expect(res.statusCode, res.body).toBe(200);
     expect(await eventsOf(survivor.id)).toEqual([]);
     expect(await findContact(loser.id)).toBeUndefined();
-    const aliases = await t.database.db.selectFrom('contact_aliases').select('value').where('contact_id', '=', survivor.id).execute();
+    const aliases = await t.database.db
+      .selectFrom('contact_aliases')
+      .select('value')
+      .where('contact_id', '=', survivor.id)
+      .execute();
     expect(aliases).toEqual([{ value: 'shared@x.test' }]);
   });
 
-  it('gives the survivor the loser\'s phone when it has none, without an alias', async () => {
+  it("gives the survivor the loser's phone when it has none, without an alias", async () => {
     const survivor = await contact({ email: 'nophone@x.test' });
     const loser = await contact({ phone_number: '5215512340000' });
     expect((await merge({ survivor_id: survivor.id, loser_id: loser.id })).statusCode).toBe(200);
@@ -213,7 +347,10 @@ describe('POST /contacts/merge refusals', () => {
   it('refuses a test contact with a real one, both ways', async () => {
     const real = await contact();
     const test = await contact({ is_test: true });
-    for (const [survivor, loser] of [[real, test], [test, real]]) {
+    for (const [survivor, loser] of [
+      [real, test],
+      [test, real],
+    ]) {
       const res = await merge({ survivor_id: survivor.id, loser_id: loser.id });
       expect(res.statusCode).toBe(400);
       expect(res.json().error.message).toContain('test contact');
@@ -222,7 +359,7 @@ describe('POST /contacts/merge refusals', () => {
     expect(await findContact(test.id)).toBeDefined();
   });
 
-  it('answers 404 for an unknown contact or another business\'s, and changes nothing', async () => {
+  it("answers 404 for an unknown contact or another business's, and changes nothing", async () => {
     const mine = await contact({ email: 'mine@x.test' });
     const theirs = await contact({ email: 'theirs@x.test' }, other.businessId);
     await insertConversation(t.database.db, other.businessId, theirs.id);
@@ -238,7 +375,11 @@ describe('POST /contacts/merge refusals', () => {
       expect(res.json().error.code).toBe('not_found');
     }
     expect(await findContact(mine.id)).toMatchObject({ email: 'mine@x.test' });
-    const foreign = await t.database.db.selectFrom('conversations').select('contact_id').where('business_id', '=', other.businessId).execute();
+    const foreign = await t.database.db
+      .selectFrom('conversations')
+      .select('contact_id')
+      .where('business_id', '=', other.businessId)
+      .execute();
     expect(foreign).toEqual([{ contact_id: theirs.id }]);
   });
 
@@ -249,11 +390,27 @@ describe('POST /contacts/merge refusals', () => {
     ['an id of the wrong type', { survivor_id: 42, loser_id: newId() }],
     ['an unknown body field', { survivor_id: newId(), loser_id: newId(), force: true }],
     ['an unknown field choice', { survivor_id: newId(), loser_id: newId(), field_choices: { phone_number: 'loser' } }],
-    ['a custom field choice', { survivor_id: newId(), loser_id: newId(), field_choices: { 'custom_fields.plan': 'loser' } }],
-    ['a collected_data choice without key', { survivor_id: newId(), loser_id: newId(), field_choices: { 'collected_data.': 'loser' } }],
-    ['a choice other than survivor or loser', { survivor_id: newId(), loser_id: newId(), field_choices: { first_name: 'both' } }],
+    [
+      'a custom field choice',
+      { survivor_id: newId(), loser_id: newId(), field_choices: { 'custom_fields.plan': 'loser' } },
+    ],
+    [
+      'a collected_data choice without key',
+      { survivor_id: newId(), loser_id: newId(), field_choices: { 'collected_data.': 'loser' } },
+    ],
+    [
+      'a choice other than survivor or loser',
+      { survivor_id: newId(), loser_id: newId(), field_choices: { first_name: 'both' } },
+    ],
     ['field_choices not an object', { survivor_id: newId(), loser_id: newId(), field_choices: ['first_name'] }],
-    ['too many field choices', { survivor_id: newId(), loser_id: newId(), field_choices: Object.fromEntries(Array.from({ length: 101 }, (_, i) => [`collected_data.k${i}`, 'loser'])) }],
+    [
+      'too many field choices',
+      {
+        survivor_id: newId(),
+        loser_id: newId(),
+        field_choices: Object.fromEntries(Array.from({ length: 101 }, (_, i) => [`collected_data.k${i}`, 'loser'])),
+      },
+    ],
   ])('answers 400 for %s', async (_name, body) => {
     const res = await merge(body);
     expect(res.statusCode).toBe(400);

@@ -22,25 +22,48 @@ const read = (id: string, headers: Record<string, string> = tenant.headers) =>
 describe('POST /contacts', () => {
   it('creates a contact and answers 201 with the snake_case form', async () => {
     const res = await create({
-      first_name: 'Ada', last_name: 'Lovelace', email: 'ada@example.com', phone_number: '+54 9 11 2345-6789',
-      external_id: 'crm-ada', tags: ['vip', 'vip', 'new'], custom_fields: { plan: 'gold', seats: 3, active: true, gone: null },
+      first_name: 'Ada',
+      last_name: 'Lovelace',
+      email: 'ada@example.com',
+      phone_number: '+54 9 11 2345-6789',
+      external_id: 'crm-ada',
+      tags: ['vip', 'vip', 'new'],
+      custom_fields: { plan: 'gold', seats: 3, active: true, gone: null },
     });
     expect(res.statusCode).toBe(201);
     const contact = res.json().contact;
     expect(contact).toEqual({
-      id: expect.stringMatching(/^[0-9a-f]{8}-[0-9a-f]{4}-7/), first_name: 'Ada', last_name: 'Lovelace', email: 'ada@example.com',
-      phone_number: '5491123456789', external_id: 'crm-ada', created_at: expect.stringMatching(/\.\d{6}Z$/),
+      id: expect.stringMatching(/^[0-9a-f]{8}-[0-9a-f]{4}-7/),
+      first_name: 'Ada',
+      last_name: 'Lovelace',
+      email: 'ada@example.com',
+      phone_number: '5491123456789',
+      external_id: 'crm-ada',
+      created_at: expect.stringMatching(/\.\d{6}Z$/),
     });
-    const row = await t.database.db.selectFrom('contacts').selectAll().where('id', '=', contact.id).executeTakeFirstOrThrow();
+    const row = await t.database.db
+      .selectFrom('contacts')
+      .selectAll()
+      .where('id', '=', contact.id)
+      .executeTakeFirstOrThrow();
     expect(row).toMatchObject({
-      business_id: tenant.businessId, phone_number: '5491123456789', phone_key: '541123456789', tags: ['vip', 'new'],
-      custom_fields: { plan: 'gold', seats: 3, active: true }, source: 'api', is_test: false,
+      business_id: tenant.businessId,
+      phone_number: '5491123456789',
+      phone_key: '541123456789',
+      tags: ['vip', 'new'],
+      custom_fields: { plan: 'gold', seats: 3, active: true },
+      source: 'api',
+      is_test: false,
     });
     expect((await read(contact.id)).json()).toEqual({ contact });
   });
 
   it('needs only one identifier; absent names are empty and absent identifiers null', async () => {
-    for (const payload of [{ email: 'only-email@example.com' }, { phone_number: '14155550199' }, { external_id: 'only-ext' }]) {
+    for (const payload of [
+      { email: 'only-email@example.com' },
+      { phone_number: '14155550199' },
+      { external_id: 'only-ext' },
+    ]) {
       const res = await create(payload);
       expect(res.statusCode, JSON.stringify(payload)).toBe(201);
       const contact = res.json().contact;
@@ -55,13 +78,22 @@ describe('POST /contacts', () => {
 
   it('makes the new contact findable by its identifiers', async () => {
     const { contact } = (await create({ phone_number: '56987654321', email: 'Find.Me@example.com' })).json();
-    const byPhone = await t.app.inject({ method: 'GET', url: '/external/v2/contacts?phone=5687654321', headers: tenant.headers });
+    const byPhone = await t.app.inject({
+      method: 'GET',
+      url: '/external/v2/contacts?phone=5687654321',
+      headers: tenant.headers,
+    });
     expect(byPhone.json().results.map((c: { id: string }) => c.id)).toEqual([contact.id]);
   });
 
   it.each([
     ['email, in another case', { email: 'taken@example.com' }, { email: 'TAKEN@example.com' }, 'email'],
-    ['phone, in another country form', { phone_number: '5215599998888' }, { phone_number: '525599998888' }, 'phone_number'],
+    [
+      'phone, in another country form',
+      { phone_number: '5215599998888' },
+      { phone_number: '525599998888' },
+      'phone_number',
+    ],
     ['external_id', { external_id: 'taken-ext' }, { external_id: 'taken-ext' }, 'external_id'],
   ])('answers 409 conflict when the %s already belongs to a contact', async (_name, first, second, field) => {
     const existing = (await create(first)).json().contact;
@@ -73,7 +105,15 @@ describe('POST /contacts', () => {
 
   it('answers 409 naming the survivor when the identifier is an alias', async () => {
     const survivor = await insertContact(t.database.db, tenant.businessId, { email: 'kept@example.com' });
-    await t.database.db.insertInto('contact_aliases').values({ business_id: tenant.businessId, kind: 'email', value: 'merged-away@example.com', contact_id: survivor.id }).execute();
+    await t.database.db
+      .insertInto('contact_aliases')
+      .values({
+        business_id: tenant.businessId,
+        kind: 'email',
+        value: 'merged-away@example.com',
+        contact_id: survivor.id,
+      })
+      .execute();
     const res = await create({ email: 'Merged-Away@example.com' });
     expect(res.statusCode).toBe(409);
     expect(res.json().error.details).toEqual([{ field: 'email', contact_id: survivor.id }]);
@@ -81,7 +121,9 @@ describe('POST /contacts', () => {
 
   it('lets another business use the same identifiers', async () => {
     await create({ email: 'shared@example.com', external_id: 'shared-ext' });
-    expect((await create({ email: 'shared@example.com', external_id: 'shared-ext' }, other.headers)).statusCode).toBe(201);
+    expect((await create({ email: 'shared@example.com', external_id: 'shared-ext' }, other.headers)).statusCode).toBe(
+      201,
+    );
   });
 
   it('creates one contact when two requests claim the same email at once', async () => {
@@ -106,7 +148,10 @@ describe('POST /contacts', () => {
     ['a custom field key with spaces', { email: 'u@example.com', custom_fields: { 'a b': 1 } }],
     ['an over-long custom field key', { email: 'u@example.com', custom_fields: { ['k'.repeat(65)]: 1 } }],
     ['an over-long custom field value', { email: 'u@example.com', custom_fields: { k: 'v'.repeat(2001) } }],
-    ['too many custom fields', { email: 'u@example.com', custom_fields: Object.fromEntries(Array.from({ length: 51 }, (_, i) => [`k${i}`, i])) }],
+    [
+      'too many custom fields',
+      { email: 'u@example.com', custom_fields: Object.fromEntries(Array.from({ length: 51 }, (_, i) => [`k${i}`, i])) },
+    ],
     ['an over-long first_name', { email: 'u@example.com', first_name: 'a'.repeat(201) }],
     ['an over-long email', { email: `${'a'.repeat(250)}@example.com` }],
     ['an over-long external_id', { external_id: 'x'.repeat(256) }],
@@ -119,7 +164,12 @@ describe('POST /contacts', () => {
 
   it('answers 400 for malformed JSON and for a body that is not an object', async () => {
     for (const payload of ['{"email": ', '[]', '"x"']) {
-      const res = await t.app.inject({ method: 'POST', url: '/external/v2/contacts', headers: { ...tenant.headers, 'content-type': 'application/json' }, payload });
+      const res = await t.app.inject({
+        method: 'POST',
+        url: '/external/v2/contacts',
+        headers: { ...tenant.headers, 'content-type': 'application/json' },
+        payload,
+      });
       expect(res.statusCode, payload).toBe(400);
       expect(res.json().error.code).toBe('validation_error');
     }

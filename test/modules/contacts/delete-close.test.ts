@@ -15,32 +15,90 @@ beforeAll(async () => {
 afterAll(() => t.close());
 
 const contact = () => insertContact(t.database.db, tenant.businessId, { phone_number: '56912345678' });
-const close = (id: string, headers: Record<string, string> = tenant.headers, extra: { payload?: string; headers?: Record<string, string> } = {}) =>
-  t.app.inject({ method: 'POST', url: `/external/v2/contacts/${id}/conversation/close`, headers: { ...headers, ...extra.headers }, payload: extra.payload });
+const close = (
+  id: string,
+  headers: Record<string, string> = tenant.headers,
+  extra: { payload?: string; headers?: Record<string, string> } = {},
+) =>
+  t.app.inject({
+    method: 'POST',
+    url: `/external/v2/contacts/${id}/conversation/close`,
+    headers: { ...headers, ...extra.headers },
+    payload: extra.payload,
+  });
 const remove = (id: string, headers: Record<string, string> = tenant.headers) =>
   t.app.inject({ method: 'DELETE', url: `/external/v2/contacts/${id}`, headers });
-const count = async (table: 'contacts' | 'conversations' | 'messages' | 'events' | 'contact_aliases', column: 'id' | 'contact_id', id: string) =>
-  (await t.database.db.selectFrom(table).select(column).where(column, '=', id).execute()).length;
+const count = async (
+  table: 'contacts' | 'conversations' | 'messages' | 'events' | 'contact_aliases',
+  column: 'id' | 'contact_id',
+  id: string,
+) => (await t.database.db.selectFrom(table).select(column).where(column, '=', id).execute()).length;
 
 describe('POST /contacts/:uuid/conversation/close', () => {
   it('closes every open conversation with one conversation_archived event each, in the camelCase form', async () => {
     const c = await contact();
-    const whatsapp = await insertConversation(t.database.db, tenant.businessId, c.id, { channel: 'whatsapp', created_at: at(1) });
-    const instagram = await insertConversation(t.database.db, tenant.businessId, c.id, { channel: 'instagram', created_at: at(2) });
-    const closedBefore = await insertConversation(t.database.db, tenant.businessId, c.id, { channel: 'sms', created_at: at(0), closed_at: at(3) });
+    const whatsapp = await insertConversation(t.database.db, tenant.businessId, c.id, {
+      channel: 'whatsapp',
+      created_at: at(1),
+    });
+    const instagram = await insertConversation(t.database.db, tenant.businessId, c.id, {
+      channel: 'instagram',
+      created_at: at(2),
+    });
+    const closedBefore = await insertConversation(t.database.db, tenant.businessId, c.id, {
+      channel: 'sms',
+      created_at: at(0),
+      closed_at: at(3),
+    });
     const res = await close(c.id);
     expect(res.statusCode).toBe(200);
     const [form] = res.json().contact;
-    expect(form).toMatchObject({ uuid: c.id, phoneNumber: '+56912345678', conversationHref: `${PUBLIC_URL}/dashboard/conversations/${instagram.id}` });
+    expect(form).toMatchObject({
+      uuid: c.id,
+      phoneNumber: '+56912345678',
+      conversationHref: `${PUBLIC_URL}/dashboard/conversations/${instagram.id}`,
+    });
     expect(form.closedAt).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/);
     expect(form.closedAt > at(3)).toBe(true);
-    const conversations = await t.database.db.selectFrom('conversations').select(['id', 'closed_at']).where('contact_id', '=', c.id).execute();
+    const conversations = await t.database.db
+      .selectFrom('conversations')
+      .select(['id', 'closed_at'])
+      .where('contact_id', '=', c.id)
+      .execute();
     const closedAt = Object.fromEntries(conversations.map((r) => [r.id, r.closed_at]));
     expect(closedAt).toEqual({ [whatsapp.id]: form.closedAt, [instagram.id]: form.closedAt, [closedBefore.id]: at(3) });
-    const events = await t.database.db.selectFrom('events').selectAll().where('contact_id', '=', c.id).orderBy('channel').execute();
-    expect(events.map((e) => ({ type: e.type, conversation_id: e.conversation_id, channel: e.channel, actor_type: e.actor_type, data: e.data, business_id: e.business_id }))).toEqual([
-      { type: 'conversation_archived', conversation_id: instagram.id, channel: 'instagram', actor_type: 'api', data: { origin: 'api' }, business_id: tenant.businessId },
-      { type: 'conversation_archived', conversation_id: whatsapp.id, channel: 'whatsapp', actor_type: 'api', data: { origin: 'api' }, business_id: tenant.businessId },
+    const events = await t.database.db
+      .selectFrom('events')
+      .selectAll()
+      .where('contact_id', '=', c.id)
+      .orderBy('channel')
+      .execute();
+    expect(
+      events.map((e) => ({
+        type: e.type,
+        conversation_id: e.conversation_id,
+        channel: e.channel,
+        actor_type: e.actor_type,
+        data: e.data,
+        business_id: e.business_id,
+      })),
+    ).toEqual([
+      {
+        type: 'conversation_archived',
+        conversation_id: instagram.id,
+        channel: 'instagram',
+        actor_type: 'api',
+        data: { origin: 'api' },
+        business_id: tenant.businessId,
+      },
+      {
+        type: 'conversation_archived',
+        conversation_id: whatsapp.id,
+        channel: 'whatsapp',
+        actor_type: 'api',
+        data: { origin: 'api' },
+        business_id: tenant.businessId,
+      },
     ]);
   });
 
@@ -55,7 +113,9 @@ describe('POST /contacts/:uuid/conversation/close', () => {
 
   it('works with an empty JSON body and answers the closing time for a contact without conversations', async () => {
     const c = await contact();
-    const before = (await t.database.db.selectNoFrom((eb) => eb.fn<string>('now', []).as('now')).executeTakeFirstOrThrow()).now;
+    const before = (
+      await t.database.db.selectNoFrom((eb) => eb.fn<string>('now', []).as('now')).executeTakeFirstOrThrow()
+    ).now;
     const res = await close(c.id, tenant.headers, { payload: '', headers: { 'content-type': 'application/json' } });
     expect(res.statusCode).toBe(200);
     const [form] = res.json().contact;
@@ -72,12 +132,17 @@ describe('POST /contacts/:uuid/conversation/close', () => {
     const foreign = await close(c.id, other.headers);
     expect(foreign.statusCode).toBe(404);
     expect(foreign.json().error.code).toBe('not_found');
-    const row = await t.database.db.selectFrom('conversations').select('closed_at').where('id', '=', open.id).executeTakeFirstOrThrow();
+    const row = await t.database.db
+      .selectFrom('conversations')
+      .select('closed_at')
+      .where('id', '=', open.id)
+      .executeTakeFirstOrThrow();
     expect(row.closed_at).toBeNull();
   });
 
   it('answers 404 for an id that is no UUID (the contract lists no 400 here) and 401 without a key', async () => {
-    for (const id of ['nope', `urn:uuid:${(await contact()).id}`]) expect((await close(encodeURIComponent(id))).statusCode, id).toBe(404);
+    for (const id of ['nope', `urn:uuid:${(await contact()).id}`])
+      expect((await close(encodeURIComponent(id))).statusCode, id).toBe(404);
     expect((await close((await contact()).id, {})).statusCode).toBe(401);
   });
 });
@@ -87,7 +152,10 @@ describe('DELETE /contacts/:uuid', () => {
     const c = await contact();
     const conversation = await insertConversation(t.database.db, tenant.businessId, c.id);
     await insertMessage(t.database.db, tenant.businessId, conversation);
-    await t.database.db.insertInto('contact_aliases').values({ business_id: tenant.businessId, kind: 'email', value: 'alias@example.com', contact_id: c.id }).execute();
+    await t.database.db
+      .insertInto('contact_aliases')
+      .values({ business_id: tenant.businessId, kind: 'email', value: 'alias@example.com', contact_id: c.id })
+      .execute();
     await close(c.id); // leaves an event behind
     expect(await count('events', 'contact_id', c.id)).toBe(1);
     const keep = await contact();
@@ -99,7 +167,9 @@ describe('DELETE /contacts/:uuid', () => {
     }
     expect(await count('contacts', 'id', c.id)).toBe(0);
     expect(await count('contacts', 'id', keep.id)).toBe(1);
-    expect((await t.app.inject({ method: 'GET', url: `/external/v2/contacts/${c.id}`, headers: tenant.headers })).statusCode).toBe(404);
+    expect(
+      (await t.app.inject({ method: 'GET', url: `/external/v2/contacts/${c.id}`, headers: tenant.headers })).statusCode,
+    ).toBe(404);
     expect((await remove(c.id)).statusCode).toBe(404);
   });
 
@@ -113,7 +183,8 @@ describe('DELETE /contacts/:uuid', () => {
 
   it('answers 404 for an id that is no UUID (the contract lists no 400 here) and 401 without a key', async () => {
     const c = await contact();
-    for (const id of ['nope', `urn:uuid:${c.id}`]) expect((await remove(encodeURIComponent(id))).statusCode, id).toBe(404);
+    for (const id of ['nope', `urn:uuid:${c.id}`])
+      expect((await remove(encodeURIComponent(id))).statusCode, id).toBe(404);
     expect(await count('contacts', 'id', c.id)).toBe(1);
     expect((await remove((await contact()).id, {})).statusCode).toBe(401);
   });

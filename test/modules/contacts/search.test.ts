@@ -23,12 +23,26 @@ const ids = (res: { json(): { results: { id: string }[] } }) => res.json().resul
 describe('GET /contacts', () => {
   it('answers the snake_case form', async () => {
     const c = await insertContact(t.database.db, tenant.businessId, {
-      first_name: 'Grace', last_name: 'Hopper', email: 'Grace@Navy.mil', phone_number: '14155550101', external_id: 'crm-1',
+      first_name: 'Grace',
+      last_name: 'Hopper',
+      email: 'Grace@Navy.mil',
+      phone_number: '14155550101',
+      external_id: 'crm-1',
     });
     const res = await search('external_id=crm-1');
     expect(res.statusCode).toBe(200);
     expect(res.json()).toEqual({
-      results: [{ id: c.id, first_name: 'Grace', last_name: 'Hopper', email: 'Grace@Navy.mil', phone_number: '14155550101', external_id: 'crm-1', created_at: c.created_at }],
+      results: [
+        {
+          id: c.id,
+          first_name: 'Grace',
+          last_name: 'Hopper',
+          email: 'Grace@Navy.mil',
+          phone_number: '14155550101',
+          external_id: 'crm-1',
+          created_at: c.created_at,
+        },
+      ],
     });
     expect(c.created_at).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/);
   });
@@ -44,16 +58,19 @@ describe('GET /contacts', () => {
     ['Argentina', '5491123456789', '541123456789'],
     ['Chile', '56912345678', '5612345678'],
     ['Mexico', '5215512345678', '525512345678'],
-  ])('matches %s numbers with and without the optional mobile digit, both ways', async (_country, withDigit, withoutDigit) => {
-    const stored = await insertContact(t.database.db, tenant.businessId, { phone_number: withDigit });
-    expect(ids(await search(`phone=${withoutDigit}`))).toEqual([stored.id]);
-    expect(ids(await search(`phone=${withDigit}`))).toEqual([stored.id]);
-    // The shorter form stored, the longer one searched (a separate business, so the first contact is not in the way).
-    const reverseTenant = await createTenant(t.app, 'Reverse');
-    const reverse = await insertContact(t.database.db, reverseTenant.businessId, { phone_number: withoutDigit });
-    expect(ids(await search(`phone=${withDigit}`, reverseTenant.headers))).toEqual([reverse.id]);
-    expect(ids(await search(`phone=${withoutDigit}`, reverseTenant.headers))).toEqual([reverse.id]);
-  });
+  ])(
+    'matches %s numbers with and without the optional mobile digit, both ways',
+    async (_country, withDigit, withoutDigit) => {
+      const stored = await insertContact(t.database.db, tenant.businessId, { phone_number: withDigit });
+      expect(ids(await search(`phone=${withoutDigit}`))).toEqual([stored.id]);
+      expect(ids(await search(`phone=${withDigit}`))).toEqual([stored.id]);
+      // The shorter form stored, the longer one searched (a separate business, so the first contact is not in the way).
+      const reverseTenant = await createTenant(t.app, 'Reverse');
+      const reverse = await insertContact(t.database.db, reverseTenant.businessId, { phone_number: withoutDigit });
+      expect(ids(await search(`phone=${withDigit}`, reverseTenant.headers))).toEqual([reverse.id]);
+      expect(ids(await search(`phone=${withoutDigit}`, reverseTenant.headers))).toEqual([reverse.id]);
+    },
+  );
 
   it('accepts a leading plus on the phone', async () => {
     const c = await insertContact(t.database.db, tenant.businessId, { phone_number: '4915112345678' });
@@ -61,19 +78,34 @@ describe('GET /contacts', () => {
   });
 
   it('returns every contact matching any identifier (OR), oldest first', async () => {
-    const byPhone = await insertContact(t.database.db, tenant.businessId, { phone_number: '447700900123', created_at: at(30) });
-    const byEmail = await insertContact(t.database.db, tenant.businessId, { email: 'or@example.com', created_at: at(10) });
-    const byExternal = await insertContact(t.database.db, tenant.businessId, { external_id: 'or-ext', created_at: at(20) });
+    const byPhone = await insertContact(t.database.db, tenant.businessId, {
+      phone_number: '447700900123',
+      created_at: at(30),
+    });
+    const byEmail = await insertContact(t.database.db, tenant.businessId, {
+      email: 'or@example.com',
+      created_at: at(10),
+    });
+    const byExternal = await insertContact(t.database.db, tenant.businessId, {
+      external_id: 'or-ext',
+      created_at: at(20),
+    });
     const res = await search('phone=447700900123&email=or@example.com&external_id=or-ext');
     expect(ids(res)).toEqual([byEmail.id, byExternal.id, byPhone.id]);
   });
 
   it('resolves email and phone aliases to the surviving contact', async () => {
-    const survivor = await insertContact(t.database.db, tenant.businessId, { email: 'survivor@example.com', phone_number: '5491199990000' });
-    await t.database.db.insertInto('contact_aliases').values([
-      { business_id: tenant.businessId, kind: 'email', value: 'old@example.com', contact_id: survivor.id },
-      { business_id: tenant.businessId, kind: 'phone', value: '541188887777', contact_id: survivor.id },
-    ]).execute();
+    const survivor = await insertContact(t.database.db, tenant.businessId, {
+      email: 'survivor@example.com',
+      phone_number: '5491199990000',
+    });
+    await t.database.db
+      .insertInto('contact_aliases')
+      .values([
+        { business_id: tenant.businessId, kind: 'email', value: 'old@example.com', contact_id: survivor.id },
+        { business_id: tenant.businessId, kind: 'phone', value: '541188887777', contact_id: survivor.id },
+      ])
+      .execute();
     expect(ids(await search('email=OLD@example.com'))).toEqual([survivor.id]);
     expect(ids(await search('phone=5491188887777'))).toEqual([survivor.id]);
     expect(ids(await search('phone=541188887777&email=old@example.com'))).toEqual([survivor.id]);
@@ -83,10 +115,15 @@ describe('GET /contacts', () => {
     const crowd = await createTenant(t.app, 'Crowd');
     const made = [];
     for (let i = 0; i < 55; i++) {
-      made.push(await insertContact(t.database.db, crowd.businessId, { email: 'same@example.com', created_at: at(1000 - i) }));
+      made.push(
+        await insertContact(t.database.db, crowd.businessId, { email: 'same@example.com', created_at: at(1000 - i) }),
+      );
     }
     const res = await search('email=same@example.com', crowd.headers);
-    const expected = [...made].sort((a, b) => a.created_at.localeCompare(b.created_at)).slice(0, 50).map((c) => c.id);
+    const expected = [...made]
+      .sort((a, b) => a.created_at.localeCompare(b.created_at))
+      .slice(0, 50)
+      .map((c) => c.id);
     expect(ids(res)).toEqual(expected);
   });
 
@@ -109,12 +146,12 @@ describe('GET /contacts', () => {
       theirs.push(await insertContact(t.database.db, other.businessId, { phone_number: phone }));
     }
     const lookups = phones.flatMap((phone, i) => [
-      { headers: tenant.headers, query: `phone=${phone}`, expected: [mine[i]!.id] },
-      { headers: other.headers, query: `phone=${phone}`, expected: [theirs[i]!.id] },
-      { headers: tenant.headers, query: `phone=${phone}&email=shared-none@example.com`, expected: [mine[i]!.id] },
+      { headers: tenant.headers, query: `phone=${phone}`, expected: [mine[i].id] },
+      { headers: other.headers, query: `phone=${phone}`, expected: [theirs[i].id] },
+      { headers: tenant.headers, query: `phone=${phone}&email=shared-none@example.com`, expected: [mine[i].id] },
     ]);
     const answers = await Promise.all([...lookups, ...lookups].map((l) => search(l.query, l.headers)));
-    answers.forEach((res, i) => expect(ids(res)).toEqual(lookups[i % lookups.length]!.expected));
+    answers.forEach((res, i) => expect(ids(res)).toEqual(lookups[i % lookups.length].expected));
   });
 
   it.each([
@@ -150,13 +187,23 @@ describe('the identifier lookup plan', () => {
       select ${crowd.businessId}::uuid, gen_random_uuid(), 'Many', 'More', '1415555' || lpad(g::text, 4, '0'), '1415555' || lpad(g::text, 4, '0'),
              'many' || g || '@example.com', '{}', 'api'
       from generate_series(1, 3000) g`.execute(db);
-    const query = contactsRepository.identifiersQuery(db, crowd.businessId, { phoneKey: '14155551234', email: 'many77@example.com' }, 50)!;
+    const query = contactsRepository.identifiersQuery(
+      db,
+      crowd.businessId,
+      { phoneKey: '14155551234', email: 'many77@example.com' },
+      50,
+    )!;
     const { sql: text, parameters } = query.compile();
-    const { rows } = await db.executeQuery<{ 'QUERY PLAN': unknown }>(CompiledQuery.raw(`explain (analyze, format json) ${text}`, [...parameters]));
-    const raw = rows[0]!['QUERY PLAN'];
+    const { rows } = await db.executeQuery<{ 'QUERY PLAN': unknown }>(
+      CompiledQuery.raw(`explain (analyze, format json) ${text}`, [...parameters]),
+    );
+    const raw = rows[0]['QUERY PLAN'];
     const plan = (typeof raw === 'string' ? JSON.parse(raw) : raw) as [{ Plan: PlanNode }];
     const nodes: PlanNode[] = [];
-    const walk = (node: PlanNode) => { nodes.push(node); node.Plans?.forEach(walk); };
+    const walk = (node: PlanNode) => {
+      nodes.push(node);
+      node.Plans?.forEach(walk);
+    };
     walk(plan[0].Plan);
     expect(nodes.filter((n) => n['Node Type'] === 'Seq Scan')).toEqual([]);
     for (const node of nodes) {

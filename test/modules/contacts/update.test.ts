@@ -11,32 +11,66 @@ beforeAll(async () => {
   t = await buildTestApp();
   tenant = await createTenant(t.app);
   other = await createTenant(t.app, 'Other');
-  for (const [email, name] of [['ops@acme.test', 'Ops'], ['Sales@Acme.test', 'Sales']]) {
-    const res = await t.app.inject({ method: 'POST', url: `/admin/v1/businesses/${tenant.businessId}/users`, headers: adminHeaders, payload: { email, name } });
+  for (const [email, name] of [
+    ['ops@acme.test', 'Ops'],
+    ['Sales@Acme.test', 'Sales'],
+  ]) {
+    const res = await t.app.inject({
+      method: 'POST',
+      url: `/admin/v1/businesses/${tenant.businessId}/users`,
+      headers: adminHeaders,
+      payload: { email, name },
+    });
     expect(res.statusCode).toBe(201);
   }
-  await t.app.inject({ method: 'POST', url: `/admin/v1/businesses/${other.businessId}/users`, headers: adminHeaders, payload: { email: 'outsider@other.test', name: 'Outsider' } });
+  await t.app.inject({
+    method: 'POST',
+    url: `/admin/v1/businesses/${other.businessId}/users`,
+    headers: adminHeaders,
+    payload: { email: 'outsider@other.test', name: 'Outsider' },
+  });
 });
 afterAll(() => t.close());
 
 const patch = (id: string, payload: unknown, headers: Record<string, string> = tenant.headers) =>
   t.app.inject({ method: 'PATCH', url: `/external/v2/contacts/${id}`, headers, payload: payload as object });
 const contact = (overrides = {}) =>
-  insertContact(t.database.db, tenant.businessId, { first_name: 'Ada', last_name: 'Lovelace', phone_number: '5491123456789', ...overrides });
+  insertContact(t.database.db, tenant.businessId, {
+    first_name: 'Ada',
+    last_name: 'Lovelace',
+    phone_number: '5491123456789',
+    ...overrides,
+  });
 const eventsOf = (contactId: string) =>
   t.database.db.selectFrom('events').selectAll().where('contact_id', '=', contactId).orderBy('id').execute();
 
 describe('PATCH /contacts/:uuid', () => {
   it('answers the camelCase form inside an array', async () => {
-    const c = await contact({ avatar_url: 'https://cdn.test/a.png', source: 'whatsapp', tags: ['a'], custom_fields: { plan: 'gold' } });
+    const c = await contact({
+      avatar_url: 'https://cdn.test/a.png',
+      source: 'whatsapp',
+      tags: ['a'],
+      custom_fields: { plan: 'gold' },
+    });
     const res = await patch(c.id, {});
     expect(res.statusCode).toBe(200);
     expect(res.json()).toEqual({
-      contact: [{
-        uuid: c.id, name: 'Ada Lovelace', phoneNumber: '+5491123456789', avatarUrl: 'https://cdn.test/a.png', createdAt: c.created_at,
-        source: 'whatsapp', closedAt: null, href: `${PUBLIC_URL}/dashboard/contacts/${c.id}`,
-        conversationHref: `${PUBLIC_URL}/dashboard/contacts/${c.id}`, tags: ['a'], assignedUser: null, customFields: { plan: 'gold' },
-      }],
+      contact: [
+        {
+          uuid: c.id,
+          name: 'Ada Lovelace',
+          phoneNumber: '+5491123456789',
+          avatarUrl: 'https://cdn.test/a.png',
+          createdAt: c.created_at,
+          source: 'whatsapp',
+          closedAt: null,
+          href: `${PUBLIC_URL}/dashboard/contacts/${c.id}`,
+          conversationHref: `${PUBLIC_URL}/dashboard/contacts/${c.id}`,
+          tags: ['a'],
+          assignedUser: null,
+          customFields: { plan: 'gold' },
+        },
+      ],
     });
     expect(await eventsOf(c.id)).toEqual([]);
   });
@@ -64,15 +98,28 @@ describe('PATCH /contacts/:uuid', () => {
   it('records all changed fields as one contact_field_changed event, leaving unchanged values out', async () => {
     const c = await contact({ tags: ['old'], custom_fields: { plan: 'silver', city: 'Rosario', keep: 1 } });
     const res = await patch(c.id, {
-      name: 'Ada Byron', tags: ['new', 'old', 'new'], custom_fields: { plan: 'gold', city: 'Rosario', seats: 5, keep: null }, assigned_user: 'OPS@acme.test',
+      name: 'Ada Byron',
+      tags: ['new', 'old', 'new'],
+      custom_fields: { plan: 'gold', city: 'Rosario', seats: 5, keep: null },
+      assigned_user: 'OPS@acme.test',
     });
     expect(res.statusCode).toBe(200);
     const [form] = res.json().contact;
-    expect(form).toMatchObject({ name: 'Ada Byron', tags: ['new', 'old'], assignedUser: 'ops@acme.test', customFields: { plan: 'gold', city: 'Rosario', seats: 5 } });
+    expect(form).toMatchObject({
+      name: 'Ada Byron',
+      tags: ['new', 'old'],
+      assignedUser: 'ops@acme.test',
+      customFields: { plan: 'gold', city: 'Rosario', seats: 5 },
+    });
     const events = await eventsOf(c.id);
     expect(events).toHaveLength(1);
     expect(events[0]).toMatchObject({
-      business_id: tenant.businessId, type: 'contact_field_changed', contact_id: c.id, conversation_id: null, channel: null, actor_type: 'api',
+      business_id: tenant.businessId,
+      type: 'contact_field_changed',
+      contact_id: c.id,
+      conversation_id: null,
+      channel: null,
+      actor_type: 'api',
     });
     expect(events[0].data).toEqual({
       source: 'api',
@@ -89,7 +136,12 @@ describe('PATCH /contacts/:uuid', () => {
 
   it('writes nothing when nothing changes', async () => {
     const c = await contact({ tags: ['a', 'b'], custom_fields: { plan: 'gold' } });
-    const res = await patch(c.id, { name: 'Ada Lovelace', tags: ['b', 'a'], custom_fields: { plan: 'gold', absent: null }, unassign_user: true });
+    const res = await patch(c.id, {
+      name: 'Ada Lovelace',
+      tags: ['b', 'a'],
+      custom_fields: { plan: 'gold', absent: null },
+      unassign_user: true,
+    });
     expect(res.statusCode).toBe(200);
     expect(await eventsOf(c.id)).toEqual([]);
   });
@@ -104,18 +156,35 @@ describe('PATCH /contacts/:uuid', () => {
     const c = await contact({ tags: ['a', 'b'] });
     const first = await insertConversation(t.database.db, tenant.businessId, c.id, { tags: ['stale'] });
     const second = await insertConversation(t.database.db, tenant.businessId, c.id, { closed_at: at(5) });
-    const bystander = await insertConversation(t.database.db, tenant.businessId, (await contact({ phone_number: null })).id, { tags: ['mine'] });
+    const bystander = await insertConversation(
+      t.database.db,
+      tenant.businessId,
+      (await contact({ phone_number: null })).id,
+      { tags: ['mine'] },
+    );
     const [form] = (await patch(c.id, { tags: ['c'] })).json().contact;
     expect(form.tags).toEqual(['c']);
-    const rows = await t.database.db.selectFrom('conversations').select(['id', 'tags']).where('id', 'in', [first.id, second.id, bystander.id]).execute();
-    expect(Object.fromEntries(rows.map((r) => [r.id, r.tags]))).toEqual({ [first.id]: ['c'], [second.id]: ['c'], [bystander.id]: ['mine'] });
+    const rows = await t.database.db
+      .selectFrom('conversations')
+      .select(['id', 'tags'])
+      .where('id', 'in', [first.id, second.id, bystander.id])
+      .execute();
+    expect(Object.fromEntries(rows.map((r) => [r.id, r.tags]))).toEqual({
+      [first.id]: ['c'],
+      [second.id]: ['c'],
+      [bystander.id]: ['mine'],
+    });
     expect((await patch(c.id, { tags: [] })).json().contact[0].tags).toEqual([]);
   });
 
   it('assigns and unassigns a user of the business', async () => {
     const c = await contact();
-    expect((await patch(c.id, { assigned_user: 'sales@acme.test' })).json().contact[0].assignedUser).toBe('Sales@Acme.test');
-    expect((await patch(c.id, { assigned_user: 'ops@acme.test' })).json().contact[0].assignedUser).toBe('ops@acme.test');
+    expect((await patch(c.id, { assigned_user: 'sales@acme.test' })).json().contact[0].assignedUser).toBe(
+      'Sales@Acme.test',
+    );
+    expect((await patch(c.id, { assigned_user: 'ops@acme.test' })).json().contact[0].assignedUser).toBe(
+      'ops@acme.test',
+    );
     expect((await patch(c.id, { unassign_user: false })).json().contact[0].assignedUser).toBe('ops@acme.test');
     expect((await patch(c.id, { unassign_user: true })).json().contact[0].assignedUser).toBeNull();
     const changes = (await eventsOf(c.id)).map((e) => (e.data as { changes: unknown[] }).changes);
@@ -171,7 +240,12 @@ describe('PATCH /contacts/:uuid', () => {
 
   it('answers 400 for malformed JSON', async () => {
     const c = await contact();
-    const res = await t.app.inject({ method: 'PATCH', url: `/external/v2/contacts/${c.id}`, headers: { ...tenant.headers, 'content-type': 'application/json' }, payload: '{"name": "x"' });
+    const res = await t.app.inject({
+      method: 'PATCH',
+      url: `/external/v2/contacts/${c.id}`,
+      headers: { ...tenant.headers, 'content-type': 'application/json' },
+      payload: '{"name": "x"',
+    });
     expect(res.statusCode).toBe(400);
     expect(res.json().error.code).toBe('validation_error');
   });

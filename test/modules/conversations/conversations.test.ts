@@ -21,7 +21,11 @@ const lookup = (query: string, headers: Record<string, string> = tenant.headers)
   t.app.inject({ method: 'GET', url: `/external/v2/conversations?${query}`, headers });
 
 /** A contact with one conversation and `count` messages one second apart. */
-async function contactWithMessages(contact: Parameters<typeof insertContact>[2], count = 3, businessId = tenant.businessId) {
+async function contactWithMessages(
+  contact: Parameters<typeof insertContact>[2],
+  count = 3,
+  businessId = tenant.businessId,
+) {
   const db = t.database.db;
   const row = await insertContact(db, businessId, contact);
   const conversation = await insertConversation(db, businessId, row.id, { created_at: at(0, 1) });
@@ -34,9 +38,18 @@ async function contactWithMessages(contact: Parameters<typeof insertContact>[2],
 
 describe('GET /conversations by phone', () => {
   it('answers the contact, its conversation and its messages oldest first', async () => {
-    const { contact, conversation, messages } = await contactWithMessages({ phone_number: '4915112345678', first_name: 'Grace', last_name: 'Hopper' });
+    const { contact, conversation, messages } = await contactWithMessages({
+      phone_number: '4915112345678',
+      first_name: 'Grace',
+      last_name: 'Hopper',
+    });
     await insertMessage(t.database.db, tenant.businessId, conversation, {
-      direction: 'outbound', sender_type: 'api', status: 'ERROR', error: 'blocked by provider', text: 'reply', created_at: at(10, 999),
+      direction: 'outbound',
+      sender_type: 'api',
+      status: 'ERROR',
+      error: 'blocked by provider',
+      text: 'reply',
+      created_at: at(10, 999),
     });
     const res = await lookup('phone=4915112345678');
     expect(res.statusCode).toBe(200);
@@ -49,8 +62,22 @@ describe('GET /conversations by phone', () => {
         last_message_at: '2026-01-01T00:00:10.000999Z',
         message_count: 4,
         messages: [
-          ...messages.map((m, i) => ({ id: m.id, text: `m${i + 1}`, direction: 'inbound', status: 'RECEIVED', error: null, created_at: `2026-01-01T00:00:0${i + 1}.000123Z` })),
-          { id: expect.any(String), text: 'reply', direction: 'outbound', status: 'ERROR', error: 'blocked by provider', created_at: '2026-01-01T00:00:10.000999Z' },
+          ...messages.map((m, i) => ({
+            id: m.id,
+            text: `m${i + 1}`,
+            direction: 'inbound',
+            status: 'RECEIVED',
+            error: null,
+            created_at: `2026-01-01T00:00:0${i + 1}.000123Z`,
+          })),
+          {
+            id: expect.any(String),
+            text: 'reply',
+            direction: 'outbound',
+            status: 'ERROR',
+            error: 'blocked by provider',
+            created_at: '2026-01-01T00:00:10.000999Z',
+          },
         ],
       },
     });
@@ -96,7 +123,10 @@ describe('GET /conversations by phone', () => {
 
   it('finds a contact through a phone alias left by a merge', async () => {
     const { contact } = await contactWithMessages({ phone_number: '4915112345682' }, 1);
-    await t.database.db.insertInto('contact_aliases').values({ business_id: tenant.businessId, kind: 'phone', value: '4915199999999', contact_id: contact.id }).execute();
+    await t.database.db
+      .insertInto('contact_aliases')
+      .values({ business_id: tenant.businessId, kind: 'phone', value: '4915199999999', contact_id: contact.id })
+      .execute();
     const res = await lookup('phone=4915199999999');
     expect(res.statusCode).toBe(200);
     expect(res.json().contact.id).toBe(contact.id);
@@ -105,10 +135,18 @@ describe('GET /conversations by phone', () => {
 
 describe('GET /conversations by custom field', () => {
   it('matches a defined field by value', async () => {
-    const { contact, conversation } = await contactWithMessages({ custom_fields: { crm_id: 'CRM-1', plan: 'gold' } }, 1);
+    const { contact, conversation } = await contactWithMessages(
+      { custom_fields: { crm_id: 'CRM-1', plan: 'gold' } },
+      1,
+    );
     const res = await lookup('field_key=crm_id&field_value=CRM-1');
     expect(res.statusCode).toBe(200);
-    expect(res.json().contact).toEqual({ id: contact.id, first_name: 'Ada', last_name: 'Lovelace', phone_number: null });
+    expect(res.json().contact).toEqual({
+      id: contact.id,
+      first_name: 'Ada',
+      last_name: 'Lovelace',
+      phone_number: null,
+    });
     expect(res.json().conversation.id).toBe(conversation.id);
   });
 
@@ -149,7 +187,9 @@ describe('GET /conversations with phone and field (AND)', () => {
   it('needs both to match the same contact', async () => {
     const a = await contactWithMessages({ phone_number: '4915112345690', custom_fields: { crm_id: 'AND-A' } }, 1);
     await contactWithMessages({ phone_number: '4915112345691', custom_fields: { crm_id: 'AND-B' } }, 1);
-    expect((await lookup('phone=4915112345690&field_key=crm_id&field_value=AND-A')).json().contact.id).toBe(a.contact.id);
+    expect((await lookup('phone=4915112345690&field_key=crm_id&field_value=AND-A')).json().contact.id).toBe(
+      a.contact.id,
+    );
     const crossed = await lookup('phone=4915112345690&field_key=crm_id&field_value=AND-B');
     expect(crossed.statusCode).toBe(404);
     expect(crossed.json().error.code).toBe('not_found');
@@ -175,14 +215,24 @@ describe('GET /conversations answer written by the database', () => {
   it.each([
     ['with messages and awkward text', 3],
     ['without messages', 0],
-  ])('is byte for byte the service\'s own answer, %s', async (_name, count) => {
+  ])("is byte for byte the service's own answer, %s", async (_name, count) => {
     const phone = `49151777000${count}`;
-    const { conversation } = await contactWithMessages({
-      phone_number: phone, first_name: 'Zoë "Q"', last_name: 'back\\slash\ttab', custom_fields: { crm_id: `BYTES-${count}` },
-    }, count);
+    const { conversation } = await contactWithMessages(
+      {
+        phone_number: phone,
+        first_name: 'Zoë "Q"',
+        last_name: 'back\\slash\ttab',
+        custom_fields: { crm_id: `BYTES-${count}` },
+      },
+      count,
+    );
     if (count > 0) {
       await insertMessage(t.database.db, tenant.businessId, conversation, {
-        text: 'line\nbreak \u0001 control, emoji 🎉, </script> & "quotes"', error: 'é', status: 'ERROR', direction: 'outbound', created_at: at(50, 7),
+        text: 'line\nbreak \u0001 control, emoji 🎉, </script> & "quotes"',
+        error: 'é',
+        status: 'ERROR',
+        direction: 'outbound',
+        created_at: at(50, 7),
       });
     }
     for (const limit of ['', '&message_limit=2']) {
@@ -209,7 +259,10 @@ describe('GET /conversations errors', () => {
 
   it('answers 409 naming the conversations when the contact has several', async () => {
     const { contact, conversation } = await contactWithMessages({ phone_number: '4915100000003' }, 1);
-    const second = await insertConversation(t.database.db, tenant.businessId, contact.id, { channel: 'instagram', created_at: at(100) });
+    const second = await insertConversation(t.database.db, tenant.businessId, contact.id, {
+      channel: 'instagram',
+      created_at: at(100),
+    });
     const res = await lookup('phone=4915100000003');
     expect(res.statusCode).toBe(409);
     expect(res.json().error.details).toEqual([
@@ -218,8 +271,12 @@ describe('GET /conversations errors', () => {
     ]);
   });
 
-  it('does not reach another business\'s contacts', async () => {
-    await contactWithMessages({ phone_number: '4915100000004', custom_fields: { other_only: 'z' } }, 1, other.businessId);
+  it("does not reach another business's contacts", async () => {
+    await contactWithMessages(
+      { phone_number: '4915100000004', custom_fields: { other_only: 'z' } },
+      1,
+      other.businessId,
+    );
     expect((await lookup('phone=4915100000004')).statusCode).toBe(404);
     expect((await lookup('phone=4915100000004', other.headers)).statusCode).toBe(200);
     expect((await lookup('field_key=other_only&field_value=z', other.headers)).statusCode).toBe(200);
@@ -242,8 +299,8 @@ describe('GET /conversations errors', () => {
     const answers = await Promise.all(lookups.map((l) => lookup(l.query, l.owner.headers)));
     answers.forEach((res, i) => {
       const body = res.json();
-      expect(body.conversation.id).toBe(lookups[i]!.conversation);
-      expect(body.conversation.messages.map((m: { id: string }) => m.id)).toEqual(lookups[i]!.expected);
+      expect(body.conversation.id).toBe(lookups[i].conversation);
+      expect(body.conversation.messages.map((m: { id: string }) => m.id)).toEqual(lookups[i].expected);
     });
   });
 
@@ -279,9 +336,15 @@ describe('GET /conversations documentation', () => {
   it('is in the OpenAPI document with its parameters, statuses and message order', async () => {
     const doc = (await t.app.inject({ url: '/openapi.json' })).json();
     const operation = doc.paths['/external/v2/conversations'].get;
-    expect(operation.parameters.map((p: { name: string }) => p.name).sort()).toEqual(['field_key', 'field_value', 'message_limit', 'phone']);
+    expect(operation.parameters.map((p: { name: string }) => p.name).sort()).toEqual([
+      'field_key',
+      'field_value',
+      'message_limit',
+      'phone',
+    ]);
     expect(Object.keys(operation.responses).sort()).toEqual(['200', '400', '401', '404', '409', '500']);
-    const messages = operation.responses['200'].content['application/json'].schema.properties.conversation.properties.messages;
+    const messages =
+      operation.responses['200'].content['application/json'].schema.properties.conversation.properties.messages;
     expect(messages.description).toContain('oldest first');
   });
 });

@@ -24,30 +24,64 @@ describe('demo seed', () => {
     const businessId = await t.app.services.apiKeys.resolve(demo!.key);
     expect(businessId).toMatch(/^[0-9a-f-]{36}$/);
 
-    const fields = await t.database.db.selectFrom('contact_fields').select('key').where('business_id', '=', businessId!).orderBy('key').execute();
+    const fields = await t.database.db
+      .selectFrom('contact_fields')
+      .select('key')
+      .where('business_id', '=', businessId!)
+      .orderBy('key')
+      .execute();
     expect(fields.map((f) => f.key)).toEqual(['city', 'plan']);
     expect(await count('contacts')).toBe(10);
     expect(await count('conversations')).toBeGreaterThanOrEqual(5);
     expect(await count('messages')).toBeGreaterThanOrEqual(35);
 
-    const contact = await t.database.db.selectFrom('contacts').selectAll().where('phone_number', '=', demo!.contactPhone).executeTakeFirstOrThrow();
-    expect(contact).toMatchObject({ business_id: businessId, first_name: 'Lucía', email: 'lucia.fernandez@example.com', phone_key: normalisePhone(demo!.contactPhone)!.key });
+    const contact = await t.database.db
+      .selectFrom('contacts')
+      .selectAll()
+      .where('phone_number', '=', demo!.contactPhone)
+      .executeTakeFirstOrThrow();
+    expect(contact).toMatchObject({
+      business_id: businessId,
+      first_name: 'Lucía',
+      email: 'lucia.fernandez@example.com',
+      phone_key: normalisePhone(demo!.contactPhone)!.key,
+    });
 
     const channels = await t.database.db.selectFrom('conversations').select('channel').distinct().execute();
     expect(channels.length).toBeGreaterThanOrEqual(4);
-    const counters = await sql<{ n: number; total: number }>`SELECT count(*)::int AS n, sum(message_count)::int AS total FROM conversations WHERE last_message_at IS NOT NULL`.execute(t.database.db);
+    const counters = await sql<{
+      n: number;
+      total: number;
+    }>`SELECT count(*)::int AS n, sum(message_count)::int AS total FROM conversations WHERE last_message_at IS NOT NULL`.execute(
+      t.database.db,
+    );
     expect(counters.rows[0]).toEqual({ n: await count('conversations'), total: await count('messages') });
 
     const events = await t.database.db.selectFrom('events').select(['type', 'channel', 'conversation_id']).execute();
-    expect(events.map((e) => e.type)).toEqual(expect.arrayContaining(['contact_field_changed', 'conversation_archived']));
-    expect(events.find((e) => e.type === 'contact_field_changed')).toMatchObject({ channel: null, conversation_id: null });
+    expect(events.map((e) => e.type)).toEqual(
+      expect.arrayContaining(['contact_field_changed', 'conversation_archived']),
+    );
+    expect(events.find((e) => e.type === 'contact_field_changed')).toMatchObject({
+      channel: null,
+      conversation_id: null,
+    });
     expect(events.find((e) => e.type === 'conversation_archived')!.channel).toBe('whatsapp');
-    const archived = await t.database.db.selectFrom('conversations').select('id').where('closed_at', 'is not', null).execute();
+    const archived = await t.database.db
+      .selectFrom('conversations')
+      .select('id')
+      .where('closed_at', 'is not', null)
+      .execute();
     expect(archived).toHaveLength(1);
 
-    const agent = await t.app.inject({ url: `/external/v2/agents/${demo!.agentId}`, headers: { 'x-api-key': demo!.key } });
+    const agent = await t.app.inject({
+      url: `/external/v2/agents/${demo!.agentId}`,
+      headers: { 'x-api-key': demo!.key },
+    });
     expect(agent.statusCode).toBe(200);
-    expect(agent.json()).toMatchObject({ agent: { name: 'Sofía', tools: { human_handoff: { enabled: true } } }, business_id: businessId });
+    expect(agent.json()).toMatchObject({
+      agent: { name: 'Sofía', tools: { human_handoff: { enabled: true } } },
+      business_id: businessId,
+    });
   });
 
   it('does nothing on a database that has data', async () => {

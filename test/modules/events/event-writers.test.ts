@@ -17,8 +17,16 @@ beforeAll(async () => {
   tenant = await createTenant(t.app);
   const db = t.database.db;
   conv = (await contactWithConversation(db, tenant.businessId, 'instagram')).conversation;
-  agent = await db.insertInto('agents').values({ business_id: tenant.businessId, id: newId(), name: 'Sofia' }).returning(['id', 'name']).executeTakeFirstOrThrow();
-  user = await db.insertInto('users').values({ business_id: tenant.businessId, id: newId(), email: 'ana@acme.test', name: 'Ana' }).returning(['id', 'name', 'email']).executeTakeFirstOrThrow();
+  agent = await db
+    .insertInto('agents')
+    .values({ business_id: tenant.businessId, id: newId(), name: 'Sofia' })
+    .returning(['id', 'name'])
+    .executeTakeFirstOrThrow();
+  user = await db
+    .insertInto('users')
+    .values({ business_id: tenant.businessId, id: newId(), email: 'ana@acme.test', name: 'Ana' })
+    .returning(['id', 'name', 'email'])
+    .executeTakeFirstOrThrow();
 });
 afterAll(() => t.close());
 
@@ -28,7 +36,11 @@ async function roundTrip(write: (trx: Db) => Promise<void>) {
   await t.database.db.transaction().execute(write);
   // An explicit until: the default (now) leaves out an event written in the same millisecond.
   const until = new Date(Date.now() + 1000).toISOString();
-  const res = await t.app.inject({ method: 'GET', url: `/external/v2/events?since=${since}&until=${until}&limit=500`, headers: tenant.headers });
+  const res = await t.app.inject({
+    method: 'GET',
+    url: `/external/v2/events?since=${since}&until=${until}&limit=500`,
+    headers: tenant.headers,
+  });
   expect(res.statusCode).toBe(200);
   const all = res.json().events;
   return all[all.length - 1];
@@ -39,22 +51,113 @@ const human = () => ({ actorType: 'human' as const, userId: user.id });
 
 describe('typed event writers', () => {
   const transfer = { reason: 'asked for a person', target_user: 'ana@acme.test', attempt_number: 2 };
-  const cases: [string, (trx: Db) => Promise<void>, { type: string; actor: string; agent?: boolean; user?: boolean; data: Record<string, unknown> }][] = [
-    ['manual_control_activated', (trx) => events.manualControlActivated(trx, tenant.businessId, conv, human(), { reason: null }), { type: 'manual_control_activated', actor: 'human', user: true, data: { reason: null } }],
-    ['manual_control_released', (trx) => events.manualControlReleased(trx, tenant.businessId, conv, { actorType: 'system' }, { reason: 'timer' }), { type: 'manual_control_released', actor: 'system', data: { reason: 'timer' } }],
-    ['manual_control_locked', (trx) => events.manualControlLocked(trx, tenant.businessId, conv, human(), { reason: 'vip' }), { type: 'manual_control_locked', actor: 'human', user: true, data: { reason: 'vip' } }],
-    ['manual_control_unlocked', (trx) => events.manualControlUnlocked(trx, tenant.businessId, conv, human(), { reason: 'done' }), { type: 'manual_control_unlocked', actor: 'human', user: true, data: { reason: 'done' } }],
-    ['alert_triggered', (trx) => events.alertTriggered(trx, tenant.businessId, conv, ai(), { reason: 'angry customer' }), { type: 'alert_triggered', actor: 'ai_agent', agent: true, data: { reason: 'angry customer' } }],
-    ['transfer_accepted', (trx) => events.transferAccepted(trx, tenant.businessId, conv, ai(), transfer), { type: 'transfer_accepted', actor: 'ai_agent', agent: true, data: transfer }],
-    ['transfer_rejected', (trx) => events.transferRejected(trx, tenant.businessId, conv, ai(), transfer), { type: 'transfer_rejected', actor: 'ai_agent', agent: true, data: transfer }],
-    ['transfer_fallback_required', (trx) => events.transferFallbackRequired(trx, tenant.businessId, conv, ai(), { ...transfer, target_user: null }), { type: 'transfer_fallback_required', actor: 'ai_agent', agent: true, data: { ...transfer, target_user: null } }],
-    ['sentiment_analyzed', (trx) => events.sentimentAnalyzed(trx, tenant.businessId, conv, ai(), { sentiment: 'NEGATIVE' }), { type: 'sentiment_analyzed', actor: 'ai_agent', agent: true, data: { sentiment: 'NEGATIVE' } }],
-    ['conversation_archived', (trx) => events.conversationArchived(trx, tenant.businessId, conv, { actorType: 'api' }, { origin: 'api' }), { type: 'conversation_archived', actor: 'api', data: { origin: 'api' } }],
-    ['conversation_unarchived', (trx) => events.conversationUnarchived(trx, tenant.businessId, conv, { actorType: 'system' }, { origin: 'inbound_message' }), { type: 'conversation_unarchived', actor: 'system', data: { origin: 'inbound_message' } }],
-    ['conversation_resolved', (trx) => events.conversationResolved(trx, tenant.businessId, conv, human(), { reason: 'solved' }), { type: 'conversation_resolved', actor: 'human', user: true, data: { reason: 'solved' } }],
-    ['agent_assigned', (trx) => events.agentChanged(trx, tenant.businessId, conv, { actorType: 'api' }, { from_agent: null, to_agent: agent.id }), { type: 'agent_assigned', actor: 'api', agent: true, data: { from_agent: null, to_agent: '<agent>' } }],
-    ['agent_switched', (trx) => events.agentSwitched(trx, tenant.businessId, conv, { actorType: 'api', agentId: agent.id }, { from_agent: newIdFixed, to_agent: agent.id }), { type: 'agent_switched', actor: 'api', agent: true, data: { from_agent: newIdFixed, to_agent: '<agent>' } }],
-    ['agent_removed', (trx) => events.agentChanged(trx, tenant.businessId, conv, human(), { from_agent: agent.id, to_agent: null }), { type: 'agent_removed', actor: 'human', user: true, agent: true, data: { from_agent: '<agent>', to_agent: null } }],
+  const cases: [
+    string,
+    (trx: Db) => Promise<void>,
+    { type: string; actor: string; agent?: boolean; user?: boolean; data: Record<string, unknown> },
+  ][] = [
+    [
+      'manual_control_activated',
+      (trx) => events.manualControlActivated(trx, tenant.businessId, conv, human(), { reason: null }),
+      { type: 'manual_control_activated', actor: 'human', user: true, data: { reason: null } },
+    ],
+    [
+      'manual_control_released',
+      (trx) => events.manualControlReleased(trx, tenant.businessId, conv, { actorType: 'system' }, { reason: 'timer' }),
+      { type: 'manual_control_released', actor: 'system', data: { reason: 'timer' } },
+    ],
+    [
+      'manual_control_locked',
+      (trx) => events.manualControlLocked(trx, tenant.businessId, conv, human(), { reason: 'vip' }),
+      { type: 'manual_control_locked', actor: 'human', user: true, data: { reason: 'vip' } },
+    ],
+    [
+      'manual_control_unlocked',
+      (trx) => events.manualControlUnlocked(trx, tenant.businessId, conv, human(), { reason: 'done' }),
+      { type: 'manual_control_unlocked', actor: 'human', user: true, data: { reason: 'done' } },
+    ],
+    [
+      'alert_triggered',
+      (trx) => events.alertTriggered(trx, tenant.businessId, conv, ai(), { reason: 'angry customer' }),
+      { type: 'alert_triggered', actor: 'ai_agent', agent: true, data: { reason: 'angry customer' } },
+    ],
+    [
+      'transfer_accepted',
+      (trx) => events.transferAccepted(trx, tenant.businessId, conv, ai(), transfer),
+      { type: 'transfer_accepted', actor: 'ai_agent', agent: true, data: transfer },
+    ],
+    [
+      'transfer_rejected',
+      (trx) => events.transferRejected(trx, tenant.businessId, conv, ai(), transfer),
+      { type: 'transfer_rejected', actor: 'ai_agent', agent: true, data: transfer },
+    ],
+    [
+      'transfer_fallback_required',
+      (trx) => events.transferFallbackRequired(trx, tenant.businessId, conv, ai(), { ...transfer, target_user: null }),
+      { type: 'transfer_fallback_required', actor: 'ai_agent', agent: true, data: { ...transfer, target_user: null } },
+    ],
+    [
+      'sentiment_analyzed',
+      (trx) => events.sentimentAnalyzed(trx, tenant.businessId, conv, ai(), { sentiment: 'NEGATIVE' }),
+      { type: 'sentiment_analyzed', actor: 'ai_agent', agent: true, data: { sentiment: 'NEGATIVE' } },
+    ],
+    [
+      'conversation_archived',
+      (trx) => events.conversationArchived(trx, tenant.businessId, conv, { actorType: 'api' }, { origin: 'api' }),
+      { type: 'conversation_archived', actor: 'api', data: { origin: 'api' } },
+    ],
+    [
+      'conversation_unarchived',
+      (trx) =>
+        events.conversationUnarchived(
+          trx,
+          tenant.businessId,
+          conv,
+          { actorType: 'system' },
+          { origin: 'inbound_message' },
+        ),
+      { type: 'conversation_unarchived', actor: 'system', data: { origin: 'inbound_message' } },
+    ],
+    [
+      'conversation_resolved',
+      (trx) => events.conversationResolved(trx, tenant.businessId, conv, human(), { reason: 'solved' }),
+      { type: 'conversation_resolved', actor: 'human', user: true, data: { reason: 'solved' } },
+    ],
+    [
+      'agent_assigned',
+      (trx) =>
+        events.agentChanged(
+          trx,
+          tenant.businessId,
+          conv,
+          { actorType: 'api' },
+          { from_agent: null, to_agent: agent.id },
+        ),
+      { type: 'agent_assigned', actor: 'api', agent: true, data: { from_agent: null, to_agent: '<agent>' } },
+    ],
+    [
+      'agent_switched',
+      (trx) =>
+        events.agentSwitched(
+          trx,
+          tenant.businessId,
+          conv,
+          { actorType: 'api', agentId: agent.id },
+          { from_agent: newIdFixed, to_agent: agent.id },
+        ),
+      { type: 'agent_switched', actor: 'api', agent: true, data: { from_agent: newIdFixed, to_agent: '<agent>' } },
+    ],
+    [
+      'agent_removed',
+      (trx) => events.agentChanged(trx, tenant.businessId, conv, human(), { from_agent: agent.id, to_agent: null }),
+      {
+        type: 'agent_removed',
+        actor: 'human',
+        user: true,
+        agent: true,
+        data: { from_agent: '<agent>', to_agent: null },
+      },
+    ],
   ];
 
   it.each(cases)('%s carries its actor, agent, user and data', async (_name, write, want) => {
@@ -75,20 +178,56 @@ describe('typed event writers', () => {
   });
 
   it('contact_field_changed has no conversation nor channel and groups the changes', async () => {
-    const changes = [{ field: 'first_name', custom: false, from: 'Ada', to: 'Ana' }, { field: 'plan', custom: true, from: null, to: 'gold' }];
-    const event = await roundTrip((trx) => events.contactFieldChanged(trx, tenant.businessId, { contactId: conv.contact_id, actorType: 'api', source: 'api', changes }));
-    expect(event).toMatchObject({ type: 'contact_field_changed', conversation_id: null, channel: null, actor_type: 'api', agent: null, user: null, data: { source: 'api', changes } });
+    const changes = [
+      { field: 'first_name', custom: false, from: 'Ada', to: 'Ana' },
+      { field: 'plan', custom: true, from: null, to: 'gold' },
+    ];
+    const event = await roundTrip((trx) =>
+      events.contactFieldChanged(trx, tenant.businessId, {
+        contactId: conv.contact_id,
+        actorType: 'api',
+        source: 'api',
+        changes,
+      }),
+    );
+    expect(event).toMatchObject({
+      type: 'contact_field_changed',
+      conversation_id: null,
+      channel: null,
+      actor_type: 'api',
+      agent: null,
+      user: null,
+      data: { source: 'api', changes },
+    });
   });
 
   it('refuses a sentiment outside POSITIVE, NEUTRAL, NEGATIVE and writes nothing', async () => {
     const bad = { sentiment: 'MIXED' } as unknown as { sentiment: 'POSITIVE' };
-    await expect(t.database.db.transaction().execute((trx) => events.sentimentAnalyzed(trx, tenant.businessId, conv, ai(), bad))).rejects.toThrow(/sentiment/);
+    await expect(
+      t.database.db.transaction().execute((trx) => events.sentimentAnalyzed(trx, tenant.businessId, conv, ai(), bad)),
+    ).rejects.toThrow(/sentiment/);
   });
 
   it('writes nothing for an agent change that changes nothing', async () => {
-    const before = await t.database.db.selectFrom('events').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
-    await t.database.db.transaction().execute((trx) => events.agentChanged(trx, tenant.businessId, conv, { actorType: 'api' }, { from_agent: agent.id, to_agent: agent.id }));
-    const after = await t.database.db.selectFrom('events').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    const before = await t.database.db
+      .selectFrom('events')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow();
+    await t.database.db
+      .transaction()
+      .execute((trx) =>
+        events.agentChanged(
+          trx,
+          tenant.businessId,
+          conv,
+          { actorType: 'api' },
+          { from_agent: agent.id, to_agent: agent.id },
+        ),
+      );
+    const after = await t.database.db
+      .selectFrom('events')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow();
     expect(after.n).toBe(before.n);
   });
 });

@@ -22,10 +22,31 @@ import { aug, walk, type ExportRecord } from './export-helpers.ts';
 
 const FUZZ = fuzzOptions(30);
 
-interface MContact { id: string; business: number; isTest: boolean }
-interface MConversation { id: string; business: number; contactId: string; channel: string }
-interface MMessage { id: string; business: number; conversationId: string; createdAt: string }
-interface MEvent { id: string; business: number; conversationId: string | null; contactId: string; type: string; createdAt: string }
+interface MContact {
+  id: string;
+  business: number;
+  isTest: boolean;
+}
+interface MConversation {
+  id: string;
+  business: number;
+  contactId: string;
+  channel: string;
+}
+interface MMessage {
+  id: string;
+  business: number;
+  conversationId: string;
+  createdAt: string;
+}
+interface MEvent {
+  id: string;
+  business: number;
+  conversationId: string | null;
+  contactId: string;
+  type: string;
+  createdAt: string;
+}
 
 interface Model {
   contacts: MContact[];
@@ -53,8 +74,17 @@ const DAY = 86_400;
  * records' instants), around August 2026, within reach of one 31-day window.
  */
 const INSTANTS = [
-  '2026-07-31T23:59:59.999999Z', aug(0), aug(0, 1), aug(3600, 500), aug(3 * DAY, 999), aug(3 * DAY + 1),
-  aug(15 * DAY), aug(15 * DAY, 1), aug(29 * DAY), aug(30 * DAY, 999), '2026-09-01T00:00:00.000000Z',
+  '2026-07-31T23:59:59.999999Z',
+  aug(0),
+  aug(0, 1),
+  aug(3600, 500),
+  aug(3 * DAY, 999),
+  aug(3 * DAY + 1),
+  aug(15 * DAY),
+  aug(15 * DAY, 1),
+  aug(29 * DAY),
+  aug(30 * DAY, 999),
+  '2026-09-01T00:00:00.000000Z',
 ];
 const instant = fc.oneof(
   { arbitrary: fc.constantFrom(...INSTANTS), weight: 3 },
@@ -62,15 +92,17 @@ const instant = fc.oneof(
 );
 /** Epoch microseconds of an instant written with six fraction digits, and back. */
 const micros = (iso: string) => Date.parse(iso) * 1000 + Number(iso.slice(23, 26));
-const isoOf = (us: number) => new Date(Math.floor(us / 1000)).toISOString().replace('Z', `${String(us % 1000).padStart(3, '0')}Z`);
+const isoOf = (us: number) =>
+  new Date(Math.floor(us / 1000)).toISOString().replace('Z', `${String(us % 1000).padStart(3, '0')}Z`);
 const MAX_WINDOW_US = 31 * DAY * 1_000_000;
 /** The contract's window: until after since, at most 31 days apart; otherwise 400. */
 const validWindow = (w: Walk) => w.since < w.until && micros(w.until) - micros(w.since) <= MAX_WINDOW_US;
 
 const of = <T extends { business: number }>(list: T[], business: number) => list.filter((x) => x.business === business);
 /** The API key headers of the business, or of the other one. */
-const keyOf = (r: Real, business: number, asOther: boolean) => r.tenants[asOther ? 1 - business : business]!.headers;
-const keyOrder = <T extends { createdAt: string; id: string }>(a: T, b: T) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+const keyOf = (r: Real, business: number, asOther: boolean) => r.tenants[asOther ? 1 - business : business].headers;
+const keyOrder = <T extends { createdAt: string; id: string }>(a: T, b: T) =>
+  a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
 
 /** A batch to import, its references resolved against the contacts and conversations at run time. */
 interface Plan {
@@ -91,15 +123,38 @@ class Import implements fc.AsyncCommand<Model, Real> {
   async run(m: Model, r: Real) {
     const records: object[] = [];
     const contacts = of(m.contacts, this.business);
-    const newContacts = this.plan.contacts.map((c): MContact => ({ id: v7(), business: this.business, isTest: c.isTest }));
-    this.plan.contacts.forEach((c, i) => records.push({ type: 'contact', id: newContacts[i]!.id, first_name: 'Ana', is_test: c.isTest, created_at: c.createdAt }));
+    const newContacts = this.plan.contacts.map((c): MContact => ({
+      id: v7(),
+      business: this.business,
+      isTest: c.isTest,
+    }));
+    this.plan.contacts.forEach((c, i) =>
+      records.push({
+        type: 'contact',
+        id: newContacts[i].id,
+        first_name: 'Ana',
+        is_test: c.isTest,
+        created_at: c.createdAt,
+      }),
+    );
     const allContacts = [...contacts, ...newContacts];
     const newConversations: MConversation[] = [];
     if (allContacts.length > 0) {
       for (const c of this.plan.conversations) {
-        const conversation = { id: v7(), business: this.business, contactId: allContacts[c.contact % allContacts.length]!.id, channel: c.channel };
+        const conversation = {
+          id: v7(),
+          business: this.business,
+          contactId: allContacts[c.contact % allContacts.length].id,
+          channel: c.channel,
+        };
         newConversations.push(conversation);
-        records.push({ type: 'conversation', id: conversation.id, contact_id: conversation.contactId, channel: c.channel, created_at: c.createdAt });
+        records.push({
+          type: 'conversation',
+          id: conversation.id,
+          contact_id: conversation.contactId,
+          channel: c.channel,
+          created_at: c.createdAt,
+        });
       }
     }
     const allConversations = [...of(m.conversations, this.business), ...newConversations];
@@ -107,11 +162,22 @@ class Import implements fc.AsyncCommand<Model, Real> {
     const newEvents: MEvent[] = [];
     if (allConversations.length > 0) {
       for (const msg of this.plan.messages) {
-        const message = { id: v7(), business: this.business, conversationId: allConversations[msg.conversation % allConversations.length]!.id, createdAt: msg.createdAt };
+        const message = {
+          id: v7(),
+          business: this.business,
+          conversationId: allConversations[msg.conversation % allConversations.length].id,
+          createdAt: msg.createdAt,
+        };
         newMessages.push(message);
         records.push({
-          type: 'message', id: message.id, conversation_id: message.conversationId, direction: msg.outbound ? 'outbound' : 'inbound',
-          sender_type: msg.outbound ? 'human' : 'contact', text: 'hi', status: msg.outbound ? 'SENT' : 'RECEIVED', created_at: msg.createdAt,
+          type: 'message',
+          id: message.id,
+          conversation_id: message.conversationId,
+          direction: msg.outbound ? 'outbound' : 'inbound',
+          sender_type: msg.outbound ? 'human' : 'contact',
+          text: 'hi',
+          status: msg.outbound ? 'SENT' : 'RECEIVED',
+          created_at: msg.createdAt,
         });
       }
     }
@@ -121,24 +187,54 @@ class Import implements fc.AsyncCommand<Model, Real> {
         // of that conversation's contact.
         const contactLevel = e.type === 'contact_field_changed';
         if (!contactLevel && allConversations.length === 0) continue;
-        const conversation = contactLevel ? null : allConversations[e.conversation % allConversations.length]!;
-        const contactId = conversation?.contactId ?? allContacts[e.contact % allContacts.length]!.id;
-        const event = { id: v7(), business: this.business, conversationId: conversation?.id ?? null, contactId, type: e.type, createdAt: e.createdAt };
+        const conversation = contactLevel ? null : allConversations[e.conversation % allConversations.length];
+        const contactId = conversation?.contactId ?? allContacts[e.contact % allContacts.length].id;
+        const event = {
+          id: v7(),
+          business: this.business,
+          conversationId: conversation?.id ?? null,
+          contactId,
+          type: e.type,
+          createdAt: e.createdAt,
+        };
         newEvents.push(event);
-        records.push({ type: 'event', id: event.id, conversation_id: event.conversationId, contact_id: contactId, event_type: e.type, actor_type: 'system', data: {}, created_at: e.createdAt });
+        records.push({
+          type: 'event',
+          id: event.id,
+          conversation_id: event.conversationId,
+          contact_id: contactId,
+          event_type: e.type,
+          actor_type: 'system',
+          data: {},
+          created_at: e.createdAt,
+        });
       }
     }
     const former = of(m.messages, this.business);
     if (this.plan.again !== null && former.length > 0) {
-      const message = former[this.plan.again % former.length]!;
-      records.push({ type: 'message', id: message.id, conversation_id: message.conversationId, direction: 'inbound', sender_type: 'contact', text: 'again', status: 'RECEIVED', created_at: aug(1) });
+      const message = former[this.plan.again % former.length];
+      records.push({
+        type: 'message',
+        id: message.id,
+        conversation_id: message.conversationId,
+        direction: 'inbound',
+        sender_type: 'contact',
+        text: 'again',
+        status: 'RECEIVED',
+        created_at: aug(1),
+      });
     }
     if (records.length === 0) return;
-    const res = await postImport(t.app, r.tenants[this.business]!.businessId, records);
+    const res = await postImport(t.app, r.tenants[this.business].businessId, records);
     const label = `${this.toString()}: ${res.statusCode} ${res.body}`;
     expect(res.statusCode, label).toBe(200);
     expect(res.json(), label).toMatchObject({
-      imported: { contacts: newContacts.length, conversations: newConversations.length, messages: newMessages.length, events: newEvents.length },
+      imported: {
+        contacts: newContacts.length,
+        conversations: newConversations.length,
+        messages: newMessages.length,
+        events: newEvents.length,
+      },
       errors: [],
     });
     m.contacts.push(...newContacts);
@@ -180,7 +276,8 @@ class Merge implements fc.AsyncCommand<Model, Real> {
     for (const e of m.events) if (e.contactId === loser.id) e.contactId = survivor.id;
     m.contacts.splice(m.contacts.indexOf(loser), 1);
   }
-  toString = () => `Merge(business ${this.business}, #${this.survivor} <- #${this.loser}${this.asOther ? ', with the other business\'s key' : ''})`;
+  toString = () =>
+    `Merge(business ${this.business}, #${this.survivor} <- #${this.loser}${this.asOther ? ", with the other business's key" : ''})`;
 }
 
 /** Deletes a contact with its conversations, messages and events; or, with another business's key, nothing (404). */
@@ -195,7 +292,11 @@ class Delete implements fc.AsyncCommand<Model, Real> {
     const contacts = of(m.contacts, this.business);
     const contact = contacts[this.contact % Math.max(contacts.length, 1)];
     if (!contact) return;
-    const res = await t.app.inject({ method: 'DELETE', url: `/external/v2/contacts/${contact.id}`, headers: keyOf(r, this.business, this.asOther) });
+    const res = await t.app.inject({
+      method: 'DELETE',
+      url: `/external/v2/contacts/${contact.id}`,
+      headers: keyOf(r, this.business, this.asOther),
+    });
     const label = `${this.toString()}: ${res.statusCode} ${res.body}`;
     if (this.asOther) {
       expect(res.statusCode, label).toBe(404);
@@ -208,7 +309,8 @@ class Delete implements fc.AsyncCommand<Model, Real> {
     m.events = m.events.filter((e) => e.contactId !== contact.id);
     m.contacts.splice(m.contacts.indexOf(contact), 1);
   }
-  toString = () => `Delete(business ${this.business}, #${this.contact}${this.asOther ? ', with the other business\'s key' : ''})`;
+  toString = () =>
+    `Delete(business ${this.business}, #${this.contact}${this.asOther ? ", with the other business's key" : ''})`;
 }
 
 /** A window's query: bounds, filters and page size. */
@@ -228,11 +330,20 @@ const query = (w: Walk, path: 'messages' | 'events') => {
 };
 
 /** Walks an export (export-helpers' walk); for a window the contract refuses, expects its 400 instead. */
-async function walkWindow(tenant: Tenant, path: 'messages' | 'events', w: Walk, label: string, onPage?: (page: number, records: ExportRecord[]) => Promise<void>) {
+async function walkWindow(
+  tenant: Tenant,
+  path: 'messages' | 'events',
+  w: Walk,
+  label: string,
+  onPage?: (page: number, records: ExportRecord[]) => Promise<void>,
+) {
   const q = query(w, path).toString();
   if (validWindow(w)) return (await walk(t, tenant, path, q, onPage)).records;
   const res = await t.app.inject({ method: 'GET', url: `/external/v2/${path}?${q}`, headers: tenant.headers });
-  expect({ status: res.statusCode, code: res.json().error?.code }, `${label}: ${res.body}`).toEqual({ status: 400, code: 'validation_error' });
+  expect({ status: res.statusCode, code: res.json().error?.code }, `${label}: ${res.body}`).toEqual({
+    status: 400,
+    code: 'validation_error',
+  });
   return undefined;
 }
 
@@ -251,16 +362,27 @@ class WalkMessages implements fc.AsyncCommand<Model, Real> {
     const label = this.toString();
     const conversations = new Map(m.conversations.map((c) => [c.id, c]));
     const arrived: MMessage[] = [];
-    const records = await walkWindow(r.tenants[this.business]!, 'messages', w, label, async (page, walked) => {
+    const records = await walkWindow(r.tenants[this.business], 'messages', w, label, async (page, walked) => {
       if (page !== this.arrivingAfter) return;
       const last = walked.at(-1);
       // At the window's last microsecond: after the walk's position, whatever it is.
       const createdAt = isoOf(micros(w.until) - 1);
-      const conversation = of(m.conversations, this.business).find((c) => !liveContact(m, c.contactId)?.isTest && (!w.channels || w.channels.includes(c.channel)));
+      const conversation = of(m.conversations, this.business).find(
+        (c) => !liveContact(m, c.contactId)?.isTest && (!w.channels || w.channels.includes(c.channel)),
+      );
       if (!conversation || !last || createdAt <= last.created_at) return;
       const message = { id: v7(), business: this.business, conversationId: conversation.id, createdAt };
-      const res = await postImport(t.app, r.tenants[this.business]!.businessId, [
-        { type: 'message', id: message.id, conversation_id: conversation.id, direction: 'inbound', sender_type: 'contact', text: 'late', status: 'RECEIVED', created_at: createdAt },
+      const res = await postImport(t.app, r.tenants[this.business].businessId, [
+        {
+          type: 'message',
+          id: message.id,
+          conversation_id: conversation.id,
+          direction: 'inbound',
+          sender_type: 'contact',
+          text: 'late',
+          status: 'RECEIVED',
+          created_at: createdAt,
+        },
       ]);
       expect(res.json().imported.messages, `${label}: ${res.body}`).toBe(1);
       m.messages.push(message);
@@ -270,17 +392,35 @@ class WalkMessages implements fc.AsyncCommand<Model, Real> {
     const expected = of(m.messages, this.business)
       .filter((msg) => {
         const conversation = conversations.get(msg.conversationId)!;
-        return !liveContact(m, conversation.contactId)!.isTest && msg.createdAt >= w.since && msg.createdAt < w.until && (!w.channels || w.channels.includes(conversation.channel));
+        return (
+          !liveContact(m, conversation.contactId)!.isTest &&
+          msg.createdAt >= w.since &&
+          msg.createdAt < w.until &&
+          (!w.channels || w.channels.includes(conversation.channel))
+        );
       })
       .sort(keyOrder)
       .map((msg) => {
         const conversation = conversations.get(msg.conversationId)!;
-        return { id: msg.id, conversation_id: msg.conversationId, contact_id: conversation.contactId, channel: conversation.channel, created_at: msg.createdAt };
+        return {
+          id: msg.id,
+          conversation_id: msg.conversationId,
+          contact_id: conversation.contactId,
+          channel: conversation.channel,
+          created_at: msg.createdAt,
+        };
       });
-    const got = records.map((x) => ({ id: x.id, conversation_id: x.conversation_id, contact_id: x.contact_id, channel: x.channel, created_at: x.created_at }));
-    expect(got, `${label}${arrived.length ? `, ${arrived[0]!.id} arriving` : ''}`).toEqual(expected);
+    const got = records.map((x) => ({
+      id: x.id,
+      conversation_id: x.conversation_id,
+      contact_id: x.contact_id,
+      channel: x.channel,
+      created_at: x.created_at,
+    }));
+    expect(got, `${label}${arrived.length ? `, ${arrived[0].id} arriving` : ''}`).toEqual(expected);
   }
-  toString = () => `WalkMessages(business ${this.business}, ${JSON.stringify(this.window)}${this.arrivingAfter ? `, a message arriving after page ${this.arrivingAfter}` : ''})`;
+  toString = () =>
+    `WalkMessages(business ${this.business}, ${JSON.stringify(this.window)}${this.arrivingAfter ? `, a message arriving after page ${this.arrivingAfter}` : ''})`;
 }
 
 class WalkEvents implements fc.AsyncCommand<Model, Real> {
@@ -292,16 +432,35 @@ class WalkEvents implements fc.AsyncCommand<Model, Real> {
   async run(m: Model, r: Real) {
     const w = this.window;
     const channelOf = new Map(m.conversations.map((c) => [c.id, c.channel]));
-    const records = await walkWindow(r.tenants[this.business]!, 'events', w, this.toString());
+    const records = await walkWindow(r.tenants[this.business], 'events', w, this.toString());
     if (!records) return;
     const expected = of(m.events, this.business)
       .map((e) => ({ ...e, channel: e.conversationId === null ? null : channelOf.get(e.conversationId)! }))
-      .filter((e) =>
-        !liveContact(m, e.contactId)!.isTest && e.createdAt >= w.since && e.createdAt < w.until &&
-        (!w.types || w.types.includes(e.type)) && (!w.channels || (e.channel !== null && w.channels.includes(e.channel))))
+      .filter(
+        (e) =>
+          !liveContact(m, e.contactId)!.isTest &&
+          e.createdAt >= w.since &&
+          e.createdAt < w.until &&
+          (!w.types || w.types.includes(e.type)) &&
+          (!w.channels || (e.channel !== null && w.channels.includes(e.channel))),
+      )
       .sort(keyOrder)
-      .map((e) => ({ id: e.id, type: e.type, conversation_id: e.conversationId, contact_id: e.contactId, channel: e.channel, created_at: e.createdAt }));
-    const got = records.map((x) => ({ id: x.id, type: x.type, conversation_id: x.conversation_id, contact_id: x.contact_id, channel: x.channel, created_at: x.created_at }));
+      .map((e) => ({
+        id: e.id,
+        type: e.type,
+        conversation_id: e.conversationId,
+        contact_id: e.contactId,
+        channel: e.channel,
+        created_at: e.createdAt,
+      }));
+    const got = records.map((x) => ({
+      id: x.id,
+      type: x.type,
+      conversation_id: x.conversation_id,
+      contact_id: x.contact_id,
+      channel: x.channel,
+      created_at: x.created_at,
+    }));
     expect(got, this.toString()).toEqual(expected);
   }
   toString = () => `WalkEvents(business ${this.business}, ${JSON.stringify(this.window)})`;
@@ -310,35 +469,65 @@ class WalkEvents implements fc.AsyncCommand<Model, Real> {
 const business = fc.integer({ min: 0, max: 1 });
 const channel = fc.constantFrom(...CHANNELS);
 const plan: fc.Arbitrary<Plan> = fc.record({
-  contacts: fc.array(fc.record({ isTest: fc.oneof({ arbitrary: fc.constant(false), weight: 7 }, fc.constant(true)), createdAt: instant }), { maxLength: 3 }),
+  contacts: fc.array(
+    fc.record({
+      isTest: fc.oneof({ arbitrary: fc.constant(false), weight: 7 }, fc.constant(true)),
+      createdAt: instant,
+    }),
+    { maxLength: 3 },
+  ),
   conversations: fc.array(fc.record({ contact: fc.nat(), channel, createdAt: instant }), { maxLength: 3 }),
-  messages: fc.array(fc.record({ conversation: fc.nat(), createdAt: instant, outbound: fc.boolean() }), { maxLength: 12 }),
-  events: fc.array(fc.record({ conversation: fc.nat(), contact: fc.nat(), type: fc.constantFrom(...EVENT_TYPES), createdAt: instant }), { maxLength: 8 }),
+  messages: fc.array(fc.record({ conversation: fc.nat(), createdAt: instant, outbound: fc.boolean() }), {
+    maxLength: 12,
+  }),
+  events: fc.array(
+    fc.record({ conversation: fc.nat(), contact: fc.nat(), type: fc.constantFrom(...EVENT_TYPES), createdAt: instant }),
+    { maxLength: 8 },
+  ),
   again: fc.option(fc.nat(), { nil: null, freq: 3 }),
 });
 /** Two instants of the pool at most 31 days apart, in order: a window's bounds. */
 const bounds = fc.oneof(
-  { arbitrary: fc.tuple(instant, instant).map(([a, b]) => (a <= b ? [a, b] : [b, a]) as [string, string]), weight: 4 },
+  { arbitrary: fc.tuple(instant, instant).map(([a, b]) => (a <= b ? [a, b] : [b, a])), weight: 4 },
   // Exactly 31 days, holding every instant of the pool but the last.
-  { arbitrary: fc.constant(['2026-07-31T23:59:59.999999Z', '2026-08-31T23:59:59.999999Z'] as [string, string]), weight: 3 },
+  {
+    arbitrary: fc.constant(['2026-07-31T23:59:59.999999Z', '2026-08-31T23:59:59.999999Z'] as [string, string]),
+    weight: 3,
+  },
   // Empty, reversed, or a microsecond over 31 days: refused.
   instant.map((a) => [a, a] as [string, string]),
   fc.tuple(instant, instant).filter(([a, b]) => a > b),
   instant.map((a) => [a, isoOf(micros(a) + MAX_WINDOW_US + 1)] as [string, string]),
 );
-const window: fc.Arbitrary<Walk> = fc.record({
-  bounds,
-  channels: fc.option(fc.uniqueArray(channel, { minLength: 1, maxLength: 3 }), { nil: null, freq: 2 }),
-  types: fc.option(fc.uniqueArray(fc.constantFrom(...EVENT_TYPES), { minLength: 1, maxLength: 8 }), { nil: null, freq: 2 }),
-  limit: fc.oneof({ arbitrary: fc.integer({ min: 1, max: 5 }), weight: 3 }, fc.constantFrom(100, 500)),
-}).map(({ bounds: [since, until], ...rest }) => ({ since, until, ...rest }));
+const window: fc.Arbitrary<Walk> = fc
+  .record({
+    bounds,
+    channels: fc.option(fc.uniqueArray(channel, { minLength: 1, maxLength: 3 }), { nil: null, freq: 2 }),
+    types: fc.option(fc.uniqueArray(fc.constantFrom(...EVENT_TYPES), { minLength: 1, maxLength: 8 }), {
+      nil: null,
+      freq: 2,
+    }),
+    limit: fc.oneof({ arbitrary: fc.integer({ min: 1, max: 5 }), weight: 3 }, fc.constantFrom(100, 500)),
+  })
+  .map(({ bounds: [since, until], ...rest }) => ({ since, until, ...rest }));
 
 const commands: fc.Arbitrary<fc.AsyncCommand<Model, Real>>[] = [
-  ...weighted(4, fc.tuple(business, plan).map(([b, p]) => new Import(b, p))),
+  ...weighted(
+    4,
+    fc.tuple(business, plan).map(([b, p]) => new Import(b, p)),
+  ),
   fc.tuple(business, fc.nat(), fc.nat(), fc.boolean()).map(([b, s, l, o]) => new Merge(b, s, l, o)),
   fc.tuple(business, fc.nat(), fc.boolean()).map(([b, c, o]) => new Delete(b, c, o)),
-  ...weighted(2, fc.tuple(business, window, fc.option(fc.integer({ min: 1, max: 3 }), { nil: null })).map(([b, w, a]) => new WalkMessages(b, w, a))),
-  ...weighted(2, fc.tuple(business, window).map(([b, w]) => new WalkEvents(b, w))),
+  ...weighted(
+    2,
+    fc
+      .tuple(business, window, fc.option(fc.integer({ min: 1, max: 3 }), { nil: null }))
+      .map(([b, w, a]) => new WalkMessages(b, w, a)),
+  ),
+  ...weighted(
+    2,
+    fc.tuple(business, window).map(([b, w]) => new WalkEvents(b, w)),
+  ),
 ];
 
 describe('generated exports', () => {
@@ -350,7 +539,13 @@ describe('generated exports', () => {
           real: { tenants: [await createTenant(t.app, 'Acme'), await createTenant(t.app, 'Other')] },
         });
         // Each run ends with a walk of the whole window of each business, in small pages.
-        const whole: Walk = { since: '2026-07-31T23:59:59.999999Z', until: '2026-08-31T23:59:59.999999Z', channels: null, types: null, limit: 3 };
+        const whole: Walk = {
+          since: '2026-07-31T23:59:59.999999Z',
+          until: '2026-08-31T23:59:59.999999Z',
+          channels: null,
+          types: null,
+          limit: 3,
+        };
         const last = [0, 1].flatMap((b) => [new WalkMessages(b, whole, 1), new WalkEvents(b, whole)]);
         await fc.asyncModelRun(setup, [...cmds, ...last]);
       }),

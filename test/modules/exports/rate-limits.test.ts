@@ -6,7 +6,10 @@ import { createTenant, type Tenant } from '../../helpers/tenants.ts';
 import { WINDOW } from './export-helpers.ts';
 
 const redisUrl = process.env.TEST_REDIS_URL ?? process.env.REDIS_URL;
-const stores: [string, Record<string, string>][] = [['database', {}], ...(redisUrl ? [['redis', { REDIS_URL: redisUrl }] as [string, Record<string, string>]] : [])];
+const stores: [string, Record<string, string>][] = [
+  ['database', {}],
+  ...(redisUrl ? [['redis', { REDIS_URL: redisUrl }] as [string, Record<string, string>]] : []),
+];
 
 describe.each(stores)('rate limits (%s store)', (_store, storeEnv) => {
   let t: TestApp;
@@ -36,10 +39,10 @@ describe.each(stores)('rate limits (%s store)', (_store, storeEnv) => {
       expect(Number(m![2])).toBeGreaterThanOrEqual(1);
       expect(Number(m![2])).toBeLessThanOrEqual(60);
     });
-    const limited = answers[3]!;
+    const limited = answers[3];
     expect(limited.json()).toEqual({ error: { code: 'rate_limited', message: expect.stringContaining('rate limit') } });
     expect(Number(limited.headers['retry-after'])).toBeGreaterThanOrEqual(1);
-    expect(answers[0]!.headers['retry-after']).toBeUndefined();
+    expect(answers[0].headers['retry-after']).toBeUndefined();
   });
 
   it('counts GET /events apart, and each business apart', async () => {
@@ -49,8 +52,8 @@ describe.each(stores)('rate limits (%s store)', (_store, storeEnv) => {
     const events = [];
     for (let i = 0; i < 3; i++) events.push(await get(tenant, `/external/v2/events?${WINDOW}`));
     expect(events.map((e) => e.statusCode)).toEqual([200, 200, 429]);
-    expect(events[0]!.headers['ratelimit-policy']).toBe('"events";q=2;w=60');
-    expect(events[1]!.headers.ratelimit).toMatch(/^"events";r=0;t=\d+$/);
+    expect(events[0].headers['ratelimit-policy']).toBe('"events";q=2;w=60');
+    expect(events[1].headers.ratelimit).toMatch(/^"events";r=0;t=\d+$/);
     expect((await get(other, `/external/v2/events?${WINDOW}`)).statusCode).toBe(200);
     expect((await get(other, `/external/v2/messages?${WINDOW}`)).statusCode).toBe(200);
   });
@@ -61,7 +64,8 @@ describe.each(stores)('rate limits (%s store)', (_store, storeEnv) => {
     try {
       const tenant = await createTenant(t.app, 'Shared');
       const statuses = [];
-      for (const app of [t.app, second, t.app, second]) statuses.push((await get(tenant, `/external/v2/messages?${WINDOW}`, app)).statusCode);
+      for (const app of [t.app, second, t.app, second])
+        statuses.push((await get(tenant, `/external/v2/messages?${WINDOW}`, app)).statusCode);
       expect(statuses).toEqual([200, 200, 200, 429]);
     } finally {
       await second.close();

@@ -38,19 +38,28 @@ const timestamp = fc
   )
   .map(([seconds, digits, micros, zone]) => {
     const fraction = String(micros).padStart(6, '0').slice(0, digits);
-    const offsetMinutes = zone === 'Z' ? 0 : (zone[0] === '-' ? -1 : 1) * (Number(zone.slice(1, 3)) * 60 + Number(zone.slice(4)));
+    const offsetMinutes =
+      zone === 'Z' ? 0 : (zone[0] === '-' ? -1 : 1) * (Number(zone.slice(1, 3)) * 60 + Number(zone.slice(4)));
     const local = new Date((seconds + offsetMinutes * 60) * 1000).toISOString().slice(0, 19);
-    return { text: `${local}${digits ? `.${fraction}` : ''}${zone}`, micros: BigInt(seconds) * 1_000_000n + BigInt(fraction.padEnd(6, '0')) };
+    return {
+      text: `${local}${digits ? `.${fraction}` : ''}${zone}`,
+      micros: BigInt(seconds) * 1_000_000n + BigInt(fraction.padEnd(6, '0')),
+    };
   });
 
 /** The API's form of an instant: UTC, six fraction digits. */
-const apiForm = (micros: bigint) => `${new Date(Number(micros / 1000n)).toISOString().slice(0, 19)}.${String(micros % 1_000_000n).padStart(6, '0')}Z`;
+const apiForm = (micros: bigint) =>
+  `${new Date(Number(micros / 1000n)).toISOString().slice(0, 19)}.${String(micros % 1_000_000n).padStart(6, '0')}Z`;
 
 /** One of the values the import takes, now and then one it does not. */
-const mostly = <T>(valid: T[], invalid: T) => fc.oneof({ weight: 8, arbitrary: fc.constantFrom(...valid) }, { weight: 1, arbitrary: fc.constant(invalid) });
+const mostly = <T>(valid: T[], invalid: T) =>
+  fc.oneof({ weight: 8, arbitrary: fc.constantFrom(...valid) }, { weight: 1, arbitrary: fc.constant(invalid) });
 const awkward = fc.constantFrom('', ' ', 'a\u0000b', '\ud800', '😀', '\u202e', "O'Brien", 'x'.repeat(300));
 const name = fc.oneof({ weight: 8, arbitrary: fc.string({ maxLength: 20 }) }, { weight: 1, arbitrary: awkward });
-const phone = mostly([null, '+54 9 11 2345-6789', '541123456789', '+52 1 55 1234 5678', '5215512345678', '+1 (415) 555-0100', '+683 4002'], 'not a phone');
+const phone = mostly(
+  [null, '+54 9 11 2345-6789', '541123456789', '+52 1 55 1234 5678', '5215512345678', '+1 (415) 555-0100', '+683 4002'],
+  'not a phone',
+);
 const json = fc.oneof({ weight: 6, arbitrary: plainJson }, { weight: 1, arbitrary: fc.jsonValue({ maxDepth: 2 }) });
 
 interface Line {
@@ -60,46 +69,116 @@ interface Line {
 }
 
 /** A history: contacts, each with conversations, each with messages and events, as import lines. */
-const history = fc.array(
-  fc.record({
-    contact: fc.record({ id: fc.uuid(), first_name: name, last_name: name, email: fc.option(fc.emailAddress()), phone_number: phone, external_id: fc.option(fc.string({ minLength: 1, maxLength: 20 })), tags: fc.array(fc.string({ minLength: 1, maxLength: 10 }), { maxLength: 3 }), custom_fields: fc.dictionary(fc.string({ minLength: 1, maxLength: 8 }), json, { maxKeys: 3 }), is_test: fc.boolean(), created_at: timestamp }),
-    conversations: fc.array(
-      fc.record({
-        conversation: fc.record({ id: fc.uuid(), channel: mostly(['whatsapp', 'email', 'sms', 'web_embed'], 'carrier_pigeon'), created_at: timestamp, closed_at: fc.option(timestamp) }),
-        messages: fc.array(fc.record({ id: fc.uuid(), direction: mostly(['inbound', 'outbound'], 'sideways'), sender_type: mostly(['contact', 'ai_agent', 'human', 'api', 'automation'], 'user'), message_type: fc.constantFrom('text', 'image', 'template'), text: name, status: mostly(['RECEIVED', 'SENT', 'DELIVERED', 'READ', 'ERROR'], 'LOST'), error: fc.option(name), metadata: fc.option(fc.dictionary(fc.string({ maxLength: 8 }), json, { maxKeys: 2 })), created_at: timestamp }), { maxLength: 3 }),
-        events: fc.array(fc.record({ id: fc.uuid(), event_type: fc.constantFrom('conversation_archived', 'agent_assigned', 'contact_field_changed'), actor_type: mostly(['ai_agent', 'human', 'api', 'system'], 'user'), data: fc.dictionary(fc.string({ maxLength: 8 }), json, { maxKeys: 2 }), created_at: timestamp }), { maxLength: 2 }),
+const history = fc
+  .array(
+    fc.record({
+      contact: fc.record({
+        id: fc.uuid(),
+        first_name: name,
+        last_name: name,
+        email: fc.option(fc.emailAddress()),
+        phone_number: phone,
+        external_id: fc.option(fc.string({ minLength: 1, maxLength: 20 })),
+        tags: fc.array(fc.string({ minLength: 1, maxLength: 10 }), { maxLength: 3 }),
+        custom_fields: fc.dictionary(fc.string({ minLength: 1, maxLength: 8 }), json, { maxKeys: 3 }),
+        is_test: fc.boolean(),
+        created_at: timestamp,
       }),
-      { maxLength: 2 },
-    ),
-  }),
-  { minLength: 1, maxLength: 4 },
-).map((contacts) => {
-  const lines: Line[] = [];
-  for (const { contact, conversations } of contacts) {
-    lines.push({ record: { type: 'contact', ...contact, created_at: contact.created_at.text }, micros: contact.created_at.micros });
-    for (const { conversation, messages, events } of conversations) {
-      lines.push({ record: { type: 'conversation', ...conversation, contact_id: contact.id, created_at: conversation.created_at.text, closed_at: conversation.closed_at?.text ?? null }, micros: conversation.created_at.micros });
-      for (const m of messages) lines.push({ record: { type: 'message', ...m, conversation_id: conversation.id, created_at: m.created_at.text }, micros: m.created_at.micros });
-      for (const e of events) {
-        const conversationId = e.event_type === 'contact_field_changed' ? null : conversation.id;
-        lines.push({ record: { type: 'event', ...e, contact_id: contact.id, conversation_id: conversationId, created_at: e.created_at.text }, micros: e.created_at.micros });
+      conversations: fc.array(
+        fc.record({
+          conversation: fc.record({
+            id: fc.uuid(),
+            channel: mostly(['whatsapp', 'email', 'sms', 'web_embed'], 'carrier_pigeon'),
+            created_at: timestamp,
+            closed_at: fc.option(timestamp),
+          }),
+          messages: fc.array(
+            fc.record({
+              id: fc.uuid(),
+              direction: mostly(['inbound', 'outbound'], 'sideways'),
+              sender_type: mostly(['contact', 'ai_agent', 'human', 'api', 'automation'], 'user'),
+              message_type: fc.constantFrom('text', 'image', 'template'),
+              text: name,
+              status: mostly(['RECEIVED', 'SENT', 'DELIVERED', 'READ', 'ERROR'], 'LOST'),
+              error: fc.option(name),
+              metadata: fc.option(fc.dictionary(fc.string({ maxLength: 8 }), json, { maxKeys: 2 })),
+              created_at: timestamp,
+            }),
+            { maxLength: 3 },
+          ),
+          events: fc.array(
+            fc.record({
+              id: fc.uuid(),
+              event_type: fc.constantFrom('conversation_archived', 'agent_assigned', 'contact_field_changed'),
+              actor_type: mostly(['ai_agent', 'human', 'api', 'system'], 'user'),
+              data: fc.dictionary(fc.string({ maxLength: 8 }), json, { maxKeys: 2 }),
+              created_at: timestamp,
+            }),
+            { maxLength: 2 },
+          ),
+        }),
+        { maxLength: 2 },
+      ),
+    }),
+    { minLength: 1, maxLength: 4 },
+  )
+  .map((contacts) => {
+    const lines: Line[] = [];
+    for (const { contact, conversations } of contacts) {
+      lines.push({
+        record: { type: 'contact', ...contact, created_at: contact.created_at.text },
+        micros: contact.created_at.micros,
+      });
+      for (const { conversation, messages, events } of conversations) {
+        lines.push({
+          record: {
+            type: 'conversation',
+            ...conversation,
+            contact_id: contact.id,
+            created_at: conversation.created_at.text,
+            closed_at: conversation.closed_at?.text ?? null,
+          },
+          micros: conversation.created_at.micros,
+        });
+        for (const m of messages)
+          lines.push({
+            record: { type: 'message', ...m, conversation_id: conversation.id, created_at: m.created_at.text },
+            micros: m.created_at.micros,
+          });
+        for (const e of events) {
+          const conversationId = e.event_type === 'contact_field_changed' ? null : conversation.id;
+          lines.push({
+            record: {
+              type: 'event',
+              ...e,
+              contact_id: contact.id,
+              conversation_id: conversationId,
+              created_at: e.created_at.text,
+            },
+            micros: e.created_at.micros,
+          });
+        }
       }
     }
-  }
-  return lines;
-});
+    return lines;
+  });
 
 /** What becomes of a line: mostly nothing; else sent twice, cut short, or a field changed or dropped. */
 const breakage = fc.oneof(
   { weight: 3, arbitrary: fc.constant((line: string) => [line]) },
   fc.constant((line: string) => [line, line]),
   fc.constant((line: string) => [line.slice(0, Math.floor(line.length / 2))]),
-  fc.tuple(fc.constantFrom('id', 'created_at', 'contact_id', 'conversation_id', 'text', 'tags', 'email'), fc.option(json)).map(([key, value]) => (line: string) => {
-    const record = JSON.parse(line) as Record<string, unknown>;
-    if (value === null) delete record[key];
-    else record[key] = value;
-    return [JSON.stringify(record)];
-  }),
+  fc
+    .tuple(
+      fc.constantFrom('id', 'created_at', 'contact_id', 'conversation_id', 'text', 'tags', 'email'),
+      fc.option(json),
+    )
+    .map(([key, value]) => (line: string) => {
+      const record = JSON.parse(line) as Record<string, unknown>;
+      if (value === null) delete record[key];
+      else record[key] = value;
+      return [JSON.stringify(record)];
+    }),
 );
 
 /**
@@ -109,8 +188,17 @@ const breakage = fc.oneof(
  */
 function ofRun(lines: Line[], run: number): Line[] {
   const prefix = run.toString(16).padStart(8, '0');
-  const own = (value: unknown) => (typeof value === 'string' && /^[0-9a-f]{8}-/i.test(value) ? prefix + value.slice(8) : value);
-  return lines.map(({ record, micros }) => ({ micros, record: { ...record, id: own(record.id), ...('contact_id' in record ? { contact_id: own(record.contact_id) } : {}), ...('conversation_id' in record ? { conversation_id: own(record.conversation_id) } : {}) } }));
+  const own = (value: unknown) =>
+    typeof value === 'string' && /^[0-9a-f]{8}-/i.test(value) ? prefix + value.slice(8) : value;
+  return lines.map(({ record, micros }) => ({
+    micros,
+    record: {
+      ...record,
+      id: own(record.id),
+      ...('contact_id' in record ? { contact_id: own(record.contact_id) } : {}),
+      ...('conversation_id' in record ? { conversation_id: own(record.conversation_id) } : {}),
+    },
+  }));
 }
 
 describe('an import of generated histories with broken lines', () => {
@@ -131,20 +219,38 @@ describe('an import of generated histories with broken lines', () => {
         }
         const res = await postImport(t.app, tenant.businessId, sent.map((s) => s.text).join('\n') + '\n');
         expect(res.statusCode, res.body.slice(0, 500)).toBe(200);
-        const { imported, errors } = res.json() as { imported: Record<string, number>; errors: { line: number; message: string }[] };
+        const { imported, errors } = res.json() as {
+          imported: Record<string, number>;
+          errors: { line: number; message: string }[];
+        };
         const refused = new Set(errors.map((e) => e.line));
-        for (const e of errors) expect(e.line >= 1 && e.line <= sent.length && typeof e.message === 'string', JSON.stringify(e)).toBe(true);
+        for (const e of errors)
+          expect(e.line >= 1 && e.line <= sent.length && typeof e.message === 'string', JSON.stringify(e)).toBe(true);
 
-        const tables = { contact: 'contacts', conversation: 'conversations', message: 'messages', event: 'events' } as const;
+        const tables = {
+          contact: 'contacts',
+          conversation: 'conversations',
+          message: 'messages',
+          event: 'events',
+        } as const;
         for (const [i, { text, line }] of sent.entries()) {
           const table = tables[line.record.type as keyof typeof tables];
           const id = String(line.record.id).toLowerCase();
-          const row = await t.database.db.selectFrom(table).select('id').where('business_id', '=', tenant.businessId).where('id', '=', id).executeTakeFirst();
+          const row = await t.database.db
+            .selectFrom(table)
+            .select('id')
+            .where('business_id', '=', tenant.businessId)
+            .where('id', '=', id)
+            .executeTakeFirst();
           // A line is stored (or was already, for a repeated one), or named in errors: never neither.
           const label = `line ${i + 1}: ${text.slice(0, 300)} → ${res.body.slice(0, 500)}`;
           if (!refused.has(i + 1)) expect(row, label).toBeDefined();
           if (text === JSON.stringify(line.record) && !refused.has(i + 1) && table === 'contacts') {
-            const contact = await t.app.inject({ method: 'GET', url: `/external/v2/contacts/${id}`, headers: tenant.headers });
+            const contact = await t.app.inject({
+              method: 'GET',
+              url: `/external/v2/contacts/${id}`,
+              headers: tenant.headers,
+            });
             expect(contact.statusCode, label).toBe(200);
             expect(contact.json().contact.created_at, label).toBe(apiForm(line.micros));
           }

@@ -22,25 +22,82 @@ describe('POST /admin/v1/businesses/:bid/import', () => {
     const s = sampleRecords('keep');
     const res = await postImport(t.app, tenant.businessId, s.records);
     expect(res.statusCode).toBe(200);
-    expect(res.json()).toEqual({ imported: { contacts: 1, conversations: 1, messages: 2, events: 1 }, errors: [], error_count: 0 });
+    expect(res.json()).toEqual({
+      imported: { contacts: 1, conversations: 1, messages: 2, events: 1 },
+      errors: [],
+      error_count: 0,
+    });
 
-    const contact = await db().selectFrom('contacts').selectAll().where('id', '=', s.contactId).executeTakeFirstOrThrow();
+    const contact = await db()
+      .selectFrom('contacts')
+      .selectAll()
+      .where('id', '=', s.contactId)
+      .executeTakeFirstOrThrow();
     expect(contact).toMatchObject({
-      business_id: tenant.businessId, first_name: 'Ana', last_name: 'García', email: 'anakeep@example.com',
-      phone_number: '5491123456789', phone_key: '541123456789', external_id: 'crm-keep', tags: ['vip'],
-      custom_fields: { plan: 'pro' }, is_test: false, created_at: '2026-08-04T10:11:12.123456Z',
+      business_id: tenant.businessId,
+      first_name: 'Ana',
+      last_name: 'García',
+      email: 'anakeep@example.com',
+      phone_number: '5491123456789',
+      phone_key: '541123456789',
+      external_id: 'crm-keep',
+      tags: ['vip'],
+      custom_fields: { plan: 'pro' },
+      is_test: false,
+      created_at: '2026-08-04T10:11:12.123456Z',
     });
-    const conversation = await db().selectFrom('conversations').selectAll().where('id', '=', s.conversationId).executeTakeFirstOrThrow();
+    const conversation = await db()
+      .selectFrom('conversations')
+      .selectAll()
+      .where('id', '=', s.conversationId)
+      .executeTakeFirstOrThrow();
     expect(conversation).toMatchObject({
-      business_id: tenant.businessId, contact_id: s.contactId, channel: 'whatsapp', created_at: '2026-08-04T10:12:00.000001Z',
-      closed_at: null, message_count: 2, last_message_at: '2026-08-04T10:13:00.999999Z',
+      business_id: tenant.businessId,
+      contact_id: s.contactId,
+      channel: 'whatsapp',
+      created_at: '2026-08-04T10:12:00.000001Z',
+      closed_at: null,
+      message_count: 2,
+      last_message_at: '2026-08-04T10:13:00.999999Z',
     });
-    const messages = await db().selectFrom('messages').selectAll().where('conversation_id', '=', s.conversationId).orderBy('created_at').execute();
+    const messages = await db()
+      .selectFrom('messages')
+      .selectAll()
+      .where('conversation_id', '=', s.conversationId)
+      .orderBy('created_at')
+      .execute();
     expect(messages.map((m) => m.id)).toEqual(s.messageIds);
-    expect(messages[0]).toMatchObject({ contact_id: s.contactId, channel: 'whatsapp', direction: 'inbound', sender_type: 'contact', type: 'text', text: 'Hola', status: 'RECEIVED', error: null, metadata: {}, created_at: '2026-08-04T10:12:00.654321Z' });
-    expect(messages[1]).toMatchObject({ direction: 'outbound', sender_type: 'ai_agent', text: '¡Hola Ana!', status: 'ERROR', error: 'window closed', metadata: { campaign: 'x' }, created_at: '2026-08-04T10:13:00.999999Z' });
+    expect(messages[0]).toMatchObject({
+      contact_id: s.contactId,
+      channel: 'whatsapp',
+      direction: 'inbound',
+      sender_type: 'contact',
+      type: 'text',
+      text: 'Hola',
+      status: 'RECEIVED',
+      error: null,
+      metadata: {},
+      created_at: '2026-08-04T10:12:00.654321Z',
+    });
+    expect(messages[1]).toMatchObject({
+      direction: 'outbound',
+      sender_type: 'ai_agent',
+      text: '¡Hola Ana!',
+      status: 'ERROR',
+      error: 'window closed',
+      metadata: { campaign: 'x' },
+      created_at: '2026-08-04T10:13:00.999999Z',
+    });
     const event = await db().selectFrom('events').selectAll().where('id', '=', s.eventId).executeTakeFirstOrThrow();
-    expect(event).toMatchObject({ type: 'conversation_archived', contact_id: s.contactId, conversation_id: s.conversationId, channel: 'whatsapp', actor_type: 'api', data: { origin: 'import' }, created_at: '2026-08-04T10:14:00.000500Z' });
+    expect(event).toMatchObject({
+      type: 'conversation_archived',
+      contact_id: s.contactId,
+      conversation_id: s.conversationId,
+      channel: 'whatsapp',
+      actor_type: 'api',
+      data: { origin: 'import' },
+      created_at: '2026-08-04T10:14:00.000500Z',
+    });
   });
 
   it('reads records written as DESIGN.md shows them, with "type" given twice', async () => {
@@ -56,10 +113,22 @@ describe('POST /admin/v1/businesses/:bid/import', () => {
       `{"type":"event","id":"${eventId}","conversation_id":"${conversationId}","contact_id":"${contactId}","type":"conversation_resolved","actor_type":"human","data":{"reason":"done"},"created_at":"2026-08-05T00:00:03Z"}`,
     ].join('\n');
     const res = await postImport(t.app, tenant.businessId, body);
-    expect(res.json()).toEqual({ imported: { contacts: 1, conversations: 1, messages: 1, events: 1 }, errors: [], error_count: 0 });
-    const message = await db().selectFrom('messages').select(['type', 'created_at']).where('id', '=', messageId).executeTakeFirstOrThrow();
+    expect(res.json()).toEqual({
+      imported: { contacts: 1, conversations: 1, messages: 1, events: 1 },
+      errors: [],
+      error_count: 0,
+    });
+    const message = await db()
+      .selectFrom('messages')
+      .select(['type', 'created_at'])
+      .where('id', '=', messageId)
+      .executeTakeFirstOrThrow();
     expect(message).toEqual({ type: 'image', created_at: '2026-08-05T00:00:02.500000Z' });
-    const event = await db().selectFrom('events').select(['type', 'actor_type']).where('id', '=', eventId).executeTakeFirstOrThrow();
+    const event = await db()
+      .selectFrom('events')
+      .select(['type', 'actor_type'])
+      .where('id', '=', eventId)
+      .executeTakeFirstOrThrow();
     expect(event).toEqual({ type: 'conversation_resolved', actor_type: 'human' });
   });
 
@@ -68,21 +137,60 @@ describe('POST /admin/v1/businesses/:bid/import', () => {
     const first = await postImport(t.app, tenant.businessId, s.records);
     expect(first.json().imported).toEqual({ contacts: 1, conversations: 1, messages: 2, events: 1 });
     const second = await postImport(t.app, tenant.businessId, s.records);
-    expect(second.json()).toEqual({ imported: { contacts: 0, conversations: 0, messages: 0, events: 0 }, errors: [], error_count: 0 });
-    const conversation = await db().selectFrom('conversations').select('message_count').where('id', '=', s.conversationId).executeTakeFirstOrThrow();
+    expect(second.json()).toEqual({
+      imported: { contacts: 0, conversations: 0, messages: 0, events: 0 },
+      errors: [],
+      error_count: 0,
+    });
+    const conversation = await db()
+      .selectFrom('conversations')
+      .select('message_count')
+      .where('id', '=', s.conversationId)
+      .executeTakeFirstOrThrow();
     expect(conversation.message_count).toBe(2);
   });
 
   it('accepts a charset parameter, uppercase ids, CRLF line ends, blank lines, optional fields and a last line without newline', async () => {
     const contactId = v7();
-    const body = `\r\n${JSON.stringify({ type: 'contact', id: contactId.toUpperCase(), created_at: '2026-01-01T00:00:00Z' })}\r\n\n` +
-      JSON.stringify({ type: 'event', id: v7(), contact_id: contactId.toUpperCase(), event_type: 'contact_field_changed', actor_type: 'system', created_at: '2026-01-01T00:00:01+02:00' });
-    const res = await postImport(t.app, tenant.businessId, body, { 'content-type': 'application/x-ndjson; charset=utf-8' });
-    expect(res.json()).toEqual({ imported: { contacts: 1, conversations: 0, messages: 0, events: 1 }, errors: [], error_count: 0 });
+    const body =
+      `\r\n${JSON.stringify({ type: 'contact', id: contactId.toUpperCase(), created_at: '2026-01-01T00:00:00Z' })}\r\n\n` +
+      JSON.stringify({
+        type: 'event',
+        id: v7(),
+        contact_id: contactId.toUpperCase(),
+        event_type: 'contact_field_changed',
+        actor_type: 'system',
+        created_at: '2026-01-01T00:00:01+02:00',
+      });
+    const res = await postImport(t.app, tenant.businessId, body, {
+      'content-type': 'application/x-ndjson; charset=utf-8',
+    });
+    expect(res.json()).toEqual({
+      imported: { contacts: 1, conversations: 0, messages: 0, events: 1 },
+      errors: [],
+      error_count: 0,
+    });
     const contact = await db().selectFrom('contacts').selectAll().where('id', '=', contactId).executeTakeFirstOrThrow();
-    expect(contact).toMatchObject({ first_name: '', last_name: '', email: null, phone_number: null, tags: [], custom_fields: {}, created_at: '2026-01-01T00:00:00.000000Z' });
-    const event = await db().selectFrom('events').selectAll().where('contact_id', '=', contactId).executeTakeFirstOrThrow();
-    expect(event).toMatchObject({ channel: null, conversation_id: null, data: {}, created_at: '2025-12-31T22:00:01.000000Z' });
+    expect(contact).toMatchObject({
+      first_name: '',
+      last_name: '',
+      email: null,
+      phone_number: null,
+      tags: [],
+      custom_fields: {},
+      created_at: '2026-01-01T00:00:00.000000Z',
+    });
+    const event = await db()
+      .selectFrom('events')
+      .selectAll()
+      .where('contact_id', '=', contactId)
+      .executeTakeFirstOrThrow();
+    expect(event).toMatchObject({
+      channel: null,
+      conversation_id: null,
+      data: {},
+      created_at: '2025-12-31T22:00:01.000000Z',
+    });
   });
 
   it('reports bad lines with their line numbers and goes on', async () => {
@@ -147,9 +255,15 @@ describe('POST /admin/v1/businesses/:bid/import', () => {
   });
 
   it("takes a conversation's channel_id only of a channel of the business and of the conversation's type", async () => {
-    const channel = async (bid: string, identifier: string) => (await t.app.inject({
-      method: 'POST', url: `/admin/v1/businesses/${bid}/channels`, headers: adminHeaders, payload: { type: 'sms', identifier },
-    })).json().channel.id as string;
+    const channel = async (bid: string, identifier: string) =>
+      (
+        await t.app.inject({
+          method: 'POST',
+          url: `/admin/v1/businesses/${bid}/channels`,
+          headers: adminHeaders,
+          payload: { type: 'sms', identifier },
+        })
+      ).json().channel.id as string;
     const mine = await channel(tenant.businessId, '+15550001001');
     const theirs = await channel(other.businessId, '+15550001002');
     const s = sampleRecords('channels');
@@ -171,17 +285,29 @@ describe('POST /admin/v1/businesses/:bid/import', () => {
 
   it('reports a line nested too deep or holding text PostgreSQL cannot store, and goes on', async () => {
     const s = sampleRecords('deep');
-    const contact = (extra: string) => `{"type":"contact","id":"${v7()}","first_name":"X","custom_fields":${extra},"created_at":"2026-08-04T10:00:00Z"}`;
-    const res = await postImport(t.app, tenant.businessId, [
-      JSON.stringify(s.records[0]),
-      contact(`{"a":${'['.repeat(5000)}1${']'.repeat(5000)}}`), // 2
-      contact('{"a":"x\\ud800"}'), // 3
-      contact('{"a":"x\\u0000"}'), // 4
-      JSON.stringify(s.records[1]),
-    ].join('\n'));
+    const contact = (extra: string) =>
+      `{"type":"contact","id":"${v7()}","first_name":"X","custom_fields":${extra},"created_at":"2026-08-04T10:00:00Z"}`;
+    const res = await postImport(
+      t.app,
+      tenant.businessId,
+      [
+        JSON.stringify(s.records[0]),
+        contact(`{"a":${'['.repeat(5000)}1${']'.repeat(5000)}}`), // 2
+        contact('{"a":"x\\ud800"}'), // 3
+        contact('{"a":"x\\u0000"}'), // 4
+        JSON.stringify(s.records[1]),
+      ].join('\n'),
+    );
     expect(res.statusCode).toBe(200);
     expect(res.json().imported).toMatchObject({ contacts: 1, conversations: 1 });
-    expect(res.json().errors.map((e: { line: number; message: string }) => [e.line, e.message.replace(/^\/custom_fields\/a(\/0)*/, '')])).toEqual([
+    expect(
+      res
+        .json()
+        .errors.map((e: { line: number; message: string }) => [
+          e.line,
+          e.message.replace(/^\/custom_fields\/a(\/0)*/, ''),
+        ]),
+    ).toEqual([
       [2, ' nested deeper than 64 levels'],
       [3, ' is not well-formed Unicode (a lone surrogate)'],
       [4, ' contains the NUL character (\\u0000)'],
@@ -203,11 +329,19 @@ describe('POST /admin/v1/businesses/:bid/import', () => {
     ]);
     expect(res.json().imported).toMatchObject({ contacts: 2, conversations: 2, events: 2 });
     expect(res.json().errors).toEqual([
-      { line: 5, message: `conversation ${b.conversationId} not found among the conversations of contact ${a.contactId}` },
+      {
+        line: 5,
+        message: `conversation ${b.conversationId} not found among the conversations of contact ${a.contactId}`,
+      },
       { line: 6, message: 'a conversation_archived event needs its conversation_id' },
       { line: 7, message: 'a contact_field_changed event has no conversation: conversation_id must be null' },
     ]);
-    const stored = await db().selectFrom('events').select(['type', 'conversation_id', 'channel']).where('contact_id', '=', a.contactId).orderBy('type').execute();
+    const stored = await db()
+      .selectFrom('events')
+      .select(['type', 'conversation_id', 'channel'])
+      .where('contact_id', '=', a.contactId)
+      .orderBy('type')
+      .execute();
     expect(stored).toEqual([
       { type: 'contact_field_changed', conversation_id: null, channel: null },
       { type: 'conversation_archived', conversation_id: a.conversationId, channel: 'whatsapp' },
@@ -227,11 +361,17 @@ describe('POST /admin/v1/businesses/:bid/import', () => {
     ]);
     expect(res.json().imported).toEqual({ contacts: 1, conversations: 0, messages: 0, events: 0 });
     expect(res.json().errors.map((e: { line: number }) => e.line)).toEqual([2, 3, 4, 5]);
-    const theirConversation = await db().selectFrom('conversations').select('message_count').where('id', '=', theirs.conversationId).executeTakeFirstOrThrow();
+    const theirConversation = await db()
+      .selectFrom('conversations')
+      .select('message_count')
+      .where('id', '=', theirs.conversationId)
+      .executeTakeFirstOrThrow();
     expect(theirConversation.message_count).toBe(2);
 
     // The same ids in another business are other records: both exist side by side.
-    const again = await postImport(t.app, tenant.businessId, [{ ...theirs.records[0], external_id: 'copy', email: 'copy@example.com' }]);
+    const again = await postImport(t.app, tenant.businessId, [
+      { ...theirs.records[0], external_id: 'copy', email: 'copy@example.com' },
+    ]);
     expect(again.json().imported.contacts).toBe(1);
     const copies = await db().selectFrom('contacts').select('business_id').where('id', '=', theirs.contactId).execute();
     expect(copies).toHaveLength(2);
@@ -243,9 +383,15 @@ describe('POST /admin/v1/businesses/:bid/import', () => {
     const older = { ...s.records[2], id: v7(), created_at: '2026-08-04T09:00:00.000001Z' };
     const res = await postImport(t.app, tenant.businessId, [s.records[3], s.records[2], older]);
     expect(res.json().imported.messages).toBe(3);
-    const more = await postImport(t.app, tenant.businessId, [{ ...s.records[2], id: v7(), created_at: '2026-08-03T00:00:00Z' }]);
+    const more = await postImport(t.app, tenant.businessId, [
+      { ...s.records[2], id: v7(), created_at: '2026-08-03T00:00:00Z' },
+    ]);
     expect(more.json().imported.messages).toBe(1);
-    const conversation = await db().selectFrom('conversations').selectAll().where('id', '=', s.conversationId).executeTakeFirstOrThrow();
+    const conversation = await db()
+      .selectFrom('conversations')
+      .selectAll()
+      .where('id', '=', s.conversationId)
+      .executeTakeFirstOrThrow();
     expect(conversation.message_count).toBe(4);
     expect(conversation.last_message_at).toBe('2026-08-04T10:13:00.999999Z');
   });
@@ -270,7 +416,9 @@ describe('POST /admin/v1/businesses/:bid/import', () => {
 
   it('answers 401 without the operator token, 404 for an unknown business, 400 for a bad id', async () => {
     const s = sampleRecords('auth');
-    const unauth = await postImport(t.app, tenant.businessId, s.records, { authorization: 'Bearer wrong-token-wrong-token' });
+    const unauth = await postImport(t.app, tenant.businessId, s.records, {
+      authorization: 'Bearer wrong-token-wrong-token',
+    });
     expect(unauth.statusCode).toBe(401);
     expect(unauth.json().error.code).toBe('unauthorized');
     const missing = await postImport(t.app, v7(), s.records);
@@ -285,7 +433,10 @@ describe('POST /admin/v1/businesses/:bid/import', () => {
   it('answers 415 for another content type or no body', async () => {
     const url = `/admin/v1/businesses/${tenant.businessId}/import`;
     for (const request of [
-      { headers: { ...adminHeaders, 'content-type': 'application/json' }, payload: JSON.stringify([sampleRecords().records[0]]) },
+      {
+        headers: { ...adminHeaders, 'content-type': 'application/json' },
+        payload: JSON.stringify([sampleRecords().records[0]]),
+      },
       { headers: { ...adminHeaders, 'content-type': 'text/plain' }, payload: ndjson(sampleRecords().records) },
       { headers: adminHeaders },
     ]) {

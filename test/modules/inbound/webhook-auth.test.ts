@@ -21,7 +21,14 @@ const verify = (query: Record<string, string>) => t.app.inject({ method: 'GET', 
 async function counts() {
   const db = t.database.db;
   const count = async (table: 'contacts' | 'conversations' | 'messages' | 'events' | 'media' | 'outbox') =>
-    Number((await db.selectFrom(table).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
+    Number(
+      (
+        await db
+          .selectFrom(table)
+          .select((eb) => eb.fn.countAll<number>().as('n'))
+          .executeTakeFirstOrThrow()
+      ).n,
+    );
   return {
     contacts: await count('contacts'),
     conversations: await count('conversations'),
@@ -33,11 +40,18 @@ async function counts() {
 }
 
 const textNotification = () =>
-  notificationFor(channel, { contacts: [{ waId: '5491122334455', name: 'Eve' }], messages: [inboundMessage('5491122334455', 'text', { body: 'hi' })] });
+  notificationFor(channel, {
+    contacts: [{ waId: '5491122334455', name: 'Eve' }],
+    messages: [inboundMessage('5491122334455', 'text', { body: 'hi' })],
+  });
 
 describe('GET /channels/whatsapp/webhook (verification handshake)', () => {
-  it('answers the challenge as plain text when the verify token is a channel\'s', async () => {
-    const res = await verify({ 'hub.mode': 'subscribe', 'hub.verify_token': channel.verifyToken, 'hub.challenge': '1158201444' });
+  it("answers the challenge as plain text when the verify token is a channel's", async () => {
+    const res = await verify({
+      'hub.mode': 'subscribe',
+      'hub.verify_token': channel.verifyToken,
+      'hub.challenge': '1158201444',
+    });
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-type']).toMatch(/^text\/plain/);
     expect(res.body).toBe('1158201444');
@@ -49,13 +63,19 @@ describe('GET /channels/whatsapp/webhook (verification handshake)', () => {
     ['no challenge', { 'hub.mode': 'subscribe', 'hub.verify_token': 'TOKEN' }],
     ['no token', { 'hub.mode': 'subscribe', 'hub.challenge': '1' }],
   ])('answers 403 for %s', async (_case, query) => {
-    const res = await verify(Object.fromEntries(Object.entries(query).map(([k, v]) => [k, v === 'TOKEN' ? channel.verifyToken : v])));
+    const res = await verify(
+      Object.fromEntries(Object.entries(query).map(([k, v]) => [k, v === 'TOKEN' ? channel.verifyToken : v])),
+    );
     expect(res.statusCode).toBe(403);
     expect(res.json().error.code).toBe('forbidden');
   });
 
   it('needs no API key', async () => {
-    const res = await verify({ 'hub.mode': 'subscribe', 'hub.verify_token': channel.verifyToken, 'hub.challenge': 'abc' });
+    const res = await verify({
+      'hub.mode': 'subscribe',
+      'hub.verify_token': channel.verifyToken,
+      'hub.challenge': 'abc',
+    });
     expect(res.statusCode).toBe(200);
   });
 });
@@ -71,30 +91,63 @@ describe('POST /channels/whatsapp/webhook refuses what is not signed by the chan
   });
 
   const cases: [string, () => { payload: string; headers: Record<string, string> }][] = [
-    ['a missing signature', () => {
-      const { payload, headers } = signedNotification(textNotification(), channel.appSecret);
-      return { payload, headers: { 'content-type': headers['content-type']! } };
-    }],
-    ['a malformed signature', () => {
-      const { payload, headers } = signedNotification(textNotification(), channel.appSecret);
-      return { payload, headers: { ...headers, 'x-hub-signature-256': 'sha1=abcdef' } };
-    }],
+    [
+      'a missing signature',
+      () => {
+        const { payload, headers } = signedNotification(textNotification(), channel.appSecret);
+        return { payload, headers: { 'content-type': headers['content-type'] } };
+      },
+    ],
+    [
+      'a malformed signature',
+      () => {
+        const { payload, headers } = signedNotification(textNotification(), channel.appSecret);
+        return { payload, headers: { ...headers, 'x-hub-signature-256': 'sha1=abcdef' } };
+      },
+    ],
     ['a signature with the wrong secret', () => signedNotification(textNotification(), 'not-the-app-secret')],
-    ['a body altered after signing', () => {
-      const { payload, headers } = signedNotification(textNotification(), channel.appSecret);
-      return { payload: payload.replace('"hi"', '"HI"'), headers };
-    }],
-    ['a body re-serialised after signing', () => {
-      const { payload, headers } = signedNotification(JSON.stringify(textNotification(), null, 2), channel.appSecret);
-      return { payload: JSON.stringify(JSON.parse(payload)), headers };
-    }],
-    ['an unknown phone_number_id', () =>
-      signedNotification({ ...textNotification(), entry: notificationFor({ ...channel, phoneNumberId: '999000999' }, { messages: [inboundMessage('5491122334455', 'text', { body: 'x' })] }).entry }, channel.appSecret)],
-    ['one signed part plus an unknown phone_number_id', () => {
-      const body = textNotification();
-      const stranger = notificationFor({ ...channel, phoneNumberId: '999000998' }, { messages: [inboundMessage('5491122334455', 'text', { body: 'x' })] });
-      return signedNotification({ ...body, entry: [...(body.entry as unknown[]), ...(stranger.entry as unknown[])] }, channel.appSecret);
-    }],
+    [
+      'a body altered after signing',
+      () => {
+        const { payload, headers } = signedNotification(textNotification(), channel.appSecret);
+        return { payload: payload.replace('"hi"', '"HI"'), headers };
+      },
+    ],
+    [
+      'a body re-serialised after signing',
+      () => {
+        const { payload, headers } = signedNotification(JSON.stringify(textNotification(), null, 2), channel.appSecret);
+        return { payload: JSON.stringify(JSON.parse(payload)), headers };
+      },
+    ],
+    [
+      'an unknown phone_number_id',
+      () =>
+        signedNotification(
+          {
+            ...textNotification(),
+            entry: notificationFor(
+              { ...channel, phoneNumberId: '999000999' },
+              { messages: [inboundMessage('5491122334455', 'text', { body: 'x' })] },
+            ).entry,
+          },
+          channel.appSecret,
+        ),
+    ],
+    [
+      'one signed part plus an unknown phone_number_id',
+      () => {
+        const body = textNotification();
+        const stranger = notificationFor(
+          { ...channel, phoneNumberId: '999000998' },
+          { messages: [inboundMessage('5491122334455', 'text', { body: 'x' })] },
+        );
+        return signedNotification(
+          { ...body, entry: [...(body.entry as unknown[]), ...(stranger.entry as unknown[])] },
+          channel.appSecret,
+        );
+      },
+    ],
   ];
 
   it.each(cases)('answers 401 for %s and stores nothing', async (_case, build) => {
@@ -108,36 +161,66 @@ describe('POST /channels/whatsapp/webhook refuses what is not signed by the chan
 
   it('answers 400 for a body that is not JSON or not a WhatsApp notification, storing nothing', async () => {
     const before = await counts();
-    const notJson = await t.app.inject({ method: 'POST', url: WEBHOOK, headers: { 'content-type': 'application/json' }, payload: '{"object":' });
+    const notJson = await t.app.inject({
+      method: 'POST',
+      url: WEBHOOK,
+      headers: { 'content-type': 'application/json' },
+      payload: '{"object":',
+    });
     expect(notJson.statusCode).toBe(400);
     const other = await postSigned(t.app, { object: 'page', entry: [] }, channel.appSecret);
     expect(other.statusCode).toBe(400);
-    const empty = await t.app.inject({ method: 'POST', url: WEBHOOK, headers: { 'content-type': 'application/json' }, payload: '' });
+    const empty = await t.app.inject({
+      method: 'POST',
+      url: WEBHOOK,
+      headers: { 'content-type': 'application/json' },
+      payload: '',
+    });
     expect(empty.statusCode).toBe(400);
     expect(await counts()).toEqual(before);
   });
 
   it('answers 413 for a body over 3 MB', async () => {
-    const res = await t.app.inject({ method: 'POST', url: WEBHOOK, headers: { 'content-type': 'application/json' }, payload: 'x'.repeat(3 * 1024 * 1024 + 1) });
+    const res = await t.app.inject({
+      method: 'POST',
+      url: WEBHOOK,
+      headers: { 'content-type': 'application/json' },
+      payload: 'x'.repeat(3 * 1024 * 1024 + 1),
+    });
     expect(res.statusCode).toBe(413);
   });
 
   it('accepts a signed notification of about 2 MB (above the API body limit)', async () => {
-    const body = notificationFor(channel, { messages: [inboundMessage('5491122334455', 'text', { body: 'y'.repeat(2 * 1024 * 1024) })] });
+    const body = notificationFor(channel, {
+      messages: [inboundMessage('5491122334455', 'text', { body: 'y'.repeat(2 * 1024 * 1024) })],
+    });
     const res = await postSigned(t.app, body, channel.appSecret);
     expect(res.statusCode).toBe(200);
   });
 
   it('checks the bytes whatever the content type says', async () => {
     const { payload, headers } = signedNotification(textNotification(), channel.appSecret);
-    const res = await t.app.inject({ method: 'POST', url: WEBHOOK, headers: { ...headers, 'content-type': 'text/plain' }, payload });
+    const res = await t.app.inject({
+      method: 'POST',
+      url: WEBHOOK,
+      headers: { ...headers, 'content-type': 'text/plain' },
+      payload,
+    });
     expect(res.statusCode).toBe(200);
   });
 
   it('answers 200 and stores nothing for a change that names no number (e.g. account updates)', async () => {
     const before = await counts();
-    const body = { object: 'whatsapp_business_account', entry: [{ id: '1', changes: [{ field: 'account_update', value: { event: 'VERIFIED_ACCOUNT' } }] }] };
-    const res = await t.app.inject({ method: 'POST', url: WEBHOOK, headers: { 'content-type': 'application/json' }, payload: JSON.stringify(body) });
+    const body = {
+      object: 'whatsapp_business_account',
+      entry: [{ id: '1', changes: [{ field: 'account_update', value: { event: 'VERIFIED_ACCOUNT' } }] }],
+    };
+    const res = await t.app.inject({
+      method: 'POST',
+      url: WEBHOOK,
+      headers: { 'content-type': 'application/json' },
+      payload: JSON.stringify(body),
+    });
     expect(res.statusCode).toBe(200);
     expect(await counts()).toEqual(before);
   });
@@ -146,10 +229,14 @@ describe('POST /channels/whatsapp/webhook refuses what is not signed by the chan
 describe('channel changes apply to the webhook at once', () => {
   it('uses the rotated app secret and refuses the old one', async () => {
     const rotating = await createWhatsAppChannel(t.app, tenant.businessId);
-    const body = () => notificationFor(rotating, { messages: [inboundMessage('5491122334455', 'text', { body: 'r' })] });
+    const body = () =>
+      notificationFor(rotating, { messages: [inboundMessage('5491122334455', 'text', { body: 'r' })] });
     expect((await postSigned(t.app, body(), rotating.appSecret)).statusCode).toBe(200);
     const patch = await t.app.inject({
-      method: 'PATCH', url: `/admin/v1/businesses/${tenant.businessId}/channels/${rotating.id}`, headers: adminHeaders, payload: { provider: { app_secret: 'new-app-secret' } },
+      method: 'PATCH',
+      url: `/admin/v1/businesses/${tenant.businessId}/channels/${rotating.id}`,
+      headers: adminHeaders,
+      payload: { provider: { app_secret: 'new-app-secret' } },
     });
     expect(patch.statusCode).toBe(200);
     expect((await postSigned(t.app, body(), rotating.appSecret)).statusCode).toBe(401);
@@ -160,7 +247,11 @@ describe('channel changes apply to the webhook at once', () => {
     const doomed = await createWhatsAppChannel(t.app, tenant.businessId);
     const body = () => notificationFor(doomed, { messages: [inboundMessage('5491122334455', 'text', { body: 'd' })] });
     expect((await postSigned(t.app, body(), doomed.appSecret)).statusCode).toBe(200);
-    const del = await t.app.inject({ method: 'DELETE', url: `/admin/v1/businesses/${tenant.businessId}/channels/${doomed.id}`, headers: adminHeaders });
+    const del = await t.app.inject({
+      method: 'DELETE',
+      url: `/admin/v1/businesses/${tenant.businessId}/channels/${doomed.id}`,
+      headers: adminHeaders,
+    });
     expect(del.statusCode).toBe(200);
     expect((await postSigned(t.app, body(), doomed.appSecret)).statusCode).toBe(401);
   });
@@ -171,7 +262,14 @@ describe('channel changes made by another server process (this one keeps the cha
   const deleteElsewhere = (ch: TestChannel) =>
     t.database.db.deleteFrom('channels').where('business_id', '=', ch.businessId).where('id', '=', ch.id).execute();
   const messagesOf = async (businessId: string, text: string) =>
-    (await t.database.db.selectFrom('messages').select('id').where('business_id', '=', businessId).where('text', '=', text).execute()).length;
+    (
+      await t.database.db
+        .selectFrom('messages')
+        .select('id')
+        .where('business_id', '=', businessId)
+        .where('text', '=', text)
+        .execute()
+    ).length;
 
   it.each([
     ['the same app secret (one Meta app serves both businesses)', true],
@@ -179,7 +277,9 @@ describe('channel changes made by another server process (this one keeps the cha
   ])('a number given to another business is stored under that business at once, with %s', async (_, sameSecret) => {
     const newOwner = await createTenant(t.app, 'New owner');
     const before = await createWhatsAppChannel(t.app, tenant.businessId);
-    const first = notificationFor(before, { messages: [inboundMessage('5491122334455', 'text', { body: 'for the first owner' })] });
+    const first = notificationFor(before, {
+      messages: [inboundMessage('5491122334455', 'text', { body: 'for the first owner' })],
+    });
     expect((await postSigned(t.app, first, before.appSecret)).statusCode).toBe(200);
 
     await deleteElsewhere(before);
@@ -197,7 +297,8 @@ describe('channel changes made by another server process (this one keeps the cha
 
   it('a number deleted elsewhere is refused at once, and nothing of the notification is stored', async () => {
     const doomed = await createWhatsAppChannel(t.app, tenant.businessId);
-    const body = (text: string) => notificationFor(doomed, { messages: [inboundMessage('5491122334457', 'text', { body: text })] });
+    const body = (text: string) =>
+      notificationFor(doomed, { messages: [inboundMessage('5491122334457', 'text', { body: text })] });
     expect((await postSigned(t.app, body('before'), doomed.appSecret)).statusCode).toBe(200);
     await deleteElsewhere(doomed);
     const before = await counts();
@@ -211,12 +312,33 @@ describe('channel changes made by another server process (this one keeps the cha
     const newOwner = await createTenant(t.app, 'Concurrent owner');
     const moving = await createWhatsAppChannel(t.app, tenant.businessId);
     const staying = await createWhatsAppChannel(t.app, tenant.businessId);
-    expect((await postSigned(t.app, notificationFor(moving, { messages: [inboundMessage('5491122334458', 'text', { body: 'warm' })] }), moving.appSecret)).statusCode).toBe(200);
+    expect(
+      (
+        await postSigned(
+          t.app,
+          notificationFor(moving, { messages: [inboundMessage('5491122334458', 'text', { body: 'warm' })] }),
+          moving.appSecret,
+        )
+      ).statusCode,
+    ).toBe(200);
     await deleteElsewhere(moving);
-    const moved = await createWhatsAppChannel(t.app, newOwner.businessId, { phoneNumberId: moving.phoneNumberId, appSecret: moving.appSecret });
+    const moved = await createWhatsAppChannel(t.app, newOwner.businessId, {
+      phoneNumberId: moving.phoneNumberId,
+      appSecret: moving.appSecret,
+    });
     const answers = await Promise.all([
-      ...[1, 2, 3].map((n) => postSigned(t.app, notificationFor(staying, { messages: [inboundMessage(`549112233450${n}`, 'text', { body: `stays ${n}` })] }), staying.appSecret)),
-      postSigned(t.app, notificationFor(moved, { messages: [inboundMessage('5491122334459', 'text', { body: 'moved' })] }), moved.appSecret),
+      ...[1, 2, 3].map((n) =>
+        postSigned(
+          t.app,
+          notificationFor(staying, { messages: [inboundMessage(`549112233450${n}`, 'text', { body: `stays ${n}` })] }),
+          staying.appSecret,
+        ),
+      ),
+      postSigned(
+        t.app,
+        notificationFor(moved, { messages: [inboundMessage('5491122334459', 'text', { body: 'moved' })] }),
+        moved.appSecret,
+      ),
     ]);
     expect(answers.map((a) => a.statusCode)).toEqual([200, 200, 200, 200]);
     for (const n of [1, 2, 3]) expect(await messagesOf(tenant.businessId, `stays ${n}`)).toBe(1);
@@ -231,7 +353,11 @@ describe('OpenAPI', () => {
     expect(res.statusCode).toBe(200);
     const paths = res.json().paths as Record<string, Record<string, unknown>>;
     expect(Object.keys(paths[WEBHOOK] ?? {}).sort()).toEqual(['get', 'post']);
-    expect(Object.keys(paths['/admin/v1/businesses/{bid}/channels/{id}'] ?? {}).sort()).toEqual(['delete', 'get', 'patch']);
+    expect(Object.keys(paths['/admin/v1/businesses/{bid}/channels/{id}'] ?? {}).sort()).toEqual([
+      'delete',
+      'get',
+      'patch',
+    ]);
     expect(Object.keys(paths['/admin/v1/businesses/{bid}/channels'] ?? {}).sort()).toEqual(['get', 'post']);
   });
 });

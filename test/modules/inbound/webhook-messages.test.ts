@@ -32,9 +32,16 @@ async function deliver(messages: Record<string, unknown>[], contacts: { waId: st
 const messageBy = (providerId: string) =>
   db().selectFrom('messages').selectAll().where('provider_message_id', '=', providerId).executeTakeFirstOrThrow();
 const contactsWithKey = (waId: string) =>
-  db().selectFrom('contacts').selectAll().where('business_id', '=', tenant.businessId).where('phone_key', '=', phoneKey(waId)).execute();
-const conversation = (id: string) => db().selectFrom('conversations').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
-const eventsOf = (contactId: string) => db().selectFrom('events').selectAll().where('contact_id', '=', contactId).orderBy('id').execute();
+  db()
+    .selectFrom('contacts')
+    .selectAll()
+    .where('business_id', '=', tenant.businessId)
+    .where('phone_key', '=', phoneKey(waId))
+    .execute();
+const conversation = (id: string) =>
+  db().selectFrom('conversations').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+const eventsOf = (contactId: string) =>
+  db().selectFrom('events').selectAll().where('contact_id', '=', contactId).orderBy('id').execute();
 
 describe('inbound message: contact, conversation, message', () => {
   it('creates the contact with the profile name, a conversation, and the message as received', async () => {
@@ -43,11 +50,17 @@ describe('inbound message: contact, conversation, message', () => {
     await deliver([m], [{ waId, name: 'María José Pérez' }]);
 
     const [contact] = await contactsWithKey(waId);
-    expect(contact).toMatchObject({ first_name: 'María', last_name: 'José Pérez', phone_number: waId, source: 'whatsapp', business_id: tenant.businessId });
+    expect(contact).toMatchObject({
+      first_name: 'María',
+      last_name: 'José Pérez',
+      phone_number: waId,
+      source: 'whatsapp',
+      business_id: tenant.businessId,
+    });
     const row = await messageBy(m.id as string);
     expect(row).toMatchObject({
       business_id: tenant.businessId,
-      contact_id: contact!.id,
+      contact_id: contact.id,
       channel: 'whatsapp',
       channel_id: channel.id,
       direction: 'inbound',
@@ -63,23 +76,53 @@ describe('inbound message: contact, conversation, message', () => {
       created_at: '2023-11-14T22:13:20.000000Z',
     });
     const conv = await conversation(row.conversation_id);
-    expect(conv).toMatchObject({ contact_id: contact!.id, channel: 'whatsapp', channel_id: channel.id, closed_at: null, message_count: 1, last_message_at: '2023-11-14T22:13:20.000000Z' });
-    expect(await eventsOf(contact!.id)).toEqual([]);
+    expect(conv).toMatchObject({
+      contact_id: contact.id,
+      channel: 'whatsapp',
+      channel_id: channel.id,
+      closed_at: null,
+      message_count: 1,
+      last_message_at: '2023-11-14T22:13:20.000000Z',
+    });
+    expect(await eventsOf(contact.id)).toEqual([]);
   });
 
   it('finds the contact stored without the Argentine 9 (54...) for a 549... sender, and aliases too', async () => {
     const waId = freshWaId();
-    const stored = await insertContact(db(), tenant.businessId, { phone_number: `54${waId.slice(3)}`, first_name: 'Ana', last_name: '' });
+    const stored = await insertContact(db(), tenant.businessId, {
+      phone_number: `54${waId.slice(3)}`,
+      first_name: 'Ana',
+      last_name: '',
+    });
     await deliver([inboundMessage(waId, 'text', { body: 'a' })], [{ waId, name: 'Someone Else' }]);
     expect((await contactsWithKey(waId)).map((c) => c.id)).toEqual([stored.id]);
-    expect(await messageBy((await db().selectFrom('messages').select('provider_message_id').where('contact_id', '=', stored.id).executeTakeFirstOrThrow()).provider_message_id!)).toMatchObject({ contact_id: stored.id });
+    expect(
+      await messageBy(
+        (
+          await db()
+            .selectFrom('messages')
+            .select('provider_message_id')
+            .where('contact_id', '=', stored.id)
+            .executeTakeFirstOrThrow()
+        ).provider_message_id!,
+      ),
+    ).toMatchObject({ contact_id: stored.id });
     // A named contact keeps its name: no event.
-    expect((await db().selectFrom('contacts').select('first_name').where('id', '=', stored.id).executeTakeFirstOrThrow()).first_name).toBe('Ana');
+    expect(
+      (await db().selectFrom('contacts').select('first_name').where('id', '=', stored.id).executeTakeFirstOrThrow())
+        .first_name,
+    ).toBe('Ana');
     expect(await eventsOf(stored.id)).toEqual([]);
 
-    const aliasOwner = await insertContact(db(), tenant.businessId, { phone_number: null, email: `alias${phoneSeq}@acme.test` });
+    const aliasOwner = await insertContact(db(), tenant.businessId, {
+      phone_number: null,
+      email: `alias${phoneSeq}@acme.test`,
+    });
     const aliasWaId = freshWaId();
-    await db().insertInto('contact_aliases').values({ business_id: tenant.businessId, kind: 'phone', value: phoneKey(aliasWaId), contact_id: aliasOwner.id }).execute();
+    await db()
+      .insertInto('contact_aliases')
+      .values({ business_id: tenant.businessId, kind: 'phone', value: phoneKey(aliasWaId), contact_id: aliasOwner.id })
+      .execute();
     const m = inboundMessage(aliasWaId, 'text', { body: 'b' });
     await deliver([m]);
     expect((await messageBy(m.id as string)).contact_id).toBe(aliasOwner.id);
@@ -91,7 +134,12 @@ describe('inbound message: contact, conversation, message', () => {
     const m = inboundMessage('5215512345678', 'text', { body: 'hola' });
     await deliver([m], [{ waId: '5215512345678', name: 'Juan' }]);
     expect((await messageBy(m.id as string)).contact_id).toBe(stored.id);
-    const count = await db().selectFrom('contacts').select((eb) => eb.fn.countAll<number>().as('n')).where('business_id', '=', tenant.businessId).where('phone_key', '=', phoneKey('525512345678')).executeTakeFirstOrThrow();
+    const count = await db()
+      .selectFrom('contacts')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('business_id', '=', tenant.businessId)
+      .where('phone_key', '=', phoneKey('525512345678'))
+      .executeTakeFirstOrThrow();
     expect(Number(count.n)).toBe(1);
   });
 
@@ -108,11 +156,20 @@ describe('inbound message: contact, conversation, message', () => {
       actor_type: 'system',
       conversation_id: null,
       channel: null,
-      data: { source: 'whatsapp', changes: [{ field: 'first_name', custom: false, from: '', to: 'Lucía' }, { field: 'last_name', custom: false, from: '', to: 'Gómez' }] },
+      data: {
+        source: 'whatsapp',
+        changes: [
+          { field: 'first_name', custom: false, from: '', to: 'Lucía' },
+          { field: 'last_name', custom: false, from: '', to: 'Gómez' },
+        ],
+      },
     });
     // Once named, a later profile name does not change it.
     await deliver([inboundMessage(waId, 'text', { body: 'y' })], [{ waId, name: 'Lu' }]);
-    expect((await db().selectFrom('contacts').select('first_name').where('id', '=', stored.id).executeTakeFirstOrThrow()).first_name).toBe('Lucía');
+    expect(
+      (await db().selectFrom('contacts').select('first_name').where('id', '=', stored.id).executeTakeFirstOrThrow())
+        .first_name,
+    ).toBe('Lucía');
     expect(await eventsOf(stored.id)).toHaveLength(1);
   });
 
@@ -122,9 +179,13 @@ describe('inbound message: contact, conversation, message', () => {
     await deliver([m, m], [{ waId, name: 'Rita' }]);
     await deliver([m], [{ waId, name: 'Rita' }]);
     await deliver([m], [{ waId, name: 'Rita' }]);
-    const rows = await db().selectFrom('messages').selectAll().where('provider_message_id', '=', m.id as string).execute();
+    const rows = await db()
+      .selectFrom('messages')
+      .selectAll()
+      .where('provider_message_id', '=', m.id as string)
+      .execute();
     expect(rows).toHaveLength(1);
-    expect((await conversation(rows[0]!.conversation_id)).message_count).toBe(1);
+    expect((await conversation(rows[0].conversation_id)).message_count).toBe(1);
     expect(await contactsWithKey(waId)).toHaveLength(1);
   });
 
@@ -134,9 +195,13 @@ describe('inbound message: contact, conversation, message', () => {
     const body = notificationFor(channel, { contacts: [{ waId, name: 'Race' }], messages: [m] });
     const answers = await Promise.all([1, 2, 3].map(() => postSigned(t.app, body, channel.appSecret)));
     expect(answers.map((a) => a.statusCode)).toEqual([200, 200, 200]);
-    const rows = await db().selectFrom('messages').selectAll().where('provider_message_id', '=', m.id as string).execute();
+    const rows = await db()
+      .selectFrom('messages')
+      .selectAll()
+      .where('provider_message_id', '=', m.id as string)
+      .execute();
     expect(rows).toHaveLength(1);
-    expect((await conversation(rows[0]!.conversation_id)).message_count).toBe(1);
+    expect((await conversation(rows[0].conversation_id)).message_count).toBe(1);
     expect(await contactsWithKey(waId)).toHaveLength(1);
   });
 
@@ -147,14 +212,23 @@ describe('inbound message: contact, conversation, message', () => {
     await deliver([a, b], [{ waId, name: 'Two' }]);
     const [ra, rb] = [await messageBy(a.id as string), await messageBy(b.id as string)];
     expect(ra.conversation_id).toBe(rb.conversation_id);
-    expect(await conversation(ra.conversation_id)).toMatchObject({ message_count: 2, last_message_at: '2023-11-14T22:13:22.000000Z' });
+    expect(await conversation(ra.conversation_id)).toMatchObject({
+      message_count: 2,
+      last_message_at: '2023-11-14T22:13:22.000000Z',
+    });
   });
 
   it('reopens a closed conversation with conversation_unarchived (system, inbound_message)', async () => {
     const waId = freshWaId();
     const contact = await insertContact(db(), tenant.businessId, { phone_number: waId });
-    const closed = await insertConversation(db(), tenant.businessId, contact.id, { channel_id: channel.id, closed_at: '2026-01-01T00:00:00.000000Z' });
-    const old = await insertMessage(db(), tenant.businessId, closed, { channel_id: channel.id, provider_message_id: `wamid.old${phoneSeq}` });
+    const closed = await insertConversation(db(), tenant.businessId, contact.id, {
+      channel_id: channel.id,
+      closed_at: '2026-01-01T00:00:00.000000Z',
+    });
+    const old = await insertMessage(db(), tenant.businessId, closed, {
+      channel_id: channel.id,
+      provider_message_id: `wamid.old${phoneSeq}`,
+    });
     // A redelivery of a message already stored does not reopen it.
     await deliver([inboundMessage(waId, 'text', { body: 'hello' }, { id: old.provider_message_id })]);
     expect((await conversation(closed.id)).closed_at).not.toBeNull();
@@ -165,7 +239,13 @@ describe('inbound message: contact, conversation, message', () => {
     expect(await conversation(closed.id)).toMatchObject({ closed_at: null, message_count: 2 });
     const events = await eventsOf(contact.id);
     expect(events).toHaveLength(1);
-    expect(events[0]).toMatchObject({ type: 'conversation_unarchived', conversation_id: closed.id, channel: 'whatsapp', actor_type: 'system', data: { origin: 'inbound_message' } });
+    expect(events[0]).toMatchObject({
+      type: 'conversation_unarchived',
+      conversation_id: closed.id,
+      channel: 'whatsapp',
+      actor_type: 'system',
+      data: { origin: 'inbound_message' },
+    });
   });
 
   it('continues an imported conversation without channel id, binding it to the channel', async () => {
@@ -193,7 +273,12 @@ describe('inbound message: contact, conversation, message', () => {
     const first = inboundMessage(waId, 'text', { body: 'first' });
     await deliver([first]);
     const reply = inboundMessage(waId, 'text', { body: 'reply' }, { context: { from: '15550783881', id: first.id } });
-    const orphan = inboundMessage(waId, 'text', { body: 'orphan' }, { context: { from: '15550783881', id: 'wamid.unknown' } });
+    const orphan = inboundMessage(
+      waId,
+      'text',
+      { body: 'orphan' },
+      { context: { from: '15550783881', id: 'wamid.unknown' } },
+    );
     await deliver([reply, orphan]);
     expect((await messageBy(reply.id as string)).reply_to_id).toBe((await messageBy(first.id as string)).id);
     const orphanRow = await messageBy(orphan.id as string);
@@ -206,10 +291,18 @@ describe('inbound message: contact, conversation, message', () => {
     const waId = freshWaId();
     const id = `wamid.shared${newId()}`;
     await deliver([inboundMessage(waId, 'text', { body: 'a' }, { id })]);
-    const res = await postSigned(t.app, notificationFor(second, { messages: [inboundMessage(waId, 'text', { body: 'b' }, { id })] }), second.appSecret);
+    const res = await postSigned(
+      t.app,
+      notificationFor(second, { messages: [inboundMessage(waId, 'text', { body: 'b' }, { id })] }),
+      second.appSecret,
+    );
     expect(res.statusCode).toBe(200);
-    const rows = await db().selectFrom('messages').select(['channel_id', 'conversation_id']).where('provider_message_id', '=', id).execute();
+    const rows = await db()
+      .selectFrom('messages')
+      .select(['channel_id', 'conversation_id'])
+      .where('provider_message_id', '=', id)
+      .execute();
     expect(rows.map((r) => r.channel_id).sort()).toEqual([channel.id, second.id].sort());
-    expect(rows[0]!.conversation_id).not.toBe(rows[1]!.conversation_id);
+    expect(rows[0].conversation_id).not.toBe(rows[1].conversation_id);
   });
 });

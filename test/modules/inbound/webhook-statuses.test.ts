@@ -30,7 +30,12 @@ const db = () => t.database.db;
 async function outbound(status = 'SENT', onChannel = channel) {
   const providerId = `wamid.${newId()}`;
   const row = await insertMessage(db(), onChannel.businessId, conversation, {
-    direction: 'outbound', sender_type: 'api', status, channel_id: onChannel.id, provider_message_id: providerId, text: 'out',
+    direction: 'outbound',
+    sender_type: 'api',
+    status,
+    channel_id: onChannel.id,
+    provider_message_id: providerId,
+    text: 'out',
   });
   return { id: row.id, providerId };
 }
@@ -38,7 +43,12 @@ async function receipts(...statuses: Record<string, unknown>[]) {
   const res = await postSigned(t.app, notificationFor(channel, { statuses }), channel.appSecret);
   expect(res.statusCode, res.body).toBe(200);
 }
-const stored = (id: string) => db().selectFrom('messages').select(['status', 'status_at', 'error', 'metadata']).where('id', '=', id).executeTakeFirstOrThrow();
+const stored = (id: string) =>
+  db()
+    .selectFrom('messages')
+    .select(['status', 'status_at', 'error', 'metadata'])
+    .where('id', '=', id)
+    .executeTakeFirstOrThrow();
 
 describe('delivery receipts', () => {
   it('moves a message through SENT, DELIVERED, READ with the receipt times', async () => {
@@ -54,25 +64,42 @@ describe('delivery receipts', () => {
   it('never moves backwards: read before delivered stays READ, late sent stays too', async () => {
     const m = await outbound();
     await receipts(statusReceipt(m.providerId, 'read', recipient, { timestamp: '1700000022' }));
-    await receipts(statusReceipt(m.providerId, 'delivered', recipient, { timestamp: '1700000021' }), statusReceipt(m.providerId, 'sent', recipient, { timestamp: '1700000020' }));
+    await receipts(
+      statusReceipt(m.providerId, 'delivered', recipient, { timestamp: '1700000021' }),
+      statusReceipt(m.providerId, 'sent', recipient, { timestamp: '1700000020' }),
+    );
     expect(await stored(m.id)).toMatchObject({ status: 'READ', status_at: '2023-11-14T22:13:42.000000Z' });
     // A failed receipt after the message was read contradicts it and is ignored.
-    await receipts(statusReceipt(m.providerId, 'failed', recipient, { errors: [{ code: 131026, title: 'Message undeliverable' }] }));
+    await receipts(
+      statusReceipt(m.providerId, 'failed', recipient, { errors: [{ code: 131026, title: 'Message undeliverable' }] }),
+    );
     expect(await stored(m.id)).toMatchObject({ status: 'READ', error: null });
   });
 
   it('applies receipts in the order of one notification', async () => {
     const m = await outbound();
-    await receipts(statusReceipt(m.providerId, 'delivered', recipient, { timestamp: '1700000031' }), statusReceipt(m.providerId, 'read', recipient, { timestamp: '1700000032' }));
+    await receipts(
+      statusReceipt(m.providerId, 'delivered', recipient, { timestamp: '1700000031' }),
+      statusReceipt(m.providerId, 'read', recipient, { timestamp: '1700000032' }),
+    );
     expect((await stored(m.id)).status).toBe('READ');
   });
 
   it('records a failure with the error detail, and a failed message stays ERROR', async () => {
     const m = await outbound();
-    await receipts(statusReceipt(m.providerId, 'failed', recipient, {
-      timestamp: '1700000040',
-      errors: [{ code: 131026, title: 'Message undeliverable', message: 'Message undeliverable', error_data: { details: 'Message could not be delivered: recipient is not on WhatsApp.' } }],
-    }));
+    await receipts(
+      statusReceipt(m.providerId, 'failed', recipient, {
+        timestamp: '1700000040',
+        errors: [
+          {
+            code: 131026,
+            title: 'Message undeliverable',
+            message: 'Message undeliverable',
+            error_data: { details: 'Message could not be delivered: recipient is not on WhatsApp.' },
+          },
+        ],
+      }),
+    );
     expect(await stored(m.id)).toMatchObject({
       status: 'ERROR',
       status_at: '2023-11-14T22:14:00.000000Z',
@@ -92,10 +119,18 @@ describe('delivery receipts', () => {
 
   it('ignores receipts for unknown ids and for inbound messages, storing nothing', async () => {
     const before = await db().selectFrom('messages').select(['id', 'status', 'status_at']).orderBy('id').execute();
-    await receipts(statusReceipt('wamid.never-sent', 'delivered', recipient), statusReceipt('wamid.never-sent-2', 'failed', recipient));
-    expect(await db().selectFrom('messages').select(['id', 'status', 'status_at']).orderBy('id').execute()).toEqual(before);
+    await receipts(
+      statusReceipt('wamid.never-sent', 'delivered', recipient),
+      statusReceipt('wamid.never-sent-2', 'failed', recipient),
+    );
+    expect(await db().selectFrom('messages').select(['id', 'status', 'status_at']).orderBy('id').execute()).toEqual(
+      before,
+    );
 
-    const inbound = await insertMessage(db(), tenant.businessId, conversation, { channel_id: channel.id, provider_message_id: `wamid.in${newId()}` });
+    const inbound = await insertMessage(db(), tenant.businessId, conversation, {
+      channel_id: channel.id,
+      provider_message_id: `wamid.in${newId()}`,
+    });
     await receipts(statusReceipt(inbound.provider_message_id!, 'read', recipient));
     expect((await stored(inbound.id)).status).toBe('RECEIVED');
   });
@@ -106,7 +141,13 @@ describe('delivery receipts', () => {
     const contact = await insertContact(db(), otherTenant.businessId, { phone_number: recipient });
     const conv = await insertConversation(db(), otherTenant.businessId, contact.id, { channel_id: otherChannel.id });
     const providerId = `wamid.${newId()}`;
-    const foreign = await insertMessage(db(), otherTenant.businessId, conv, { direction: 'outbound', sender_type: 'api', status: 'SENT', channel_id: otherChannel.id, provider_message_id: providerId });
+    const foreign = await insertMessage(db(), otherTenant.businessId, conv, {
+      direction: 'outbound',
+      sender_type: 'api',
+      status: 'SENT',
+      channel_id: otherChannel.id,
+      provider_message_id: providerId,
+    });
     await receipts(statusReceipt(providerId, 'read', recipient));
     expect((await stored(foreign.id)).status).toBe('SENT');
   });
@@ -121,33 +162,60 @@ describe('delivery receipts', () => {
     });
     expect((await postSigned(t.app, body, channel.appSecret)).statusCode).toBe(200);
     expect((await stored(m.id)).status).toBe('READ');
-    const reply = await db().selectFrom('messages').selectAll().where('provider_message_id', '=', inboundId).executeTakeFirstOrThrow();
-    expect(reply).toMatchObject({ conversation_id: conversation.id, contact_id: conversation.contact_id, text: 'got it', status: 'RECEIVED' });
+    const reply = await db()
+      .selectFrom('messages')
+      .selectAll()
+      .where('provider_message_id', '=', inboundId)
+      .executeTakeFirstOrThrow();
+    expect(reply).toMatchObject({
+      conversation_id: conversation.id,
+      contact_id: conversation.contact_id,
+      text: 'got it',
+      status: 'RECEIVED',
+    });
   });
 });
 
 describe('receipts found by the echoed reference (biz_opaque_callback_data)', () => {
   /** An outbound message whose send's answer was not stored: no provider id. */
-  async function unanswered(status: 'PENDING' | 'ERROR', onChannel = channel, businessId = tenant.businessId, conv = conversation) {
+  async function unanswered(
+    status: 'PENDING' | 'ERROR',
+    onChannel = channel,
+    businessId = tenant.businessId,
+    conv = conversation,
+  ) {
     const row = await insertMessage(db(), businessId, conv, {
-      direction: 'outbound', sender_type: 'api', status, channel_id: onChannel.id, provider_message_id: null, text: 'out', send_attempts: 1,
+      direction: 'outbound',
+      sender_type: 'api',
+      status,
+      channel_id: onChannel.id,
+      provider_message_id: null,
+      text: 'out',
+      send_attempts: 1,
       error: status === 'ERROR' ? 'outcome unknown: network_error: timeout; not resent' : null,
     });
     return row.id;
   }
-  const withProviderId = (id: string) => db().selectFrom('messages').select(['status', 'error', 'provider_message_id']).where('id', '=', id).executeTakeFirstOrThrow();
+  const withProviderId = (id: string) =>
+    db()
+      .selectFrom('messages')
+      .select(['status', 'error', 'provider_message_id'])
+      .where('id', '=', id)
+      .executeTakeFirstOrThrow();
 
   it('recovers a send whose outcome was unknown: the receipt proves the provider had it', async () => {
     const id = await unanswered('ERROR');
     const wamid = `wamid.${newId()}`;
-    await receipts(statusReceipt(wamid, 'delivered', recipient, { biz_opaque_callback_data: id, timestamp: '1700000100' }));
+    await receipts(
+      statusReceipt(wamid, 'delivered', recipient, { biz_opaque_callback_data: id, timestamp: '1700000100' }),
+    );
     expect(await withProviderId(id)).toEqual({ status: 'DELIVERED', error: null, provider_message_id: wamid });
     // Later receipts find it by its provider id.
     await receipts(statusReceipt(wamid, 'read', recipient, { biz_opaque_callback_data: id }));
     expect((await stored(id)).status).toBe('READ');
   });
 
-  it('applies a receipt that arrives before the send\'s answer is stored', async () => {
+  it("applies a receipt that arrives before the send's answer is stored", async () => {
     const id = await unanswered('PENDING');
     const wamid = `wamid.${newId()}`;
     await receipts(statusReceipt(wamid, 'sent', recipient, { biz_opaque_callback_data: id, timestamp: '1700000200' }));
@@ -155,22 +223,33 @@ describe('receipts found by the echoed reference (biz_opaque_callback_data)', ()
     expect((await stored(id)).status_at).toBe('2023-11-14T22:16:40.000000Z');
   });
 
-  it('records a failed receipt\'s error on a send whose outcome was unknown', async () => {
+  it("records a failed receipt's error on a send whose outcome was unknown", async () => {
     const id = await unanswered('ERROR');
     const wamid = `wamid.${newId()}`;
-    await receipts(statusReceipt(wamid, 'failed', recipient, { biz_opaque_callback_data: id, errors: [{ code: 131026, title: 'Message undeliverable' }] }));
+    await receipts(
+      statusReceipt(wamid, 'failed', recipient, {
+        biz_opaque_callback_data: id,
+        errors: [{ code: 131026, title: 'Message undeliverable' }],
+      }),
+    );
     const row = await withProviderId(id);
     expect(row).toMatchObject({ status: 'ERROR', provider_message_id: wamid });
     expect(row.error).toContain('131026');
   });
 
-  it('touches only an outbound message of the receipt\'s channel without a provider id', async () => {
+  it("touches only an outbound message of the receipt's channel without a provider id", async () => {
     const answered = await outbound('SENT');
     const wamid = `wamid.${newId()}`;
     await receipts(statusReceipt(wamid, 'read', recipient, { biz_opaque_callback_data: answered.id }));
-    expect(await withProviderId(answered.id)).toMatchObject({ status: 'SENT', provider_message_id: answered.providerId });
+    expect(await withProviderId(answered.id)).toMatchObject({
+      status: 'SENT',
+      provider_message_id: answered.providerId,
+    });
 
-    const inbound = await insertMessage(db(), tenant.businessId, conversation, { channel_id: channel.id, provider_message_id: null });
+    const inbound = await insertMessage(db(), tenant.businessId, conversation, {
+      channel_id: channel.id,
+      provider_message_id: null,
+    });
     await receipts(statusReceipt(`wamid.${newId()}`, 'read', recipient, { biz_opaque_callback_data: inbound.id }));
     expect(await withProviderId(inbound.id)).toMatchObject({ status: 'RECEIVED', provider_message_id: null });
 
@@ -190,13 +269,18 @@ describe('receipts found by the echoed reference (biz_opaque_callback_data)', ()
 
   it('leaves a message that never went to the provider alone: no receipt can be its', async () => {
     const queued = await insertMessage(db(), tenant.businessId, conversation, {
-      direction: 'outbound', sender_type: 'api', status: 'PENDING', channel_id: channel.id, provider_message_id: null, text: 'queued',
+      direction: 'outbound',
+      sender_type: 'api',
+      status: 'PENDING',
+      channel_id: channel.id,
+      provider_message_id: null,
+      text: 'queued',
     });
     await receipts(statusReceipt(`wamid.${newId()}`, 'read', recipient, { biz_opaque_callback_data: queued.id }));
     expect(await withProviderId(queued.id)).toEqual({ status: 'PENDING', error: null, provider_message_id: null });
   });
 
-  it('changes nothing when the receipt\'s wamid is another message\'s, and applies the rest of the notification', async () => {
+  it("changes nothing when the receipt's wamid is another message's, and applies the rest of the notification", async () => {
     const held = await outbound('DELIVERED');
     const id = await unanswered('ERROR');
     const other = await outbound('SENT');
@@ -212,7 +296,12 @@ describe('receipts found by the echoed reference (biz_opaque_callback_data)', ()
   it('reports a receipt for a second message of one send: the provider carried out a call that was retried', async () => {
     const sent = await outbound('SENT');
     const second = `wamid.${newId()}`;
-    const { payload, headers } = signedNotification(notificationFor(channel, { statuses: [statusReceipt(second, 'delivered', recipient, { biz_opaque_callback_data: sent.id })] }), channel.appSecret);
+    const { payload, headers } = signedNotification(
+      notificationFor(channel, {
+        statuses: [statusReceipt(second, 'delivered', recipient, { biz_opaque_callback_data: sent.id })],
+      }),
+      channel.appSecret,
+    );
     const summary = await t.app.services.inbound.receiveWhatsApp(Buffer.from(payload), headers);
     expect(summary.duplicateSends).toEqual([{ messageId: sent.id, providerMessageIds: [sent.providerId, second] }]);
     expect(summary.unknownStatusIds).toEqual([]);
@@ -221,7 +310,9 @@ describe('receipts found by the echoed reference (biz_opaque_callback_data)', ()
 
   it('ignores a reference that is no message id', async () => {
     for (const reference of ['campaign-7', '', 'x'.repeat(512), '01900000-0000-7000-8000-000000000000']) {
-      await receipts(statusReceipt(`wamid.${newId()}`, 'delivered', recipient, { biz_opaque_callback_data: reference }));
+      await receipts(
+        statusReceipt(`wamid.${newId()}`, 'delivered', recipient, { biz_opaque_callback_data: reference }),
+      );
     }
   });
 });
@@ -229,14 +320,34 @@ describe('receipts found by the echoed reference (biz_opaque_callback_data)', ()
 // The interleavings below need a second connection: the send worker, or a second process sharing
 // the database. Each test wraps a repository call to commit the other side's real statement at
 // the exact point of the race (the statements themselves are not replaced).
-describe.runIf(engine === 'postgres')('receipts racing the send\'s answer (PostgreSQL)', () => {
-  it('applies a receipt when the send\'s answer is stored between its two lookups', async () => {
+describe.runIf(engine === 'postgres')("receipts racing the send's answer (PostgreSQL)", () => {
+  it("applies a receipt when the send's answer is stored between its two lookups", async () => {
     const row = await insertMessage(db(), tenant.businessId, conversation, {
-      direction: 'outbound', sender_type: 'api', status: 'PENDING', channel_id: channel.id, provider_message_id: null, text: 'out',
-      send_attempts: 1, provider_call_at: new Date().toISOString(),
+      direction: 'outbound',
+      sender_type: 'api',
+      status: 'PENDING',
+      channel_id: channel.id,
+      provider_message_id: null,
+      text: 'out',
+      send_attempts: 1,
+      provider_call_at: new Date().toISOString(),
     });
     const jobId = newId();
-    await db().insertInto('outbox').values({ business_id: tenant.businessId, id: jobId, kind: 'send', ref_id: row.id, state: 'running', attempts: 1, run_at: new Date().toISOString(), locked_until: null, last_error: null, created_at: new Date().toISOString() }).execute();
+    await db()
+      .insertInto('outbox')
+      .values({
+        business_id: tenant.businessId,
+        id: jobId,
+        kind: 'send',
+        ref_id: row.id,
+        state: 'running',
+        attempts: 1,
+        run_at: new Date().toISOString(),
+        locked_until: null,
+        last_error: null,
+        created_at: new Date().toISOString(),
+      })
+      .execute();
     const wamid = `wamid.${newId()}`;
     const moveStatus = messagingRepository.moveStatus.bind(messagingRepository);
     let answered = false;
@@ -244,7 +355,9 @@ describe.runIf(engine === 'postgres')('receipts racing the send\'s answer (Postg
       const result = await moveStatus(...args);
       if (!answered) {
         answered = true;
-        await sendingRepository.markSentMany(t.database.db, [{ businessId: tenant.businessId, id: row.id, providerMessageId: wamid, jobId }]);
+        await sendingRepository.markSentMany(t.database.db, [
+          { businessId: tenant.businessId, id: row.id, providerMessageId: wamid, jobId },
+        ]);
       }
       return result;
     });
@@ -253,14 +366,25 @@ describe.runIf(engine === 'postgres')('receipts racing the send\'s answer (Postg
     } finally {
       hook.mockRestore();
     }
-    expect(await db().selectFrom('messages').select(['status', 'provider_message_id']).where('id', '=', row.id).executeTakeFirstOrThrow())
-      .toEqual({ status: 'DELIVERED', provider_message_id: wamid });
+    expect(
+      await db()
+        .selectFrom('messages')
+        .select(['status', 'provider_message_id'])
+        .where('id', '=', row.id)
+        .executeTakeFirstOrThrow(),
+    ).toEqual({ status: 'DELIVERED', provider_message_id: wamid });
   });
 
   it('applies both of two receipts of one lost answer handled by two processes at once', async () => {
     const row = await insertMessage(db(), tenant.businessId, conversation, {
-      direction: 'outbound', sender_type: 'api', status: 'ERROR', channel_id: channel.id, provider_message_id: null, text: 'out',
-      send_attempts: 1, error: 'outcome unknown: network_error: timeout; not resent',
+      direction: 'outbound',
+      sender_type: 'api',
+      status: 'ERROR',
+      channel_id: channel.id,
+      provider_message_id: null,
+      text: 'out',
+      send_attempts: 1,
+      error: 'outcome unknown: network_error: timeout; not resent',
     });
     const wamid = `wamid.${newId()}`;
     const other = await buildApp(t.config, { database: t.database, logger: false, workers: false });
@@ -271,7 +395,13 @@ describe.runIf(engine === 'postgres')('receipts racing the send\'s answer (Postg
       const result = await recordByReference(...args);
       if (!second) {
         // This process has recorded "sent", not committed; the other receives "delivered" now.
-        second = postSigned(other, notificationFor(channel, { statuses: [statusReceipt(wamid, 'delivered', recipient, { biz_opaque_callback_data: row.id })] }), channel.appSecret);
+        second = postSigned(
+          other,
+          notificationFor(channel, {
+            statuses: [statusReceipt(wamid, 'delivered', recipient, { biz_opaque_callback_data: row.id })],
+          }),
+          channel.appSecret,
+        );
         await new Promise((resolve) => setTimeout(resolve, 300));
       }
       return result;

@@ -21,7 +21,8 @@ export async function createWhatsAppChannel(
   businessId: string,
   options: { identifier?: string; apiBaseUrl?: string; phoneNumberId?: string; appSecret?: string } = {},
 ): Promise<TestChannel> {
-  const phoneNumberId = options.phoneNumberId ?? String(100_000_000_000_000n + BigInt(`0x${randomBytes(5).toString('hex')}`));
+  const phoneNumberId =
+    options.phoneNumberId ?? String(100_000_000_000_000n + BigInt(`0x${randomBytes(5).toString('hex')}`));
   const appSecret = options.appSecret ?? randomBytes(16).toString('hex');
   const verifyToken = `verify-${randomBytes(8).toString('hex')}`;
   const identifier = options.identifier ?? `1555${String(Math.floor(Math.random() * 1e7)).padStart(7, '0')}`;

@@ -27,7 +27,9 @@ describe.each([
   it('stores, replaces, reads and deletes files by key', async () => {
     const storage = await make();
     expect(await storage.put('biz/1', Buffer.from('first'), 'text/plain')).toEqual({ size: 5 });
-    expect(await storage.put('biz/1', Readable.from([Buffer.from('second '), Buffer.from('version')]), 'text/plain')).toEqual({ size: 14 });
+    expect(
+      await storage.put('biz/1', Readable.from([Buffer.from('second '), Buffer.from('version')]), 'text/plain'),
+    ).toEqual({ size: 14 });
     const file = await storage.get('biz/1');
     expect(file?.size).toBe(14);
     expect((await buffer(file!.stream)).toString()).toBe('second version');
@@ -52,7 +54,11 @@ describe('filesystem file storage', () => {
     expect(storage).toBeInstanceOf(FsFileStorage);
     await storage.put('b1/7', Buffer.from('bytes'), 'application/octet-stream');
     expect(await readdir(join(dir, 'media', 'b1'))).toEqual(['7']);
-    const failing = new Readable({ read() { this.destroy(new Error('source broke')); } });
+    const failing = new Readable({
+      read() {
+        this.destroy(new Error('source broke'));
+      },
+    });
     await expect(storage.put('b1/8', failing, 'application/octet-stream')).rejects.toThrow('source broke');
     expect(await readdir(join(dir, 'media', 'b1'))).toEqual(['7']);
   });

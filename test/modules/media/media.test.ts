@@ -20,10 +20,20 @@ beforeAll(async () => {
   acme = await createTenant(t.app, 'Acme');
   other = await createTenant(t.app, 'Other');
   const channel = await t.app.inject({
-    method: 'POST', url: `/admin/v1/businesses/${acme.businessId}/channels`, headers: adminHeaders,
+    method: 'POST',
+    url: `/admin/v1/businesses/${acme.businessId}/channels`,
+    headers: adminHeaders,
     payload: {
-      type: 'whatsapp', identifier: '14155550100',
-      provider: { kind: 'whatsapp_cloud', phone_number_id: '2001', access_token: graph.accessToken, app_secret: 's', verify_token: 'v', api_base_url: graph.baseUrl },
+      type: 'whatsapp',
+      identifier: '14155550100',
+      provider: {
+        kind: 'whatsapp_cloud',
+        phone_number_id: '2001',
+        access_token: graph.accessToken,
+        app_secret: 's',
+        verify_token: 'v',
+        api_base_url: graph.baseUrl,
+      },
     },
   });
   expect(channel.statusCode).toBe(201);
@@ -35,25 +45,51 @@ afterAll(async () => {
 });
 
 /** An inbound message with one attachment, as the inbound module stores it, and its fetch job. */
-async function inboundMedia(tenant: Tenant, media: { providerMediaId: string; contentType?: string; filename?: string; sha256?: string }) {
+async function inboundMedia(
+  tenant: Tenant,
+  media: { providerMediaId: string; contentType?: string; filename?: string; sha256?: string },
+) {
   const db = t.database.db;
   const contact = await insertContact(db, tenant.businessId, { phone_number: '5491155550000' });
   const conversation = await insertConversation(db, tenant.businessId, contact.id, { channel_id: channelId });
-  const message = await insertMessage(db, tenant.businessId, conversation, { type: 'image', channel_id: channelId, text: '' });
-  const row = await db.insertInto('media').values({
-    business_id: tenant.businessId, message_id: message.id, provider_media_id: media.providerMediaId,
-    content_type: media.contentType ?? null, filename: media.filename ?? null, sha256: media.sha256 ?? null,
-  }).returningAll().executeTakeFirstOrThrow();
+  const message = await insertMessage(db, tenant.businessId, conversation, {
+    type: 'image',
+    channel_id: channelId,
+    text: '',
+  });
+  const row = await db
+    .insertInto('media')
+    .values({
+      business_id: tenant.businessId,
+      message_id: message.id,
+      provider_media_id: media.providerMediaId,
+      content_type: media.contentType ?? null,
+      filename: media.filename ?? null,
+      sha256: media.sha256 ?? null,
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
   await enqueueJob(db, { businessId: tenant.businessId, kind: 'media_fetch', refId: message.id });
   t.app.worker.wake('media_fetch');
   return { message, media: row };
 }
 
 const job = (messageId: string) =>
-  t.database.db.selectFrom('outbox').select(['state', 'attempts', 'last_error']).where('kind', '=', 'media_fetch').where('ref_id', '=', messageId).executeTakeFirstOrThrow();
+  t.database.db
+    .selectFrom('outbox')
+    .select(['state', 'attempts', 'last_error'])
+    .where('kind', '=', 'media_fetch')
+    .where('ref_id', '=', messageId)
+    .executeTakeFirstOrThrow();
 const mediaRow = (businessId: string, id: number) =>
-  t.database.db.selectFrom('media').selectAll().where('business_id', '=', businessId).where('id', '=', id).executeTakeFirstOrThrow();
-const getMedia = (tenant: Tenant, id: number | string) => t.app.inject({ method: 'GET', url: `/external/v2/media/${id}`, headers: tenant.headers });
+  t.database.db
+    .selectFrom('media')
+    .selectAll()
+    .where('business_id', '=', businessId)
+    .where('id', '=', id)
+    .executeTakeFirstOrThrow();
+const getMedia = (tenant: Tenant, id: number | string) =>
+  t.app.inject({ method: 'GET', url: `/external/v2/media/${id}`, headers: tenant.headers });
 const download = (url: string) => t.app.inject({ method: 'GET', url: url.slice(PUBLIC_URL.length) });
 
 async function until(check: () => Promise<boolean>, ms = 10_000): Promise<void> {
@@ -79,10 +115,17 @@ describe('inbound media', () => {
 
   it('is fetched from the Graph API by the media_fetch job and stored', async () => {
     const served = graph.addMedia({ bytes: PNG, mimeType: 'image/png' });
-    const { message, media } = await inboundMedia(acme, { providerMediaId: served.id, contentType: 'image/png', sha256: served.sha256 });
+    const { message, media } = await inboundMedia(acme, {
+      providerMediaId: served.id,
+      contentType: 'image/png',
+      sha256: served.sha256,
+    });
     await until(async () => (await job(message.id)).state === 'done');
     expect(await mediaRow(acme.businessId, media.id)).toMatchObject({
-      storage_key: `${acme.businessId}/${media.id}`, size_bytes: PNG.length, content_type: 'image/png', sha256: served.sha256,
+      storage_key: `${acme.businessId}/${media.id}`,
+      size_bytes: PNG.length,
+      content_type: 'image/png',
+      sha256: served.sha256,
     });
     // Media id -> URL -> bytes, with the channel's token.
     const calls = graph.requests.filter((r) => r.path.endsWith(served.id) || r.query.mid === served.id);
@@ -97,7 +140,9 @@ describe('inbound media', () => {
     expect(res.statusCode).toBe(200);
     const { media } = res.json();
     expect(media).toMatchObject({ id: fetched.id, filename: null, contentType: 'image/png' });
-    expect(media.url).toMatch(new RegExp(`^${PUBLIC_URL}/files/${fetched.id}\\?b=${acme.businessId}&exp=\\d+&sig=[A-Za-z0-9_-]{43}$`));
+    expect(media.url).toMatch(
+      new RegExp(`^${PUBLIC_URL}/files/${fetched.id}\\?b=${acme.businessId}&exp=\\d+&sig=[A-Za-z0-9_-]{43}$`),
+    );
     const expiresAt = Date.parse(media.expiresAt);
     expect(media.expiresAt).toMatch(/\.\d{6}Z$/);
     expect(expiresAt).toBeGreaterThanOrEqual(Math.floor(before / 1000) * 1000 + 120 * 60_000);
@@ -137,7 +182,11 @@ describe('inbound media', () => {
       expect(res.json().error.code).toBe('forbidden');
     }
     // Signed by a different key.
-    const foreign = signedMediaUrl({ secretKeys: ['another-secret-key-0123456789-0123456789'], publicUrl: PUBLIC_URL }, acme.businessId, fetched.id);
+    const foreign = signedMediaUrl(
+      { secretKeys: ['another-secret-key-0123456789-0123456789'], publicUrl: PUBLIC_URL },
+      acme.businessId,
+      fetched.id,
+    );
     expect((await download(foreign.url)).statusCode).toBe(403);
   });
 
@@ -154,7 +203,12 @@ describe('inbound media', () => {
     const now = Date.now();
     const links = await t.app.services.media.forMessages(acme.businessId, [fetched.messageId], now);
     const [link] = links.get(fetched.messageId)!;
-    expect(link).toEqual({ id: fetched.id, filename: null, contentType: 'image/png', ...signedMediaUrl(t.config, acme.businessId, fetched.id, now) });
+    expect(link).toEqual({
+      id: fetched.id,
+      filename: null,
+      contentType: 'image/png',
+      ...signedMediaUrl(t.config, acme.businessId, fetched.id, now),
+    });
     expect((await download(link.url)).statusCode).toBe(200);
     expect((await t.app.services.media.forMessages(other.businessId, [fetched.messageId])).size).toBe(0);
   });
@@ -164,7 +218,11 @@ describe('inbound media', () => {
     await enqueueJob(t.database.db, { businessId: acme.businessId, kind: 'media_fetch', refId: fetched.messageId });
     t.app.worker.wake('media_fetch');
     await until(async () => {
-      const rows = await t.database.db.selectFrom('outbox').select('state').where('ref_id', '=', fetched.messageId).execute();
+      const rows = await t.database.db
+        .selectFrom('outbox')
+        .select('state')
+        .where('ref_id', '=', fetched.messageId)
+        .execute();
       return rows.every((r) => r.state === 'done');
     });
     expect(graph.requests.length).toBe(count);
@@ -178,7 +236,9 @@ describe('inbound media', () => {
     await until(async () => (await job(a.message.id)).state === 'done' && (await job(b.message.id)).state === 'done');
     const docFile = await download((await getMedia(acme, a.media.id)).json().media.url);
     expect(docFile.headers['content-type']).toBe('application/pdf');
-    expect(docFile.headers['content-disposition']).toBe(`inline; filename="Informe a?o 2026.pdf"; filename*=UTF-8''Informe%20a%C3%B1o%202026.pdf`);
+    expect(docFile.headers['content-disposition']).toBe(
+      `inline; filename="Informe a?o 2026.pdf"; filename*=UTF-8''Informe%20a%C3%B1o%202026.pdf`,
+    );
     const htmlFile = await download((await getMedia(acme, b.media.id)).json().media.url);
     expect(htmlFile.headers['content-disposition']).toBe('attachment; filename=page.html');
     expect(htmlFile.headers['content-security-policy']).toContain('sandbox');
@@ -189,7 +249,9 @@ describe('inbound media', () => {
     await until(async () => (await job(message.id)).state === 'failed');
     expect((await job(message.id)).last_error).toContain('does not exist');
     expect((await mediaRow(acme.businessId, media.id)).storage_key).toBeNull();
-    expect(await t.database.db.selectFrom('messages').select('id').where('id', '=', message.id).executeTakeFirst()).toBeDefined();
+    expect(
+      await t.database.db.selectFrom('messages').select('id').where('id', '=', message.id).executeTakeFirst(),
+    ).toBeDefined();
     const res = await getMedia(acme, media.id);
     expect(res.statusCode).toBe(200);
     const file = await download(res.json().media.url);
@@ -204,13 +266,31 @@ describe('inbound media', () => {
     expect((await mediaRow(acme.businessId, media.id)).storage_key).toBeNull();
   });
 
-  it('gives the business\'s own URL for media it sent by link', async () => {
+  it("gives the business's own URL for media it sent by link", async () => {
     const contact = await insertContact(t.database.db, acme.businessId, { phone_number: '5491155550009' });
     const conversation = await insertConversation(t.database.db, acme.businessId, contact.id);
-    const message = await insertMessage(t.database.db, acme.businessId, conversation, { direction: 'outbound', sender_type: 'api', status: 'SENT' });
-    const row = await t.database.db.insertInto('media').values({ business_id: acme.businessId, message_id: message.id, source_url: 'https://cdn.acme.test/a.jpg', content_type: 'image/jpeg' })
-      .returning('id').executeTakeFirstOrThrow();
+    const message = await insertMessage(t.database.db, acme.businessId, conversation, {
+      direction: 'outbound',
+      sender_type: 'api',
+      status: 'SENT',
+    });
+    const row = await t.database.db
+      .insertInto('media')
+      .values({
+        business_id: acme.businessId,
+        message_id: message.id,
+        source_url: 'https://cdn.acme.test/a.jpg',
+        content_type: 'image/jpeg',
+      })
+      .returning('id')
+      .executeTakeFirstOrThrow();
     const res = await getMedia(acme, row.id);
-    expect(res.json().media).toEqual({ id: row.id, url: 'https://cdn.acme.test/a.jpg', filename: null, contentType: 'image/jpeg', expiresAt: null });
+    expect(res.json().media).toEqual({
+      id: row.id,
+      url: 'https://cdn.acme.test/a.jpg',
+      filename: null,
+      contentType: 'image/jpeg',
+      expiresAt: null,
+    });
   });
 });

@@ -31,17 +31,22 @@ async function holds(trx: Db, name: string): Promise<boolean> {
       select 1 from pg_locks l, (select hashtextextended(${name}, 0) as h) k
       where l.locktype = 'advisory' and l.pid = pg_backend_pid() and l.granted
         and l.classid = ((k.h >> 32) & 4294967295)::oid and l.objid = (k.h & 4294967295)::oid) as held`.execute(trx);
-  return rows[0]!.held;
+  return rows[0].held;
 }
 
 async function advisoryLocks(trx: Db): Promise<number> {
-  const { rows } = await sql<{ n: number }>`select count(*)::int as n from pg_locks where locktype = 'advisory' and pid = pg_backend_pid()`.execute(trx);
-  return rows[0]!.n;
+  const { rows } = await sql<{
+    n: number;
+  }>`select count(*)::int as n from pg_locks where locktype = 'advisory' and pid = pg_backend_pid()`.execute(trx);
+  return rows[0].n;
 }
 
 describe('messagingRepository.sendersByPhoneKey', () => {
   it("finds senders as contactsByPhoneKey does and holds openConversation's lock for each one found", async () => {
-    const known = await insertContact(t.database.db, tenant.businessId, { phone_number: '5491155550101', first_name: 'Known' });
+    const known = await insertContact(t.database.db, tenant.businessId, {
+      phone_number: '5491155550101',
+      first_name: 'Known',
+    });
     // The same phone in another business is not this business's sender.
     await insertContact(t.database.db, other.businessId, { phone_number: '5491155550202', first_name: 'Elsewhere' });
     const keyKnown = phoneKey('5491155550101');
@@ -55,22 +60,30 @@ describe('messagingRepository.sendersByPhoneKey', () => {
       ]);
       expect([...found.keys()]).toEqual([keyKnown]);
       expect(found.get(keyKnown)).toMatchObject({ id: known.id, first_name: 'Known' });
-      expect(found).toEqual(await messagingRepository.contactsByPhoneKey(trx, tenant.businessId, [keyKnown, keyElsewhere]));
+      expect(found).toEqual(
+        await messagingRepository.contactsByPhoneKey(trx, tenant.businessId, [keyKnown, keyElsewhere]),
+      );
 
       expect(await holds(trx, `${tenant.businessId}:conversation:${known.id}:${channel.id}`)).toBe(true);
       expect(await advisoryLocks(trx)).toBe(1);
 
       if (engine === 'postgres') {
         // Another connection cannot take it while this transaction runs.
-        const { rows } = await sql<{ got: boolean }>`select pg_try_advisory_xact_lock(hashtextextended(${`${tenant.businessId}:conversation:${known.id}:${channel.id}`}, 0)) as got`.execute(t.database.db);
-        expect(rows[0]!.got).toBe(false);
+        const { rows } = await sql<{
+          got: boolean;
+        }>`select pg_try_advisory_xact_lock(hashtextextended(${`${tenant.businessId}:conversation:${known.id}:${channel.id}`}, 0)) as got`.execute(
+          t.database.db,
+        );
+        expect(rows[0].got).toBe(false);
       }
     });
   });
 
   it('takes no lock when no sender is known', async () => {
     await t.database.db.transaction().execute(async (trx) => {
-      const found = await messagingRepository.sendersByPhoneKey(trx, tenant.businessId, [{ key: phoneKey('5491155550303'), channelId: channel.id }]);
+      const found = await messagingRepository.sendersByPhoneKey(trx, tenant.businessId, [
+        { key: phoneKey('5491155550303'), channelId: channel.id },
+      ]);
       expect(found.size).toBe(0);
       expect(await advisoryLocks(trx)).toBe(0);
     });

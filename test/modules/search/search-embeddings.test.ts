@@ -15,10 +15,16 @@ let collection: string;
 
 beforeAll(async () => {
   fake = await startFakeEmbeddingsApi();
-  t = await buildTestApp({ EMBEDDINGS_URL: fake.url, EMBEDDINGS_API_KEY: 'sk-test-key', EMBEDDINGS_MODEL: 'test-embed-1' });
+  t = await buildTestApp({
+    EMBEDDINGS_URL: fake.url,
+    EMBEDDINGS_API_KEY: 'sk-test-key',
+    EMBEDDINGS_MODEL: 'test-embed-1',
+  });
   tenant = await createTenant(t.app);
   const res = await t.app.inject({
-    method: 'POST', url: `/admin/v1/businesses/${tenant.businessId}/collections`, headers: adminHeaders,
+    method: 'POST',
+    url: `/admin/v1/businesses/${tenant.businessId}/collections`,
+    headers: adminHeaders,
     payload: { name: 'Products', embedding_fields: ['title', 'details.summary'] },
   });
   collection = res.json().collection.id;
@@ -29,10 +35,19 @@ afterAll(async () => {
 });
 
 const upsert = (externalId: string, item: Record<string, unknown>) =>
-  t.app.inject({ method: 'POST', url: '/external/v2/search/item', headers: tenant.headers, payload: { collection_id: collection, external_id: externalId, item } });
+  t.app.inject({
+    method: 'POST',
+    url: '/external/v2/search/item',
+    headers: tenant.headers,
+    payload: { collection_id: collection, external_id: externalId, item },
+  });
 
 const row = (id: string) =>
-  t.database.db.selectFrom('search_items').select(['embedding', 'embedding_model', 'embedded_at', 'embedding_json']).where('id', '=', id).executeTakeFirstOrThrow();
+  t.database.db
+    .selectFrom('search_items')
+    .select(['embedding', 'embedding_model', 'embedded_at', 'embedding_json'])
+    .where('id', '=', id)
+    .executeTakeFirstOrThrow();
 
 const embedded = async (id: string) => {
   await until(async () => (await row(id)).embedding !== null);
@@ -42,8 +57,10 @@ const embedded = async (id: string) => {
 const float4 = (values: number[]) => values.map((v) => Math.fround(v));
 
 describe('search item embeddings', () => {
-  it('computes an item\'s embedding from its embedding input, through the configured API', async () => {
-    const item = (await upsert('sku-1', { title: 'Trail shoe', price: 89.9, details: { summary: 'Light, for rocky paths' } })).json();
+  it("computes an item's embedding from its embedding input, through the configured API", async () => {
+    const item = (
+      await upsert('sku-1', { title: 'Trail shoe', price: 89.9, details: { summary: 'Light, for rocky paths' } })
+    ).json();
     expect(item.embedding_regenerated).toBe(true);
     const stored = await embedded(item.id);
     const text = 'title: Trail shoe\ndetails.summary: Light, for rocky paths';
@@ -60,7 +77,10 @@ describe('search item embeddings', () => {
     const calls = fake.requests.length;
     // Same content, then a price change: the input is the same, no call.
     expect((await upsert('sku-2', { title: 'Sock', price: 5 })).json().operation).toBe('unchanged');
-    expect((await upsert('sku-2', { title: 'Sock', price: 4 })).json()).toMatchObject({ operation: 'updated', embedding_regenerated: false });
+    expect((await upsert('sku-2', { title: 'Sock', price: 4 })).json()).toMatchObject({
+      operation: 'updated',
+      embedding_regenerated: false,
+    });
     expect(fake.requests.length).toBe(calls);
     expect((await row(first.id)).embedding).not.toBeNull();
     // A new title: the old embedding is dropped at once and a new one computed.
@@ -74,7 +94,13 @@ describe('search item embeddings', () => {
     const item = (await upsert('sku-3', { title: 'Cap' })).json();
     await embedded(item.id);
     await upsert('sku-3', { title: 'Blue cap' });
-    await searchRepository.recordEmbedding(t.database.db, tenant.businessId, item.id, { title: 'Cap' }, { vector: [1, 2], model: 'stale' });
+    await searchRepository.recordEmbedding(
+      t.database.db,
+      tenant.businessId,
+      item.id,
+      { title: 'Cap' },
+      { vector: [1, 2], model: 'stale' },
+    );
     const stored = await row(item.id);
     expect(stored.embedding_model).not.toBe('stale');
   });
@@ -83,19 +109,33 @@ describe('search item embeddings', () => {
     // A fake of its own: the app's worker, embedding other items, calls the shared one.
     const own = await startFakeEmbeddingsApi();
     const provider = openAiEmbeddings({ url: own.url, apiKey: undefined, model: 'm' });
-    for (const [status, retryable] of [[429, true], [500, true], [503, true], [400, false], [401, false]] as const) {
+    for (const [status, retryable] of [
+      [429, true],
+      [500, true],
+      [503, true],
+      [400, false],
+      [401, false],
+    ] as const) {
       own.failNext(1, status);
       const error = await provider.embed('x').catch((err: unknown) => err);
       expect(error, String(status)).toBeInstanceOf(EmbeddingError);
       expect((error as EmbeddingError).retryable, String(status)).toBe(retryable);
     }
-    const unreachable = await openAiEmbeddings({ url: 'http://127.0.0.1:9/v1', apiKey: undefined, model: 'm' }).embed('x').catch((err: unknown) => err);
+    const unreachable = await openAiEmbeddings({ url: 'http://127.0.0.1:9/v1', apiKey: undefined, model: 'm' })
+      .embed('x')
+      .catch((err: unknown) => err);
     expect((unreachable as EmbeddingError).retryable).toBe(true);
 
     const item = (await upsert('sku-4', { title: 'Belt' })).json();
     await embedded(item.id);
     const handler = searchEmbedJobHandler(t.database.db, provider);
-    const job = { business_id: tenant.businessId, id: 'job', kind: SEARCH_EMBED_JOB, ref_id: item.id, attempts: 1 } as never;
+    const job = {
+      business_id: tenant.businessId,
+      id: 'job',
+      kind: SEARCH_EMBED_JOB,
+      ref_id: item.id,
+      attempts: 1,
+    } as never;
     own.failNext(1, 503);
     expect(await handler.handle(job)).toMatchObject({ retryInSeconds: 30 });
     own.failNext(1, 400);
@@ -117,7 +157,12 @@ describe('search item embeddings', () => {
       [200, JSON.stringify({ data: [{ embedding: [0.1, 1e39] }] }), /usable embedding/, false],
       [200, JSON.stringify({ data: [{ embedding: [1e-50] }] }), /usable embedding/, false],
       [200, '{"data": [', /malformed JSON/, true],
-      [502, 'upstream error; request headers: authorization=Bearer sk-SECRET-123, x-key=sk-SECRET-123', /answered 502/, true],
+      [
+        502,
+        'upstream error; request headers: authorization=Bearer sk-SECRET-123, x-key=sk-SECRET-123',
+        /answered 502/,
+        true,
+      ],
     ];
     for (const [status, body, message, retryable] of answers) {
       own.answerNext(status, body);
@@ -137,37 +182,62 @@ describe('search item embeddings', () => {
     const item = (await upsert('sku-6', { title: 'Gloves' })).json();
     await embedded(item.id);
     // As after an outage that outlasted the job's tries: no embedding, queued two hours ago.
-    await t.database.db.updateTable('search_items')
-      .set({ embedding: null, embedding_model: null, embedded_at: null, embedding_queued_at: new Date(Date.now() - 2 * 3600_000).toISOString() })
-      .where('id', '=', item.id).execute();
+    await t.database.db
+      .updateTable('search_items')
+      .set({
+        embedding: null,
+        embedding_model: null,
+        embedded_at: null,
+        embedding_queued_at: new Date(Date.now() - 2 * 3600_000).toISOString(),
+      })
+      .where('id', '=', item.id)
+      .execute();
     const again = (await upsert('sku-6', { title: 'Gloves' })).json();
     expect(again).toMatchObject({ operation: 'unchanged', embedding_regenerated: true });
     expect((await embedded(item.id)).embedding!.map(Math.fround)).toEqual(float4(fakeVector('title: Gloves')));
     // Recently queued and still waiting: a write does not queue another.
-    await t.database.db.updateTable('search_items').set({ embedding: null, embedded_at: null, embedding_queued_at: new Date().toISOString() }).where('id', '=', item.id).execute();
-    const jobs = async () => (await t.database.db.selectFrom('outbox').select('id').where('ref_id', '=', item.id).execute()).length;
+    await t.database.db
+      .updateTable('search_items')
+      .set({ embedding: null, embedded_at: null, embedding_queued_at: new Date().toISOString() })
+      .where('id', '=', item.id)
+      .execute();
+    const jobs = async () =>
+      (await t.database.db.selectFrom('outbox').select('id').where('ref_id', '=', item.id).execute()).length;
     const before = await jobs();
-    expect((await upsert('sku-6', { title: 'Gloves' })).json()).toMatchObject({ operation: 'unchanged', embedding_regenerated: false });
+    expect((await upsert('sku-6', { title: 'Gloves' })).json()).toMatchObject({
+      operation: 'unchanged',
+      embedding_regenerated: false,
+    });
     expect(await jobs()).toBe(before);
   });
 
   it('queues the embedding with the write: the outbox holds one job per new input', async () => {
     const item = (await upsert('sku-5', { title: 'Scarf' })).json();
     await embedded(item.id);
-    const jobs = await t.database.db.selectFrom('outbox').select(['kind', 'state']).where('ref_id', '=', item.id).execute();
+    const jobs = await t.database.db
+      .selectFrom('outbox')
+      .select(['kind', 'state'])
+      .where('ref_id', '=', item.id)
+      .execute();
     expect(jobs).toEqual([{ kind: SEARCH_EMBED_JOB, state: 'done' }]);
   });
 });
 
 describe('embedding input text and configuration', () => {
   it('writes one field a line, text as it is and other values as JSON', () => {
-    expect(embeddingText({ title: 'Shoe', sizes: [40, 41], 'details.summary': 'Light' })).toBe('title: Shoe\nsizes: [40,41]\ndetails.summary: Light');
+    expect(embeddingText({ title: 'Shoe', sizes: [40, 41], 'details.summary': 'Light' })).toBe(
+      'title: Shoe\nsizes: [40,41]\ndetails.summary: Light',
+    );
   });
 
   it('reads EMBEDDINGS_URL, EMBEDDINGS_API_KEY and EMBEDDINGS_MODEL, and refuses a bad URL or a key without it', () => {
     const base = { DATA_DIR: 'memory://' };
     expect(loadConfig(base).embeddings).toBeUndefined();
-    expect(loadConfig({ ...base, EMBEDDINGS_URL: 'https://api.openai.com/v1/' }).embeddings).toEqual({ url: 'https://api.openai.com/v1', apiKey: undefined, model: 'text-embedding-3-small' });
+    expect(loadConfig({ ...base, EMBEDDINGS_URL: 'https://api.openai.com/v1/' }).embeddings).toEqual({
+      url: 'https://api.openai.com/v1',
+      apiKey: undefined,
+      model: 'text-embedding-3-small',
+    });
     expect(() => loadConfig({ ...base, EMBEDDINGS_URL: 'not a url' })).toThrow(/EMBEDDINGS_URL/);
     expect(() => loadConfig({ ...base, EMBEDDINGS_URL: 'ftp://x/v1' })).toThrow(/http or https/);
     expect(() => loadConfig({ ...base, EMBEDDINGS_API_KEY: 'sk-1' })).toThrow(/need EMBEDDINGS_URL/);

@@ -12,7 +12,8 @@ beforeAll(async () => {
   t = await buildTestApp();
   tenant = await createTenant(t.app);
   other = await createTenant(t.app, 'Other');
-  products = (await createCollection({ name: 'Products', embedding_fields: ['title', 'details.summary'] })).json().collection.id;
+  products = (await createCollection({ name: 'Products', embedding_fields: ['title', 'details.summary'] })).json()
+    .collection.id;
 });
 afterAll(() => t.close());
 
@@ -27,13 +28,19 @@ const upsert = (payload: unknown, headers: Record<string, string> = tenant.heade
 const rows = (externalId: string) =>
   t.database.db.selectFrom('search_items').selectAll().where('external_id', '=', externalId).execute();
 
-const shoe = { title: 'Trail shoe', price: 89.9, details: { summary: 'Light shoe for rocky paths', colours: ['red', 'grey'] } };
+const shoe = {
+  title: 'Trail shoe',
+  price: 89.9,
+  details: { summary: 'Light shoe for rocky paths', colours: ['red', 'grey'] },
+};
 
 describe('POST /admin/v1/businesses/:bid/collections', () => {
   it('creates a collection and refuses a second of the same name', async () => {
     const res = await createCollection({ name: 'FAQ', embedding_fields: ['question', 'answer'] });
     expect(res.statusCode).toBe(201);
-    expect(res.json()).toEqual({ collection: { id: res.json().collection.id, name: 'FAQ', embedding_fields: ['question', 'answer'] } });
+    expect(res.json()).toEqual({
+      collection: { id: res.json().collection.id, name: 'FAQ', embedding_fields: ['question', 'answer'] },
+    });
     const again = await createCollection({ name: 'FAQ', embedding_fields: ['question'] });
     expect(again.statusCode).toBe(409);
     expect(again.json().error.code).toBe('conflict');
@@ -41,13 +48,20 @@ describe('POST /admin/v1/businesses/:bid/collections', () => {
     expect((await createCollection({ name: 'FAQ', embedding_fields: ['q'] }, other.businessId)).statusCode).toBe(201);
   });
 
-  it('lists the business\'s collections oldest first', async () => {
+  it("lists the business's collections oldest first", async () => {
     const fresh = await createTenant(t.app, 'Collections');
-    for (const name of ['A', 'B']) expect((await createCollection({ name, embedding_fields: ['title'] }, fresh.businessId)).statusCode).toBe(201);
-    const list = (query = '', bid = fresh.businessId) => t.app.inject({ url: `/admin/v1/businesses/${bid}/collections${query}`, headers: adminHeaders });
+    for (const name of ['A', 'B'])
+      expect((await createCollection({ name, embedding_fields: ['title'] }, fresh.businessId)).statusCode).toBe(201);
+    const list = (query = '', bid = fresh.businessId) =>
+      t.app.inject({ url: `/admin/v1/businesses/${bid}/collections${query}`, headers: adminHeaders });
     const res = await list();
     expect(res.statusCode).toBe(200);
-    expect(res.json().collections.map((c: { name: string; embedding_fields: string[] }) => [c.name, c.embedding_fields])).toEqual([['A', ['title']], ['B', ['title']]]);
+    expect(
+      res.json().collections.map((c: { name: string; embedding_fields: string[] }) => [c.name, c.embedding_fields]),
+    ).toEqual([
+      ['A', ['title']],
+      ['B', ['title']],
+    ]);
     expect((await list('?limit=1')).json().collections).toHaveLength(1);
     expect((await list('?limit=x')).statusCode).toBe(400);
     expect((await list('', UNKNOWN)).statusCode).toBe(404);
@@ -56,19 +70,29 @@ describe('POST /admin/v1/businesses/:bid/collections', () => {
 
   it('answers 400 for bad bodies, 404 for an unknown business, 401 without the token', async () => {
     const bad = [
-      {}, { name: 'x' }, { name: '', embedding_fields: ['a'] }, { name: 'x', embedding_fields: [] }, { name: 'x', embedding_fields: ['a', 'a'] },
-      { name: 'x', embedding_fields: [''] }, { name: 'x', embedding_fields: ['a..b'] }, { name: 'x', embedding_fields: ['.a'] },
-      { name: 'x', embedding_fields: 'a' }, { name: 'x', embedding_fields: ['a'], extra: 1 },
+      {},
+      { name: 'x' },
+      { name: '', embedding_fields: ['a'] },
+      { name: 'x', embedding_fields: [] },
+      { name: 'x', embedding_fields: ['a', 'a'] },
+      { name: 'x', embedding_fields: [''] },
+      { name: 'x', embedding_fields: ['a..b'] },
+      { name: 'x', embedding_fields: ['.a'] },
+      { name: 'x', embedding_fields: 'a' },
+      { name: 'x', embedding_fields: ['a'], extra: 1 },
       { name: 'x', embedding_fields: Array.from({ length: 51 }, (_, i) => `f${i}`) },
     ];
-    for (const body of bad) expect((await createCollection(body)).statusCode, JSON.stringify(body).slice(0, 80)).toBe(400);
+    for (const body of bad)
+      expect((await createCollection(body)).statusCode, JSON.stringify(body).slice(0, 80)).toBe(400);
     expect((await createCollection({ name: 'y', embedding_fields: ['a'] }, UNKNOWN)).statusCode).toBe(404);
-    expect((await createCollection({ name: 'y', embedding_fields: ['a'] }, tenant.businessId, {})).statusCode).toBe(401);
+    expect((await createCollection({ name: 'y', embedding_fields: ['a'] }, tenant.businessId, {})).statusCode).toBe(
+      401,
+    );
   });
 });
 
 describe('POST /external/v2/search/item', () => {
-  it('creates an item, its embedding input taken from the collection\'s embedding_fields', async () => {
+  it("creates an item, its embedding input taken from the collection's embedding_fields", async () => {
     const res = await upsert({ collection_id: products, external_id: 'sku-1', item: shoe });
     expect(res.statusCode, res.body).toBe(200);
     const item = res.json();
@@ -93,19 +117,46 @@ describe('POST /external/v2/search/item', () => {
   it('answers unchanged for the same write, updated when the content changes, and says when the embedding input changed', async () => {
     const first = (await upsert({ collection_id: products, external_id: 'sku-2', item: shoe })).json();
     const same = (await upsert({ collection_id: products, external_id: 'sku-2', item: { ...shoe } })).json();
-    expect(same).toMatchObject({ id: first.id, operation: 'unchanged', embedding_regenerated: false, updated_at: first.updated_at });
+    expect(same).toMatchObject({
+      id: first.id,
+      operation: 'unchanged',
+      embedding_regenerated: false,
+      updated_at: first.updated_at,
+    });
 
     // The price is not an embedding field: the payload changes, the embedding input does not.
-    const cheaper = (await upsert({ collection_id: products, external_id: 'sku-2', item: { ...shoe, price: 79 } })).json();
-    expect(cheaper).toMatchObject({ id: first.id, operation: 'updated', embedding_regenerated: false, payload: { price: 79 }, created_at: first.created_at });
+    const cheaper = (
+      await upsert({ collection_id: products, external_id: 'sku-2', item: { ...shoe, price: 79 } })
+    ).json();
+    expect(cheaper).toMatchObject({
+      id: first.id,
+      operation: 'updated',
+      embedding_regenerated: false,
+      payload: { price: 79 },
+      created_at: first.created_at,
+    });
     expect(cheaper.updated_at > first.updated_at).toBe(true);
 
-    const renamed = (await upsert({ collection_id: products, external_id: 'sku-2', item: { ...shoe, price: 79, title: 'Trail runner' } })).json();
-    expect(renamed).toMatchObject({ operation: 'updated', embedding_regenerated: true, embedding_json: { title: 'Trail runner' } });
+    const renamed = (
+      await upsert({
+        collection_id: products,
+        external_id: 'sku-2',
+        item: { ...shoe, price: 79, title: 'Trail runner' },
+      })
+    ).json();
+    expect(renamed).toMatchObject({
+      operation: 'updated',
+      embedding_regenerated: true,
+      embedding_json: { title: 'Trail runner' },
+    });
 
-    const inactive = (await upsert({ collection_id: products, external_id: 'sku-2', item: renamed.payload, active: false })).json();
+    const inactive = (
+      await upsert({ collection_id: products, external_id: 'sku-2', item: renamed.payload, active: false })
+    ).json();
     expect(inactive).toMatchObject({ operation: 'updated', is_active: false, embedding_regenerated: false });
-    const stillInactive = (await upsert({ collection_id: products, external_id: 'sku-2', item: renamed.payload, active: false })).json();
+    const stillInactive = (
+      await upsert({ collection_id: products, external_id: 'sku-2', item: renamed.payload, active: false })
+    ).json();
     expect(stillInactive.operation).toBe('unchanged');
     // active defaults to true: a write without it reactivates the item.
     const active = (await upsert({ collection_id: products, external_id: 'sku-2', item: renamed.payload })).json();
@@ -116,16 +167,32 @@ describe('POST /external/v2/search/item', () => {
   it('compares content, not key order or number spelling', async () => {
     await upsert({ collection_id: products, external_id: 'sku-3', item: { title: 'Sock', n: 0, tags: ['a'] } });
     const reordered = await t.app.inject({
-      method: 'POST', url: '/external/v2/search/item', headers: { ...tenant.headers, 'content-type': 'application/json' },
+      method: 'POST',
+      url: '/external/v2/search/item',
+      headers: { ...tenant.headers, 'content-type': 'application/json' },
       payload: `{"collection_id":"${products}","external_id":"sku-3","item":{"tags":["a"],"n":-0.0,"title":"Sock"}}`,
     });
     expect(reordered.json().operation).toBe('unchanged');
   });
 
-  it('uses embedding_json when sent, whatever the collection\'s fields', async () => {
-    const res = (await upsert({ collection_id: products, external_id: 'sku-4', item: { code: 'X1' }, embedding_json: { text: 'A product code' } })).json();
+  it("uses embedding_json when sent, whatever the collection's fields", async () => {
+    const res = (
+      await upsert({
+        collection_id: products,
+        external_id: 'sku-4',
+        item: { code: 'X1' },
+        embedding_json: { text: 'A product code' },
+      })
+    ).json();
     expect(res).toMatchObject({ operation: 'created', embedding_json: { text: 'A product code' } });
-    const changed = (await upsert({ collection_id: products, external_id: 'sku-4', item: { code: 'X1' }, embedding_json: { text: 'Code X1' } })).json();
+    const changed = (
+      await upsert({
+        collection_id: products,
+        external_id: 'sku-4',
+        item: { code: 'X1' },
+        embedding_json: { text: 'Code X1' },
+      })
+    ).json();
     expect(changed).toMatchObject({ operation: 'updated', embedding_regenerated: true });
     // Back to the collection's fields: the item has none of them.
     const none = await upsert({ collection_id: products, external_id: 'sku-4', item: { code: 'X1' } });
@@ -138,7 +205,13 @@ describe('POST /external/v2/search/item', () => {
       Array.from({ length: 5 }, () => upsert({ collection_id: products, external_id: 'sku-5', item: shoe })),
     );
     expect(results.map((r) => r.statusCode)).toEqual([200, 200, 200, 200, 200]);
-    expect(results.map((r) => r.json().operation).sort()).toEqual(['created', 'unchanged', 'unchanged', 'unchanged', 'unchanged']);
+    expect(results.map((r) => r.json().operation).sort()).toEqual([
+      'created',
+      'unchanged',
+      'unchanged',
+      'unchanged',
+      'unchanged',
+    ]);
     expect(await rows('sku-5')).toHaveLength(1);
   });
 
@@ -147,11 +220,16 @@ describe('POST /external/v2/search/item', () => {
     const inFaq = (await upsert({ collection_id: faq, external_id: 'sku-1', item: { title: 'Returns' } })).json();
     expect(inFaq.operation).toBe('created');
     // Another business cannot write into (or learn of) this business's collection.
-    const foreign = await upsert({ collection_id: products, external_id: 'sku-1', item: { title: 'Hijack' } }, other.headers);
+    const foreign = await upsert(
+      { collection_id: products, external_id: 'sku-1', item: { title: 'Hijack' } },
+      other.headers,
+    );
     expect(foreign.statusCode).toBe(400);
-    expect(foreign.json().error.details).toEqual([{ location: 'body', path: '/collection_id', message: 'unknown collection' }]);
+    expect(foreign.json().error.details).toEqual([
+      { location: 'body', path: '/collection_id', message: 'unknown collection' },
+    ]);
     const [stored] = await rows('sku-1').then((r) => r.filter((row) => row.collection_id === products));
-    expect(stored!.payload).toEqual(shoe);
+    expect(stored.payload).toEqual(shoe);
   });
 
   it('answers 400 for bad bodies, 401 without a key, and stores nothing', async () => {
@@ -194,7 +272,10 @@ describe('embeddingInput', () => {
     expect(embeddingInput(item, ['a', 'b.c', 'b.d', 'e', 'x', 'a.b'])).toEqual({ a: 1, 'b.c': 'deep', e: [1, 2] });
     // A key holding the dot is read first.
     expect(embeddingInput({ 'b.c': 'flat', b: { c: 'deep' } }, ['b.c'])).toEqual({ 'b.c': 'flat' });
-    expect(embeddingInput({ constructor: 'x', toString: { y: 1 } }, ['constructor', 'toString.y'])).toEqual({ constructor: 'x', 'toString.y': 1 });
+    expect(embeddingInput({ constructor: 'x', toString: { y: 1 } }, ['constructor', 'toString.y'])).toEqual({
+      constructor: 'x',
+      'toString.y': 1,
+    });
     expect(() => embeddingInput(item, ['x', 'b.x'])).toThrow(/none of the collection's embedding_fields/);
   });
 });
@@ -202,7 +283,9 @@ describe('embeddingInput', () => {
 describe('the OpenAPI document', () => {
   it('describes the search item and collection endpoints', async () => {
     const doc = (await t.app.inject({ url: '/openapi.json' })).json();
-    expect(Object.keys(doc.paths['/external/v2/search/item'].post.responses)).toEqual(expect.arrayContaining(['200', '400', '401']));
+    expect(Object.keys(doc.paths['/external/v2/search/item'].post.responses)).toEqual(
+      expect.arrayContaining(['200', '400', '401']),
+    );
     expect(doc.paths['/admin/v1/businesses/{bid}/collections'].post).toBeDefined();
   });
 });

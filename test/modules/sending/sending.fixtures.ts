@@ -18,7 +18,12 @@ export interface TestChannel {
 }
 
 /** A WhatsApp channel of the business whose Graph API is the fake. */
-export async function createChannel(app: FastifyInstance, tenant: Tenant, fake: FakeGraphApi, extra: { pace_per_second?: number } = {}): Promise<TestChannel> {
+export async function createChannel(
+  app: FastifyInstance,
+  tenant: Tenant,
+  fake: FakeGraphApi,
+  extra: { pace_per_second?: number } = {},
+): Promise<TestChannel> {
   const phoneNumberId = String(randomInt(100_000_000, 999_999_999));
   const identifier = `1555${String(randomInt(1_000_000, 9_999_999))}`;
   const res = await app.inject({
@@ -28,7 +33,14 @@ export async function createChannel(app: FastifyInstance, tenant: Tenant, fake: 
     payload: {
       type: 'whatsapp',
       identifier,
-      provider: { kind: 'whatsapp_cloud', phone_number_id: phoneNumberId, access_token: fake.accessToken, app_secret: 'app-secret', verify_token: 'verify', api_base_url: fake.baseUrl },
+      provider: {
+        kind: 'whatsapp_cloud',
+        phone_number_id: phoneNumberId,
+        access_token: fake.accessToken,
+        app_secret: 'app-secret',
+        verify_token: 'verify',
+        api_base_url: fake.baseUrl,
+      },
       ...extra,
     },
   });
@@ -37,25 +49,53 @@ export async function createChannel(app: FastifyInstance, tenant: Tenant, fake: 
 }
 
 /** A template through the operator API; answers its id. */
-export async function createTemplate(app: FastifyInstance, tenant: Tenant, body: Record<string, unknown>): Promise<string> {
-  const res = await app.inject({ method: 'POST', url: `/admin/v1/businesses/${tenant.businessId}/templates`, headers: adminHeaders, payload: { language: 'en_US', ...body } });
+export async function createTemplate(
+  app: FastifyInstance,
+  tenant: Tenant,
+  body: Record<string, unknown>,
+): Promise<string> {
+  const res = await app.inject({
+    method: 'POST',
+    url: `/admin/v1/businesses/${tenant.businessId}/templates`,
+    headers: adminHeaders,
+    payload: { language: 'en_US', ...body },
+  });
   if (res.statusCode !== 201) throw new Error(`create template: ${res.body}`);
   return res.json().template.id as string;
 }
 
 export async function createAgent(app: FastifyInstance, tenant: Tenant, name = 'Sales bot'): Promise<string> {
-  const res = await app.inject({ method: 'POST', url: `/admin/v1/businesses/${tenant.businessId}/agents`, headers: adminHeaders, payload: { name } });
+  const res = await app.inject({
+    method: 'POST',
+    url: `/admin/v1/businesses/${tenant.businessId}/agents`,
+    headers: adminHeaders,
+    payload: { name },
+  });
   if (res.statusCode !== 201) throw new Error(`create agent: ${res.body}`);
   return res.json().agent.id as string;
 }
 
 /** A contact with an inbound message on the channel `hoursAgo` hours ago (opens or closes the 24-h window). */
-export async function inboundContact(t: TestApp, tenant: Tenant, channel: TestChannel, hoursAgo: number, phone = newPhone()) {
+export async function inboundContact(
+  t: TestApp,
+  tenant: Tenant,
+  channel: TestChannel,
+  hoursAgo: number,
+  phone = newPhone(),
+) {
   const db = t.database.db;
   const contact = await insertContact(db, tenant.businessId, { phone_number: phone, source: 'whatsapp' });
-  const conversation = await insertConversation(db, tenant.businessId, contact.id, { channel: 'whatsapp', channel_id: channel.id });
+  const conversation = await insertConversation(db, tenant.businessId, contact.id, {
+    channel: 'whatsapp',
+    channel_id: channel.id,
+  });
   const createdAt = new Date(Date.now() - hoursAgo * 3_600_000).toISOString();
-  await insertMessage(db, tenant.businessId, conversation, { channel_id: channel.id, created_at: createdAt, sender_address: phone, recipient_address: channel.identifier });
+  await insertMessage(db, tenant.businessId, conversation, {
+    channel_id: channel.id,
+    created_at: createdAt,
+    sender_address: phone,
+    recipient_address: channel.identifier,
+  });
   return { contact, conversation, phone };
 }
 

@@ -69,20 +69,31 @@ const plainText = (maxLength: number) =>
   );
 
 const variableNames = fc.oneof(
-  fc.integer({ min: 0, max: 4 }).map((n) => ({ named: false, names: Array.from({ length: n }, (_, i) => String(i + 1)) })),
   fc
-    .uniqueArray(fc.oneof(fc.stringMatching(/^[a-z_][a-z0-9_]{0,12}$/), fc.constantFrom('first_name', 'constructor', 'to_string', '_', 'phone', 'buttons', '__proto__')), { minLength: 1, maxLength: 3 })
+    .integer({ min: 0, max: 4 })
+    .map((n) => ({ named: false, names: Array.from({ length: n }, (_, i) => String(i + 1)) })),
+  fc
+    .uniqueArray(
+      fc.oneof(
+        fc.stringMatching(/^[a-z_][a-z0-9_]{0,12}$/),
+        fc.constantFrom('first_name', 'constructor', 'to_string', '_', 'phone', 'buttons', '__proto__'),
+      ),
+      { minLength: 1, maxLength: 3 },
+    )
     .map((names) => ({ named: true, names })),
 );
 
 /** A body whose every variable appears at least once, some twice, in any order, among text. */
 const body = variableNames.chain(({ named, names }) =>
   fc
-    .tuple(fc.shuffledSubarray([...names, ...names], { minLength: names.length }), fc.array(plainText(24), { minLength: 2 * names.length + 1, maxLength: 2 * names.length + 1 }))
+    .tuple(
+      fc.shuffledSubarray([...names, ...names], { minLength: names.length }),
+      fc.array(plainText(24), { minLength: 2 * names.length + 1, maxLength: 2 * names.length + 1 }),
+    )
     .filter(([occurrences]) => names.every((n) => occurrences.includes(n)))
     .map(([occurrences, texts]) => {
-      const parts: Part[] = [{ text: texts[0]! }];
-      occurrences.forEach((variable, i) => parts.push({ variable }, { text: texts[i + 1]! }));
+      const parts: Part[] = [{ text: texts[0] }];
+      occurrences.forEach((variable, i) => parts.push({ variable }, { text: texts[i + 1] }));
       if (bodyText(parts) === '') parts.push({ text: 'x' });
       // Positional variables are numbered 1..n; named ones are listed in the order they first appear.
       const variables = named ? [...new Set(occurrences)] : [...names];
@@ -91,18 +102,35 @@ const body = variableNames.chain(({ named, names }) =>
 );
 
 const buttonText = fc.oneof(fc.string({ minLength: 1, maxLength: 25 }), fc.constantFrom('😀 Go', 'x'.repeat(25)));
-const staticUrl = fc.webUrl({ withQueryParameters: true, withFragments: true }).filter((u) => u.length <= 1990 && !/\s|\{\{/.test(u));
-const urlButton = fc.record({ type: fc.constant('url'), text: buttonText, url: fc.oneof(staticUrl, { weight: 2, arbitrary: staticUrl.map((u) => `${u.split('#')[0]}{{1}}`) }) });
-const phoneButton = fc.record({ type: fc.constant('phone_number'), text: buttonText, phone_number: fc.stringMatching(/^\+?[0-9]{6,20}$/) });
+const staticUrl = fc
+  .webUrl({ withQueryParameters: true, withFragments: true })
+  .filter((u) => u.length <= 1990 && !/\s|\{\{/.test(u));
+const urlButton = fc.record({
+  type: fc.constant('url'),
+  text: buttonText,
+  url: fc.oneof(staticUrl, { weight: 2, arbitrary: staticUrl.map((u) => `${u.split('#')[0]}{{1}}`) }),
+});
+const phoneButton = fc.record({
+  type: fc.constant('phone_number'),
+  text: buttonText,
+  phone_number: fc.stringMatching(/^\+?[0-9]{6,20}$/),
+});
 const quickReply = fc.record({ type: fc.constant('quick_reply'), text: buttonText });
 
 /** A list of as many items as `count` says (fc.array alone favours short ones). */
-const exactly = <T>(item: fc.Arbitrary<T>, count: fc.Arbitrary<number>) => count.chain((n) => fc.array(item, { minLength: n, maxLength: n }));
+const exactly = <T>(item: fc.Arbitrary<T>, count: fc.Arbitrary<number>) =>
+  count.chain((n) => fc.array(item, { minLength: n, maxLength: n }));
 
 /** Up to two URL buttons, one phone button and some quick replies, in any order. */
 const buttons = fc
-  .tuple(exactly(urlButton, fc.integer({ min: 0, max: 2 })), fc.array(phoneButton, { maxLength: 1 }), fc.array(quickReply, { maxLength: 4 }))
-  .chain(([urls, phones, replies]) => fc.shuffledSubarray([...urls, ...phones, ...replies], { minLength: urls.length + phones.length + replies.length }));
+  .tuple(
+    exactly(urlButton, fc.integer({ min: 0, max: 2 })),
+    fc.array(phoneButton, { maxLength: 1 }),
+    fc.array(quickReply, { maxLength: 4 }),
+  )
+  .chain(([urls, phones, replies]) =>
+    fc.shuffledSubarray([...urls, ...phones, ...replies], { minLength: urls.length + phones.length + replies.length }),
+  );
 
 const validTemplate: fc.Arbitrary<ValidTemplate> = fc
   .record(
@@ -135,9 +163,37 @@ const validTemplate: fc.Arbitrary<ValidTemplate> = fc
 const brokenTemplate: fc.Arbitrary<BrokenTemplate> = fc
   .tuple(
     validTemplate,
-    fc.constantFrom('mixed', 'gap', 'malformed', 'header', 'footer', 'url_placeholder', 'three_urls', 'two_phones', 'taken', 'foreign_channel', 'no_channel'),
-    fc.constantFrom('{{ 1 }}', '{{First}}', '{{}}', '{{1.5}}', '{{-1}}', '{{é}}', '{{{1}}}', '{{a b}}', '{{1 }}', '{{ name}}'),
-    fc.constantFrom('https://shop.example/{{1}}/track', 'https://shop.example/t/{{2}}', 'https://shop.example/{{1}}{{1}}', 'https://shop.example/t/{{name}}'),
+    fc.constantFrom(
+      'mixed',
+      'gap',
+      'malformed',
+      'header',
+      'footer',
+      'url_placeholder',
+      'three_urls',
+      'two_phones',
+      'taken',
+      'foreign_channel',
+      'no_channel',
+    ),
+    fc.constantFrom(
+      '{{ 1 }}',
+      '{{First}}',
+      '{{}}',
+      '{{1.5}}',
+      '{{-1}}',
+      '{{é}}',
+      '{{{1}}}',
+      '{{a b}}',
+      '{{1 }}',
+      '{{ name}}',
+    ),
+    fc.constantFrom(
+      'https://shop.example/{{1}}/track',
+      'https://shop.example/t/{{2}}',
+      'https://shop.example/{{1}}{{1}}',
+      'https://shop.example/t/{{name}}',
+    ),
     fc.nat(),
   )
   .map(([valid, rule, placeholder, badUrl, position]) => {
@@ -164,10 +220,16 @@ const brokenTemplate: fc.Arbitrary<BrokenTemplate> = fc
         return { request, status: 400, field: `buttons/${at}/url` };
       }
       case 'three_urls':
-        request.buttons = [...list.filter((b) => b.type !== 'url'), ...['a', 'b', 'c'].map((p) => ({ type: 'url', text: p, url: `https://shop.example/${p}` }))];
+        request.buttons = [
+          ...list.filter((b) => b.type !== 'url'),
+          ...['a', 'b', 'c'].map((p) => ({ type: 'url', text: p, url: `https://shop.example/${p}` })),
+        ];
         return { request, status: 400, field: 'buttons' };
       case 'two_phones':
-        request.buttons = [...list.filter((b) => b.type !== 'phone_number'), ...['1', '2'].map((p) => ({ type: 'phone_number', text: p, phone_number: `+1415555012${p}` }))];
+        request.buttons = [
+          ...list.filter((b) => b.type !== 'phone_number'),
+          ...['1', '2'].map((p) => ({ type: 'phone_number', text: p, phone_number: `+1415555012${p}` })),
+        ];
         return { request, status: 400, field: 'buttons' };
       case 'taken':
         return { request: { ...request, name: 'taken', language: 'es' }, status: 409, field: 'name' };
@@ -197,34 +259,92 @@ const goodValue: fc.Arbitrary<string | number | boolean> = fc.oneof(
 );
 const textOf = (value: unknown) => String(JSON.parse(JSON.stringify(value)));
 
-const variableFaults = { absent: 'template_variable_missing', empty: 'template_variable_missing', blank: 'template_variable_missing', null: 'template_variable_missing', object: 'validation_error', too_long: 'validation_error' } as const;
-const faultyValue = { empty: '', blank: ' \n\t', null: null, object: { text: 'Ada' }, too_long: 'x'.repeat(1025) } as const;
-const buttonFaults = { absent: 'template_variable_missing', blank: 'template_variable_missing', not_dynamic: 'template_button_invalid', twice: 'template_button_invalid' } as const;
+const variableFaults = {
+  absent: 'template_variable_missing',
+  empty: 'template_variable_missing',
+  blank: 'template_variable_missing',
+  null: 'template_variable_missing',
+  object: 'validation_error',
+  too_long: 'validation_error',
+} as const;
+const faultyValue = {
+  empty: '',
+  blank: ' \n\t',
+  null: null,
+  object: { text: 'Ada' },
+  too_long: 'x'.repeat(1025),
+} as const;
+const buttonFaults = {
+  absent: 'template_variable_missing',
+  blank: 'template_variable_missing',
+  not_dynamic: 'template_button_invalid',
+  twice: 'template_button_invalid',
+} as const;
 
 /**
  * A send of this template: every variable and dynamic button filled, fields that name no variable
  * (ignored), and at most one fault where the template has a place for it.
  */
 function sendPlan(template: ValidTemplate): fc.Arbitrary<SendPlan> {
-  const dynamic = template.buttons.flatMap((b, i) => (b.type === 'url' && b.url!.endsWith('{{1}}') ? [i] : []));
+  const dynamic = template.buttons.flatMap((b, i) => (b.type === 'url' && b.url.endsWith('{{1}}') ? [i] : []));
   const notDynamic = [...template.buttons.keys(), template.buttons.length, 9].filter((i) => !dynamic.includes(i));
   const reserved = new Set(['phone', 'buttons', ...template.variables]);
-  const ignored = fc.dictionary(fc.oneof(fc.stringMatching(/^[a-z0-9_]{1,8}$/), fc.constantFrom('10', 'note', 'Name')).filter((k) => !reserved.has(k)), plainJson, { maxKeys: 3 });
+  const ignored = fc.dictionary(
+    fc
+      .oneof(fc.stringMatching(/^[a-z0-9_]{1,8}$/), fc.constantFrom('10', 'note', 'Name'))
+      .filter((k) => !reserved.has(k)),
+    plainJson,
+    { maxKeys: 3 },
+  );
   const fault = fc.oneof(
     { weight: 3, arbitrary: fc.constant(undefined) },
-    ...(template.variables.length ? [fc.record({ variable: fc.nat(template.variables.length - 1), kind: fc.constantFrom(...(Object.keys(variableFaults) as (keyof typeof variableFaults)[])) })] : []),
-    ...(dynamic.length ? [fc.record({ button: fc.nat(dynamic.length - 1), kind: fc.constantFrom('absent', 'blank', 'twice') as fc.Arbitrary<keyof typeof buttonFaults> })] : []),
+    ...(template.variables.length
+      ? [
+          fc.record({
+            variable: fc.nat(template.variables.length - 1),
+            kind: fc.constantFrom(...(Object.keys(variableFaults) as (keyof typeof variableFaults)[])),
+          }),
+        ]
+      : []),
+    ...(dynamic.length
+      ? [
+          fc.record({
+            button: fc.nat(dynamic.length - 1),
+            kind: fc.constantFrom('absent', 'blank', 'twice'),
+          }),
+        ]
+      : []),
     fc.record({ button: fc.constantFrom(...notDynamic), kind: fc.constant('not_dynamic' as const) }),
   );
   return fc
-    .tuple(fc.array(goodValue, { minLength: template.variables.length, maxLength: template.variables.length }), fc.array(fc.string({ minLength: 1, maxLength: 60 }).filter(nonBlank), { minLength: dynamic.length, maxLength: dynamic.length }), ignored, fault, fc.boolean())
+    .tuple(
+      fc.array(goodValue, { minLength: template.variables.length, maxLength: template.variables.length }),
+      fc.array(fc.string({ minLength: 1, maxLength: 60 }).filter(nonBlank), {
+        minLength: dynamic.length,
+        maxLength: dynamic.length,
+      }),
+      ignored,
+      fault,
+      fc.boolean(),
+    )
     .map(([values, buttonTexts, extra, f, shuffled]) => {
       const payload: Record<string, unknown> = { ...extra };
-      template.variables.forEach((variable, i) => Object.defineProperty(payload, variable, { value: values[i], enumerable: true, writable: true, configurable: true }));
-      const buttons: { index: number; sub_type: 'url'; text: string }[] = dynamic.map((index, i) => ({ index, sub_type: 'url', text: buttonTexts[i]! }));
+      template.variables.forEach((variable, i) =>
+        Object.defineProperty(payload, variable, {
+          value: values[i],
+          enumerable: true,
+          writable: true,
+          configurable: true,
+        }),
+      );
+      const buttons: { index: number; sub_type: 'url'; text: string }[] = dynamic.map((index, i) => ({
+        index,
+        sub_type: 'url',
+        text: buttonTexts[i],
+      }));
       const expected: SendPlan['expected'] = {
         values: Object.fromEntries(template.variables.map((v, i) => [v, textOf(values[i])])),
-        buttons: dynamic.map((index, i) => [index, buttonTexts[i]!]),
+        buttons: dynamic.map((index, i) => [index, buttonTexts[i]]),
       };
       // POST /send-template's own fields, and a key JSON parsers refuse, cannot fill a variable.
       if (template.variables.some((v) => sendTemplateReserved.includes(v))) {
@@ -232,15 +352,15 @@ function sendPlan(template: ValidTemplate): fc.Arbitrary<SendPlan> {
         return { payload: withButtons(payload, buttons, shuffled), expected: { code: 'template_variable_missing' } };
       }
       if (f && 'variable' in f) {
-        const variable = template.variables[f.variable]!;
+        const variable = template.variables[f.variable];
         if (f.kind === 'absent') delete payload[variable];
         else payload[variable] = faultyValue[f.kind];
         return { payload: withButtons(payload, buttons, shuffled), expected: { code: variableFaults[f.kind] } };
       }
       if (f) {
         if (f.kind === 'not_dynamic') buttons.push({ index: f.button, sub_type: 'url', text: 'x' });
-        else if (f.kind === 'twice') buttons.push({ ...buttons[f.button]! });
-        else if (f.kind === 'blank') buttons[f.button]!.text = ' ';
+        else if (f.kind === 'twice') buttons.push({ ...buttons[f.button] });
+        else if (f.kind === 'blank') buttons[f.button].text = ' ';
         else buttons.splice(f.button, 1);
         return { payload: withButtons(payload, buttons, shuffled), expected: { code: buttonFaults[f.kind] } };
       }
@@ -249,83 +369,129 @@ function sendPlan(template: ValidTemplate): fc.Arbitrary<SendPlan> {
 }
 
 /** The buttons in their order or reversed (their values may come in any order). */
-function withButtons(payload: Record<string, unknown>, buttons: { index: number }[], reversed: boolean): Record<string, unknown> {
+function withButtons(
+  payload: Record<string, unknown>,
+  buttons: { index: number }[],
+  reversed: boolean,
+): Record<string, unknown> {
   if (buttons.length === 0) return payload;
   return { ...payload, buttons: reversed ? [...buttons].reverse() : buttons };
 }
 
 const templatesUrl = (id?: string) => `/admin/v1/businesses/${tenant.businessId}/templates${id ? `/${id}` : ''}`;
 const templateCount = async () =>
-  Number((await t.database.db.selectFrom('templates').select((eb) => eb.fn.countAll().as('n')).where('business_id', '=', tenant.businessId).executeTakeFirstOrThrow()).n);
+  Number(
+    (
+      await t.database.db
+        .selectFrom('templates')
+        .select((eb) => eb.fn.countAll().as('n'))
+        .where('business_id', '=', tenant.businessId)
+        .executeTakeFirstOrThrow()
+    ).n,
+  );
 
 describe('generated templates', () => {
   it('are stored with their variables in order when valid, and refused naming the broken rule, storing nothing, when not', async () => {
     let stored = 0;
     await fc.assert(
-      fc.asyncProperty(fc.oneof(validTemplate.map((v) => ({ valid: v })), brokenTemplate.map((b) => ({ broken: b }))), async (generated) => {
-        const before = await templateCount();
-        // A fresh name each run (shrinking runs a case again), but where the case is the name taken.
-        const request: Record<string, unknown> = { name: `tpl_${(seq += 1)}`, ...('valid' in generated ? generated.valid.request : generated.broken.request) };
-        const res = await t.app.inject({ method: 'POST', url: templatesUrl(), headers: adminHeaders, payload: request });
-        const label = `${res.statusCode} ${res.body.slice(0, 400)} for ${JSON.stringify(request).slice(0, 800)}`;
-        if ('valid' in generated) {
-          const { valid } = generated;
-          expect(res.statusCode, label).toBe(201);
-          const template = res.json().template;
-          expect(template, label).toEqual({
-            id: expect.any(String),
-            channel_id: request.channel_id ?? null,
-            name: request.name,
-            language: request.language,
-            category: request.category ?? null,
-            body: request.body,
-            header: request.header ?? null,
-            footer: request.footer ?? null,
-            variables: valid.variables,
-            buttons: valid.buttons,
-            created_at: expect.any(String),
+      fc.asyncProperty(
+        fc.oneof(
+          validTemplate.map((v) => ({ valid: v })),
+          brokenTemplate.map((b) => ({ broken: b })),
+        ),
+        async (generated) => {
+          const before = await templateCount();
+          // A fresh name each run (shrinking runs a case again), but where the case is the name taken.
+          const request: Record<string, unknown> = {
+            name: `tpl_${(seq += 1)}`,
+            ...('valid' in generated ? generated.valid.request : generated.broken.request),
+          };
+          const res = await t.app.inject({
+            method: 'POST',
+            url: templatesUrl(),
+            headers: adminHeaders,
+            payload: request,
           });
-          const read = await t.app.inject({ method: 'GET', url: templatesUrl(template.id), headers: adminHeaders });
-          expect(read.json().template, label).toEqual(template);
-          stored += 1;
-        } else {
-          const { broken } = generated;
-          expect(res.statusCode, label).toBe(broken.status);
-          const error = res.json().error;
-          if (broken.field) expect(error.details, label).toContainEqual(expect.objectContaining({ field: broken.field }));
-          expect(await templateCount(), label).toBe(before);
-        }
-      }),
+          const label = `${res.statusCode} ${res.body.slice(0, 400)} for ${JSON.stringify(request).slice(0, 800)}`;
+          if ('valid' in generated) {
+            const { valid } = generated;
+            expect(res.statusCode, label).toBe(201);
+            const template = res.json().template;
+            expect(template, label).toEqual({
+              id: expect.any(String),
+              channel_id: request.channel_id ?? null,
+              name: request.name,
+              language: request.language,
+              category: request.category ?? null,
+              body: request.body,
+              header: request.header ?? null,
+              footer: request.footer ?? null,
+              variables: valid.variables,
+              buttons: valid.buttons,
+              created_at: expect.any(String),
+            });
+            const read = await t.app.inject({ method: 'GET', url: templatesUrl(template.id), headers: adminHeaders });
+            expect(read.json().template, label).toEqual(template);
+            stored += 1;
+          } else {
+            const { broken } = generated;
+            expect(res.statusCode, label).toBe(broken.status);
+            const error = res.json().error;
+            if (broken.field)
+              expect(error.details, label).toContainEqual(expect.objectContaining({ field: broken.field }));
+            expect(await templateCount(), label).toBe(before);
+          }
+        },
+      ),
       FUZZ,
     );
     expect(stored).toBeGreaterThan(FUZZ.numRuns / 4);
   }, 300_000);
 
   it('are sent with each value in its place when complete, and refused naming what is missing when not', async () => {
-    const accepted: { id: string; phone: string; template: ValidTemplate; request: Record<string, unknown>; expected: Extract<SendPlan['expected'], { values: unknown }> }[] = [];
+    const accepted: {
+      id: string;
+      phone: string;
+      template: ValidTemplate;
+      request: Record<string, unknown>;
+      expected: Extract<SendPlan['expected'], { values: unknown }>;
+    }[] = [];
     await fc.assert(
-      fc.asyncProperty(validTemplate.chain((template) => sendPlan(template).map((plan) => ({ template, plan }))), async ({ template, plan }) => {
-        const request = { name: `tpl_${(seq += 1)}`, ...template.request };
-        const created = await t.app.inject({ method: 'POST', url: templatesUrl(), headers: adminHeaders, payload: request });
-        expect(created.statusCode, created.body).toBe(201);
-        const phone = newPhone();
-        const res = await t.app.inject({
-          method: 'POST',
-          url: '/external/v2/send-template',
-          query: { template_id: created.json().template.id, from_phone_number: channel.identifier },
-          headers: tenant.headers,
-          payload: { ...plan.payload, phone },
-        });
-        const label = `${res.statusCode} ${res.body.slice(0, 300)} for ${JSON.stringify(request).slice(0, 500)} with ${JSON.stringify(plan.payload).slice(0, 500)}`;
-        if ('code' in plan.expected) {
-          expect(res.statusCode, label).toBe(400);
-          expect(res.json().error.code, label).toBe(plan.expected.code);
-        } else {
-          expect(res.statusCode, label).toBe(200);
-          expect(res.json(), label).toEqual({ success: true, message_id: expect.any(String), recipient: phone, template_name: request.name });
-          accepted.push({ id: res.json().message_id, phone, template, request, expected: plan.expected });
-        }
-      }),
+      fc.asyncProperty(
+        validTemplate.chain((template) => sendPlan(template).map((plan) => ({ template, plan }))),
+        async ({ template, plan }) => {
+          const request = { name: `tpl_${(seq += 1)}`, ...template.request };
+          const created = await t.app.inject({
+            method: 'POST',
+            url: templatesUrl(),
+            headers: adminHeaders,
+            payload: request,
+          });
+          expect(created.statusCode, created.body).toBe(201);
+          const phone = newPhone();
+          const res = await t.app.inject({
+            method: 'POST',
+            url: '/external/v2/send-template',
+            query: { template_id: created.json().template.id, from_phone_number: channel.identifier },
+            headers: tenant.headers,
+            payload: { ...plan.payload, phone },
+          });
+          const label = `${res.statusCode} ${res.body.slice(0, 300)} for ${JSON.stringify(request).slice(0, 500)} with ${JSON.stringify(plan.payload).slice(0, 500)}`;
+          if ('code' in plan.expected) {
+            expect(res.statusCode, label).toBe(400);
+            expect(res.json().error.code, label).toBe(plan.expected.code);
+          } else {
+            expect(res.statusCode, label).toBe(200);
+            expect(res.json(), label).toEqual({
+              success: true,
+              message_id: expect.any(String),
+              recipient: phone,
+              template_name: request.name,
+            });
+            accepted.push({ id: res.json().message_id, phone, template, request, expected: plan.expected });
+          }
+        },
+      ),
       FUZZ,
     );
     expect(accepted.length).toBeGreaterThan(FUZZ.numRuns / 4);
@@ -336,12 +502,29 @@ describe('generated templates', () => {
       expect({ status: row.status, text: row.text }, JSON.stringify(request)).toEqual({ status: 'SENT', text: filled });
       const components = [
         ...(template.variables.length
-          ? [{ type: 'body', parameters: template.variables.map((v) => ({ type: 'text', ...(template.named ? { parameter_name: v } : {}), text: expected.values[v] })) }]
+          ? [
+              {
+                type: 'body',
+                parameters: template.variables.map((v) => ({
+                  type: 'text',
+                  ...(template.named ? { parameter_name: v } : {}),
+                  text: expected.values[v],
+                })),
+              },
+            ]
           : []),
-        ...expected.buttons.map(([index, text]) => ({ type: 'button', sub_type: 'url', index: String(index), parameters: [{ type: 'text', text }] })),
+        ...expected.buttons.map(([index, text]) => ({
+          type: 'button',
+          sub_type: 'url',
+          index: String(index),
+          parameters: [{ type: 'text', text }],
+        })),
       ];
       const sends = fake.sends().filter((r) => (r.body as { to?: string }).to === phone);
-      expect(sends.map((r) => (r.body as { template?: unknown }).template), JSON.stringify(request)).toEqual([
+      expect(
+        sends.map((r) => (r.body as { template?: unknown }).template),
+        JSON.stringify(request),
+      ).toEqual([
         { name: request.name, language: { code: request.language }, ...(components.length ? { components } : {}) },
       ]);
     }

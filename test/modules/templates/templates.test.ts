@@ -61,9 +61,19 @@ describe('POST /admin/v1/businesses/:bid/templates', () => {
   });
 
   it('creates a named template; variables follow first appearance', async () => {
-    const res = await create({ name: name(), language: 'es', body: 'Hola {{first_name}}, tu cita es el {{date}}. {{first_name}}!' });
+    const res = await create({
+      name: name(),
+      language: 'es',
+      body: 'Hola {{first_name}}, tu cita es el {{date}}. {{first_name}}!',
+    });
     expect(res.statusCode).toBe(201);
-    expect(res.json().template).toMatchObject({ variables: ['first_name', 'date'], buttons: [], header: null, footer: null, category: null });
+    expect(res.json().template).toMatchObject({
+      variables: ['first_name', 'date'],
+      buttons: [],
+      header: null,
+      footer: null,
+      category: null,
+    });
   });
 
   it('accepts a body without placeholders', async () => {
@@ -80,11 +90,31 @@ describe('POST /admin/v1/businesses/:bid/templates', () => {
     ['an upper-case placeholder', { body: 'Hi {{Name}}' }, 'malformed placeholder'],
     ['a placeholder in the header', { body: 'x', header: 'Hi {{1}}' }, 'header cannot hold placeholders'],
     ['a placeholder in the footer', { body: 'x', footer: '{{1}}' }, 'footer cannot hold placeholders'],
-    ['two placeholders in a URL button', { body: 'x', buttons: [{ type: 'url', text: 'Go', url: 'https://a.test/{{1}}/{{1}}' }] }, 'at most one placeholder'],
-    ['{{2}} in a URL button', { body: 'x', buttons: [{ type: 'url', text: 'Go', url: 'https://a.test/{{2}}' }] }, 'at most one placeholder'],
-    ['a URL placeholder not at the end', { body: 'x', buttons: [{ type: 'url', text: 'Go', url: 'https://a.test/{{1}}/x' }] }, 'must end'],
-    ['three URL buttons', { body: 'x', buttons: Array(3).fill({ type: 'url', text: 'Go', url: 'https://a.test/' }) }, 'at most 2 URL'],
-    ['two phone buttons', { body: 'x', buttons: Array(2).fill({ type: 'phone_number', text: 'Call', phone_number: '14155550123' }) }, 'at most 1 phone'],
+    [
+      'two placeholders in a URL button',
+      { body: 'x', buttons: [{ type: 'url', text: 'Go', url: 'https://a.test/{{1}}/{{1}}' }] },
+      'at most one placeholder',
+    ],
+    [
+      '{{2}} in a URL button',
+      { body: 'x', buttons: [{ type: 'url', text: 'Go', url: 'https://a.test/{{2}}' }] },
+      'at most one placeholder',
+    ],
+    [
+      'a URL placeholder not at the end',
+      { body: 'x', buttons: [{ type: 'url', text: 'Go', url: 'https://a.test/{{1}}/x' }] },
+      'must end',
+    ],
+    [
+      'three URL buttons',
+      { body: 'x', buttons: Array(3).fill({ type: 'url', text: 'Go', url: 'https://a.test/' }) },
+      'at most 2 URL',
+    ],
+    [
+      'two phone buttons',
+      { body: 'x', buttons: Array(2).fill({ type: 'phone_number', text: 'Call', phone_number: '14155550123' }) },
+      'at most 1 phone',
+    ],
   ])('refuses %s with 400', async (_what, fields, message) => {
     const res = await create({ name: name(), language: 'en', ...fields });
     expect(res.statusCode).toBe(400);
@@ -104,7 +134,10 @@ describe('POST /admin/v1/businesses/:bid/templates', () => {
     ['more than 10 buttons', { body: 'x', buttons: Array(11).fill({ type: 'quick_reply', text: 'Ok' }) }],
     ['an unknown button type', { body: 'x', buttons: [{ type: 'copy_code', text: 'Ok' }] }],
     ['a button label over 25 characters', { body: 'x', buttons: [{ type: 'quick_reply', text: 'x'.repeat(26) }] }],
-    ['a URL button that is not http', { body: 'x', buttons: [{ type: 'url', text: 'Go', url: 'javascript:alert(1)' }] }],
+    [
+      'a URL button that is not http',
+      { body: 'x', buttons: [{ type: 'url', text: 'Go', url: 'javascript:alert(1)' }] },
+    ],
     ['an unknown button field', { body: 'x', buttons: [{ type: 'quick_reply', text: 'Ok', url: 'https://a.test' }] }],
     ['a bad channel id', { body: 'x', channel_id: 'nope' }],
   ])('refuses %s with 400', async (_what, fields) => {
@@ -114,7 +147,12 @@ describe('POST /admin/v1/businesses/:bid/templates', () => {
   });
 
   it('refuses malformed JSON with 400', async () => {
-    const res = await t.app.inject({ method: 'POST', url: url(acme.businessId), headers: { ...adminHeaders, 'content-type': 'application/json' }, payload: '{"name":' });
+    const res = await t.app.inject({
+      method: 'POST',
+      url: url(acme.businessId),
+      headers: { ...adminHeaders, 'content-type': 'application/json' },
+      payload: '{"name":',
+    });
     expect(res.statusCode).toBe(400);
     expect(res.json().error.code).toBe('validation_error');
   });
@@ -138,13 +176,17 @@ describe('POST /admin/v1/businesses/:bid/templates', () => {
 
   it('answers 404 for an unknown business and 401 without the operator token', async () => {
     expect((await create({ name: name(), language: 'en', body: 'x' }, newId())).statusCode).toBe(404);
-    const res = await t.app.inject({ method: 'POST', url: url(acme.businessId), payload: { name: name(), language: 'en', body: 'x' } });
+    const res = await t.app.inject({
+      method: 'POST',
+      url: url(acme.businessId),
+      payload: { name: name(), language: 'en', body: 'x' },
+    });
     expect(res.statusCode).toBe(401);
   });
 });
 
 describe('GET and DELETE templates', () => {
-  it('lists the business\'s templates only, and deletes one', async () => {
+  it("lists the business's templates only, and deletes one", async () => {
     const mine = (await create({ name: 'to_delete', language: 'en', body: 'bye' })).json().template;
     const theirs = (await create({ name: 'theirs', language: 'en', body: 'x' }, other.businessId)).json().template;
 
@@ -154,23 +196,43 @@ describe('GET and DELETE templates', () => {
     expect(ids).toContain(mine.id);
     expect(ids).not.toContain(theirs.id);
 
-    const limited = await t.app.inject({ method: 'GET', url: `${url(acme.businessId)}?limit=1`, headers: adminHeaders });
+    const limited = await t.app.inject({
+      method: 'GET',
+      url: `${url(acme.businessId)}?limit=1`,
+      headers: adminHeaders,
+    });
     expect(limited.json().templates).toHaveLength(1);
 
     // Another business's template is not found through this business.
-    expect((await t.app.inject({ method: 'GET', url: url(acme.businessId, theirs.id), headers: adminHeaders })).statusCode).toBe(404);
-    expect((await t.app.inject({ method: 'DELETE', url: url(acme.businessId, theirs.id), headers: adminHeaders })).statusCode).toBe(404);
+    expect(
+      (await t.app.inject({ method: 'GET', url: url(acme.businessId, theirs.id), headers: adminHeaders })).statusCode,
+    ).toBe(404);
+    expect(
+      (await t.app.inject({ method: 'DELETE', url: url(acme.businessId, theirs.id), headers: adminHeaders }))
+        .statusCode,
+    ).toBe(404);
 
     const del = await t.app.inject({ method: 'DELETE', url: url(acme.businessId, mine.id), headers: adminHeaders });
     expect(del.statusCode).toBe(200);
     expect(del.json()).toEqual({ success: true });
-    expect((await t.app.inject({ method: 'GET', url: url(acme.businessId, mine.id), headers: adminHeaders })).statusCode).toBe(404);
-    expect((await t.app.inject({ method: 'DELETE', url: url(acme.businessId, mine.id), headers: adminHeaders })).statusCode).toBe(404);
-    expect((await t.app.inject({ method: 'GET', url: url(other.businessId, theirs.id), headers: adminHeaders })).statusCode).toBe(200);
+    expect(
+      (await t.app.inject({ method: 'GET', url: url(acme.businessId, mine.id), headers: adminHeaders })).statusCode,
+    ).toBe(404);
+    expect(
+      (await t.app.inject({ method: 'DELETE', url: url(acme.businessId, mine.id), headers: adminHeaders })).statusCode,
+    ).toBe(404);
+    expect(
+      (await t.app.inject({ method: 'GET', url: url(other.businessId, theirs.id), headers: adminHeaders })).statusCode,
+    ).toBe(200);
   });
 
   it('answers 400 for a malformed id and an over-limit list', async () => {
-    expect((await t.app.inject({ method: 'GET', url: url(acme.businessId, 'abc'), headers: adminHeaders })).statusCode).toBe(400);
-    expect((await t.app.inject({ method: 'GET', url: `${url(acme.businessId)}?limit=501`, headers: adminHeaders })).statusCode).toBe(400);
+    expect(
+      (await t.app.inject({ method: 'GET', url: url(acme.businessId, 'abc'), headers: adminHeaders })).statusCode,
+    ).toBe(400);
+    expect(
+      (await t.app.inject({ method: 'GET', url: `${url(acme.businessId)}?limit=501`, headers: adminHeaders }))
+        .statusCode,
+    ).toBe(400);
   });
 });

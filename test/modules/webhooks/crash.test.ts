@@ -3,7 +3,17 @@ import { webhookDeliveriesRepository } from '../../../src/modules/webhooks/webho
 import { createTenant } from '../../helpers/tenants.ts';
 import { engine } from '../../helpers/test-app.ts';
 import { insertContact, insertConversation } from '../../helpers/factories.ts';
-import { buildWebhookApp, createWebhook, logOf, Receiver, sharedDatabase, storeMessage, TestClock, waitUntil, type SharedDatabase } from './webhook-harness.ts';
+import {
+  buildWebhookApp,
+  createWebhook,
+  logOf,
+  Receiver,
+  sharedDatabase,
+  storeMessage,
+  TestClock,
+  waitUntil,
+  type SharedDatabase,
+} from './webhook-harness.ts';
 
 let shared: SharedDatabase;
 let receiver: Receiver;
@@ -30,11 +40,14 @@ describe('at-least-once delivery across restarts', () => {
     const second = await buildWebhookApp(shared);
     try {
       const calls = await receiver.waitFor(2);
-      expect(calls[1]!.headers['webhook-id']).toBe(calls[0]!.headers['webhook-id']);
-      expect(calls[1]!.body).toBe(calls[0]!.body);
+      expect(calls[1].headers['webhook-id']).toBe(calls[0].headers['webhook-id']);
+      expect(calls[1].body).toBe(calls[0].body);
       const log = await logOf(second.app, tenant.businessId, webhook.id, 2);
-      expect(log.map((e) => [e.attempt, e.ok])).toEqual([[2, true], [1, false]]);
-      expect(log[1]!.error).toMatch(/^interrupted/);
+      expect(log.map((e) => [e.attempt, e.ok])).toEqual([
+        [2, true],
+        [1, false],
+      ]);
+      expect(log[1].error).toMatch(/^interrupted/);
     } finally {
       await second.close();
     }
@@ -48,7 +61,12 @@ describe('at-least-once delivery across restarts', () => {
     const { webhook } = await createWebhook(writer.app, tenant.businessId, { url: receiver.url });
     await storeMessage(writer, tenant.businessId);
     const now = clock.now();
-    const [claimed] = await webhookDeliveriesRepository.claim(writer.database.db, new Date(now).toISOString(), new Date(now + 60_000).toISOString(), 10);
+    const [claimed] = await webhookDeliveriesRepository.claim(
+      writer.database.db,
+      new Date(now).toISOString(),
+      new Date(now + 60_000).toISOString(),
+      10,
+    );
     expect(claimed).toBeDefined();
     await writer.close();
 
@@ -67,9 +85,9 @@ describe('at-least-once delivery across restarts', () => {
       }
       restarted.app.services.webhooks.worker.wake();
       const [call] = await receiver.waitFor(1);
-      expect(call!.headers['webhook-id']).toBe(claimed!.id);
+      expect(call.headers['webhook-id']).toBe(claimed.id);
       const log = await logOf(restarted.app, tenant.businessId, webhook.id, 1);
-      expect(log[0]).toMatchObject({ id: claimed!.id, attempt: 2, ok: true });
+      expect(log[0]).toMatchObject({ id: claimed.id, attempt: 2, ok: true });
     } finally {
       await restarted.close();
     }
@@ -83,12 +101,17 @@ describe('at-least-once delivery across restarts', () => {
       const { webhook } = await createWebhook(one.app, tenant.businessId, { url: receiver.url });
       const conversations = [];
       for (let i = 0; i < 10; i++) {
-        const contact = await insertContact(one.database.db, tenant.businessId, { phone_number: `3460000${String(i).padStart(4, '0')}` });
+        const contact = await insertContact(one.database.db, tenant.businessId, {
+          phone_number: `3460000${String(i).padStart(4, '0')}`,
+        });
         conversations.push(await insertConversation(one.database.db, tenant.businessId, contact.id));
       }
       const total = 120;
       for (let i = 0; i < total; i++) {
-        await storeMessage(i % 2 === 0 ? one : two, tenant.businessId, { conversation: conversations[i % 10]!, message: { text: `m${i}` } });
+        await storeMessage(i % 2 === 0 ? one : two, tenant.businessId, {
+          conversation: conversations[i % 10],
+          message: { text: `m${i}` },
+        });
       }
       await receiver.waitFor(total, 20_000);
       await logOf(one.app, tenant.businessId, webhook.id, total, '?limit=200');
@@ -107,7 +130,16 @@ describe('at-least-once delivery across restarts', () => {
         byConversation.set(payload.conversationId, list);
       }
       for (const list of byConversation.values()) expect(list).toEqual([...list].sort((a, b) => a - b));
-      await waitUntil(async () => (await one.database.db.selectFrom('webhook_deliveries').select('id').where('state', '!=', 'delivered').execute()).length === 0);
+      await waitUntil(
+        async () =>
+          (
+            await one.database.db
+              .selectFrom('webhook_deliveries')
+              .select('id')
+              .where('state', '!=', 'delivered')
+              .execute()
+          ).length === 0,
+      );
     } finally {
       await one.close();
       await two.close();

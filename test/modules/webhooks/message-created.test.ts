@@ -24,12 +24,20 @@ beforeAll(async () => {
   channel = await createWhatsAppChannel(t.app, tenant.businessId, { apiBaseUrl: fake.baseUrl });
   // The channel's token must be the fake's for sends to be accepted.
   await t.app.inject({
-    method: 'PATCH', url: `/admin/v1/businesses/${tenant.businessId}/channels/${channel.id}`, headers: adminHeaders,
+    method: 'PATCH',
+    url: `/admin/v1/businesses/${tenant.businessId}/channels/${channel.id}`,
+    headers: adminHeaders,
     payload: { provider: { access_token: fake.accessToken } },
   });
   const created = await t.app.inject({
-    method: 'POST', url: `/admin/v1/businesses/${tenant.businessId}/webhooks`, headers: adminHeaders,
-    payload: { event: 'message_created', url: `${receiver.url}/hooks`, headers: { authorization: 'Bearer business-token' } },
+    method: 'POST',
+    url: `/admin/v1/businesses/${tenant.businessId}/webhooks`,
+    headers: adminHeaders,
+    payload: {
+      event: 'message_created',
+      url: `${receiver.url}/hooks`,
+      headers: { authorization: 'Bearer business-token' },
+    },
   });
   expect(created.statusCode).toBe(201);
   secret = created.json().secret;
@@ -53,7 +61,10 @@ function verified(index: number) {
 describe('message_created', () => {
   it('fires once for a message received on WhatsApp, however often Meta redelivers it', async () => {
     const message = inboundMessage('5491155550001', 'text', { body: 'Hola, ¿tienen stock?' });
-    const notification = notificationFor(channel, { contacts: [{ waId: '5491155550001', name: 'Lucía Gómez' }], messages: [message] });
+    const notification = notificationFor(channel, {
+      contacts: [{ waId: '5491155550001', name: 'Lucía Gómez' }],
+      messages: [message],
+    });
     expect((await postSigned(t.app, notification, channel.appSecret)).statusCode).toBe(200);
     expect((await postSigned(t.app, notification, channel.appSecret)).statusCode).toBe(200);
     await receiver.waitFor(1);
@@ -79,13 +90,28 @@ describe('message_created', () => {
   it('fires for a message sent through POST /messages/send, status sent', async () => {
     const before = receiver.calls.length;
     const res = await t.app.inject({
-      method: 'POST', url: '/external/v2/messages/send', headers: tenant.headers,
-      payload: { to: '5491155550001', from: 'whatsapp', type: 'text', content: { text: 'Sí, quedan 3' }, channel_uuid: channel.id, metadata: { order: 'A-7' } },
+      method: 'POST',
+      url: '/external/v2/messages/send',
+      headers: tenant.headers,
+      payload: {
+        to: '5491155550001',
+        from: 'whatsapp',
+        type: 'text',
+        content: { text: 'Sí, quedan 3' },
+        channel_uuid: channel.id,
+        metadata: { order: 'A-7' },
+      },
     });
     expect(res.statusCode).toBe(200);
     await receiver.waitFor(before + 1);
     const { body } = verified(before);
-    expect(body.payload).toMatchObject({ to: '5491155550001', text: 'Sí, quedan 3', status: 'sent', channel: 'whatsapp', metadata: { order: 'A-7' } });
+    expect(body.payload).toMatchObject({
+      to: '5491155550001',
+      text: 'Sí, quedan 3',
+      status: 'sent',
+      channel: 'whatsapp',
+      metadata: { order: 'A-7' },
+    });
     expect(body.payload.contact.phoneNumber).toBe('+5491155550001');
   });
 });

@@ -3,8 +3,20 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fuzzOptions, weighted } from '../../helpers/schema-arbitraries.ts';
 import { adminHeaders } from '../../helpers/tenants.ts';
 import {
-  buildWebhookApp, callsOfRun, createWebhook, deliveriesInHand, newModelRun, Receiver, sharedDatabase, storeMessage, TestClock, waitUntil,
-  type ModelRun, type Received, type SharedDatabase, type WebhookTestApp,
+  buildWebhookApp,
+  callsOfRun,
+  createWebhook,
+  deliveriesInHand,
+  newModelRun,
+  Receiver,
+  sharedDatabase,
+  storeMessage,
+  TestClock,
+  waitUntil,
+  type ModelRun,
+  type Received,
+  type SharedDatabase,
+  type WebhookTestApp,
 } from './webhook-harness.ts';
 
 /**
@@ -71,7 +83,8 @@ beforeAll(async () => {
   receiver = await Receiver.start();
   receiver.respond = (call) => {
     const answer = answers.get(call.url) ?? { status: 200 };
-    const headers: Record<string, string> = answer.retryAfterSeconds === undefined ? {} : { 'retry-after': String(answer.retryAfterSeconds) };
+    const headers: Record<string, string> =
+      answer.retryAfterSeconds === undefined ? {} : { 'retry-after': String(answer.retryAfterSeconds) };
     return { status: answer.status, headers, body: '' };
   };
 });
@@ -89,7 +102,7 @@ const retryable = (status: number) => status === 408 || status === 429 || status
  * webhook; so does a failure 5 days after the first failure since the last success.
  */
 function attempt(h: Hook, now: number) {
-  const head = h.queue[0]!;
+  const head = h.queue[0];
   const answer = answers.get(h.path) ?? { status: 200 };
   head.attempts += 1;
   h.attempts += 1;
@@ -118,8 +131,8 @@ function due(m: Model, now: number): Map<Hook, Pending[]> {
   const calls = new Map<Hook, Pending[]>();
   for (const h of m.hooks) {
     const made: Pending[] = [];
-    while (h.enabled && h.queue.length > 0 && h.queue[0]!.nextAt <= now) {
-      made.push(h.queue[0]!);
+    while (h.enabled && h.queue.length > 0 && h.queue[0].nextAt <= now) {
+      made.push(h.queue[0]);
       attempt(h, now);
     }
     if (made.length > 0) calls.set(h, made);
@@ -143,28 +156,37 @@ async function settle(m: Model, r: Real, label: string) {
   const calls = callsOfRun(receiver, r, true);
   const byPath = new Map<string, Received[]>();
   for (const c of calls) byPath.set(c.url, [...(byPath.get(c.url) ?? []), c]);
-  expect([...byPath.keys()].sort(), `${label}: webhooks called`).toEqual([...expected.keys()].map((h) => h.path).sort());
+  expect([...byPath.keys()].sort(), `${label}: webhooks called`).toEqual(
+    [...expected.keys()].map((h) => h.path).sort(),
+  );
   for (const [h, made] of expected) {
     const got = byPath.get(h.path)!;
     expect(got.length, `${label}: calls to ${h.path}`).toBe(made.length);
     made.forEach((pending, i) => {
-      const id = got[i]!.headers['webhook-id'] as string;
-      expect((JSON.parse(got[i]!.body) as { payload: { messageId: string } }).payload.messageId, `${label}: call ${i} to ${h.path}`).toBe(pending.messageId);
+      const id = got[i].headers['webhook-id'] as string;
+      expect(
+        (JSON.parse(got[i].body) as { payload: { messageId: string } }).payload.messageId,
+        `${label}: call ${i} to ${h.path}`,
+      ).toBe(pending.messageId);
       if (pending.deliveryId) expect(id, `${label}: a retry keeps its webhook-id`).toBe(pending.deliveryId);
       pending.deliveryId = id;
     });
   }
 }
 
-const hookUrl = (r: Real, h: Hook) => `/admin/v1/businesses/${r.tenants[h.business]!.businessId}/webhooks/${h.id}`;
-const pick = (m: Model, index: number) => m.hooks[index % m.hooks.length]!;
+const hookUrl = (r: Real, h: Hook) => `/admin/v1/businesses/${r.tenants[h.business].businessId}/webhooks/${h.id}`;
+const pick = (m: Model, index: number) => m.hooks[index % m.hooks.length];
 
 class Message implements fc.AsyncCommand<Model, Real> {
   constructor(readonly business: number) {}
   check = () => true;
   async run(m: Model, r: Real) {
-    const { message } = await storeMessage(t, r.tenants[this.business]!.businessId, { conversation: r.conversations[this.business]! });
-    for (const h of m.hooks) if (h.business === this.business && h.enabled) h.queue.push({ messageId: message.id, attempts: 0, nextAt: clock.now() });
+    const { message } = await storeMessage(t, r.tenants[this.business].businessId, {
+      conversation: r.conversations[this.business],
+    });
+    for (const h of m.hooks)
+      if (h.business === this.business && h.enabled)
+        h.queue.push({ messageId: message.id, attempts: 0, nextAt: clock.now() });
     await settle(m, r, this.toString());
   }
   toString = () => `Message(business ${this.business})`;
@@ -209,7 +231,12 @@ class Toggle implements fc.AsyncCommand<Model, Real> {
   check = () => true;
   async run(m: Model, r: Real) {
     const h = pick(m, this.hook);
-    const res = await t.app.inject({ method: 'PATCH', url: hookUrl(r, h), headers: adminHeaders, payload: { enabled: this.enabled } });
+    const res = await t.app.inject({
+      method: 'PATCH',
+      url: hookUrl(r, h),
+      headers: adminHeaders,
+      payload: { enabled: this.enabled },
+    });
     expect(res.statusCode, `${this.toString()}: ${res.body}`).toBe(200);
     if (this.enabled && !h.enabled) [h.enabled, h.reason, h.failingSince] = [true, null, null];
     if (!this.enabled && h.enabled) [h.enabled, h.reason] = [false, 'disabled_by_operator'];
@@ -225,15 +252,32 @@ class Check implements fc.AsyncCommand<Model, Real> {
     for (const h of m.hooks) {
       const label = `Check ${h.path}`;
       const { webhook } = (await t.app.inject({ method: 'GET', url: hookUrl(r, h), headers: adminHeaders })).json();
-      expect({ enabled: webhook.enabled, reason: webhook.disabled_reason, failingSince: webhook.failing_since && Date.parse(webhook.failing_since) }, label)
-        .toEqual({ enabled: h.enabled, reason: h.reason, failingSince: h.failingSince });
-      const log = (await t.app.inject({ method: 'GET', url: `${hookUrl(r, h)}/deliveries?limit=200`, headers: adminHeaders })).json().deliveries;
+      expect(
+        {
+          enabled: webhook.enabled,
+          reason: webhook.disabled_reason,
+          failingSince: webhook.failing_since && Date.parse(webhook.failing_since),
+        },
+        label,
+      ).toEqual({ enabled: h.enabled, reason: h.reason, failingSince: h.failingSince });
+      const log = (
+        await t.app.inject({ method: 'GET', url: `${hookUrl(r, h)}/deliveries?limit=200`, headers: adminHeaders })
+      ).json().deliveries;
       expect(log, label).toHaveLength(h.attempts);
-      const waiting = await t.database.db.selectFrom('webhook_deliveries').select(['message_id', 'attempts', 'next_attempt_at'])
-        .where('business_id', '=', r.tenants[h.business]!.businessId).where('webhook_id', '=', h.id).where('state', '=', 'pending').orderBy('seq').execute();
-      expect(waiting.map((d) => ({ messageId: d.message_id, attempts: d.attempts })), label).toEqual(h.queue.map((p) => ({ messageId: p.messageId, attempts: p.attempts })));
+      const waiting = await t.database.db
+        .selectFrom('webhook_deliveries')
+        .select(['message_id', 'attempts', 'next_attempt_at'])
+        .where('business_id', '=', r.tenants[h.business].businessId)
+        .where('webhook_id', '=', h.id)
+        .where('state', '=', 'pending')
+        .orderBy('seq')
+        .execute();
+      expect(
+        waiting.map((d) => ({ messageId: d.message_id, attempts: d.attempts })),
+        label,
+      ).toEqual(h.queue.map((p) => ({ messageId: p.messageId, attempts: p.attempts })));
       // The head waits until its retry; the held ones behind it wait for it.
-      if (h.queue[0]) expect(Date.parse(waiting[0]!.next_attempt_at), label).toBe(h.queue[0].nextAt);
+      if (h.queue[0]) expect(Date.parse(waiting[0].next_attempt_at), label).toBe(h.queue[0].nextAt);
     }
   }
   toString = () => 'Check';
@@ -243,7 +287,10 @@ class Check implements fc.AsyncCommand<Model, Real> {
 class Cleanup implements fc.AsyncCommand<Model, Real> {
   check = () => true;
   async run(m: Model, r: Real) {
-    for (const h of m.hooks) expect((await t.app.inject({ method: 'DELETE', url: hookUrl(r, h), headers: adminHeaders })).statusCode).toBe(200);
+    for (const h of m.hooks)
+      expect((await t.app.inject({ method: 'DELETE', url: hookUrl(r, h), headers: adminHeaders })).statusCode).toBe(
+        200,
+      );
   }
   toString = () => 'Cleanup';
 }
@@ -251,18 +298,36 @@ class Cleanup implements fc.AsyncCommand<Model, Real> {
 const answer: fc.Arbitrary<Answer> = fc.oneof(
   { arbitrary: fc.constantFrom(200, 204).map((status) => ({ status })), weight: 2 },
   { arbitrary: fc.constantFrom(408, 500, 503).map((status) => ({ status })), weight: 3 },
-  fc.record({ status: fc.constantFrom(429, 503), retryAfterSeconds: fc.oneof(fc.integer({ min: 0, max: 4 * 3600 }), fc.constant(2 * 86_400)) }),
+  fc.record({
+    status: fc.constantFrom(429, 503),
+    retryAfterSeconds: fc.oneof(fc.integer({ min: 0, max: 4 * 3600 }), fc.constant(2 * 86_400)),
+  }),
   fc.constantFrom(400, 302).map((status) => ({ status })),
   fc.constant({ status: 410 }),
 );
 const commands: fc.Arbitrary<fc.AsyncCommand<Model, Real>>[] = [
-  ...weighted(3, fc.integer({ min: 0, max: 1 }).map((b) => new Message(b))),
-  ...weighted(2, fc.tuple(fc.nat(), answer).map(([h, a]) => new Answers(h, a))),
-  ...weighted(3, fc.oneof(
-    fc.integer({ min: 1, max: 10 * SECOND }),
-    fc.constantFrom(5 * SECOND - 1, 5 * SECOND, 5 * 60 * SECOND, 30 * 60 * SECOND, 2 * HOUR, 5 * HOUR, 10 * HOUR),
-    fc.integer({ min: 1, max: 3 * DAY }),
-  ).chain((ms) => fc.oneof({ arbitrary: fc.constant(1), weight: 3 }, fc.integer({ min: 2, max: 10 })).map((times) => new Advance(ms, times)))),
+  ...weighted(
+    3,
+    fc.integer({ min: 0, max: 1 }).map((b) => new Message(b)),
+  ),
+  ...weighted(
+    2,
+    fc.tuple(fc.nat(), answer).map(([h, a]) => new Answers(h, a)),
+  ),
+  ...weighted(
+    3,
+    fc
+      .oneof(
+        fc.integer({ min: 1, max: 10 * SECOND }),
+        fc.constantFrom(5 * SECOND - 1, 5 * SECOND, 5 * 60 * SECOND, 30 * 60 * SECOND, 2 * HOUR, 5 * HOUR, 10 * HOUR),
+        fc.integer({ min: 1, max: 3 * DAY }),
+      )
+      .chain((ms) =>
+        fc
+          .oneof({ arbitrary: fc.constant(1), weight: 3 }, fc.integer({ min: 2, max: 10 }))
+          .map((times) => new Advance(ms, times)),
+      ),
+  ),
   // Enabling more often than disabling: a webhook the rules disabled comes back.
   fc.tuple(fc.nat(), fc.constantFrom(true, true, false)).map(([h, e]) => new Toggle(h, e)),
   fc.constant(new Check()),
@@ -278,8 +343,19 @@ describe('generated webhook retries', () => {
           for (const business of [0, 1]) {
             for (const i of [0, 1]) {
               const path = `/r${real.run}/b${business}h${i}`;
-              const { webhook } = await createWebhook(t.app, real.tenants[business]!.businessId, { url: `${receiver.url}${path}` });
-              hooks.push({ business, id: webhook.id, path, enabled: true, reason: null, failingSince: null, queue: [], attempts: 0 });
+              const { webhook } = await createWebhook(t.app, real.tenants[business].businessId, {
+                url: `${receiver.url}${path}`,
+              });
+              hooks.push({
+                business,
+                id: webhook.id,
+                path,
+                enabled: true,
+                reason: null,
+                failingSince: null,
+                queue: [],
+                attempts: 0,
+              });
             }
           }
           return { model: { hooks }, real };

@@ -53,7 +53,13 @@ export class Receiver {
       const chunks: Buffer[] = [];
       req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', () => {
-        const call = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), at: Date.now() };
+        const call = {
+          method: req.method ?? '',
+          url: req.url ?? '',
+          headers: req.headers,
+          body: Buffer.concat(chunks).toString('utf8'),
+          at: Date.now(),
+        };
         receiver.calls.push(call);
         const reply = receiver.respond(call, receiver.calls.length - 1);
         if (reply === 'hang') receiver.hanging.add(res);
@@ -71,7 +77,11 @@ export class Receiver {
 
   /** Resolves when at least `count` calls arrived. */
   async waitFor(count: number, timeoutMs = 10_000): Promise<Received[]> {
-    await waitUntil(() => this.calls.length >= count, timeoutMs, `receiver waited for ${count} calls, got ${this.calls.length}`);
+    await waitUntil(
+      () => this.calls.length >= count,
+      timeoutMs,
+      `receiver waited for ${count} calls, got ${this.calls.length}`,
+    );
     return this.calls;
   }
 
@@ -82,7 +92,11 @@ export class Receiver {
   }
 }
 
-export async function waitUntil(check: () => boolean | Promise<boolean>, timeoutMs = 10_000, message = 'condition not met'): Promise<void> {
+export async function waitUntil(
+  check: () => boolean | Promise<boolean>,
+  timeoutMs = 10_000,
+  message = 'condition not met',
+): Promise<void> {
   const end = Date.now() + timeoutMs;
   while (!(await check())) {
     if (Date.now() > end) throw new Error(message);
@@ -155,7 +169,12 @@ export async function buildWebhookApp(
 
 /** Registers a webhook through the operator API; returns its record and secret. */
 export async function createWebhook(app: FastifyInstance, businessId: string, body: Record<string, unknown>) {
-  const res = await app.inject({ method: 'POST', url: `/admin/v1/businesses/${businessId}/webhooks`, headers: adminHeaders, payload: { event: 'message_created', ...body } });
+  const res = await app.inject({
+    method: 'POST',
+    url: `/admin/v1/businesses/${businessId}/webhooks`,
+    headers: adminHeaders,
+    payload: { event: 'message_created', ...body },
+  });
   if (res.statusCode !== 201) throw new Error(`create webhook: ${res.statusCode} ${res.body}`);
   return res.json() as { webhook: { id: string } & Record<string, unknown>; secret: string };
 }
@@ -169,13 +188,21 @@ type MessageOverrides = Parameters<typeof insertMessage>[3];
 export async function storeMessage(
   t: WebhookTestApp,
   businessId: string,
-  options: { conversation?: { id: string; contact_id: string; channel: string }; message?: MessageOverrides; media?: { filename: string; content_type: string }[] } = {},
+  options: {
+    conversation?: { id: string; contact_id: string; channel: string };
+    message?: MessageOverrides;
+    media?: { filename: string; content_type: string }[];
+  } = {},
 ) {
   const events = t.app.services.webhooks.events;
   const out = await t.database.db.transaction().execute(async (trx) => {
     let conversation = options.conversation;
     if (!conversation) {
-      const contact = await insertContact(trx, businessId, { phone_number: '34600111222', tags: ['vip'], source: 'whatsapp' });
+      const contact = await insertContact(trx, businessId, {
+        phone_number: '34600111222',
+        tags: ['vip'],
+        source: 'whatsapp',
+      });
       conversation = await insertConversation(trx, businessId, contact.id);
     }
     const message = await insertMessage(trx, businessId, conversation, {
@@ -184,7 +211,16 @@ export async function storeMessage(
       ...options.message,
     });
     for (const file of options.media ?? []) {
-      await trx.insertInto('media').values({ business_id: businessId, message_id: message.id, filename: file.filename, content_type: file.content_type, storage_key: `k/${message.id}` }).execute();
+      await trx
+        .insertInto('media')
+        .values({
+          business_id: businessId,
+          message_id: message.id,
+          filename: file.filename,
+          content_type: file.content_type,
+          storage_key: `k/${message.id}`,
+        })
+        .execute();
     }
     const queued = await events.messageCreated(trx, businessId, message.id);
     return { conversation, message, queued };
@@ -196,11 +232,19 @@ export async function storeMessage(
 /** The webhook's delivery log once it has at least `count` attempts (attempts are recorded just after the call returns). */
 export async function logOf(app: FastifyInstance, businessId: string, webhookId: string, count = 1, query = '') {
   let entries: Record<string, unknown>[] = [];
-  await waitUntil(async () => {
-    const res = await app.inject({ method: 'GET', url: `/admin/v1/businesses/${businessId}/webhooks/${webhookId}/deliveries${query}`, headers: adminHeaders });
-    entries = res.json().deliveries;
-    return entries.length >= count;
-  }, 10_000, `log of ${webhookId} has fewer than ${count} attempts`);
+  await waitUntil(
+    async () => {
+      const res = await app.inject({
+        method: 'GET',
+        url: `/admin/v1/businesses/${businessId}/webhooks/${webhookId}/deliveries${query}`,
+        headers: adminHeaders,
+      });
+      entries = res.json().deliveries;
+      return entries.length >= count;
+    },
+    10_000,
+    `log of ${webhookId} has fewer than ${count} attempts`,
+  );
   return entries;
 }
 
@@ -209,11 +253,18 @@ export async function logOf(app: FastifyInstance, businessId: string, webhookId:
  * with a body of the contract's shape (MessageCreatedBody), and nothing else.
  */
 export async function expectDeliveriesFor(db: Db, businessId: string, messageIds: string[]): Promise<void> {
-  const deliveries = await db.selectFrom('webhook_deliveries').select(['message_id', 'payload']).where('business_id', '=', businessId).execute();
+  const deliveries = await db
+    .selectFrom('webhook_deliveries')
+    .select(['message_id', 'payload'])
+    .where('business_id', '=', businessId)
+    .execute();
   expect(deliveries.map((d) => d.message_id).sort()).toEqual([...messageIds].sort());
   for (const { message_id: id, payload } of deliveries) {
     const body = { event: 'message_created', payload };
-    expect(Value.Check(MessageCreatedBody, body), `${id}: ${JSON.stringify([...Value.Errors(MessageCreatedBody, body)].slice(0, 3))}`).toBe(true);
+    expect(
+      Value.Check(MessageCreatedBody, body),
+      `${id}: ${JSON.stringify([...Value.Errors(MessageCreatedBody, body)].slice(0, 3))}`,
+    ).toBe(true);
   }
 }
 
@@ -255,14 +306,28 @@ export function callsOfRun(receiver: Receiver, r: ModelRun, take = false): Recei
  * or belongs to a disabled webhook.
  */
 export async function deliveriesInHand(db: Db, r: ModelRun, nowIso: string): Promise<boolean> {
-  const rows = await db.selectFrom('webhook_deliveries as d')
-    .innerJoin('webhooks as w', (join) => join.onRef('w.business_id', '=', 'd.business_id').onRef('w.id', '=', 'd.webhook_id'))
+  const rows = await db
+    .selectFrom('webhook_deliveries as d')
+    .innerJoin('webhooks as w', (join) =>
+      join.onRef('w.business_id', '=', 'd.business_id').onRef('w.id', '=', 'd.webhook_id'),
+    )
     .select('d.id')
-    .where('d.business_id', 'in', r.tenants.map((tenant) => tenant.businessId))
-    .where((eb) => eb.or([
-      eb('d.state', '=', 'running'),
-      eb.and([eb('d.state', '=', 'pending'), eb('d.held', '=', false), eb('d.next_attempt_at', '<=', nowIso), eb('w.enabled', '=', true)]),
-    ]))
+    .where(
+      'd.business_id',
+      'in',
+      r.tenants.map((tenant) => tenant.businessId),
+    )
+    .where((eb) =>
+      eb.or([
+        eb('d.state', '=', 'running'),
+        eb.and([
+          eb('d.state', '=', 'pending'),
+          eb('d.held', '=', false),
+          eb('d.next_attempt_at', '<=', nowIso),
+          eb('w.enabled', '=', true),
+        ]),
+      ]),
+    )
     .limit(1)
     .execute();
   return rows.length > 0;

@@ -4,8 +4,18 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fuzzOptions, weighted } from '../../helpers/schema-arbitraries.ts';
 import { adminHeaders } from '../../helpers/tenants.ts';
 import {
-  buildWebhookApp, callsOfRun, deliveriesInHand, newModelRun, Receiver, sharedDatabase, storeMessage, waitUntil,
-  type ModelRun, type Received, type SharedDatabase, type WebhookTestApp,
+  buildWebhookApp,
+  callsOfRun,
+  deliveriesInHand,
+  newModelRun,
+  Receiver,
+  sharedDatabase,
+  storeMessage,
+  waitUntil,
+  type ModelRun,
+  type Received,
+  type SharedDatabase,
+  type WebhookTestApp,
 } from './webhook-harness.ts';
 
 /**
@@ -82,7 +92,8 @@ afterAll(async () => {
 });
 
 const MAX_WEBHOOKS = 20;
-const hooksUrl = (r: Real, business: number, id?: string) => `/admin/v1/businesses/${r.tenants[business]!.businessId}/webhooks${id ? `/${id}` : ''}`;
+const hooksUrl = (r: Real, business: number, id?: string) =>
+  `/admin/v1/businesses/${r.tenants[business].businessId}/webhooks${id ? `/${id}` : ''}`;
 const call = (method: 'GET' | 'POST' | 'PATCH' | 'DELETE', url: string, payload?: object) =>
   t.app.inject({ method, url, headers: adminHeaders, ...(payload === undefined ? {} : { payload }) });
 /** A path of its own for every URL a run registers, so a call tells which webhook it was for. */
@@ -90,11 +101,22 @@ const newPath = (r: Real) => `/r${r.run}/h${(paths += 1)}`;
 const pick = (m: Model, index: number) => m.hooks[index % m.hooks.length];
 
 /** Custom headers: names in any case, from a small pool so that edits replace and drop them. */
-const customHeaders = fc.dictionary(fc.constantFrom('Authorization', 'X-Tenant', 'x-trace', 'X-Api-Version'), fc.stringMatching(/^(?:[!-~](?:[\t -~]{0,18}[!-~])?)?$/), { maxKeys: 3 })
+const customHeaders = fc
+  .dictionary(
+    fc.constantFrom('Authorization', 'X-Tenant', 'x-trace', 'X-Api-Version'),
+    fc.stringMatching(/^(?:[!-~](?:[\t -~]{0,18}[!-~])?)?$/),
+    { maxKeys: 3 },
+  )
   .filter((h) => new Set(Object.keys(h).map((k) => k.toLowerCase())).size === Object.keys(h).length);
 
 /** What an edit or a creation may carry that the API refuses (400), storing nothing. */
-type Fault = 'reserved header' | 'same header twice' | 'not http' | 'credentials in the URL' | 'unknown field' | `header value ${string}`;
+type Fault =
+  | 'reserved header'
+  | 'same header twice'
+  | 'not http'
+  | 'credentials in the URL'
+  | 'unknown field'
+  | `header value ${string}`;
 /** Header values no HTTP call carries as they are: spaces at an end are dropped, characters beyond Latin-1 refused. */
 const untransmittable = ['😀', ' x', 'x ', '\t', 'é', 'a\nb', '\u0000'];
 /** Most bodies are sound; one in five carries a fault. */
@@ -127,7 +149,14 @@ function withFault(body: Record<string, unknown>, f: Fault | null): Record<strin
 }
 
 /** The webhook as the operator API must show it. */
-const shown = (h: ModelHook) => ({ id: h.id, url: `${receiver.url}${h.path}`, method: h.method, headers: h.headers, enabled: h.enabled, disabled_reason: h.reason });
+const shown = (h: ModelHook) => ({
+  id: h.id,
+  url: `${receiver.url}${h.path}`,
+  method: h.method,
+  headers: h.headers,
+  enabled: h.enabled,
+  disabled_reason: h.reason,
+});
 
 /** No answer but a creation's or a rotation's shows a secret. */
 function expectNoSecret(body: string, m: Model, label: string) {
@@ -141,13 +170,17 @@ function expectNoSecret(body: string, m: Model, label: string) {
  */
 function expectCallFor(received: Received, h: ModelHook, label: string) {
   expect({ method: received.method, url: received.url }, label).toEqual({ method: h.method, url: h.path });
-  for (const [name, value] of Object.entries(h.headers)) expect(received.headers[name.toLowerCase()], `${label}: header ${name}`).toBe(value);
+  for (const [name, value] of Object.entries(h.headers))
+    expect(received.headers[name.toLowerCase()], `${label}: header ${name}`).toBe(value);
   const headers = received.headers as Record<string, string>;
-  const signatures = headers['webhook-signature']!.split(' ');
+  const signatures = headers['webhook-signature'].split(' ');
   const secrets = h.previous ? [h.secret, h.previous] : [h.secret];
   expect(signatures, label).toHaveLength(secrets.length);
   secrets.forEach((secret, i) => {
-    expect(() => new Webhook(secret).verify(received.body, { ...headers, 'webhook-signature': signatures[i]! }), `${label}: signature ${i}`).not.toThrow();
+    expect(
+      () => new Webhook(secret).verify(received.body, { ...headers, 'webhook-signature': signatures[i] }),
+      `${label}: signature ${i}`,
+    ).not.toThrow();
   });
 }
 
@@ -164,12 +197,16 @@ async function flush(m: Model, r: Real, label: string) {
   const due = m.hooks.filter((h) => h.live && h.enabled && h.pending.length > 0);
   const expected = due.reduce((n, h) => n + (m.gone.has(h.path) ? 1 : h.pending.length), 0);
   await waitUntil(
-    async () => callsOfRun(receiver, r).length >= expected && !(await deliveriesInHand(t.database.db, r, new Date().toISOString())),
+    async () =>
+      callsOfRun(receiver, r).length >= expected &&
+      !(await deliveriesInHand(t.database.db, r, new Date().toISOString())),
     15_000,
     `${label}: ${expected} calls due, got ${callsOfRun(receiver, r).length}`,
   );
   const calls = callsOfRun(receiver, r, true);
-  expect(calls.map((c) => c.url).sort(), `${label}: calls`).toEqual(due.flatMap((h) => Array<string>(m.gone.has(h.path) ? 1 : h.pending.length).fill(h.path)).sort());
+  expect(calls.map((c) => c.url).sort(), `${label}: calls`).toEqual(
+    due.flatMap((h) => Array<string>(m.gone.has(h.path) ? 1 : h.pending.length).fill(h.path)).sort(),
+  );
   for (const received of calls) {
     const h = due.find((x) => x.path === received.url)!;
     expectCallFor(received, h, label);
@@ -179,11 +216,17 @@ async function flush(m: Model, r: Real, label: string) {
     // A delivery sent again, or the first call of a message's delivery.
     let index = h.pending.findIndex((p) => p.delivery?.id === id);
     if (index >= 0) {
-      expect(received.body, `${label}: redelivery ${id}`).toBe(h.pending[index]!.delivery!.body);
+      expect(received.body, `${label}: redelivery ${id}`).toBe(h.pending[index].delivery!.body);
     } else {
       index = h.pending.findIndex((p) => !p.delivery && p.messageId === body.payload.messageId);
-      expect(index, `${label}: a call to ${h.id} for message ${body.payload.messageId} (${id}) it does not wait for`).toBeGreaterThanOrEqual(0);
-      expect(m.hooks.some((x) => x.deliveries.some((d) => d.id === id)), `${label}: webhook-id ${id} used before`).toBe(false);
+      expect(
+        index,
+        `${label}: a call to ${h.id} for message ${body.payload.messageId} (${id}) it does not wait for`,
+      ).toBeGreaterThanOrEqual(0);
+      expect(
+        m.hooks.some((x) => x.deliveries.some((d) => d.id === id)),
+        `${label}: webhook-id ${id} used before`,
+      ).toBe(false);
       h.deliveries.push({ id, body: received.body });
     }
     h.pending.splice(index, 1);
@@ -203,7 +246,16 @@ class Create implements fc.AsyncCommand<Model, Real> {
   check = () => true;
   async run(m: Model, r: Real) {
     const path = newPath(r);
-    const body = withFault({ event: 'message_created', url: `${receiver.url}${path}`, method: this.method, headers: this.headers, enabled: this.enabled }, this.fault);
+    const body = withFault(
+      {
+        event: 'message_created',
+        url: `${receiver.url}${path}`,
+        method: this.method,
+        headers: this.headers,
+        enabled: this.enabled,
+      },
+      this.fault,
+    );
     const res = await call('POST', hooksUrl(r, this.business), body);
     const label = `${this.toString()}: ${res.statusCode} ${res.body}`;
     if (this.fault) {
@@ -219,13 +271,25 @@ class Create implements fc.AsyncCommand<Model, Real> {
     const { webhook, secret } = res.json() as { webhook: { id: string }; secret: string };
     const enabled = this.enabled ?? true;
     const hook: ModelHook = {
-      business: this.business, id: webhook.id, path, method: this.method ?? 'POST', headers: this.headers, enabled,
-      reason: enabled ? null : 'disabled_by_operator', secret, previous: null, live: true, deliveries: [], pending: [], attempts: 0,
+      business: this.business,
+      id: webhook.id,
+      path,
+      method: this.method ?? 'POST',
+      headers: this.headers,
+      enabled,
+      reason: enabled ? null : 'disabled_by_operator',
+      secret,
+      previous: null,
+      live: true,
+      deliveries: [],
+      pending: [],
+      attempts: 0,
     };
     expect(webhook, label).toMatchObject(shown(hook));
     m.hooks.push(hook);
   }
-  toString = () => `Create(business ${this.business}, ${this.method ?? 'default method'}, headers ${JSON.stringify(this.headers)}, enabled ${this.enabled}${this.fault ? `, ${this.fault}` : ''})`;
+  toString = () =>
+    `Create(business ${this.business}, ${this.method ?? 'default method'}, headers ${JSON.stringify(this.headers)}, enabled ${this.enabled}${this.fault ? `, ${this.fault}` : ''})`;
 }
 
 /** Edits any of url, method, headers and enabled, by the webhook's business or the other one. */
@@ -238,7 +302,7 @@ class Edit implements fc.AsyncCommand<Model, Real> {
   ) {}
   check = (m: Readonly<Model>) => m.hooks.length > 0;
   async run(m: Model, r: Real) {
-    const h = pick(m, this.hook)!;
+    const h = pick(m, this.hook);
     const path = this.changes.url ? newPath(r) : h.path;
     const { url: _, ...rest } = this.changes;
     const body = withFault({ ...rest, ...(this.changes.url ? { url: `${receiver.url}${path}` } : {}) }, this.fault);
@@ -262,7 +326,8 @@ class Edit implements fc.AsyncCommand<Model, Real> {
     expectNoSecret(res.body, m, label);
     await flush(m, r, label);
   }
-  toString = () => `Edit(#${this.hook} as business ${this.asBusiness}, ${JSON.stringify(this.changes)}${this.fault ? `, ${this.fault}` : ''})`;
+  toString = () =>
+    `Edit(#${this.hook} as business ${this.asBusiness}, ${JSON.stringify(this.changes)}${this.fault ? `, ${this.fault}` : ''})`;
 }
 
 class Rotate implements fc.AsyncCommand<Model, Real> {
@@ -272,7 +337,7 @@ class Rotate implements fc.AsyncCommand<Model, Real> {
   ) {}
   check = (m: Readonly<Model>) => m.hooks.length > 0;
   async run(m: Model, r: Real) {
-    const h = pick(m, this.hook)!;
+    const h = pick(m, this.hook);
     const res = await call('POST', `${hooksUrl(r, this.asBusiness, h.id)}/rotate-secret`);
     const label = `${this.toString()}: ${res.statusCode} ${res.body}`;
     if (!h.live || h.business !== this.asBusiness) {
@@ -296,7 +361,7 @@ class Delete implements fc.AsyncCommand<Model, Real> {
   ) {}
   check = (m: Readonly<Model>) => m.hooks.length > 0;
   async run(m: Model, r: Real) {
-    const h = pick(m, this.hook)!;
+    const h = pick(m, this.hook);
     const res = await call('DELETE', hooksUrl(r, this.asBusiness, h.id));
     const label = `${this.toString()}: ${res.statusCode} ${res.body}`;
     if (!h.live || h.business !== this.asBusiness) {
@@ -314,7 +379,7 @@ class Gone implements fc.AsyncCommand<Model, Real> {
   constructor(readonly hook: number) {}
   check = (m: Readonly<Model>) => m.hooks.length > 0;
   async run(m: Model) {
-    const h = pick(m, this.hook)!;
+    const h = pick(m, this.hook);
     m.gone.add(h.path);
     gone.add(h.path);
   }
@@ -327,9 +392,16 @@ class Message implements fc.AsyncCommand<Model, Real> {
   check = () => true;
   async run(m: Model, r: Real) {
     const enabled = m.hooks.filter((h) => h.live && h.enabled && h.business === this.business);
-    const { message } = await storeMessage(t, r.tenants[this.business]!.businessId, { conversation: r.conversations[this.business]!, message: { text: `run ${r.run}` } });
+    const { message } = await storeMessage(t, r.tenants[this.business].businessId, {
+      conversation: r.conversations[this.business],
+      message: { text: `run ${r.run}` },
+    });
     const label = `${this.toString()} for ${enabled.length} webhooks`;
-    const rows = await t.database.db.selectFrom('webhook_deliveries').select('webhook_id').where('message_id', '=', message.id).execute();
+    const rows = await t.database.db
+      .selectFrom('webhook_deliveries')
+      .select('webhook_id')
+      .where('message_id', '=', message.id)
+      .execute();
     expect(rows.map((row) => row.webhook_id).sort(), label).toEqual(enabled.map((h) => h.id).sort());
     for (const h of enabled) h.pending.push({ messageId: message.id });
     await flush(m, r, label);
@@ -347,8 +419,8 @@ class Redeliver implements fc.AsyncCommand<Model, Real> {
   check = (m: Readonly<Model>) => m.hooks.some((h) => h.deliveries.length > 0);
   async run(m: Model, r: Real) {
     const withDeliveries = m.hooks.filter((h) => h.deliveries.length > 0);
-    const h = withDeliveries[this.hook % withDeliveries.length]!;
-    const delivery = h.deliveries[h.deliveries.length - 1 - (this.delivery % h.deliveries.length)]!;
+    const h = withDeliveries[this.hook % withDeliveries.length];
+    const delivery = h.deliveries[h.deliveries.length - 1 - (this.delivery % h.deliveries.length)];
     const res = await call('POST', `${hooksUrl(r, this.asBusiness, h.id)}/deliveries/${delivery.id}/redeliver`);
     const label = `${this.toString()}: ${res.statusCode} ${res.body}`;
     if (!h.live || h.business !== this.asBusiness) {
@@ -358,7 +430,8 @@ class Redeliver implements fc.AsyncCommand<Model, Real> {
     } else {
       expect(res.statusCode, label).toBe(202);
       expect(res.json().delivery, label).toMatchObject({ id: delivery.id, state: 'pending' });
-      if (!h.pending.some((p) => p.delivery === delivery)) h.pending.push({ messageId: JSON.parse(delivery.body).payload.messageId, delivery });
+      if (!h.pending.some((p) => p.delivery === delivery))
+        h.pending.push({ messageId: JSON.parse(delivery.body).payload.messageId, delivery });
     }
     await flush(m, r, label);
   }
@@ -393,7 +466,9 @@ class Check implements fc.AsyncCommand<Model, Real> {
     for (const business of [0, 1]) {
       const res = await call('GET', hooksUrl(r, business));
       const label = `${this.toString()} business ${business}: ${res.body}`;
-      expect(res.json().webhooks, label).toMatchObject(m.hooks.filter((h) => h.live && h.business === business).map(shown));
+      expect(res.json().webhooks, label).toMatchObject(
+        m.hooks.filter((h) => h.live && h.business === business).map(shown),
+      );
       expectNoSecret(res.body, m, label);
     }
     for (const h of m.hooks) {
@@ -416,17 +491,33 @@ class Check implements fc.AsyncCommand<Model, Real> {
 const business = fc.integer({ min: 0, max: 1 });
 const method = fc.option(fc.constantFrom<'POST' | 'PUT'>('POST', 'PUT'), { nil: undefined });
 const changes = fc.record(
-  { url: fc.constant(true as const), method: fc.constantFrom<'POST' | 'PUT'>('POST', 'PUT'), headers: customHeaders, enabled: fc.boolean() },
+  {
+    url: fc.constant(true as const),
+    method: fc.constantFrom<'POST' | 'PUT'>('POST', 'PUT'),
+    headers: customHeaders,
+    enabled: fc.boolean(),
+  },
   { requiredKeys: [] },
 );
 // Weighted so that messages reach webhooks between the rarer changes to them.
 const commands: fc.Arbitrary<fc.AsyncCommand<Model, Real>>[] = [
-  ...weighted(3, fc.tuple(business, method, customHeaders, fc.constantFrom(undefined, undefined, true, false), fault).map(([b, me, he, en, f]) => new Create(b, me, he, en, f))),
-  ...weighted(2, fc.tuple(fc.nat(), business, changes, fault).map(([h, b, c, f]) => new Edit(h, b, c, f))),
+  ...weighted(
+    3,
+    fc
+      .tuple(business, method, customHeaders, fc.constantFrom(undefined, undefined, true, false), fault)
+      .map(([b, me, he, en, f]) => new Create(b, me, he, en, f)),
+  ),
+  ...weighted(
+    2,
+    fc.tuple(fc.nat(), business, changes, fault).map(([h, b, c, f]) => new Edit(h, b, c, f)),
+  ),
   fc.tuple(fc.nat(), business).map(([h, b]) => new Rotate(h, b)),
   fc.tuple(fc.nat(), business).map(([h, b]) => new Delete(h, b)),
   fc.nat().map((h) => new Gone(h)),
-  ...weighted(4, business.map((b) => new Message(b))),
+  ...weighted(
+    4,
+    business.map((b) => new Message(b)),
+  ),
   fc.tuple(fc.nat(), fc.nat(), business).map(([h, d, b]) => new Redeliver(h, d, b)),
   fc.constant(new Check()),
   fc.constant(new Pause()),
@@ -440,7 +531,10 @@ describe('generated webhook lives', () => {
         const setup = async () => {
           // A failed run may have left the worker paused.
           t.app.services.webhooks.worker.start();
-          return { model: { hooks: [], gone: new Set<string>(), paused: false }, real: await newModelRun(t, receiver, (runs += 1)) };
+          return {
+            model: { hooks: [], gone: new Set<string>(), paused: false },
+            real: await newModelRun(t, receiver, (runs += 1)),
+          };
         };
         await fc.asyncModelRun(setup, [...cmds, new Resume(), new Check()]);
       }),
