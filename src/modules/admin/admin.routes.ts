@@ -1,10 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { responses } from '../../http/common.schemas.ts';
-import { contactFieldsAdminRoutes } from '../contact-fields/contact-fields.routes.ts';
-import { contactsAdminRoutes } from '../contacts/contacts.admin-routes.ts';
-import { teamsAdminRoutes } from '../teams/teams.routes.ts';
-import { usersAdminRoutes } from '../users/users.routes.ts';
 import {
   ApiKey,
   Business,
@@ -13,12 +9,11 @@ import {
   CreateApiKeyBody,
   CreateBusinessBody,
 } from './admin.schemas.ts';
-import { requireBusiness } from './business-scope.ts';
 
 const tags = ['operator'];
 const security = [{ adminToken: [] }];
 
-/** Operator API: provisioning of businesses and their keys (and, through other modules, the rest). */
+/** Operator API: businesses and their API keys (each module provisions the rest of a business). */
 export const adminRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { businesses, apiKeys } = app.services;
 
@@ -102,13 +97,4 @@ export const adminRoutes: FastifyPluginAsyncTypebox = async (app) => {
       return { success: true };
     },
   );
-
-  // Provisioning of a business's records; an unknown business answers 404 before any handler runs.
-  await app.register(async (scope) => {
-    requireBusiness(scope);
-    await scope.register(usersAdminRoutes);
-    await scope.register(teamsAdminRoutes);
-    await scope.register(contactFieldsAdminRoutes);
-    await scope.register(contactsAdminRoutes);
-  });
 };

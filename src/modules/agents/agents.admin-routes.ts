@@ -2,7 +2,6 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { responses } from '../../http/common.schemas.ts';
 import { BusinessParams, ListQuery } from '../admin/admin.schemas.ts';
-import { requireBusiness } from '../admin/business-scope.ts';
 import { Agent, AgentSummary, CreateAgentBody } from './agents.schemas.ts';
 
 const tags = ['operator'];
@@ -10,7 +9,6 @@ const security = [{ adminToken: [] }];
 
 /** Operator routes for the AI agents of a business. */
 export const agentsAdminRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  requireBusiness(app);
 
   app.post(
     '/businesses/:bid/agents',

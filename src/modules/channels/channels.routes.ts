@@ -2,7 +2,6 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { responses } from '../../http/common.schemas.ts';
 import { BusinessItemParams, BusinessParams, ListQuery } from '../admin/admin.schemas.ts';
-import { requireBusiness } from '../admin/business-scope.ts';
 import { Channel, CreateChannelBody, UpdateChannelBody } from './channels.schemas.ts';
 
 const tags = ['operator'];
@@ -19,7 +18,6 @@ account (phone_number_id).`;
 /** Operator routes for the channels of a business (registered inside the admin business scope). */
 export const channelsAdminRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { channels } = app.services;
-  requireBusiness(app);
 
   app.post(
     '/businesses/:bid/channels',

@@ -2,12 +2,10 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { responses } from '../../http/common.schemas.ts';
 import { Type } from 'typebox';
 import { BusinessParams, ListQuery } from '../admin/admin.schemas.ts';
-import { requireBusiness } from '../admin/business-scope.ts';
 import { Collection, CollectionResponse, CreateCollectionBody } from './search.schemas.ts';
 
 /** Operator routes for the search collections of a business. */
 export const searchAdminRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  requireBusiness(app);
 
   app.post(
     '/businesses/:bid/collections',

@@ -2,7 +2,6 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { responses } from '../../http/common.schemas.ts';
 import { BusinessItemParams, BusinessParams, ListQuery } from '../admin/admin.schemas.ts';
-import { requireBusiness } from '../admin/business-scope.ts';
 import { CreateTemplateBody, Template } from './templates.schemas.ts';
 
 const tags = ['operator'];
@@ -11,7 +10,6 @@ const security = [{ adminToken: [] }];
 /** Operator routes for the message templates of a business (used by POST /send-template). */
 export const templatesAdminRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { templates } = app.services;
-  requireBusiness(app);
 
   app.post(
     '/businesses/:bid/templates',

@@ -2,7 +2,6 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { responses } from '../../http/common.schemas.ts';
 import { BusinessParams, ListQuery } from '../admin/admin.schemas.ts';
-import { requireBusiness } from '../admin/business-scope.ts';
 import {
   CreateWebhookBody,
   DeliveriesPage,
@@ -37,7 +36,6 @@ connected socket) unless the service runs with ALLOW_PRIVATE_WEBHOOK_TARGETS=tru
 export const webhooksAdminRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { webhooks } = app.services;
   const service = webhooks.service;
-  requireBusiness(app);
 
   app.post(
     '/businesses/:bid/webhooks',
