@@ -141,6 +141,9 @@ export function loadConfig(env: Env = process.env): Config {
   const adminToken = env.ADMIN_TOKEN || undefined;
   if (adminToken !== undefined && adminToken.length < 16)
     throw new ConfigError('ADMIN_TOKEN must be at least 16 characters');
+  // A token of blanks starts an operator API that no Authorization header can reach.
+  if (adminToken !== undefined && /\s/.test(adminToken))
+    throw new ConfigError('ADMIN_TOKEN must not contain spaces or other whitespace');
   const publicUrl = (env.PUBLIC_URL || `http://${host.includes(':') ? `[${host}]` : host}:${listenPort}`).replace(
     /\/+$/,
     '',

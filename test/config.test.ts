@@ -45,3 +45,15 @@ describe('PORT and LOG_LEVEL', () => {
     expect(() => config({ LOG_LEVEL: 'verbose' })).toThrow(/LOG_LEVEL must be one of/);
   });
 });
+
+describe('ADMIN_TOKEN', () => {
+  const config = (env: Record<string, string>) => loadConfig({ DATA_DIR: 'memory://', SECRET_KEY: KEY, ...env });
+
+  it('refuses a token of blanks or one with whitespace inside, which no Bearer header can carry', () => {
+    expect(() => config({ ADMIN_TOKEN: ' '.repeat(16) })).toThrow(/ADMIN_TOKEN must not contain/);
+    expect(() => config({ ADMIN_TOKEN: '\t'.repeat(20) })).toThrow(ConfigError);
+    expect(() => config({ ADMIN_TOKEN: 'an admin token with spaces' })).toThrow(ConfigError);
+    expect(config({ ADMIN_TOKEN: 'an-admin-token-0123456789' }).adminToken).toBe('an-admin-token-0123456789');
+    expect(config({ ADMIN_TOKEN: '' }).adminToken).toBeUndefined();
+  });
+});
