@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { responses } from '../../http/common.schemas.ts';
+import { Nullable, responses, Uuid } from '../../http/common.schemas.ts';
 import {
   ApiKey,
   Business,
@@ -8,6 +8,7 @@ import {
   BusinessParams,
   CreateApiKeyBody,
   CreateBusinessBody,
+  ListBusinessesQuery,
 } from './admin.schemas.ts';
 
 const tags = ['operator'];
@@ -29,6 +30,27 @@ export const adminRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => reply.status(201).send({ business: await businesses.create(request.body.name) }),
+  );
+
+  app.get(
+    '/businesses',
+    {
+      schema: {
+        tags,
+        security,
+        summary: 'List businesses, oldest first, or find them by name',
+        description:
+          'A page of `limit` businesses (default 100, max 500) and `next_after`: pass it as `after` for the next ' +
+          'page; null on the last page. `name` keeps the businesses whose name contains it, in any case.',
+        querystring: ListBusinessesQuery,
+        response: responses(
+          { 200: Type.Object({ businesses: Type.Array(Business), next_after: Nullable(Uuid) }) },
+          400,
+          401,
+        ),
+      },
+    },
+    async (request) => businesses.list({ ...request.query, limit: request.query.limit ?? 100 }),
   );
 
   app.get(

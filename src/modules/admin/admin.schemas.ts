@@ -31,3 +31,22 @@ export const ListQuery = Type.Object(
   },
   { additionalProperties: false },
 );
+
+export const ListBusinessesQuery = Type.Object(
+  {
+    limit: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: 500, default: 100, description: 'records to return; default 100, max 500' }),
+    ),
+    after: Type.Optional(
+      Type.String({ format: 'uuid', description: 'the `next_after` of the previous page: businesses after this one' }),
+    ),
+    name: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 200,
+        description: 'only businesses whose name contains this, in any case',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);

@@ -20,7 +20,11 @@ export class BusinessesService {
     return businessesRepository.isEmpty(this.db);
   }
 
-  list(limit = 100) {
-    return businessesRepository.list(this.db, limit);
+  /** A page of businesses, oldest first, and the `after` of the next page (null on the last). */
+  async list(page: { limit: number; after?: string; name?: string }) {
+    const rows = await businessesRepository.list(this.db, { ...page, limit: page.limit + 1 });
+    const more = rows.length > page.limit;
+    const businesses = more ? rows.slice(0, page.limit) : rows;
+    return { businesses, next_after: more ? businesses[businesses.length - 1]!.id : null };
   }
 }

@@ -212,3 +212,49 @@ describe('operator provisioning of an unknown business', () => {
     expect(res.json().error.code).toBe('unauthorized');
   });
 });
+
+describe('operator list of businesses', () => {
+  const get = (query: string, headers: Record<string, string> = adminHeaders) =>
+    t.app.inject({ method: 'GET', url: `/admin/v1/businesses${query}`, headers });
+  const create = async (name: string) =>
+    (
+      await t.app.inject({ method: 'POST', url: '/admin/v1/businesses', headers: adminHeaders, payload: { name } })
+    ).json().business as { id: string; name: string };
+
+  it('pages through every business oldest first, and finds them by a part of the name in any case', async () => {
+    const made = [];
+    for (const name of ['Lost Demo 100%', 'lost demo_2', 'LOST DEMO three', 'Another shop'])
+      made.push(await create(name));
+    const seen: string[] = [];
+    let after: string | null = null;
+    do {
+      const res = await get(`?limit=2${after ? `&after=${after}` : ''}`);
+      expect(res.statusCode).toBe(200);
+      const body = res.json();
+      expect(body.businesses.length).toBeLessThanOrEqual(2);
+      seen.push(...body.businesses.map((b: { id: string }) => b.id));
+      after = body.next_after;
+    } while (after);
+    expect(seen).toEqual([...seen].sort());
+    for (const business of made) expect(seen.filter((id) => id === business.id)).toHaveLength(1);
+
+    const found = await get(`?name=${encodeURIComponent('lost DEMO')}`);
+    expect(found.json()).toEqual({
+      businesses: made.slice(0, 3).map((b) => expect.objectContaining(b)),
+      next_after: null,
+    });
+    // % and _ are matched literally, not as patterns.
+    expect((await get('?name=%25')).json().businesses.map((b: { name: string }) => b.name)).toEqual(['Lost Demo 100%']);
+    expect((await get('?name=o_2')).json().businesses.map((b: { name: string }) => b.name)).toEqual(['lost demo_2']);
+    expect((await get('?name=nobody-has-this-name')).json()).toEqual({ businesses: [], next_after: null });
+  });
+
+  it('answers 400 for a bad limit, cursor, name or unknown parameter, and 401 without the operator token', async () => {
+    for (const query of ['?limit=0', '?limit=501', '?after=nope', '?name=', '?page=2']) {
+      const res = await get(query);
+      expect(res.statusCode, query).toBe(400);
+      expect(res.json().error.code).toBe('validation_error');
+    }
+    expect((await get('', {})).statusCode).toBe(401);
+  });
+});
