@@ -28,8 +28,9 @@ interface ObjectSchema {
  * every operation may answer 500, and one with a body 413 (over its body limit) and 415 (a content
  * type it does not read); a 429 carries its header fields.
  */
-function documented(schema: FastifySchema | undefined): FastifySchema | undefined {
+function documented(schema: FastifySchema | undefined, method: string, url: string): FastifySchema | undefined {
   if (!schema || (schema as { hide?: boolean }).hide) return schema;
+  const described = schema as FastifySchema & { operationId?: string; security?: unknown[] };
   const response: Record<string | number, unknown> = { ...(schema.response as object | undefined), 500: errorRef };
   if (response[429]) response[429] = rateLimited;
   if (schema.body) {
@@ -41,7 +42,49 @@ function documented(schema: FastifySchema | undefined): FastifySchema | undefine
     ...query,
     required: query.required.filter((name) => query.properties?.[name]?.default === undefined),
   };
-  return { ...schema, ...(querystring ? { querystring } : {}), response };
+  return {
+    ...schema,
+    operationId: described.operationId ?? operationId(method, url),
+    // What declares no scheme answers without one (health, provider webhooks, signed files).
+    security: described.security ?? [],
+    ...(querystring ? { querystring } : {}),
+    response,
+  };
+}
+
+/**
+ * A stable operationId from the method and path, for client generators that name methods after it:
+ * `GET /external/v2/contacts/:uuid/messages` -> `getContactsByUuidMessages`; the operator API's
+ * start with `admin`. Method and path are unique per route, so the ids are too.
+ */
+export function operationId(method: string, url: string): string {
+  const words = url
+    .replace(/^\/external\/v2(?=\/|$)/, '')
+    .replace(/^\/admin\/v1(?=\/|$)/, '/admin')
+    .split(/[/_.-]+/)
+    .filter((part) => part !== '')
+    .map((part) => (part.startsWith(':') ? `by-${part.slice(1)}` : part))
+    .flatMap((part) => part.split('-'));
+  const camel = words.map((word) => word.charAt(0).toUpperCase() + word.slice(1)).join('');
+  return `${method.toLowerCase()}${camel}`;
+}
+
+/**
+ * The outbound webhooks the service calls, each with an operationId and no security scheme: the
+ * receiver checks the call's signature, not a key.
+ */
+function withOperationIds(webhooks: Record<string, Record<string, object>>): Record<string, Record<string, object>> {
+  return Object.fromEntries(
+    Object.entries(webhooks).map(([name, operations]) => [
+      name,
+      Object.fromEntries(
+        Object.entries(operations).map(([method, operation]) => [
+          method,
+          { operationId: name.replace(/_(.)/g, (_, c: string) => c.toUpperCase()), security: [], ...operation },
+        ]),
+      ),
+    ]),
+  );
 }
 
 /** The OpenAPI 3.1 document is generated from the same TypeBox schemas that validate requests. */
@@ -58,7 +101,7 @@ export async function registerOpenApi(app: FastifyInstance, publicUrl: string): 
           'Errors answer {"error": {"code", "message", "details"?}}. Timestamps are ISO 8601 in UTC with microseconds.',
       },
       servers: [{ url: publicUrl }],
-      webhooks: openApiWebhooks,
+      webhooks: withOperationIds(openApiWebhooks),
       components: {
         securitySchemes: {
           apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
@@ -67,7 +110,10 @@ export async function registerOpenApi(app: FastifyInstance, publicUrl: string): 
       },
     },
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (json.$id as string) || `def-${i}` },
-    transform: ({ schema, url }) => ({ schema: documented(schema) as FastifySchema, url }),
+    transform: ({ schema, url, route }) => ({
+      schema: documented(schema, [route.method].flat()[0] as string, route.url) as FastifySchema,
+      url,
+    }),
   });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { url: '/openapi.json' } });
