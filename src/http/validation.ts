@@ -5,7 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import parseJson from 'secure-json-parse';
 import { UUID_PATTERN } from '../lib/ids.ts';
 import { storableDateTime } from '../lib/formats.ts';
-import { jsonProblem } from '../lib/json-check.ts';
+import { jsonProblem, underflowProblem } from '../lib/json-check.ts';
 import { AppError } from './errors.ts';
 
 /**
@@ -49,7 +49,7 @@ export function registerValidation(app: FastifyInstance): void {
     } catch (err) {
       return done(new AppError(400, 'validation_error', `malformed JSON body: ${(err as Error).message}`), undefined);
     }
-    const problem = jsonProblem(parsed);
+    const problem = jsonProblem(parsed) ?? underflowProblem(text);
     if (problem)
       return done(
         new AppError(400, 'validation_error', `invalid body: ${problem.path} ${problem.message}`, [

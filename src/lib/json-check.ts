@@ -1,3 +1,5 @@
+import { visit } from 'jsonc-parser';
+
 /**
  * How deep a JSON value may nest. JSON.stringify recurses, and a few thousand levels (a 10 KB line)
  * overflow its stack; nothing the service stores comes near this.
@@ -56,3 +58,32 @@ function textProblem(text: string, path: string): JsonProblem | undefined {
 export function storableText(text: string): string {
   return text.replaceAll('\0', '').toWellFormed();
 }
+
+/**
+ * Where a JSON text holds a number that JavaScript reads as 0 though its digits are not all zero
+ * (1e-400): parsing has lost it, so jsonProblem cannot see it. jsonc-parser walks the text with the
+ * paths and the literal's own characters; only texts with such a long negative exponent or fraction
+ * are walked.
+ */
+export function underflowProblem(text: string): JsonProblem | undefined {
+  if (!MAY_UNDERFLOW.test(text)) return undefined;
+  let problem: JsonProblem | undefined;
+  visit(text, {
+    onLiteralValue(value, offset, length, _line, _column, pathSupplier) {
+      if (problem || value !== 0) return;
+      const mantissa = text.slice(offset, offset + length).split(/[eE]/)[0]!;
+      if (!/[1-9]/.test(mantissa)) return;
+      const path = pathSupplier()
+        .map((part) => `/${String(part).replaceAll('~', '~0').replaceAll('/', '~1')}`)
+        .join('');
+      problem = {
+        path: path || '/',
+        message: `is a number out of range: 0, or from ${JSON_NUMBER_RANGE.min} to ${JSON_NUMBER_RANGE.max} in magnitude (send it as a string)`,
+      };
+    },
+  });
+  return problem;
+}
+
+/** A negative exponent of three digits or more, or a fraction of 300 zeros: what can read as 0. */
+const MAY_UNDERFLOW = /[eE]-0*[1-9]\d{2}|\.0{300}/;

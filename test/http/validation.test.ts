@@ -150,6 +150,25 @@ describe('the NUL character', () => {
         '{"name":"a","data":{"x":[1, 5e-324]}}',
         { path: '/data/x/1', message: /number out of range/ },
       ],
+      // Below 5e-324 a number reads as 0: its digits say it was not.
+      [
+        'underflowing number',
+        `${P}/contacts`,
+        '{"external_id":"num-4","custom_fields":{"customer_id":1e-400}}',
+        { path: '/custom_fields/customer_id', message: /number out of range/ },
+      ],
+      [
+        'underflowing fraction with a huge exponent',
+        `${P}/search/item`,
+        '{"collection_id":"01900000-0000-7000-8000-000000000000","external_id":"n","item":{"a/b":[0, 0.1e-999999]}}',
+        { path: '/item/a~1b/1', message: /number out of range/ },
+      ],
+      [
+        'underflowing long fraction',
+        `${P}/contacts`,
+        `{"external_id":"num-5","custom_fields":{"a":0.${'0'.repeat(400)}1}}`,
+        { path: '/custom_fields/a', message: /number out of range/ },
+      ],
       // Above 2^53 a double does not hold every integer: this one would be kept as ...680.
       [
         'inexact integer',
@@ -186,7 +205,7 @@ describe('the NUL character', () => {
       url: `${P}/contacts`,
       headers: { ...tenant.headers, 'content-type': 'application/json' },
       payload:
-        '{"external_id":"num-ok","custom_fields":{"a":9007199254740991,"b":-1e-20,"c":-0.0,"d":123456789012345,"e":-9.007199254740991e15}}',
+        '{"external_id":"num-ok","custom_fields":{"a":9007199254740991,"b":-1e-20,"c":-0.0,"d":123456789012345,"e":-9.007199254740991e15,"f":0e-500,"g":-0.000e-1000}}',
     });
     expect(numbers.statusCode, numbers.body).toBe(201);
     const row = await t.database.db
@@ -200,6 +219,8 @@ describe('the NUL character', () => {
       c: 0,
       d: 123456789012345,
       e: -9007199254740991,
+      f: 0,
+      g: 0,
     });
     // A surrogate pair is a character like any other.
     const pair = await call('POST', `${P}/contacts`, { external_id: 'pair-1', first_name: '😀' });

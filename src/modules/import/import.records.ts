@@ -2,7 +2,7 @@ import parseJson from 'secure-json-parse';
 import { Compile } from 'typebox/compile';
 import type { TLocalizedValidationError } from 'typebox/error';
 import { registerStorableFormats } from '../../lib/formats.ts';
-import { jsonProblem } from '../../lib/json-check.ts';
+import { jsonProblem, underflowProblem } from '../../lib/json-check.ts';
 import { normalisePhone } from '../../lib/phone.ts';
 import type { ContactImportRow, ConversationImportRow, EventImportRow, MessageImportRow } from './import.repository.ts';
 import { ContactRecord, ConversationRecord, EventRecord, MessageRecord } from './import.schemas.ts';
@@ -64,7 +64,7 @@ export function parseLine(text: string): ParsedLine {
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value))
     return { error: 'a record must be a JSON object' };
-  const problem = jsonProblem(value);
+  const problem = jsonProblem(value) ?? underflowProblem(text);
   if (problem) return { error: `${problem.path} ${problem.message}` };
   value = withRecordKind(value as Record<string, unknown>);
   const kind = (value as { type?: unknown }).type;
