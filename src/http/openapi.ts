@@ -111,7 +111,7 @@ export async function registerOpenApi(app: FastifyInstance, publicUrl: string): 
     },
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (json.$id as string) || `def-${i}` },
     transform: ({ schema, url, route }) => ({
-      schema: documented(schema, [route.method].flat()[0] as string, route.url) as FastifySchema,
+      schema: documented(schema, [route.method].flat()[0], route.url) as FastifySchema,
       url,
     }),
   });

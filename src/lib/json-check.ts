@@ -71,7 +71,7 @@ export function underflowProblem(text: string): JsonProblem | undefined {
   visit(text, {
     onLiteralValue(value, offset, length, _line, _column, pathSupplier) {
       if (problem || value !== 0) return;
-      const mantissa = text.slice(offset, offset + length).split(/[eE]/)[0]!;
+      const mantissa = text.slice(offset, offset + length).split(/[eE]/)[0];
       if (!/[1-9]/.test(mantissa)) return;
       const path = pathSupplier()
         .map((part) => `/${String(part).replaceAll('~', '~0').replaceAll('/', '~1')}`)

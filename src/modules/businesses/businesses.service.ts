@@ -25,6 +25,6 @@ export class BusinessesService {
     const rows = await businessesRepository.list(this.db, { ...page, limit: page.limit + 1 });
     const more = rows.length > page.limit;
     const businesses = more ? rows.slice(0, page.limit) : rows;
-    return { businesses, next_after: more ? businesses[businesses.length - 1]!.id : null };
+    return { businesses, next_after: more ? businesses[businesses.length - 1].id : null };
   }
 }
