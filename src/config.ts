@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { SecretKeys } from './lib/secret-keys.ts';
+import { withDefaultUser } from './db/connection-string.ts';
 
 /** Typed service configuration; the only place that reads process.env. */
 export interface Config {
@@ -136,7 +137,7 @@ function embeddings(env: Env): EmbeddingsConfig | undefined {
 export function loadConfig(env: Env = process.env): Config {
   const host = env.HOST || '127.0.0.1';
   const listenPort = port(env);
-  const databaseUrl = env.DATABASE_URL || undefined;
+  const databaseUrl = env.DATABASE_URL ? withDefaultUser(env.DATABASE_URL) : undefined;
   const dataDir = env.DATA_DIR || './data';
   const adminToken = env.ADMIN_TOKEN || undefined;
   if (adminToken !== undefined && adminToken.length < 16)

@@ -5,6 +5,7 @@ import { createInterface } from 'node:readline';
 import pg from 'pg';
 import { isoTimestampSql } from '../db/timestamps.ts';
 import type { ExportKind, ExportRecord } from './export-client.ts';
+import { withDefaultUser } from '../db/connection-string.ts';
 
 /** Where the sync stores records: it says where to resume, and stores a page once. */
 export interface Sink {
@@ -52,7 +53,7 @@ export function ndjsonSink(dir: string): Sink {
 
 /** Tables `sync_messages` and `sync_events` (id, created_at, record jsonb) in a PostgreSQL database. */
 export async function postgresSink(connectionString: string): Promise<Sink> {
-  const pool = new pg.Pool({ connectionString, max: 2 });
+  const pool = new pg.Pool({ connectionString: withDefaultUser(connectionString), max: 2 });
   for (const kind of ['messages', 'events']) {
     await pool.query(
       `CREATE TABLE IF NOT EXISTS sync_${kind} (id uuid PRIMARY KEY, created_at timestamptz NOT NULL, record jsonb NOT NULL)`,
