@@ -22,7 +22,7 @@ describe('a PostgreSQL URL without a user', () => {
     async () => {
       const url = new URL(process.env.TEST_DATABASE_URL!);
       const bare = `postgres://${url.host}${url.pathname}`;
-      const env = { ...process.env, TEST_BARE_URL: bare };
+      const env: NodeJS.ProcessEnv = { ...process.env, TEST_BARE_URL: bare };
       delete env.USER;
       delete env.PGUSER;
       const script = `
