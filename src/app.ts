@@ -1,4 +1,4 @@
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { appComponents, runComponents } from './components.ts';
 import type { Config } from './config.ts';
 import type { DatabaseHandle } from './db/database.ts';
@@ -27,6 +27,8 @@ export interface AppDeps {
   database: DatabaseHandle;
   /** pino options, or false for none; tests pass false. */
   logger?: boolean | object;
+  /** A logger made before the app (the server logs its start-up steps with it); wins over `logger`. */
+  loggerInstance?: FastifyBaseLogger;
   /** Start the background work with the app (default true); an API-only process may leave it off. */
   workers?: boolean;
   /** Where time is read (webhook schedules, log expiry); tests pass a clock they move. */
@@ -38,7 +40,9 @@ export interface AppDeps {
 /** Builds the whole HTTP app over an open database: infrastructure, services, components, then surfaces. */
 export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
-    logger: deps.logger ?? loggerOptions(config.logLevel),
+    ...(deps.loggerInstance
+      ? { loggerInstance: deps.loggerInstance }
+      : { logger: deps.logger ?? loggerOptions(config.logLevel) }),
     bodyLimit: 1024 * 1024,
     routerOptions: { maxParamLength: 200 },
     ajv: { customOptions: { removeAdditional: false } },

@@ -3,13 +3,19 @@ import { ConfigError, loadConfig } from './config.ts';
 import { openDatabase } from './db/database.ts';
 import { migrateToLatest } from './db/migrate.ts';
 import { seedDemoIfEmpty } from './modules/demo/demo.seed.ts';
+import { loggerOptions } from './http/logging.ts';
+import { pino } from 'pino';
 
 /** The process: configuration, database, migrations, the app, and a clean stop on SIGTERM/SIGINT. */
 async function main(): Promise<void> {
   const config = loadConfig();
+  const log = pino(loggerOptions(config.logLevel));
+  const engine = config.databaseUrl ? 'postgres' : 'pglite';
+  log.info({ engine, dataDir: config.dataDir }, 'opening the database');
   const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
-  await migrateToLatest(database.db);
-  const app = await buildApp(config, { database });
+  const applied = await migrateToLatest(database.db);
+  log.info({ applied }, applied.length > 0 ? 'migrations applied' : 'database schema up to date');
+  const app = await buildApp(config, { database, loggerInstance: log });
   // Secrets stored in the clear by an earlier version, or sealed with a key now among
   // SECRET_KEY_FALLBACKS, are sealed with SECRET_KEY now.
   const channels = await app.services.channels.sealStored();
