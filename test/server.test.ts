@@ -43,7 +43,7 @@ describe.runIf(engine === 'pglite')('npm start', () => {
     );
     expect((await fetch(`${url}/healthz`)).status).toBe(200);
 
-    const server = steps[0]!.pid;
+    const server = steps[0].pid;
     npm.kill('SIGTERM');
     const [code] = await exited;
     expect(code).toBe(0);
