@@ -1,4 +1,4 @@
-import { Type, type Static } from 'typebox';
+import { Type, type Static, type TSchema, type TUnion } from 'typebox';
 import { Value } from 'typebox/value';
 import type { ProviderHttpOptions } from './http-deps.ts';
 import type { ChannelProvider } from './provider.ts';
@@ -24,7 +24,7 @@ const providers = {
 export type ProviderKind = keyof typeof providers;
 
 /** A channel's `provider` object, any kind (validate channel bodies with it). */
-export const ProviderConfigSchema = Type.Union([WhatsAppCloudConfigSchema]);
+export const ProviderConfigSchema = oneOf([WhatsAppCloudConfigSchema]);
 
 /** A channel's provider configuration. */
 export type ProviderConfig = Static<typeof ProviderConfigSchema>;
@@ -52,4 +52,9 @@ export function createChannelProvider(config: ProviderConfig, http?: ProviderHtt
   const entry = providers[kind];
   if (!Value.Check(entry.schema, config)) throw new Error(`invalid configuration for channel provider ${kind}`);
   return entry.create(config, http);
+}
+
+/** The schemas as one: a union of two or more, or the one itself (an anyOf of one is not valid OpenAPI style). */
+function oneOf<T extends TSchema[]>(schemas: [...T]) {
+  return (schemas.length === 1 ? schemas[0] : Type.Union(schemas)) as TUnion<T>;
 }
