@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -75,17 +75,23 @@ function descendantsOf(pid: number): number[] {
 }
 
 /**
- * The node process that runs the script: npx and tsx each wrap it in one more process, and tsx
- * starts it with its loader (`--import .../loader.mjs`); esbuild's service hangs below it.
+ * The node process that runs the script: the child itself when it is node (`npm start`'s command),
+ * else the one below it that tsx starts with its loader (`--import .../loader.mjs`), since npx and
+ * tsx each wrap it in one more process and esbuild's service hangs below it.
  */
 function workerOf(pid: number, script: string): number {
-  const candidates = descendantsOf(pid).filter((p) => {
+  const cmdlineOf = (p: number) => {
     try {
-      const cmdline = readFileSync(`/proc/${p}/cmdline`, 'utf8').split('\0');
-      return cmdline.some((a) => a.includes('loader.mjs')) && cmdline.includes(script);
+      return readFileSync(`/proc/${p}/cmdline`, 'utf8').split('\0');
     } catch {
-      return false;
+      return [];
     }
+  };
+  const own = cmdlineOf(pid);
+  if (own[0]?.endsWith('node') && own.includes(script)) return pid;
+  const candidates = descendantsOf(pid).filter((p) => {
+    const cmdline = cmdlineOf(p);
+    return cmdline.some((a) => a.includes('loader.mjs')) && cmdline.includes(script);
   });
   if (candidates.length !== 1)
     throw new Error(`expected one node process running ${script} under ${pid}, found ${candidates.length}`);
@@ -155,14 +161,18 @@ export async function spawnProcess(
 }
 
 /**
- * The command line of `npm start` (`tsx --max-old-space-size=192 src/server.ts`), read from
- * package.json so the benchmarks run the service exactly as users do, heap bound included. The
+ * The command line of `npm start` (`exec node --max-old-space-size=192 ... dist/server.js`, without
+ * the `exec`), read from package.json so the benchmarks run the service exactly as users do, heap
+ * bound included. The
  * bound applies to the service only: the benchmark's own processes (the data generator, autocannon)
  * run unbounded. A heap bound given in `NODE_OPTIONS` (bench/profile.ts) replaces the script's.
  */
 function startCommand(nodeOptions: string | undefined): string[] {
   const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } };
-  const args = pkg.scripts.start.trim().split(/\s+/);
+  const args = pkg.scripts.start
+    .trim()
+    .split(/\s+/)
+    .filter((a, i) => !(i === 0 && a === 'exec'));
   return nodeOptions?.includes('--max-old-space-size')
     ? args.filter((a) => !a.startsWith('--max-old-space-size'))
     : args;
@@ -183,8 +193,10 @@ export function startService(
     LOG_LEVEL: 'warn',
     ...extraEnv,
   };
-  // Through npx, so the command is the project's own tsx, as under `npm start`.
-  return spawnProcess('npx', startCommand(env.NODE_OPTIONS ?? process.env.NODE_OPTIONS), env, port, '/readyz');
+  // What `npm start` runs: the build (its prestart), then node on the output.
+  execFileSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: 'inherit' });
+  const [command, ...args] = startCommand(env.NODE_OPTIONS ?? process.env.NODE_OPTIONS);
+  return spawnProcess(command, args, env, port, '/readyz');
 }
 
 /** A business and an API key, created through the operator API. */
