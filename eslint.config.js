@@ -2,6 +2,9 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
+// Provider kinds of src/channels/<provider>/ (add a kind's name here with its folder).
+const PROVIDER_KINDS = '/\\b(whatsapp_cloud)\\b/';
+
 export default tseslint.config(
   { ignores: ['node_modules/**', 'dist/**', 'coverage/**'] },
   js.configs.recommended,
@@ -20,7 +23,48 @@ export default tseslint.config(
       // destructured by design.
       '@typescript-eslint/unbound-method': 'off',
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
-      'max-len': ['error', { code: 120, ignoreUrls: true, ignoreStrings: true, ignoreTemplateLiterals: true, ignoreRegExpLiterals: true }],
+      'max-len': [
+        'error',
+        { code: 120, ignoreUrls: true, ignoreStrings: true, ignoreTemplateLiterals: true, ignoreRegExpLiterals: true },
+      ],
+    },
+  },
+  {
+    // A channel kind is one adapter folder plus its line in src/channels/registry.ts: the core reaches an
+    // adapter only through the registry, and names no provider kind.
+    files: ['src/**/*.ts'],
+    ignores: ['src/channels/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '(^|/)channels/[^/]+/',
+              message: 'Reach a channel adapter through src/channels/registry.ts (its ChannelKind entry).',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: ['src/**/*.ts'],
+    ignores: ['src/channels/*/**'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: `Literal[value=${PROVIDER_KINDS}]`,
+          message:
+            'Provider kinds are named in their adapter folder only: read what is needed from the registry entry.',
+        },
+        {
+          selector: `TemplateElement[value.raw=${PROVIDER_KINDS}]`,
+          message:
+            'Provider kinds are named in their adapter folder only: read what is needed from the registry entry.',
+        },
+      ],
     },
   },
   {

@@ -1,37 +1,41 @@
 import { Type, type Static, type TSchema, type TUnion } from 'typebox';
 import { Value } from 'typebox/value';
+import type { ChannelKind, WebhookTransport } from './channel-kind.ts';
+import type { ChannelType } from './channel-types.ts';
 import type { ProviderHttpOptions } from './http-deps.ts';
 import type { ChannelProvider } from './provider.ts';
-import { WhatsAppCloudConfigSchema } from './whatsapp-cloud/whatsapp-cloud.config.ts';
-import { WhatsAppCloudProvider } from './whatsapp-cloud/whatsapp-cloud.provider.ts';
+import { whatsAppCloudKind } from './whatsapp-cloud/whatsapp-cloud.kind.ts';
 
 /**
- * Every provider kind with its config schema and factory, the fields of its config that are
- * secrets (stored sealed, channel-secrets.ts), and those of them a channel is looked up by. A new
- * channel is one adapter folder plus one entry here (and its schema in the union below).
+ * Every provider kind the service can talk to. A new provider is one adapter folder exporting its
+ * ChannelKind, and its line here; the core reads everything else from the entry.
  */
-const providers = {
-  whatsapp_cloud: {
-    schema: WhatsAppCloudConfigSchema,
-    create: (config: Static<typeof WhatsAppCloudConfigSchema>, http?: ProviderHttpOptions) =>
-      new WhatsAppCloudProvider(config, http),
-    secretFields: ['access_token', 'app_secret', 'verify_token'],
-    lookupFields: ['verify_token'],
-  },
-} as const;
+const kinds = [whatsAppCloudKind] as const;
 
 /** Provider kinds the service can talk to. */
-export type ProviderKind = keyof typeof providers;
+export type ProviderKind = (typeof kinds)[number]['kind'];
+
+type Schemas<T extends readonly { schema: TSchema }[]> = { -readonly [K in keyof T]: T[K]['schema'] };
 
 /** A channel's `provider` object, any kind (validate channel bodies with it). */
-export const ProviderConfigSchema = oneOf([WhatsAppCloudConfigSchema]);
+export const ProviderConfigSchema = oneOf(kinds.map((k) => k.schema) as Schemas<typeof kinds>);
 
 /** A channel's provider configuration. */
 export type ProviderConfig = Static<typeof ProviderConfigSchema>;
 
+/** Every entry, for the checks and the routes that walk them all. */
+export const channelKinds: readonly ChannelKind[] = kinds;
+
+const byKind = new Map<string, ChannelKind>(channelKinds.map((k) => [k.kind, k]));
+
 /** Whether `kind` names a provider this service has an adapter for. */
 export function isProviderKind(kind: unknown): kind is ProviderKind {
-  return typeof kind === 'string' && Object.hasOwn(providers, kind);
+  return typeof kind === 'string' && byKind.has(kind);
+}
+
+/** The entry of a provider kind; undefined for an unknown kind. */
+export function channelKind(kind: unknown): ChannelKind | undefined {
+  return typeof kind === 'string' ? byKind.get(kind) : undefined;
 }
 
 /** The secret fields of a provider kind's config, and those a channel is looked up by; none for an unknown kind. */
@@ -39,7 +43,54 @@ export function providerSecretFields(kind: unknown): {
   secretFields: readonly string[];
   lookupFields: readonly string[];
 } {
-  return isProviderKind(kind) ? providers[kind] : { secretFields: [], lookupFields: [] };
+  return channelKind(kind) ?? { secretFields: [], lookupFields: [] };
+}
+
+/** The provider kinds that serve a contract channel type. */
+export function kindsServing(type: string): ChannelKind[] {
+  return channelKinds.filter((k) => (k.channelTypes as readonly string[]).includes(type));
+}
+
+/** The contract channel types some provider kind serves with templates. */
+export function templateChannelTypes(): ChannelType[] {
+  return [...new Set(channelKinds.filter((k) => k.capabilities.templates).flatMap((k) => k.channelTypes))];
+}
+
+/** A provider kind notified by webhook, with its transport. */
+export interface WebhookKind {
+  entry: ChannelKind;
+  transport: WebhookTransport;
+}
+
+/** The webhook kinds by every path segment they answer under (`/channels/<segment>/webhook`): kind and aliases. */
+export function webhookSegments(): Map<string, WebhookKind> {
+  const segments = new Map<string, WebhookKind>();
+  for (const entry of channelKinds) {
+    if (entry.inbound.type !== 'webhook') continue;
+    for (const segment of [entry.kind, ...entry.inbound.aliases])
+      segments.set(segment, { entry, transport: entry.inbound });
+  }
+  return segments;
+}
+
+/**
+ * What PATCH may replace of a provider config, whatever the kind: each kind's rotating and
+ * changeable fields, optional. The service checks that the fields sent are the channel's kind's.
+ */
+export function providerUpdateProperties(): Record<string, TSchema> {
+  const properties: Record<string, TSchema> = {};
+  for (const entry of channelKinds) {
+    const fields = [...entry.rotatingFields, ...entry.changeableFields];
+    Object.assign(properties, Type.Partial(Type.Pick(entry.schema, fields)).properties);
+  }
+  return properties;
+}
+
+/** The provider account a config names (the field its kind declares), or null. */
+export function providerAccountOf(config: ProviderConfig): string | null {
+  const entry = channelKind(config.kind);
+  const account = entry ? (config as Record<string, unknown>)[entry.accountField] : undefined;
+  return typeof account === 'string' ? account : null;
 }
 
 /**
@@ -48,9 +99,9 @@ export function providerSecretFields(kind: unknown): {
  */
 export function createChannelProvider(config: ProviderConfig, http?: ProviderHttpOptions): ChannelProvider {
   const kind: unknown = (config as { kind?: unknown }).kind;
-  if (!isProviderKind(kind)) throw new Error(`unknown channel provider kind: ${String(kind)}`);
-  const entry = providers[kind];
-  if (!Value.Check(entry.schema, config)) throw new Error(`invalid configuration for channel provider ${kind}`);
+  const entry = channelKind(kind);
+  if (!entry) throw new Error(`unknown channel provider kind: ${String(kind)}`);
+  if (!Value.Check(entry.schema, config)) throw new Error(`invalid configuration for channel provider ${entry.kind}`);
   return entry.create(config, http);
 }
 

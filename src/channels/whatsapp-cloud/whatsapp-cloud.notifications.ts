@@ -6,6 +6,7 @@ import type {
   ProviderErrorDetail,
   StatusUpdate,
 } from '../channel.types.ts';
+import type { WebhookNotification } from '../channel-kind.ts';
 import { ProviderError } from '../provider-error.ts';
 import { array, identifier, isoFromUnixSeconds, num, object, str, type Json } from './whatsapp-cloud.read.ts';
 import { parseContent } from './whatsapp-cloud.inbound-content.ts';
@@ -14,20 +15,22 @@ const deliveryStatuses = new Set<string>(['sent', 'delivered', 'read', 'failed']
 
 /** The `phone_number_id`s a notification is addressed to: the route finds its channels by them. */
 export function notificationPhoneNumberIds(body: unknown): string[] {
-  const ids = new Set<string>();
-  for (const value of changeValues(body)) {
-    const id = str(object(value.metadata)?.phone_number_id);
-    if (id) ids.add(id);
-  }
-  return [...ids];
+  return readWhatsAppNotification(body).accounts;
 }
 
 /** Parse a Meta `whatsapp_business_account` notification into neutral messages and receipts. */
 export function parseWhatsAppNotification(body: unknown): ParsedNotification {
+  return readWhatsAppNotification(body).notification;
+}
+
+/** One walk of a notification: the `phone_number_id`s it is addressed to, and its messages and receipts. */
+export function readWhatsAppNotification(body: unknown): WebhookNotification {
   const result: ParsedNotification = { messages: [], statuses: [], contacts: [] };
+  const accounts = new Set<string>();
   for (const value of changeValues(body)) {
     const phoneNumberId = str(object(value.metadata)?.phone_number_id);
     if (!phoneNumberId) continue;
+    accounts.add(phoneNumberId);
     const profiles = new Map<string, string>();
     for (const contact of array(value.contacts)) {
       const waId = identifier(contact.wa_id);
@@ -44,7 +47,7 @@ export function parseWhatsAppNotification(body: unknown): ParsedNotification {
       if (status) result.statuses.push(status);
     }
   }
-  return result;
+  return { accounts: [...accounts], notification: result };
 }
 
 function changeValues(body: unknown): Json[] {

@@ -88,7 +88,10 @@ export const channelsRepository = {
     return query.orderBy('business_id').orderBy('id').limit(limit).execute();
   },
 
-  /** Replaces a channel's provider config if it is still the one `row` was read with (no other writer came between); whether it did. */
+  /**
+   * Replaces a channel's provider config if it is still the one `row` was read with (no other writer came
+   * between); whether it did.
+   */
   replaceConfigIf(db: Db, row: ChannelRow, config: unknown): Promise<boolean> {
     return db.transaction().execute(async (trx) => {
       const replaced = await trx

@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
+import { channelKinds } from '../../channels/registry.ts';
 import { responses } from '../../http/common.schemas.ts';
 import { BusinessItemParams, BusinessParams, ListQuery } from '../admin/admin.schemas.ts';
 import { Channel, CreateChannelBody, UpdateChannelBody } from './channels.schemas.ts';
@@ -9,11 +10,10 @@ const security = [{ adminToken: [] }];
 const One = Type.Object({ channel: Channel });
 
 const createDescription = `A channel the business sends and receives on; its \`id\` is the \`channel_uuid\` of sends.
-WhatsApp: \`identifier\` is the business number (digits with country code) and \`provider\` is required:
-{kind: "whatsapp_cloud", phone_number_id, access_token, app_secret, verify_token, api_base_url?}.
+${channelKinds.map((k) => k.createDocs).join('\n')}
 The provider's secrets are stored encrypted (AES-256-GCM, key derived from SECRET_KEY) and never shown again.
 409 when the business already has a channel of this type and identifier, or any business has one on this provider
-account (phone_number_id).`;
+account (${channelKinds.map((k) => k.accountField).join(', ')}).`;
 
 /** Operator routes for the channels of a business (registered inside the admin business scope). */
 export const channelsAdminRoutes: FastifyPluginAsyncTypebox = async (app) => {
@@ -73,7 +73,8 @@ export const channelsAdminRoutes: FastifyPluginAsyncTypebox = async (app) => {
         security,
         summary: 'Rename a channel, change its pace or rotate its provider secrets',
         description:
-          'Fields sent replace the stored ones; `provider` fields are merged into the stored provider config (phone_number_id cannot change).',
+          'Fields sent replace the stored ones; `provider` fields are merged into the stored provider config ' +
+          `(${channelKinds.map((k) => k.accountField).join(', ')} cannot change).`,
         params: BusinessItemParams,
         body: UpdateChannelBody,
         response: responses({ 200: One }, 400, 401, 404),

@@ -1,14 +1,14 @@
-import { Type, type Static } from 'typebox';
-import { ProviderConfigSchema } from '../../channels/registry.ts';
-import { WhatsAppCloudConfigSchema } from '../../channels/whatsapp-cloud/whatsapp-cloud.config.ts';
+import { Type, type Static, type TLiteral } from 'typebox';
+import { CHANNELS } from '../../channels/channel-types.ts';
+import { ProviderConfigSchema, providerUpdateProperties } from '../../channels/registry.ts';
 import { Nullable, Timestamp, Uuid } from '../../http/common.schemas.ts';
-import { CHANNELS } from '../import/import.schemas.ts';
+
+type Literals<T extends readonly string[]> = { -readonly [K in keyof T]: TLiteral<T[K]> };
 
 /** Channel values of the contract. */
-export const ChannelType = Type.Union(
-  CHANNELS.map((c) => Type.Literal(c)),
-  { description: 'one of the channel values of the contract' },
-);
+export const ChannelType = Type.Union(CHANNELS.map((c) => Type.Literal(c)) as Literals<typeof CHANNELS>, {
+  description: 'one of the channel values of the contract',
+});
 
 const PacePerSecond = Type.Integer({
   minimum: 1,
@@ -32,14 +32,11 @@ export const CreateChannelBody = Type.Object(
 );
 export type CreateChannelBody = Static<typeof CreateChannelBody>;
 
-/** Secrets that can be rotated (and the API base moved); the account itself never changes. */
-const ProviderRotation = Type.Object(
-  Type.Partial(Type.Omit(WhatsAppCloudConfigSchema, ['kind', 'phone_number_id'])).properties,
-  {
-    additionalProperties: false,
-    description: 'provider fields to replace (secrets rotation); the others are kept',
-  },
-);
+/** Secrets that can be rotated (and the API base moved), as each kind declares; the account itself never changes. */
+const ProviderRotation = Type.Object(providerUpdateProperties(), {
+  additionalProperties: false,
+  description: 'provider fields to replace (secrets rotation); the others are kept',
+});
 
 export const UpdateChannelBody = Type.Object(
   {

@@ -1,7 +1,13 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { ProviderHttpOptions } from '../../channels/http-deps.ts';
 import type { ChannelProvider } from '../../channels/provider.ts';
-import { createChannelProvider, type ProviderConfig } from '../../channels/registry.ts';
+import {
+  channelKind,
+  createChannelProvider,
+  kindsServing,
+  providerAccountOf,
+  type ProviderConfig,
+} from '../../channels/registry.ts';
 import type { Db } from '../../db/database.ts';
 import { isUniqueViolation } from '../../db/errors.ts';
 import { badRequest, conflict, notFound } from '../../http/errors.ts';
@@ -13,14 +19,6 @@ import { channelsRepository, type ChannelKeys, type ChannelRow } from './channel
 import type { ChannelForm, CreateChannelBody, UpdateChannelBody } from './channels.schemas.ts';
 
 export type { ChannelRow } from './channels.repository.ts';
-
-/** The channel type each provider kind serves, and the config field naming the provider's account. */
-const providerKinds: Record<
-  ProviderConfig['kind'],
-  { channelType: string; account: (config: ProviderConfig) => string }
-> = {
-  whatsapp_cloud: { channelType: 'whatsapp', account: (config) => config.phone_number_id },
-};
 
 /**
  * How long a channel found by its provider account is kept before it is read again. A change made
@@ -60,12 +58,13 @@ export class ChannelsService {
   async create(businessId: string, body: CreateChannelBody): Promise<ChannelForm> {
     const identifier = this.identifierOf(body.type, body.identifier);
     const provider = body.provider;
-    if (body.type === 'whatsapp' && !provider)
-      throw badRequest('a whatsapp channel needs its provider', [{ path: '/provider' }]);
-    if (provider && providerKinds[provider.kind].channelType !== body.type) {
+    // A type some provider kind serves is sent and received through it, so it needs one.
+    if (!provider && kindsServing(body.type).length > 0)
+      throw badRequest(`a ${body.type} channel needs its provider`, [{ path: '/provider' }]);
+    if (provider && !kindsServing(body.type).some((k) => k.kind === provider.kind)) {
       throw badRequest(`provider ${provider.kind} does not serve ${body.type} channels`, [{ path: '/provider/kind' }]);
     }
-    const account = provider ? providerKinds[provider.kind].account(provider) : null;
+    const account = provider ? providerAccountOf(provider) : null;
     if (await channelsRepository.findByIdentifier(this.db, businessId, body.type, identifier))
       throw duplicate('identifier');
     if (provider && account && (await channelsRepository.findByProviderAccount(this.db, provider.kind, account))) {
@@ -104,6 +103,13 @@ export class ChannelsService {
     let providerConfig: ProviderConfig | undefined;
     if (body.provider !== undefined) {
       if (!row.provider_kind) throw badRequest('the channel has no provider to update', [{ path: '/provider' }]);
+      const kind = channelKind(row.provider_kind);
+      const replaceable = new Set<string>([...(kind?.rotatingFields ?? []), ...(kind?.changeableFields ?? [])]);
+      const other = Object.keys(body.provider).find((field) => !replaceable.has(field));
+      if (other !== undefined)
+        throw badRequest(`provider ${row.provider_kind} has no field ${other} to replace`, [
+          { path: `/provider/${other}` },
+        ]);
       providerConfig = { ...this.openConfig(row), ...body.provider };
     }
     const changes = {
@@ -245,15 +251,18 @@ export class ChannelsService {
       this.byAccount.delete(`${row.provider_kind}:${row.provider_account}`);
   }
 
-  /** WhatsApp numbers are stored as digits with country code (a leading + is accepted). */
+  /**
+   * A channel's own address: numbers (the types served by phone-addressed kinds) are stored as
+   * digits with country code (a leading + is accepted); anything else as given, trimmed.
+   */
   private identifierOf(type: string, identifier: string): string {
     const trimmed = identifier.trim();
-    if (type !== 'whatsapp') {
+    if (!kindsServing(type).some((k) => k.address.kind === 'phone')) {
       if (trimmed === '') throw badRequest('identifier must not be blank', [{ path: '/identifier' }]);
       return trimmed;
     }
     if (!/^\+?[0-9]{8,15}$/.test(trimmed)) {
-      throw badRequest('a whatsapp identifier is the number in digits with country code', [{ path: '/identifier' }]);
+      throw badRequest(`a ${type} identifier is the number in digits with country code`, [{ path: '/identifier' }]);
     }
     return trimmed.replace(/^\+/, '');
   }

@@ -1,6 +1,6 @@
 import { Type, type Static } from 'typebox';
 import { Nullable, Timestamp, Uuid } from '../../http/common.schemas.ts';
-import { CHANNELS } from '../import/import.schemas.ts';
+import { CHANNELS } from '../../channels/channel-types.ts';
 import { EVENT_TYPES } from '../events/events.writer.ts';
 
 export const EXPORT_LIMIT_DEFAULT = 100;

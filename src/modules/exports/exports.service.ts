@@ -2,7 +2,7 @@ import type { Db } from '../../db/database.ts';
 import { CursorCodec } from '../../http/cursor.ts';
 import { badRequest } from '../../http/errors.ts';
 import type { SecretKeys } from '../../lib/secret-keys.ts';
-import { CHANNELS } from '../import/import.schemas.ts';
+import { CHANNELS } from '../../channels/channel-types.ts';
 import { EVENT_TYPES } from '../events/events.writer.ts';
 import { exportsRepository, type JoinedPage, type PageRange } from './exports.repository.ts';
 import type { EventsExportQuery, MessagesExportQuery } from './exports.schemas.ts';

@@ -1,20 +1,8 @@
 import { Type, type Static, type TSchema } from 'typebox';
 import { Timestamp, Uuid } from '../../http/common.schemas.ts';
+import { CHANNELS } from '../../channels/channel-types.ts';
 import { EVENT_TYPES } from '../events/events.writer.ts';
 
-/** Channel values of the contract. */
-export const CHANNELS = [
-  'whatsapp',
-  'whatsapp_web',
-  'instagram',
-  'messenger',
-  'tiktok',
-  'email',
-  'sms',
-  'web_embed',
-  'hubspot_chat',
-  'voice',
-] as const;
 /** Stored message states (DESIGN.md "Message status"). */
 export const MESSAGE_STATUSES = ['RECEIVED', 'PENDING', 'SENT', 'DELIVERED', 'READ', 'ERROR'] as const;
 

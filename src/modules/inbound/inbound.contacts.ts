@@ -1,17 +1,21 @@
+import type { ReportedAddress } from '../../channels/addresses.ts';
+import { channelKind } from '../../channels/registry.ts';
 import type { Db } from '../../db/database.ts';
 import { newId } from '../../lib/ids.ts';
-import { normalisePhone } from '../../lib/phone.ts';
+import type { ChannelRow } from '../channels/channels.service.ts';
 import { splitName } from '../contacts/contacts.changes.ts';
 import { contactsRepository, type ContactRow } from '../contacts/contacts.repository.ts';
 import { contactFieldChanged, type FieldChange } from '../events/events.writer.ts';
 import { messagingRepository } from '../messaging/messaging.repository.ts';
 
-/** A sender's phone as stored (digits) and as looked up (the country-variant-free key). */
-export function senderPhone(address: string): { digits: string | null; key: string } {
-  const phone = normalisePhone(address);
-  if (phone) return phone;
-  const digits = address.replace(/\D/g, '');
-  return { digits: digits === '' ? null : digits, key: digits === '' ? address : digits };
+/**
+ * A sender's address as stored and as looked up (a phone: its digits, and the country-variant-free
+ * key), by the rules of the address kind of the channel's provider (registry.ts).
+ */
+export function senderAddress(channel: ChannelRow, address: string): ReportedAddress {
+  const kind = channelKind(channel.provider_kind);
+  if (!kind) throw new Error(`channel ${channel.id} has no provider`);
+  return kind.address.reported(address);
 }
 
 /** The advisory-lock name ContactsService.create uses for a phone, so inbound and API creations take turns. */
@@ -19,40 +23,37 @@ export const phoneLockName = (key: string) => `phone_number:${key}`;
 
 /**
  * The contact who sent an inbound message: found by the phone key (its own number or an alias, so
- * 549.../54... and 521.../52... find the same contact), or created with the profile name and source
- * `whatsapp`. Profile rule: an existing contact takes the WhatsApp profile name only while it has no
- * name at all (first and last name empty); a name given by the business or an import is never
- * overwritten. The caller holds the phone's advisory lock (see phoneLockName).
+ * 549.../54... and 521.../52... find the same contact), or created with the profile name and the
+ * channel's type as its source. Profile rule: an existing contact takes the provider's profile name
+ * only while it has no name at all (first and last name empty); a name given by the business or an
+ * import is never overwritten. The caller holds the phone's advisory lock (see phoneLockName).
  */
 export async function resolveSender(
   trx: Db,
-  businessId: string,
+  channel: ChannelRow,
   address: string,
   profileName: string | null,
 ): Promise<ContactRow> {
-  const phone = senderPhone(address);
-  const found = (await messagingRepository.contactsByPhoneKey(trx, businessId, [phone.key])).get(phone.key);
-  if (!found) return contactsRepository.insert(trx, newSenderRow(businessId, phone, profileName));
-  return takeProfileName(trx, found, profileName);
+  const sender = senderAddress(channel, address);
+  const businessId = channel.business_id;
+  const found = (await messagingRepository.contactsByPhoneKey(trx, businessId, [sender.key])).get(sender.key);
+  if (!found) return contactsRepository.insert(trx, newSenderRow(channel, sender, profileName));
+  return takeProfileName(trx, channel, found, profileName);
 }
 
-/** The row of a contact created by an inbound message: the profile name, source `whatsapp`. */
-export function newSenderRow(
-  businessId: string,
-  phone: { digits: string | null; key: string },
-  profileName: string | null,
-) {
+/** The row of a contact created by an inbound message: the profile name, the channel's type as source. */
+export function newSenderRow(channel: ChannelRow, sender: ReportedAddress, profileName: string | null) {
   const name = splitName(profileName ?? '');
   return {
-    business_id: businessId,
+    business_id: channel.business_id,
     id: newId(),
     first_name: name.first,
     last_name: name.last,
-    phone_number: phone.digits,
-    phone_key: phone.key,
+    phone_number: sender.value,
+    phone_key: sender.key,
     tags: [],
     custom_fields: {},
-    source: 'whatsapp',
+    source: channel.type,
   };
 }
 
@@ -62,7 +63,12 @@ export function wouldTakeProfileName(contact: ContactRow, profileName: string | 
 }
 
 /** The profile rule above for a contact found: renamed (with its event) only while it has no name. */
-export async function takeProfileName(trx: Db, found: ContactRow, profileName: string | null): Promise<ContactRow> {
+export async function takeProfileName(
+  trx: Db,
+  channel: ChannelRow,
+  found: ContactRow,
+  profileName: string | null,
+): Promise<ContactRow> {
   if (!wouldTakeProfileName(found, profileName)) return found;
   const businessId = found.business_id;
   const name = splitName(profileName ?? '');
@@ -72,6 +78,11 @@ export async function takeProfileName(trx: Db, found: ContactRow, profileName: s
     first_name: name.first,
     last_name: name.last,
   });
-  await contactFieldChanged(trx, businessId, { contactId: found.id, actorType: 'system', source: 'whatsapp', changes });
+  await contactFieldChanged(trx, businessId, {
+    contactId: found.id,
+    actorType: 'system',
+    source: channel.type,
+    changes,
+  });
   return updated;
 }

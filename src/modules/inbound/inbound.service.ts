@@ -1,7 +1,8 @@
 import parseJson from 'secure-json-parse';
 import type { IncomingHeaders, InboundMessage, ParsedNotification, StatusUpdate } from '../../channels/provider.ts';
 import { messageStatusOf, ProviderError } from '../../channels/provider.ts';
-import { notificationPhoneNumberIds } from '../../channels/whatsapp-cloud/whatsapp-cloud.notifications.ts';
+import type { WebhookTransport } from '../../channels/channel-kind.ts';
+import { channelKind } from '../../channels/registry.ts';
 import type { Db } from '../../db/database.ts';
 import { AppError, badRequest } from '../../http/errors.ts';
 import { enqueueJob, type OutboxWorker } from '../../jobs/outbox.worker.ts';
@@ -14,11 +15,9 @@ import { storableText } from '../../lib/json-check.ts';
 import { MEDIA_FETCH_JOB } from '../media/media.fetch-job.ts';
 import type { WebhookEvents } from '../webhooks/webhook-events.ts';
 import { errorText, inboundMessageRow } from './inbound.content.ts';
-import { phoneLockName, resolveSender, senderPhone } from './inbound.contacts.ts';
+import { phoneLockName, resolveSender, senderAddress } from './inbound.contacts.ts';
 import { inboundRepository } from './inbound.repository.ts';
 import { isSimple, storeSimpleMessages } from './inbound.store.ts';
-
-const WHATSAPP = 'whatsapp_cloud';
 
 /** What one notification did, for the request log. */
 export interface InboundSummary {
@@ -56,8 +55,9 @@ const emptySummary = (): InboundSummary => ({
   duplicateSends: [],
 });
 
-/** A verified notification, parsed, with the channels it addresses (by provider account). */
+/** A verified notification, parsed, with the channels it addresses (by provider account of its kind). */
 interface Notification {
+  kind: string;
   parsed: ParsedNotification;
   channels: Map<string, ChannelRow>;
 }
@@ -81,12 +81,16 @@ export class InboundService {
     private readonly webhookEvents: WebhookEvents,
   ) {}
 
-  /** Meta's `hub.challenge` when the verify token is a WhatsApp channel's; 403 otherwise. */
-  async verifyWhatsAppSubscription(query: Record<string, unknown>): Promise<string> {
-    const token = query['hub.verify_token'];
+  /**
+   * The provider's subscription handshake (Meta's `hub.challenge`): the answer of the channel whose
+   * lookup field (the verify token) the query names; 403 otherwise.
+   */
+  async verifySubscription(kind: string, query: Record<string, unknown>): Promise<string> {
+    const handshake = webhookOf(kind).handshake;
+    const token = handshake?.token(query);
     const channel =
-      typeof token === 'string' && token !== ''
-        ? await this.channels.findBySecret(WHATSAPP, 'verify_token', token)
+      handshake && typeof token === 'string' && token !== ''
+        ? await this.channels.findBySecret(kind, handshake.lookupField, token)
         : undefined;
     const challenge = channel ? (this.channels.providerFor(channel).verifySubscription?.(query) ?? null) : null;
     if (challenge === null) throw new AppError(403, 'forbidden', 'verification refused');
@@ -94,27 +98,27 @@ export class InboundService {
   }
 
   /**
-   * A WhatsApp notification as received. Every phone_number_id it names must be a channel's, and the
-   * X-Hub-Signature-256 of the raw bytes must match each of those channels' app secret (401 otherwise,
-   * nothing stored). Then its messages and receipts are written in one transaction (shared with the
-   * notifications that arrived meanwhile; see storeBatch), which first checks that each channel is
-   * still the one read here: a channel read from the cache may have been deleted or given to another
-   * business by another server process since, and then the channels are read again.
+   * A webhook notification of a provider kind as received. Every account it names must be a
+   * channel's, and the signature of the raw bytes must match each of those channels' secret (401
+   * otherwise, nothing stored). Then its messages and receipts are written in one transaction (shared
+   * with the notifications that arrived meanwhile; see storeBatch), which first checks that each
+   * channel is still the one read here: a channel read from the cache may have been deleted or given
+   * to another business by another server process since, and then the channels are read again.
    */
-  async receiveWhatsApp(raw: Buffer, headers: IncomingHeaders): Promise<InboundSummary> {
+  async receive(kind: string, raw: Buffer, headers: IncomingHeaders): Promise<InboundSummary> {
+    const transport = webhookOf(kind);
     const body = parseBody(raw);
-    let accountIds: string[];
+    let read: ReturnType<WebhookTransport['read']>;
     try {
-      accountIds = notificationPhoneNumberIds(body);
+      read = transport.read(body);
     } catch (err) {
       if (err instanceof ProviderError) throw badRequest(err.message);
       throw err;
     }
     const receive = async (fresh: boolean) => {
-      const channels = await this.signedChannels(raw, headers, accountIds, fresh);
-      if (channels.size === 0) return emptySummary(); // nothing addressed to a number: nothing to store
-      const parsed = this.channels.providerFor([...channels.values()][0]).parseNotification(body);
-      return this.batcher.submit({ parsed, channels });
+      const channels = await this.signedChannels(transport, kind, raw, headers, read.accounts, fresh);
+      if (channels.size === 0) return emptySummary(); // nothing addressed to an account: nothing to store
+      return this.batcher.submit({ kind, parsed: read.notification, channels });
     };
     return receive(false).catch((err: unknown) => {
       if (err instanceof ChannelChanged) return receive(true);
@@ -128,6 +132,8 @@ export class InboundService {
    * another process may have rotated it.
    */
   private async signedChannels(
+    transport: WebhookTransport,
+    kind: string,
     raw: Buffer,
     headers: IncomingHeaders,
     accountIds: string[],
@@ -136,11 +142,11 @@ export class InboundService {
     const signedBy = (channel: ChannelRow) => this.channels.providerFor(channel).verifySignature(raw, headers);
     const channels = new Map<string, ChannelRow>();
     for (const account of accountIds) {
-      let channel = await this.channels.findByProviderAccount(WHATSAPP, account, { fresh });
+      let channel = await this.channels.findByProviderAccount(kind, account, { fresh });
       if (channel && !fresh && !signedBy(channel))
-        channel = await this.channels.findByProviderAccount(WHATSAPP, account, { fresh: true });
-      if (!channel) throw refused('unknown phone_number_id');
-      if (!signedBy(channel)) throw refused('invalid X-Hub-Signature-256');
+        channel = await this.channels.findByProviderAccount(kind, account, { fresh: true });
+      if (!channel) throw refused(transport.refusals.unknownAccount);
+      if (!signedBy(channel)) throw refused(transport.refusals.badSignature);
       channels.set(account, channel);
     }
     return channels;
@@ -162,11 +168,10 @@ export class InboundService {
     notifications: Notification[],
     summaries: InboundSummary[],
   ): Promise<{ mediaQueued: boolean; webhooksQueued: boolean }> {
-    const accounts = new Set(notifications.flatMap(({ channels }) => [...channels.keys()]));
-    const current = await inboundRepository.lockChannels(trx, WHATSAPP, [...accounts]);
-    for (const { channels } of notifications) {
+    const current = await lockAccounts(trx, notifications);
+    for (const { kind, channels } of notifications) {
       for (const [account, channel] of channels) {
-        if (current.get(account) !== `${channel.business_id}:${channel.id}`) throw new ChannelChanged();
+        if (current.get(`${kind}:${account}`) !== `${channel.business_id}:${channel.id}`) throw new ChannelChanged();
       }
     }
     const entries = notifications.flatMap(({ parsed, channels }, n) =>
@@ -180,7 +185,7 @@ export class InboundService {
     const locks = new Map<string, Set<string>>();
     for (const { channel, message } of entries) {
       const set = locks.get(channel.business_id) ?? new Set<string>();
-      set.add(phoneLockName(senderPhone(message.from).key));
+      set.add(phoneLockName(senderAddress(channel, message.from).key));
       locks.set(channel.business_id, set);
     }
     const known = new Map<string, Set<string>>();
@@ -263,7 +268,7 @@ export class InboundService {
         : Promise.resolve(undefined);
     // A redelivery must not touch anything (reopen a conversation closed since, rename the contact).
     if (await known(message.providerMessageId)) return undefined;
-    const contact = await resolveSender(trx, businessId, message.from, message.profileName);
+    const contact = await resolveSender(trx, channel, message.from, message.profileName);
     const { conversation } = await openConversation(
       trx,
       businessId,
@@ -328,6 +333,32 @@ export class InboundService {
     );
     return recorded !== undefined || byProviderId();
   }
+}
+
+/** The webhook transport of a provider kind (the route only passes kinds it resolved). */
+function webhookOf(kind: string): WebhookTransport {
+  const inbound = channelKind(kind)?.inbound;
+  if (inbound?.type !== 'webhook') throw new Error(`provider kind ${kind} is not notified by webhook`);
+  return inbound;
+}
+
+/**
+ * The channels holding the notifications' accounts now, as `${business_id}:${id}` by
+ * `${kind}:${account}`, locked until the transaction ends (inboundRepository.lockChannels), kind by kind.
+ */
+async function lockAccounts(trx: Db, notifications: Notification[]): Promise<Map<string, string>> {
+  const accounts = new Map<string, Set<string>>();
+  for (const { kind, channels } of notifications) {
+    const set = accounts.get(kind) ?? new Set<string>();
+    for (const account of channels.keys()) set.add(account);
+    accounts.set(kind, set);
+  }
+  const current = new Map<string, string>();
+  for (const [kind, names] of [...accounts].sort(([a], [b]) => a.localeCompare(b))) {
+    for (const [account, holder] of await inboundRepository.lockChannels(trx, kind, [...names]))
+      current.set(`${kind}:${account}`, holder);
+  }
+  return current;
 }
 
 /** The message id a receipt echoes (SendRequest.reference), when it is one: anything else names no message. */

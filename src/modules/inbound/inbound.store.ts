@@ -8,7 +8,7 @@ import type { ContactRow } from '../contacts/contacts.repository.ts';
 import { openConversation } from '../messaging/messaging.conversations.ts';
 import { messagingRepository, type ConversationRow } from '../messaging/messaging.repository.ts';
 import { inboundMessageRow } from './inbound.content.ts';
-import { newSenderRow, senderPhone, takeProfileName, wouldTakeProfileName } from './inbound.contacts.ts';
+import { newSenderRow, senderAddress, takeProfileName, wouldTakeProfileName } from './inbound.contacts.ts';
 import { inboundRepository } from './inbound.repository.ts';
 
 /** One inbound message and the channel it came on. */
@@ -46,7 +46,7 @@ export async function storeSimpleMessages(
 
   // Senders, in arrival order per phone key: the first creates, later ones may rename (profile rule).
   // The lookup also takes the conversation locks of the senders found (see conversationsOf).
-  const keys = fresh.map((i) => senderPhone(entries[i].message.from).key);
+  const keys = fresh.map((i) => senderAddress(entries[i].channel, entries[i].message.from).key);
   const contacts = await messagingRepository.sendersByPhoneKey(
     trx,
     businessId,
@@ -58,17 +58,17 @@ export async function storeSimpleMessages(
     const key = keys[n];
     if (contacts.has(key) || toCreate.has(key)) return;
     toCreate.add(key);
-    const message = entries[i].message;
-    pending.push(newSenderRow(businessId, senderPhone(message.from), message.profileName));
+    const { channel, message } = entries[i];
+    pending.push(newSenderRow(channel, senderAddress(channel, message.from), message.profileName));
   });
   for (const row of await inboundRepository.insertContacts(trx, pending)) contacts.set(row.phone_key as string, row);
   const senders: ContactRow[] = [];
   for (let n = 0; n < fresh.length; n++) {
     const key = keys[n];
     let contact = contacts.get(key)!;
-    const profileName = entries[fresh[n]].message.profileName;
-    if (wouldTakeProfileName(contact, profileName)) {
-      contact = await takeProfileName(trx, contact, profileName);
+    const { channel, message } = entries[fresh[n]];
+    if (wouldTakeProfileName(contact, message.profileName)) {
+      contact = await takeProfileName(trx, channel, contact, message.profileName);
       contacts.set(key, contact);
     }
     senders.push(contact);

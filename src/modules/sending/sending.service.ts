@@ -1,7 +1,7 @@
 import type { Db } from '../../db/database.ts';
 import { AppError, badRequest, notFound } from '../../http/errors.ts';
 import type { OutboxWorker } from '../../jobs/outbox.worker.ts';
-import { normalisePhone } from '../../lib/phone.ts';
+import { channelKind, templateChannelTypes } from '../../channels/registry.ts';
 import { agentsRepository } from '../agents/agents.repository.ts';
 import { storeAnswerIn, type IdempotencyClaim } from '../idempotency/idempotency.service.ts';
 import type { ChannelRow, ChannelsService } from '../channels/channels.service.ts';
@@ -138,7 +138,7 @@ export class SendingService {
   async sendTemplate(businessId: string, query: SendTemplateQuery, body: SendTemplateBody, claim?: IdempotencyClaim) {
     const template = await this.templates.get(businessId, query.template_id);
     if (!template) throw forbidden('template_id');
-    const channel = await this.channels.findByIdentifier(businessId, 'whatsapp', query.from_phone_number);
+    const channel = await this.templateChannel(businessId, query.from_phone_number);
     if (!channel) throw forbidden('from_phone_number');
     if (query.agent_id !== undefined && !(await agentsRepository.find(this.db, businessId, query.agent_id)))
       throw forbidden('agent_id');
@@ -220,12 +220,25 @@ export class SendingService {
     return { message: toStatusRecord(message) };
   }
 
-  private recipientOf(channel: ChannelRow, to: string, field: string) {
-    if (!channel.provider_kind)
-      throw badRequest(`channel ${channel.id} has no provider to send with`, [{ path: '/channel_uuid' }]);
-    const phone = normalisePhone(to);
-    if (!phone) throw badRequest(`${field} is not a phone number with country code`, [{ path: `/${field}` }]);
-    return phone;
+  /** The business's channel with this identifier among the types whose provider sends templates. */
+  private async templateChannel(businessId: string, identifier: string): Promise<ChannelRow | undefined> {
+    for (const type of templateChannelTypes()) {
+      const channel = await this.channels.findByIdentifier(businessId, type, identifier);
+      if (channel) return channel;
+    }
+    return undefined;
+  }
+
+  /**
+   * The recipient's address by the rules of the address kind of the channel's provider (registry.ts),
+   * as the send stores it: the contact's phone number and phone key.
+   */
+  private recipientOf(channel: ChannelRow, to: string, field: string): SendPlan['recipient'] {
+    const kind = channelKind(channel.provider_kind);
+    if (!kind) throw badRequest(`channel ${channel.id} has no provider to send with`, [{ path: '/channel_uuid' }]);
+    const address = kind.address.normalise(to);
+    if (!address) throw badRequest(`${field} is not ${kind.address.description}`, [{ path: `/${field}` }]);
+    return { digits: address.value, key: address.key };
   }
 
   /** The content of a send: free-form from `content`, or the rendered template. */

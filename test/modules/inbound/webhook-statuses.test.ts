@@ -302,7 +302,7 @@ describe('receipts found by the echoed reference (biz_opaque_callback_data)', ()
       }),
       channel.appSecret,
     );
-    const summary = await t.app.services.inbound.receiveWhatsApp(Buffer.from(payload), headers);
+    const summary = await t.app.services.inbound.receive('whatsapp_cloud', Buffer.from(payload), headers);
     expect(summary.duplicateSends).toEqual([{ messageId: sent.id, providerMessageIds: [sent.providerId, second] }]);
     expect(summary.unknownStatusIds).toEqual([]);
     expect(await withProviderId(sent.id)).toMatchObject({ status: 'SENT', provider_message_id: sent.providerId });

@@ -1,0 +1,49 @@
+import { normalisePhone } from '../lib/phone.ts';
+
+/**
+ * How a channel addresses a person: by phone number (WhatsApp, SMS), email address, an id the
+ * provider scopes to the business's page (Messenger, Instagram), or a visitor id (web widget).
+ */
+export type AddressKind = 'phone' | 'email' | 'page_scoped_id' | 'visitor_id';
+
+/** An address as stored (`value`) and as looked up (`key`, equal for two forms of one address). */
+export interface NormalisedAddress {
+  value: string;
+  key: string;
+}
+
+/** An address a provider reported: stored however it reads (`value` null when nothing of it is storable). */
+export interface ReportedAddress {
+  value: string | null;
+  key: string;
+}
+
+/** The rules of one address kind, as a channel kind declares them (registry.ts). */
+export interface ChannelAddress {
+  kind: AddressKind;
+  /** What an address of this kind is, for refusals ("to is not <description>"). */
+  description: string;
+  /** An address a client gave (a send's recipient), or undefined when it is not one of this kind. */
+  normalise(text: string): NormalisedAddress | undefined;
+  /**
+   * An address the provider reported (an inbound sender): never refused, since the message is
+   * stored whatever it is; what cannot be normalised is kept as well as it can be.
+   */
+  reported(text: string): ReportedAddress;
+}
+
+/** Phone numbers: digits with country code; the key drops the digits a country writes optionally (lib/phone.ts). */
+export const phoneAddress: ChannelAddress = {
+  kind: 'phone',
+  description: 'a phone number with country code',
+  normalise(text) {
+    const phone = normalisePhone(text);
+    return phone && { value: phone.digits, key: phone.key };
+  },
+  reported(text) {
+    const phone = normalisePhone(text);
+    if (phone) return { value: phone.digits, key: phone.key };
+    const digits = text.replace(/\D/g, '');
+    return { value: digits === '' ? null : digits, key: digits === '' ? text : digits };
+  },
+};

@@ -1,0 +1,115 @@
+import type { Static, TObject } from 'typebox';
+import type { ChannelAddress } from './addresses.ts';
+import type { ChannelType } from './channel-types.ts';
+import type { MediaKind, ParsedNotification } from './channel.types.ts';
+import type { ProviderHttpOptions } from './http-deps.ts';
+import type { ChannelProvider } from './provider.ts';
+
+/** A field of a kind's config. */
+type ConfigField<Schema extends TObject> = keyof Static<Schema> & string;
+
+/** What a channel kind can do, as data the core reads instead of asking which provider it is. */
+export interface ChannelCapabilities {
+  /**
+   * Hours after a person's last message during which free-form messages may be sent (outside it,
+   * templates only); null when the channel has no such window.
+   */
+  serviceWindowHours: number | null;
+  /** Whether the provider sends pre-approved templates. */
+  templates: boolean;
+  /** Messages per second a new channel of this kind is paced at unless its operator says otherwise. */
+  defaultPacePerSecond: number;
+  /** Media kinds the provider sends by URL and receives as attachments. */
+  mediaKinds: readonly MediaKind[];
+}
+
+/** One notification read once: the provider accounts it is addressed to, and what it carries. */
+export interface WebhookNotification {
+  accounts: string[];
+  notification: ParsedNotification;
+}
+
+/** How the route documents a webhook (OpenAPI), in the provider's own words. */
+export interface WebhookDocs {
+  receive: { summary: string; description: string };
+  handshake?: { summary: string; description: string };
+}
+
+/**
+ * Notifications the provider posts to `/channels/<kind>/webhook` (generic route, inbound.routes.ts).
+ * The signature of the raw bytes and the handshake's answer need a channel's secrets, so the
+ * channel's adapter checks them (ChannelProvider.verifySignature, verifySubscription); the transport
+ * says how a body names its channels.
+ */
+export interface WebhookTransport {
+  readonly type: 'webhook';
+  /** Other path segments the route answers under besides the kind (`/channels/<alias>/webhook`). */
+  readonly aliases: readonly string[];
+  /**
+   * The body as parsed JSON, walked once: the accounts it is for (each must be a channel's, and
+   * signed by it) and its messages and receipts. Throws ProviderError `invalid_notification` when
+   * the body is not a notification of this provider.
+   */
+  read(body: unknown): WebhookNotification;
+  /** Refusal messages (401) in the provider's words: an account no channel holds, a wrong signature. */
+  readonly refusals: { unknownAccount: string; badSignature: string };
+  /**
+   * The subscription handshake (GET), when the provider has one: the query it sends, and the
+   * secret field of the channel config that names the channel (found by its digest).
+   */
+  readonly handshake?: { query: TObject; lookupField: string; token(query: Record<string, unknown>): unknown };
+  readonly docs: WebhookDocs;
+}
+
+/** A provider the service polls (an IMAP mailbox, say). Declared for the kinds to come; none uses it yet. */
+export interface PollerTransport {
+  readonly type: 'poller';
+  /** Milliseconds between two polls of one channel. */
+  readonly intervalMs: number;
+}
+
+/** A provider that holds a connection open (the web widget, WhatsApp Web). Declared; none uses it yet. */
+export interface SocketTransport {
+  readonly type: 'socket';
+}
+
+/** How a channel kind's messages and receipts come in. */
+export type InboundTransport = WebhookTransport | PollerTransport | SocketTransport;
+
+/**
+ * A provider kind as data: everything the core needs to know of it. An adapter folder exports one
+ * (`<provider>.kind.ts`) and registry.ts lists it; nothing else in the core names a provider.
+ */
+export interface ChannelKind<Kind extends string = string, Schema extends TObject = TObject> {
+  /** The `provider.kind` of a channel's config, e.g. `whatsapp_cloud`. */
+  readonly kind: Kind;
+  /** The channel's `provider` object (validates create bodies; its `kind` is the literal above). */
+  readonly schema: Schema;
+  /** The adapter for one channel's (opened) config. */
+  create(config: Static<Schema>, http?: ProviderHttpOptions): ChannelProvider;
+  /** Config fields stored sealed (channel-secrets.ts). */
+  readonly secretFields: readonly ConfigField<Schema>[];
+  /** Secret fields the operator may replace (PATCH's `provider`). */
+  readonly rotatingFields: readonly ConfigField<Schema>[];
+  /** Non-secret fields the operator may replace too (an API base URL, say). */
+  readonly changeableFields: readonly ConfigField<Schema>[];
+  /** Secret fields a channel is found by (through their digests; the handshake's token, say). */
+  readonly lookupFields: readonly ConfigField<Schema>[];
+  /** The config field naming the provider's account, by which notifications find their channel. */
+  readonly accountField: ConfigField<Schema>;
+  /** The contract channel types this kind serves. */
+  readonly channelTypes: readonly ChannelType[];
+  /** How the channel addresses a person. */
+  readonly address: ChannelAddress;
+  readonly capabilities: ChannelCapabilities;
+  readonly inbound: InboundTransport;
+  /** What creating a channel of this kind takes, for the operator API's description (OpenAPI). */
+  readonly createDocs: string;
+}
+
+/** Checks an entry's shape where it is written, keeping its literal kind and schema types. */
+export function defineChannelKind<const Kind extends string, Schema extends TObject>(
+  entry: ChannelKind<Kind, Schema>,
+): ChannelKind<Kind, Schema> {
+  return entry;
+}
