@@ -1,9 +1,13 @@
 // Lint rules for the whole repository: typescript-eslint's type-aware recommended rules.
 import js from '@eslint/js';
+import { readdirSync } from 'node:fs';
 import tseslint from 'typescript-eslint';
 
-// Provider kinds of src/channels/<provider>/ (add a kind's name here with its folder).
-const PROVIDER_KINDS = '/\\b(whatsapp_cloud)\\b/';
+// The provider kinds, read from their adapter folders: src/channels/<kind, hyphens for underscores>/.
+const PROVIDER_KINDS = `/\\b(${readdirSync(`${import.meta.dirname}/src/channels`, { withFileTypes: true })
+  .filter((entry) => entry.isDirectory())
+  .map((entry) => entry.name.replaceAll('-', '_'))
+  .join('|')})\\b/`;
 
 export default tseslint.config(
   { ignores: ['node_modules/**', 'dist/**', 'coverage/**'] },

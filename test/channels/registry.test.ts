@@ -1,5 +1,19 @@
+import { existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { createChannelProvider, isProviderKind, type ProviderConfig } from '../../src/channels/registry.ts';
+import type { ChannelKind } from '../../src/channels/channel-kind.ts';
+import { CHANNELS } from '../../src/channels/channel-types.ts';
+import {
+  channelKind,
+  channelKinds,
+  createChannelProvider,
+  isProviderKind,
+  kindsServing,
+  providerAccountOf,
+  providerUpdateProperties,
+  templateChannelTypes,
+  webhookSegments,
+  type ProviderConfig,
+} from '../../src/channels/registry.ts';
 import { WhatsAppCloudProvider } from '../../src/channels/whatsapp-cloud/whatsapp-cloud.provider.ts';
 
 const config: ProviderConfig = {
@@ -33,5 +47,79 @@ describe('channel provider registry', () => {
       /invalid configuration/,
     );
     expect(() => createChannelProvider({ ...config, api_base_url: 'ftp://x' })).toThrow(/invalid configuration/);
+  });
+});
+
+describe('each registry entry', () => {
+  const properties = (entry: ChannelKind) => Object.keys(entry.schema.properties);
+
+  it.each(channelKinds.map((entry) => [entry.kind, entry] as const))('%s is complete and consistent', (kind, entry) => {
+    // Its schema names its kind, and every field the entry lists is one of the schema's.
+    expect(entry.schema.properties.kind).toMatchObject({ const: kind });
+    expect(isProviderKind(kind)).toBe(true);
+    expect(channelKind(kind)).toBe(entry);
+    const fields = [
+      ...entry.secretFields,
+      ...entry.rotatingFields,
+      ...entry.changeableFields,
+      ...entry.lookupFields,
+      entry.accountField,
+    ];
+    for (const field of fields) expect(properties(entry), field).toContain(field);
+    // Rotating and lookup fields are secrets (stored sealed; lookups go by digest); changeable ones are not.
+    for (const field of [...entry.rotatingFields, ...entry.lookupFields]) expect(entry.secretFields).toContain(field);
+    for (const field of entry.changeableFields) expect(entry.secretFields).not.toContain(field);
+    // The account a channel is found by never changes, and is no secret.
+    expect([...entry.rotatingFields, ...entry.changeableFields, ...entry.secretFields]).not.toContain(
+      entry.accountField,
+    );
+    expect([...entry.rotatingFields, ...entry.changeableFields]).not.toContain('kind');
+    // It serves contract channel types only, at least one.
+    expect(entry.channelTypes.length).toBeGreaterThan(0);
+    for (const type of entry.channelTypes) expect(CHANNELS).toContain(type);
+    expect(['phone', 'email', 'page_scoped_id', 'visitor_id']).toContain(entry.address.kind);
+    const { serviceWindowHours, defaultPacePerSecond, mediaKinds } = entry.capabilities;
+    if (serviceWindowHours !== null) expect(serviceWindowHours).toBeGreaterThan(0);
+    expect(Number.isInteger(defaultPacePerSecond) && defaultPacePerSecond >= 1 && defaultPacePerSecond <= 1000).toBe(
+      true,
+    );
+    for (const media of mediaKinds) expect(['image', 'audio', 'video', 'document', 'sticker']).toContain(media);
+    expect(entry.createDocs).toContain(kind);
+    // Its adapter folder is named after it (eslint.config.js reads the kinds from the folders).
+    expect(existsSync(new URL(`../../src/channels/${kind.replaceAll('_', '-')}/`, import.meta.url)), kind).toBe(true);
+    if (entry.inbound.type === 'webhook') {
+      expect(entry.inbound.refusals.unknownAccount).not.toBe('');
+      expect(entry.inbound.refusals.badSignature).not.toBe('');
+      if (entry.inbound.handshake) expect(entry.lookupFields).toContain(entry.inbound.handshake.lookupField);
+    }
+  });
+
+  it('answers under distinct webhook path segments: each kind and its aliases', () => {
+    const segments = channelKinds.flatMap((entry) =>
+      entry.inbound.type === 'webhook' ? [entry.kind, ...entry.inbound.aliases] : [],
+    );
+    expect(new Set(segments).size).toBe(segments.length);
+    expect([...webhookSegments().keys()].sort()).toEqual([...segments].sort());
+    expect(webhookSegments().get('whatsapp')?.entry.kind).toBe('whatsapp_cloud');
+    expect(webhookSegments().get('whatsapp_cloud')?.entry.kind).toBe('whatsapp_cloud');
+  });
+
+  it('builds the operator rotation schema from the rotating and changeable fields of every kind', () => {
+    const expected = new Set(channelKinds.flatMap((entry) => [...entry.rotatingFields, ...entry.changeableFields]));
+    const rotation = providerUpdateProperties();
+    expect(new Set(Object.keys(rotation))).toEqual(expected);
+    for (const entry of channelKinds)
+      for (const field of [...entry.rotatingFields, ...entry.changeableFields])
+        expect(rotation[field]).toMatchObject({ ...entry.schema.properties[field] });
+  });
+
+  it('serves templates on the channel types whose kind says so', () => {
+    expect(templateChannelTypes()).toEqual(['whatsapp']);
+    expect(kindsServing('whatsapp').map((entry) => entry.kind)).toEqual(['whatsapp_cloud']);
+    expect(kindsServing('instagram')).toEqual([]);
+  });
+
+  it('finds the account a config names by the field its kind declares', () => {
+    expect(providerAccountOf(config)).toBe('106540352242922');
   });
 });
