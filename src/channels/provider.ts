@@ -1,11 +1,4 @@
-import type {
-  ErrorClassification,
-  FetchedMedia,
-  IncomingHeaders,
-  ParsedNotification,
-  SendRequest,
-  SendResult,
-} from './channel.types.ts';
+import type { ErrorClassification, FetchedMedia, IncomingHeaders, SendRequest, SendResult } from './channel.types.ts';
 
 export type * from './channel.types.ts';
 export { ProviderError } from './provider-error.ts';
@@ -26,15 +19,9 @@ export interface ChannelProvider {
   send(request: SendRequest): Promise<SendResult>;
 
   /**
-   * Turn an inbound notification (the parsed JSON body) into provider-neutral messages, delivery
-   * receipts and sender profiles. Malformed items are skipped; a body that is not a notification of
-   * this provider at all throws a {@link ProviderError} with code `invalid_notification`.
-   */
-  parseNotification(body: unknown): ParsedNotification;
-
-  /**
-   * Whether the notification's signature header matches the raw request bytes (constant time).
-   * Must run on the bytes as received, before any JSON parsing or re-serialisation.
+   * Whether the notification's signature header matches the raw request bytes (constant time), for
+   * a kind notified by webhook (its transport, channel-kind.ts, reads the body). Must run on the
+   * bytes as received, before any JSON parsing or re-serialisation.
    */
   verifySignature(rawBody: Buffer, headers: IncomingHeaders): boolean;
 

@@ -1,18 +1,10 @@
-import type {
-  ErrorClassification,
-  FetchedMedia,
-  IncomingHeaders,
-  ParsedNotification,
-  SendRequest,
-  SendResult,
-} from '../channel.types.ts';
+import type { ErrorClassification, FetchedMedia, IncomingHeaders, SendRequest, SendResult } from '../channel.types.ts';
 import type { ProviderHttpOptions } from '../http-deps.ts';
 import type { ChannelProvider } from '../provider.ts';
 import { ProviderError } from '../provider-error.ts';
 import { GraphClient } from './whatsapp-cloud.client.ts';
 import { DEFAULT_GRAPH_API_BASE_URL, type WhatsAppCloudConfig } from './whatsapp-cloud.config.ts';
 import { classifyWhatsAppError } from './whatsapp-cloud.errors.ts';
-import { parseWhatsAppNotification } from './whatsapp-cloud.notifications.ts';
 import { buildSendBody } from './whatsapp-cloud.payloads.ts';
 import { answerHubChallenge, verifyMetaSignature } from './whatsapp-cloud.signature.ts';
 import { object, str } from './whatsapp-cloud.read.ts';
@@ -51,10 +43,6 @@ export class WhatsAppCloudProvider implements ChannelProvider {
     if (waId) result.recipientId = waId;
     if (status) result.providerStatus = status;
     return result;
-  }
-
-  parseNotification(body: unknown): ParsedNotification {
-    return parseWhatsAppNotification(body);
   }
 
   verifySignature(rawBody: Buffer, headers: IncomingHeaders): boolean {

@@ -80,7 +80,8 @@ export class ChannelsService {
         provider_kind: provider?.kind ?? null,
         provider_account: account,
         provider_config: provider ? sealProviderConfig(this.secrets, provider) : {},
-        pace_per_second: body.pace_per_second,
+        pace_per_second:
+          body.pace_per_second ?? (provider && channelKind(provider.kind)?.capabilities.defaultPacePerSecond),
       });
       return toChannelForm(row);
     } catch (err) {

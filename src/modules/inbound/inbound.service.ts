@@ -1,7 +1,7 @@
 import parseJson from 'secure-json-parse';
 import type { IncomingHeaders, InboundMessage, ParsedNotification, StatusUpdate } from '../../channels/provider.ts';
 import { messageStatusOf, ProviderError } from '../../channels/provider.ts';
-import type { WebhookTransport } from '../../channels/channel-kind.ts';
+import type { WebhookNotification, WebhookTransport } from '../../channels/channel-kind.ts';
 import { channelKind } from '../../channels/registry.ts';
 import type { Db } from '../../db/database.ts';
 import { AppError, badRequest } from '../../http/errors.ts';
@@ -108,7 +108,7 @@ export class InboundService {
   async receive(kind: string, raw: Buffer, headers: IncomingHeaders): Promise<InboundSummary> {
     const transport = webhookOf(kind);
     const body = parseBody(raw);
-    let read: ReturnType<WebhookTransport['read']>;
+    let read: WebhookNotification;
     try {
       read = transport.read(body);
     } catch (err) {
