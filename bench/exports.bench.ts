@@ -10,7 +10,8 @@
  * CPU per page of each process involved in 1 and 2 (service, PostgreSQL backends, this process) comes
  * from /proc, so a machine shared with other work still gives comparable costs; load average alongside.
  *
- *   npx tsx bench/exports.bench.ts [--engine postgres|pglite] [--messages 1000000] [--sync-pages 240 (0: no sync part)] [--port 3950]
+ *   npx tsx bench/exports.bench.ts [--engine postgres|pglite] [--messages 1000000]
+ *     [--sync-pages 240 (0: no sync part)] [--port 3950]
  *     [--db bench_exports (PostgreSQL database, or PGlite directory prefix)]
  *
  * Prints a Markdown section for docs/PERFORMANCE.md and writes the raw figures to /tmp.
@@ -128,7 +129,7 @@ async function httpWalk(url: string, key: string) {
     const q = new URLSearchParams({ since: SINCE, until: UNTIL, limit: '500' });
     if (cursor) q.set('cursor', cursor);
     const t0 = performance.now();
-    const res = await request(`${url}/external/v2/messages?${q}`, { headers: { 'x-api-key': key } });
+    const res = await request(`${url}/external/v2/messages?${q.toString()}`, { headers: { 'x-api-key': key } });
     const body = (await res.body.json()) as { messages: unknown[]; next_cursor: string | null };
     latencies.push(performance.now() - t0);
     if (res.statusCode !== 200) throw new Error(`walk answered ${res.statusCode}: ${JSON.stringify(body)}`);

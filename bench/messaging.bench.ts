@@ -16,7 +16,8 @@
  *   receives for that number in any 1-s window (fixed and sliding).
  *
  *   npx tsx bench/messaging.bench.ts [--only inbound,send-fast,send-paced] [--rate 1000] [--duration 60]
- *     [--warmup 3] [--phones 5000] [--send-rate 1000] [--send-duration 20] [--send-warmup 2] [--paced 1200] [--accept-only]
+ *     [--warmup 3] [--phones 5000] [--send-rate 1000] [--send-duration 20] [--send-warmup 2] [--paced 1200]
+ *     [--accept-only]
  *     [--connections 128] [--port 4750] [--db bench_messaging] [--profile inbound|send-fast] [--log-statements]
  *
  * PG_URL (default postgres://postgres@127.0.0.1:5432); the database --db is dropped and created anew.

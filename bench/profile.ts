@@ -5,7 +5,8 @@
  * profiler's own cost included). For finding the cause when a lookup target is missed.
  *
  *   npx tsx bench/profile.ts [--phase lookup|import] [--engine postgres|pglite] [--route contacts|conversations]
- *                            [--size 10000] [--messages 10] [--duration 10] [--connections 10] [--node-options=--max-old-space-size=96]
+ *                            [--size 10000] [--messages 10] [--duration 10] [--connections 10]
+ *                            [--node-options=--max-old-space-size=96]
  */
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

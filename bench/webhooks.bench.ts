@@ -287,7 +287,6 @@ async function kill(s: Setup): Promise<string> {
   let pool = new Pool(s.service.url, { connections: 16 });
   const acked = new Set<number>();
   let killedAt = -1;
-  let next = 0;
   const sendAll = async (indexes: number[], killAfter: number | null) => {
     const queue = [...indexes];
     await Promise.all(
@@ -310,7 +309,7 @@ async function kill(s: Setup): Promise<string> {
     Array.from({ length: total }, (_, i) => i),
     Math.floor(total / 2),
   );
-  next = acked.size;
+  const next = acked.size;
   await s.service.stop();
   await pool.close();
   const receivedBeforeRestart = new Set(s.receiver.receipts.map((r) => r.webhookId)).size;

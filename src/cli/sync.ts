@@ -51,12 +51,14 @@ export function parseSyncArgs(argv: string[]) {
     !(Number.isInteger(overlapMinutes) && overlapMinutes >= 0 && overlapMinutes <= 525_600)
   )
     throw new Error(usage);
+  const kinds: ExportKind[] | undefined =
+    values.only === 'messages' || values.only === 'events' ? [values.only] : undefined;
   return {
     ...values,
     url: values.url,
     key,
     since: values.since,
-    kinds: values.only ? [values.only as ExportKind] : undefined,
+    kinds,
     overlapMinutes,
   };
 }

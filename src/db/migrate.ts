@@ -34,16 +34,23 @@ const migrations: Record<string, Migration> = {
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };
 
+/** The migrations run on a database of any schema: the one they build is what the app's types describe. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type AnyDatabase = Kysely<any>;
+
 /** Migrates up or down to the migration named `target` (upgrade tests start from an older schema). */
-export async function migrateTo(db: Kysely<any>, target: string): Promise<void> {
+export async function migrateTo(db: AnyDatabase, target: string): Promise<void> {
   const { error } = await new Migrator({ db, provider }).migrateTo(target);
-  if (error) throw error;
+  if (error) throw asError(error);
 }
 
 /** Applies pending migrations; `schema` names where the migration bookkeeping lives (default public). */
-export async function migrateToLatest(db: Kysely<any>, schema?: string): Promise<string[]> {
+export async function migrateToLatest(db: AnyDatabase, schema?: string): Promise<string[]> {
   const migrator = new Migrator({ db, provider, migrationTableSchema: schema });
   const { error, results } = await migrator.migrateToLatest();
-  if (error) throw error;
+  if (error) throw asError(error);
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
 }
+
+/** The migrator reports whatever a migration threw; callers get an Error either way. */
+const asError = (error: unknown) => (error instanceof Error ? error : new Error(String(error)));

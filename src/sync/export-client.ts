@@ -47,7 +47,7 @@ export class ExportClient {
     do {
       const query = new URLSearchParams({ since, until, limit: String(this.options.pageSize ?? 500) });
       if (cursor) query.set('cursor', cursor);
-      const body = (await this.get(kind, `${this.base}/${kind}?${query}`)) as Record<string, unknown>;
+      const body = (await this.get(kind, `${this.base}/${kind}?${query.toString()}`)) as Record<string, unknown>;
       yield body[kind] as ExportRecord[];
       cursor = body.next_cursor as string | null;
     } while (cursor);

@@ -9,7 +9,6 @@ const security = [{ adminToken: [] }];
 
 /** Operator routes for the AI agents of a business. */
 export const agentsAdminRoutes: FastifyPluginAsyncTypebox = async (app) => {
-
   app.post(
     '/businesses/:bid/agents',
     {

@@ -230,5 +230,5 @@ export const exportsRepository = {
 };
 
 /** A row of messageExportColumns / eventExportColumns (the timeline maps them with exports.mappers.ts). */
-export type MessageExportRow = InferResult<ReturnType<typeof messageExportColumns<{}>>>[number];
-export type EventExportRow = InferResult<ReturnType<typeof eventExportColumns<{}>>>[number];
+export type MessageExportRow = InferResult<ReturnType<typeof messageExportColumns<object>>>[number];
+export type EventExportRow = InferResult<ReturnType<typeof eventExportColumns<object>>>[number];

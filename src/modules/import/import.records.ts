@@ -29,8 +29,7 @@ const isKind = (value: unknown): value is Kind => typeof value === 'string' && O
 
 function describe(errors: TLocalizedValidationError[]): string {
   const unknown = errors.find((e) => e.keyword === 'additionalProperties');
-  if (unknown)
-    return `unknown field "${(unknown.params).additionalProperties[0]}"`;
+  if (unknown) return `unknown field "${unknown.params.additionalProperties[0]}"`;
   const first = errors.find((e) => e.keyword !== 'boolean') ?? errors[0];
   return first ? `${first.instancePath || '/'} ${first.message}` : 'invalid record';
 }

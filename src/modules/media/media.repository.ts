@@ -28,7 +28,10 @@ export const mediaRepository = {
       .execute();
   },
 
-  /** Files of several messages, for message lists and webhook payloads, in the order they were attached (ids are random: migration 0013). */
+  /**
+   * Files of several messages, for message lists and webhook payloads, in the order they were attached
+   * (ids are random: migration 0013).
+   */
   forMessages(db: Db, businessId: string, messageIds: readonly string[]): Promise<MediaRow[]> {
     if (messageIds.length === 0) return Promise.resolve([]);
     return db

@@ -6,7 +6,6 @@ import { Collection, CollectionResponse, CreateCollectionBody } from './search.s
 
 /** Operator routes for the search collections of a business. */
 export const searchAdminRoutes: FastifyPluginAsyncTypebox = async (app) => {
-
   app.post(
     '/businesses/:bid/collections',
     {

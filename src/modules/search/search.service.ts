@@ -65,7 +65,7 @@ export class SearchService {
     const embedding = input.embedding_json ?? embeddingInput(input.item, collection.embedding_fields);
     checkSize(embedding, SEARCH_LIMITS.embeddingBytes, input.embedding_json ? '/embedding_json' : '/item');
     // As stored and read back (-0 is written 0), so an unchanged write compares equal.
-    const stored = <T>(value: T): T => JSON.parse(JSON.stringify(value));
+    const stored = <T>(value: T): T => JSON.parse(JSON.stringify(value)) as T;
     const values: ItemValues = {
       payload: stored(input.item),
       embedding_json: stored(embedding),

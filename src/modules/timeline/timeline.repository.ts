@@ -10,7 +10,10 @@ const before = (alias: string, at?: CursorPosition) =>
     : sql<boolean>`true`;
 
 export const timelineRepository = {
-  /** The contact's messages before a position, newest first (index messages_contact read backwards); web-client duplicates left out. */
+  /**
+   * The contact's messages before a position, newest first (index messages_contact read backwards);
+   * web-client duplicates left out.
+   */
   messages(db: Db, businessId: string, contactId: string, at: CursorPosition | undefined, limit: number) {
     return messageExportColumns(db.selectFrom('messages'))
       .where('messages.business_id', '=', businessId)
