@@ -1,23 +1,50 @@
+import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
+import { FuzzFirstSequencer } from './test/sequencer.ts';
 
 // The suite runs on the embedded engine always, and once more on PostgreSQL when
 // TEST_DATABASE_URL is set.
 const engines = ['pglite', ...(process.env.TEST_DATABASE_URL ? ['postgres'] : [])];
 
+const fuzz = ['test/**/*.fuzz.test.ts'];
+/**
+ * Files that must run in a fresh module graph: they change module-level state of src that later
+ * files would see. Every other file shares its worker's loaded modules with the files before it.
+ */
+const isolated: string[] = [];
+
+/** Three projects per engine: the generated-input tests (longest, run first), the isolated files, the rest. */
+const projects = engines.flatMap((engine) => {
+  const base = {
+    env: { TEST_ENGINE: engine },
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+  };
+  return [
+    { test: { ...base, name: `${engine}-fuzz`, include: fuzz, isolate: false } },
+    ...(isolated.length ? [{ test: { ...base, name: `${engine}-isolated`, include: isolated, isolate: true } }] : []),
+    {
+      test: {
+        ...base,
+        name: engine,
+        include: ['test/**/*.test.ts'],
+        exclude: [...fuzz, ...isolated],
+        isolate: false,
+      },
+    },
+  ];
+});
+
 export default defineConfig({
   test: {
     testTimeout: 30_000,
     hookTimeout: 60_000,
-    projects: engines.map((engine) => ({
-      test: {
-        name: engine,
-        include: ['test/**/*.test.ts'],
-        env: { TEST_ENGINE: engine },
-        // The embedded engine's files start their databases from one migrated copy.
-        globalSetup: engine === 'pglite' ? ['test/global-setup.ts'] : [],
-        testTimeout: 30_000,
-        hookTimeout: 60_000,
-      },
-    })),
+    // Each file's database is a copy of one migrated database made once per run, per engine.
+    globalSetup: ['test/global-setup.ts'],
+    // Vitest's default on two cores is one worker; the tests wait on the database and on timers as
+    // much as they compute, so two keep both cores busy.
+    maxWorkers: Math.max(2, availableParallelism() - 1),
+    sequence: { sequencer: FuzzFirstSequencer },
+    projects,
   },
 });

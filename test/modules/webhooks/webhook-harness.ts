@@ -1,8 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { randomBytes } from 'node:crypto';
-import pg from 'pg';
 import { Value } from 'typebox/value';
 import { expect } from 'vitest';
 import { buildApp } from '../../../src/app.ts';
@@ -14,7 +12,7 @@ import { MessageCreatedBody } from '../../../src/modules/webhooks/webhook-payloa
 import type { WebhookWorkerOptions } from '../../../src/modules/webhooks/webhook-worker.ts';
 import { insertContact, insertConversation, insertMessage } from '../../helpers/factories.ts';
 import { adminHeaders, createTenant, type Tenant } from '../../helpers/tenants.ts';
-import { engine, pgliteSnapshot, testConfig } from '../../helpers/test-app.ts';
+import { engine, pgliteSnapshot, postgresTestDatabase, testConfig } from '../../helpers/test-app.ts';
 
 /** A clock the test moves by hand. */
 export class TestClock implements Clock {
@@ -111,27 +109,18 @@ export interface SharedDatabase {
 }
 
 export async function sharedDatabase(): Promise<SharedDatabase> {
-  const databaseUrl = engine === 'postgres' ? process.env.TEST_DATABASE_URL : undefined;
-  if (!databaseUrl) {
+  if (engine === 'pglite') {
     // PGlite is one process's database: apps "share" it by sharing the handle.
     const handle = await openDatabase({ dataDir: 'memory://', snapshot: await pgliteSnapshot() });
     await migrateToLatest(handle.db);
     const shared = { ...handle, close: async () => undefined };
     return { open: async () => shared, drop: () => handle.close() };
   }
-  const schema = `test_${randomBytes(6).toString('hex')}`;
+  const { databaseUrl, schema, drop } = await postgresTestDatabase();
   const first = await openDatabase({ databaseUrl, schema, poolSize: 5 });
   await migrateToLatest(first.db, schema);
   await first.close();
-  return {
-    open: () => openDatabase({ databaseUrl, schema, poolSize: 10 }),
-    async drop() {
-      const client = new pg.Client({ connectionString: databaseUrl });
-      await client.connect();
-      await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-      await client.end();
-    },
-  };
+  return { open: () => openDatabase({ databaseUrl, schema, poolSize: 10 }), drop };
 }
 
 export interface WebhookTestApp {
