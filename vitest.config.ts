@@ -1,6 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
-import { FuzzFirstSequencer } from './test/sequencer.ts';
+import { FuzzFirstSequencer } from './test/tools/sequencer.ts';
 
 // The suite runs on the embedded engine always, and once more on PostgreSQL when
 // TEST_DATABASE_URL is set.
