@@ -39,8 +39,6 @@ const projects = engines.flatMap((engine) => {
 
 export default defineConfig({
   test: {
-    testTimeout: 30_000,
-    hookTimeout: 60_000,
     // Each file's database is a copy of one migrated database made once per run, per engine.
     globalSetup: ['test/global-setup.ts'],
     // Vitest's default on two cores is one worker; the tests wait on the database and on timers as
