@@ -37,37 +37,42 @@ async function pgliteSnapshotFile(): Promise<{ file: string; remove(): Promise<v
  * the right to create databases, files fall back to a migrated schema each.
  */
 async function postgresTemplate(databaseUrl: string): Promise<{ name: string; remove(): Promise<void> }> {
-  const admin = new pg.Client({ connectionString: databaseUrl });
-  await admin.connect();
   const name = `suite_${randomBytes(6).toString('hex')}`;
   try {
-    await admin.query(`CREATE DATABASE "${name}"`);
+    await onServer(databaseUrl, (admin) => admin.query(`CREATE DATABASE "${name}"`));
   } catch {
-    await admin.end();
     return { name: '', remove: async () => undefined };
   }
+  const remove = () =>
+    onServer(databaseUrl, async (admin) => {
+      // The files' copies (`${name}_…`) are dropped by the files; these are what a crashed file left.
+      const { rows } = await admin.query<{ datname: string }>(
+        `SELECT datname FROM pg_database WHERE starts_with(datname, $1)`,
+        [`${name}_`],
+      );
+      for (const { datname } of rows) await admin.query(`DROP DATABASE IF EXISTS "${datname}" WITH (FORCE)`);
+      await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+    });
   try {
     const database = await openDatabase({ databaseUrl: databaseUrlOf(databaseUrl, name), poolSize: 1 });
     await migrateToLatest(database.db);
     await database.close();
   } catch (error) {
-    await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-    await admin.end();
+    await remove();
     throw error;
   }
-  return {
-    name,
-    async remove() {
-      // The files' copies (`${name}_…`) are dropped by the files; these are what a crashed file left.
-      const left = await admin.query<{ datname: string }>(
-        `SELECT datname FROM pg_database WHERE starts_with(datname, $1)`,
-        [`${name}_`],
-      );
-      for (const { datname } of left.rows) await admin.query(`DROP DATABASE IF EXISTS "${datname}" WITH (FORCE)`);
-      await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-      await admin.end();
-    },
-  };
+  return { name, remove };
+}
+
+/** Runs `work` on a connection of its own to the server of `databaseUrl`. */
+async function onServer<T>(databaseUrl: string, work: (admin: pg.Client) => Promise<T>): Promise<T> {
+  const admin = new pg.Client({ connectionString: databaseUrl });
+  await admin.connect();
+  try {
+    return await work(admin);
+  } finally {
+    await admin.end();
+  }
 }
 
 /** `databaseUrl` with its database name replaced by `name`. */
