@@ -102,7 +102,7 @@ export async function waitUntil(
   }
 }
 
-/** A database of the current engine that several apps can share (a fresh schema on PostgreSQL). */
+/** A database of the current engine that several apps can share (a fresh database on PostgreSQL). */
 export interface SharedDatabase {
   open(): Promise<DatabaseHandle>;
   drop(): Promise<void>;
