@@ -111,9 +111,7 @@ describe('sync tool', () => {
     expect(m2.skipped).toBeGreaterThanOrEqual(1);
     const after = lines(join(out, 'messages.ndjson'));
     expect(after).toHaveLength(1202);
-    expect(new Set(after.map((m) => m.id))).toEqual(
-      new Set([...messages.map((m) => m.id), added[0].id, added[2].id]),
-    );
+    expect(new Set(after.map((m) => m.id))).toEqual(new Set([...messages.map((m) => m.id), added[0].id, added[2].id]));
 
     // A wider overlap catches the one recorded too late for the default.
     const third = await runSync({
