@@ -236,7 +236,9 @@ export class InboundService {
         const changed = await this.applyStatus(trx, channel, status);
         if (changed) {
           summaries[n].statuses++;
-          moved.set(channel.business_id, [...(moved.get(channel.business_id) ?? []), changed]);
+          const ofBusiness = moved.get(channel.business_id) ?? [];
+          ofBusiness.push(changed);
+          moved.set(channel.business_id, ofBusiness);
         } else if (
           !(await messagingRepository.findByProviderMessageId(
             trx,
