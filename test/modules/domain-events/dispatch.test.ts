@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db } from '../../../src/db/database.ts';
 import type { DomainEvent, Subscriber } from '../../../src/modules/domain-events/domain-events.types.ts';
 import { contactsChanged, conversationsChanged } from '../../../src/modules/domain-events/domain-events.writer.ts';
+import { domainEventsRepository } from '../../../src/modules/domain-events/domain-events.repository.ts';
 import { insertContact, insertConversation } from '../../helpers/factories.ts';
 import { createTenant, type Tenant } from '../../helpers/tenants.ts';
 import { buildTestApp, engine, type TestApp } from '../../helpers/test-app.ts';
@@ -93,6 +94,30 @@ describe('the dispatcher', () => {
     expect(seen).toEqual([]);
     await dispatcher().dispatch();
     expect(numbersOf(seen, c.id)).toEqual([0, 1, 2, 3]);
+  });
+
+  it('deletes old events that no subscriber waits for, and none from the first one still pending', async () => {
+    const handed = await conversation();
+    for (let n = 0; n < 3; n++)
+      await db()
+        .transaction()
+        .execute((trx) => change(trx, handed.id, n));
+    await dispatcher().dispatch();
+    // A subscriber that keeps failing still waits for what is written after its registration.
+    await recorder({ fail: () => true });
+    const waiting = await conversation();
+    for (let n = 0; n < 2; n++)
+      await db()
+        .transaction()
+        .execute((trx) => change(trx, waiting.id, n));
+    await dispatcher().dispatch();
+    const future = new Date(Date.now() + 60_000).toISOString();
+    expect(await domainEventsRepository.deleteHandedOver(db(), future, 10_000)).toBeGreaterThanOrEqual(3);
+    const left = await db().selectFrom('domain_events').select(['conversation_id', 'data']).orderBy('id').execute();
+    expect(left.map((e) => [e.conversation_id, e.data.n])).toEqual([
+      [waiting.id, 0],
+      [waiting.id, 1],
+    ]);
   });
 
   it.skipIf(engine !== 'postgres')(
