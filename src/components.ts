@@ -66,6 +66,13 @@ export function appComponents(
       start: () => services.webhooks.start(log),
       stop: () => services.webhooks.stop(),
     },
+    // Without the background work, events are still handed over by the requests that commit them.
+    {
+      name: 'domain-events',
+      start: () => services.domainEvents.start(log),
+      stop: () => services.domainEvents.stop(),
+    },
+    { name: 'domain-events-poll', background: true, start: () => services.domainEvents.startPolling() },
   );
   const listen = database.listen;
   if (listen) components.push(announcements(listen, services, apiKeyCache));

@@ -30,6 +30,8 @@ import { createWebhooks } from './modules/webhooks/webhooks.module.ts';
 import { ExportsService } from './modules/exports/exports.service.ts';
 import { TimelineService } from './modules/timeline/timeline.service.ts';
 import { ConversationOpsService } from './modules/events/conversation-ops.service.ts';
+import { DomainEventDispatcher } from './modules/domain-events/domain-events.dispatcher.ts';
+import { webhookDeliveriesSubscriber } from './modules/webhooks/webhook-subscriber.ts';
 
 /** Every service of the app, built once over one database; routes, CLI and seeding share them. */
 export function createServices(
@@ -44,13 +46,16 @@ export function createServices(
   const templates = new TemplatesService(db);
   // Webhook registrations (.service), the message_created hook (.events) and the delivery worker.
   const webhooks = createWebhooks(db, config, options.clock, options.webhookWorker);
+  // Domain events are handed to their subscribers after the commit: webhook deliveries first.
+  const domainEvents = new DomainEventDispatcher(db);
+  void domainEvents.register(webhookDeliveriesSubscriber(webhooks.events));
   const media = new MediaService(db, createFileStorage(config.dataDir), config, async (businessId, channelId) => {
     const channel = await channels.find(businessId, channelId);
     return channel?.provider_kind ? channels.providerFor(channel) : undefined;
   });
   return {
     channels,
-    inbound: new InboundService(db, channels, worker, webhooks.events),
+    inbound: new InboundService(db, channels, worker, domainEvents),
     businesses: new BusinessesService(db),
     apiKeys: new ApiKeysService(db, options.apiKeyCache),
     contacts,
@@ -63,13 +68,14 @@ export function createServices(
     contactMerge: new ContactMergeService(db),
     templates,
     idempotency: new IdempotencyService(db),
-    sending: new SendingService(db, worker, channels, templates, contacts, webhooks.events),
+    sending: new SendingService(db, worker, channels, templates, contacts, domainEvents),
     agents: new AgentsService(db),
     search: new SearchService(db, worker, config.embeddings ? openAiEmbeddings(config.embeddings) : undefined),
     webhooks,
     exports: new ExportsService(db, config.secretKeys),
     timeline: new TimelineService(db, config.secretKeys),
-    conversationOps: new ConversationOpsService(db),
+    conversationOps: new ConversationOpsService(db, domainEvents),
+    domainEvents,
     media,
   };
 }

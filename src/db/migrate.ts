@@ -13,6 +13,7 @@ import * as agentsAndSearch from './migrations/0011-agents-and-search.ts';
 import * as searchEmbeddings from './migrations/0012-search-embeddings.ts';
 import * as mediaIds from './migrations/0013-media-ids.ts';
 import * as webhookQueueHeads from './migrations/0014-webhook-queue-heads.ts';
+import * as domainEvents from './migrations/0015-domain-events.ts';
 
 /** Migrations are imported statically so they run the same under tsx, Vitest and a bundle. */
 const migrations: Record<string, Migration> = {
@@ -30,6 +31,7 @@ const migrations: Record<string, Migration> = {
   '0012-search-embeddings': searchEmbeddings,
   '0013-media-ids': mediaIds,
   '0014-webhook-queue-heads': webhookQueueHeads,
+  '0015-domain-events': domainEvents,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

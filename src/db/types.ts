@@ -323,6 +323,30 @@ export interface WebhookAttemptsTable {
   created_at: Timestamp;
 }
 
+/** A domain event (src/modules/domain-events), written with its cause and handed to subscribers after the commit. */
+export interface DomainEventsTable {
+  id: Generated<number>;
+  business_id: string;
+  type: string;
+  conversation_id: string | null;
+  /** The message, conversation or contact the event is about. */
+  subject_id: string;
+  data: Json;
+  created_at: Timestamp;
+}
+
+export interface DomainEventSubscribersTable {
+  name: string;
+  types: TextArray;
+  created_at: Timestamp;
+}
+
+/** An event not yet handed to a subscriber: the subscriber's position. */
+export interface DomainEventPendingTable {
+  subscriber: string;
+  event_id: number;
+}
+
 export interface Database {
   webhooks: WebhooksTable;
   webhook_deliveries: WebhookDeliveriesTable;
@@ -346,4 +370,7 @@ export interface Database {
   messages: MessagesTable;
   events: EventsTable;
   rate_limit_counters: RateLimitCountersTable;
+  domain_events: DomainEventsTable;
+  domain_event_subscribers: DomainEventSubscribersTable;
+  domain_event_pending: DomainEventPendingTable;
 }

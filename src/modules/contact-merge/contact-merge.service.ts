@@ -1,6 +1,7 @@
 import type { Db } from '../../db/database.ts';
 import { badRequest, notFound } from '../../http/errors.ts';
 import { contactFieldChanged } from '../events/events.writer.ts';
+import { contactsChanged } from '../domain-events/domain-events.writer.ts';
 import { planMerge } from './contact-merge.rules.ts';
 import { contactMergeRepository as repo } from './contact-merge.repository.ts';
 import type { MergeBody } from './contact-merge.schemas.ts';
@@ -46,6 +47,10 @@ export class ContactMergeService {
         changes: plan.changes,
       });
       await repo.deleteContact(trx, businessId, loser.id);
+      await contactsChanged(trx, businessId, [survivor.id, loser.id], 'merged', {
+        survivor_id: survivor.id,
+        loser_id: loser.id,
+      });
     });
     return { success: true, survivor_id: survivorId.toLowerCase() };
   }

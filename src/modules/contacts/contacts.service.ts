@@ -5,6 +5,7 @@ import { isUuid, newId } from '../../lib/ids.ts';
 import type { DashboardLinks } from '../../lib/links.ts';
 import { normalisePhone } from '../../lib/phone.ts';
 import { contactFieldChanged, writeEvents } from '../events/events.writer.ts';
+import { contactsChanged } from '../domain-events/domain-events.writer.ts';
 import { usersRepository } from '../users/users.repository.ts';
 import { planUpdate, uniqueTags } from './contacts.changes.ts';
 import { toContactCamel, toContactSnake } from './contacts.mappers.ts';
@@ -77,7 +78,7 @@ export class ContactsService {
           if (owner) taken.push({ field, contact_id: owner.id });
         }
         if (taken.length > 0) throw conflict('an identifier already belongs to a contact', taken);
-        return contactsRepository.insert(trx, {
+        const created = await contactsRepository.insert(trx, {
           business_id: businessId,
           id: newId(),
           first_name: input.first_name ?? '',
@@ -91,6 +92,8 @@ export class ContactsService {
           source: 'api',
           is_test: input.is_test ?? false,
         });
+        await contactsChanged(trx, businessId, [created.id], 'created');
+        return created;
       });
       return toContactSnake(row);
     } catch (err) {
@@ -125,7 +128,14 @@ export class ContactsService {
 
   /** Deletes the contact with its conversations, messages and events (an id that is no UUID names none). */
   async remove(businessId: string, id: string) {
-    if (!isUuid(id) || !(await contactsRepository.remove(this.db, businessId, id))) throw notFound('contact');
+    const removed =
+      isUuid(id) &&
+      (await this.db.transaction().execute(async (trx) => {
+        if (!(await contactsRepository.remove(trx, businessId, id))) return false;
+        await contactsChanged(trx, businessId, [id], 'deleted');
+        return true;
+      }));
+    if (!removed) throw notFound('contact');
     return { success: true, contact_id: id };
   }
 

@@ -2,6 +2,7 @@ import type { Db } from '../../db/database.ts';
 import { badRequest, notFound } from '../../http/errors.ts';
 import { agentsRepository } from '../agents/agents.repository.ts';
 import { usersRepository } from '../users/users.repository.ts';
+import type { DomainEventDispatcher } from '../domain-events/domain-events.dispatcher.ts';
 import { conversationOpsRepository, type OpsConversationRow } from './conversation-ops.repository.ts';
 import * as events from './events.writer.ts';
 
@@ -12,10 +13,14 @@ export interface OpsActor {
 
 /**
  * Conversation operations of the dashboard and the operator API (resolve, manual control,
- * archive, AI agent), each writing its exported event in the same transaction.
+ * archive, AI agent), each writing its exported event in the same transaction (and with it the
+ * conversation_changed domain event, see events.writer.ts), handed to subscribers before the answer.
  */
 export class ConversationOpsService {
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    private readonly domainEvents: Pick<DomainEventDispatcher, 'dispatch'>,
+  ) {}
 
   resolve(businessId: string, id: string, body: OpsActor & { reason?: string }) {
     return this.run(businessId, id, body, async (trx, row, actor) => {
@@ -73,13 +78,13 @@ export class ConversationOpsService {
     });
   }
 
-  private run(
+  private async run(
     businessId: string,
     id: string,
     body: OpsActor,
     op: (trx: Db, row: OpsConversationRow, actor: events.EventActor) => Promise<OpsConversationRow>,
   ) {
-    return this.db.transaction().execute(async (trx) => {
+    const result = await this.db.transaction().execute(async (trx) => {
       const row = await conversationOpsRepository.findForUpdate(trx, businessId, id);
       if (!row) throw notFound('conversation');
       if (body.user_id !== undefined && !(await usersRepository.find(trx, businessId, body.user_id)))
@@ -89,5 +94,7 @@ export class ConversationOpsService {
         : { actorType: 'system' };
       return op(trx, row, actor);
     });
+    await this.domainEvents.dispatch(['conversation_changed']);
+    return result;
   }
 }

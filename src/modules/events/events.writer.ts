@@ -1,5 +1,10 @@
 import type { Db } from '../../db/database.ts';
 import { newId } from '../../lib/ids.ts';
+import {
+  contactsChanged,
+  conversationsChanged,
+  type ConversationChange,
+} from '../domain-events/domain-events.writer.ts';
 import { eventsRepository, type NewEvent } from './events.repository.ts';
 
 /**
@@ -33,11 +38,48 @@ export interface FieldChange {
   to: unknown;
 }
 
-export function writeEvents(trx: Db, businessId: string, events: (NewEvent & { type: EventType })[]): Promise<void> {
-  return eventsRepository.insertMany(
+/** The `conversation_changed` change of each exported event about control, assignment, resolution or archive. */
+const CONVERSATION_CHANGES: Partial<Record<EventType, ConversationChange>> = {
+  manual_control_activated: 'manual_control',
+  manual_control_released: 'manual_control',
+  manual_control_locked: 'manual_control',
+  manual_control_unlocked: 'manual_control',
+  agent_assigned: 'assignment',
+  agent_switched: 'assignment',
+  agent_removed: 'assignment',
+  conversation_resolved: 'resolution',
+  conversation_archived: 'archive',
+  conversation_unarchived: 'archive',
+};
+
+/**
+ * Writes exported events and, in the same transaction, the domain events they stand for:
+ * `conversation_changed` for those of CONVERSATION_CHANGES, `contact_changed` (updated) for
+ * contact_field_changed.
+ */
+export async function writeEvents(
+  trx: Db,
+  businessId: string,
+  events: (NewEvent & { type: EventType })[],
+): Promise<void> {
+  await eventsRepository.insertMany(
     trx,
     events.map((e) => ({ ...e, business_id: businessId, id: newId() })),
   );
+  const conversations = events.flatMap((e) => {
+    const change = CONVERSATION_CHANGES[e.type];
+    return change && e.conversation_id
+      ? [{ conversationId: e.conversation_id, change, data: { event: e.type, actor_type: e.actor_type } }]
+      : [];
+  });
+  await conversationsChanged(trx, businessId, conversations);
+  for (const e of events) {
+    if (e.type === 'contact_field_changed' && e.contact_id)
+      await contactsChanged(trx, businessId, [e.contact_id], 'updated', {
+        source: e.data.source,
+        fields: (e.data.changes as FieldChange[]).map((c) => c.field),
+      });
+  }
 }
 
 /** One `contact_field_changed` event groups every field changed by one operation. */

@@ -6,6 +6,7 @@ import type { ChannelRow } from '../channels/channels.service.ts';
 import { splitName } from '../contacts/contacts.changes.ts';
 import { contactsRepository, type ContactRow } from '../contacts/contacts.repository.ts';
 import { contactFieldChanged, type FieldChange } from '../events/events.writer.ts';
+import { contactsChanged } from '../domain-events/domain-events.writer.ts';
 import { messagingRepository } from '../messaging/messaging.repository.ts';
 
 /**
@@ -37,8 +38,10 @@ export async function resolveSender(
   const sender = senderAddress(channel, address);
   const businessId = channel.business_id;
   const found = (await messagingRepository.contactsByPhoneKey(trx, businessId, [sender.key])).get(sender.key);
-  if (!found) return contactsRepository.insert(trx, newSenderRow(channel, sender, profileName));
-  return takeProfileName(trx, channel, found, profileName);
+  if (found) return takeProfileName(trx, channel, found, profileName);
+  const created = await contactsRepository.insert(trx, newSenderRow(channel, sender, profileName));
+  await contactsChanged(trx, businessId, [created.id], 'created');
+  return created;
 }
 
 /** The row of a contact created by an inbound message: the profile name, the channel's type as source. */

@@ -13,7 +13,9 @@ import { Batcher } from '../../lib/batcher.ts';
 import { isUuid } from '../../lib/ids.ts';
 import { storableText } from '../../lib/json-check.ts';
 import { MEDIA_FETCH_JOB } from '../media/media.fetch-job.ts';
-import type { WebhookEvents } from '../webhooks/webhook-events.ts';
+import type { DomainEventDispatcher } from '../domain-events/domain-events.dispatcher.ts';
+import { messagesCreated, messageStatusesChanged } from '../domain-events/domain-events.writer.ts';
+import type { DomainEventType } from '../domain-events/domain-events.types.ts';
 import { errorText, inboundMessageRow } from './inbound.content.ts';
 import { phoneLockName, resolveSender, senderAddress } from './inbound.contacts.ts';
 import { inboundRepository } from './inbound.repository.ts';
@@ -78,7 +80,7 @@ export class InboundService {
     private readonly db: Db,
     private readonly channels: ChannelsService,
     private readonly worker: OutboxWorker,
-    private readonly webhookEvents: WebhookEvents,
+    private readonly domainEvents: Pick<DomainEventDispatcher, 'dispatch'>,
   ) {}
 
   /**
@@ -120,10 +122,17 @@ export class InboundService {
       if (channels.size === 0) return emptySummary(); // nothing addressed to an account: nothing to store
       return this.batcher.submit({ kind, parsed: read.notification, channels });
     };
-    return receive(false).catch((err: unknown) => {
+    const summary = await receive(false).catch((err: unknown) => {
       if (err instanceof ChannelChanged) return receive(true);
       throw err;
     });
+    // What the subscribers of this notification's events write (webhook deliveries) exists when it is answered.
+    const types: DomainEventType[] = [
+      ...(summary.stored > 0 ? (['message_created', 'conversation_changed', 'contact_changed'] as const) : []),
+      ...(summary.statuses > 0 ? (['message_status_changed'] as const) : []),
+    ];
+    if (types.length > 0) await this.domainEvents.dispatch(types);
+    return summary;
   }
 
   /**
@@ -155,11 +164,8 @@ export class InboundService {
   /** Notifications received while earlier ones are being written go into one transaction together. */
   private async storeBatch(notifications: Notification[]): Promise<InboundSummary[]> {
     const summaries = notifications.map(emptySummary);
-    const { mediaQueued, webhooksQueued } = await this.db
-      .transaction()
-      .execute((trx) => this.store(trx, notifications, summaries));
+    const { mediaQueued } = await this.db.transaction().execute((trx) => this.store(trx, notifications, summaries));
     if (mediaQueued) this.worker.wake(MEDIA_FETCH_JOB);
-    if (webhooksQueued) this.webhookEvents.wake();
     return summaries;
   }
 
@@ -167,7 +173,7 @@ export class InboundService {
     trx: Db,
     notifications: Notification[],
     summaries: InboundSummary[],
-  ): Promise<{ mediaQueued: boolean; webhooksQueued: boolean }> {
+  ): Promise<{ mediaQueued: boolean }> {
     const current = await lockAccounts(trx, notifications);
     for (const { kind, channels } of notifications) {
       for (const [account, channel] of channels) {
@@ -200,14 +206,12 @@ export class InboundService {
     // Plain messages of each business set-based; attachments, replies and reactions one by one after.
     // The id of each message stored, by its place in `entries` (arrival order), for message_created.
     const storedIds: (string | null)[] = entries.map(() => null);
-    const webhookIds = new Map<string, string[]>();
     for (const businessId of locks.keys()) {
       const simple = entries
         .map((e, i) => ({ ...e, i }))
         .filter((e) => e.channel.business_id === businessId && isSimple(e.message));
       const stored = await storeSimpleMessages(trx, businessId, simple, known.get(businessId)!);
       simple.forEach((e, k) => (storedIds[e.i] = stored.ids[k]!));
-      if (stored.webhookIds) webhookIds.set(businessId, stored.webhookIds);
     }
     let mediaQueued = false;
     for (const [i, { channel, message }] of entries.entries()) {
@@ -217,21 +221,25 @@ export class InboundService {
       if (stored?.withMedia) mediaQueued = true;
     }
     storedIds.forEach((id, i) => (id ? summaries[entries[i].n].stored++ : summaries[entries[i].n].duplicates++));
-    // Deliveries are written in this transaction, in arrival order, so none is lost or out of order.
-    let webhooksQueued = false;
+    // Their events are written in this transaction, in arrival order, so none is lost or out of order.
     for (const businessId of locks.keys()) {
       const ids = storedIds.filter(
         (id, i): id is string => id !== null && entries[i].channel.business_id === businessId,
       );
-      if (await this.webhookEvents.messagesCreated(trx, businessId, ids, webhookIds.get(businessId)))
-        webhooksQueued = true;
+      await messagesCreated(trx, businessId, ids);
     }
+    const moved = new Map<string, { id: string; status: string }[]>();
     for (const [n, { parsed, channels }] of notifications.entries()) {
       for (const status of parsed.statuses) {
         const channel = channels.get(status.from);
         if (!channel) continue;
-        if (await this.applyStatus(trx, channel, status)) summaries[n].statuses++;
-        else if (
+        const changed = await this.applyStatus(trx, channel, status);
+        if (changed) {
+          summaries[n].statuses++;
+          const ofBusiness = moved.get(channel.business_id) ?? [];
+          ofBusiness.push(changed);
+          moved.set(channel.business_id, ofBusiness);
+        } else if (
           !(await messagingRepository.findByProviderMessageId(
             trx,
             channel.business_id,
@@ -252,7 +260,8 @@ export class InboundService {
         }
       }
     }
-    return { mediaQueued, webhooksQueued };
+    for (const [businessId, changes] of moved) await messageStatusesChanged(trx, businessId, changes);
+    return { mediaQueued };
   }
 
   /** Stores one message with everything it needs; undefined for a redelivery. */
@@ -301,13 +310,18 @@ export class InboundService {
   }
 
   /**
-   * Moves the outbound message forward (never backwards: see canMoveStatus); false when not moved.
+   * Moves the outbound message forward (never backwards: see canMoveStatus); the message and its new
+   * status, undefined when not moved.
    * A receipt whose provider id no message holds yet finds its message by the reference the
    * provider echoed (recordByReference): its send's answer was not stored yet, or never came. When
    * that finds the provider id recorded meanwhile (the send's answer, or a receipt handled by
    * another process, committed between the two statements), the move by provider id is tried again.
    */
-  private async applyStatus(trx: Db, channel: ChannelRow, status: StatusUpdate): Promise<boolean> {
+  private async applyStatus(
+    trx: Db,
+    channel: ChannelRow,
+    status: StatusUpdate,
+  ): Promise<{ id: string; status: string } | undefined> {
     const to = messageStatusOf(status.status);
     const error = to === 'ERROR' ? errorText(status.errors) : null;
     const byProviderId = async () => {
@@ -318,11 +332,12 @@ export class InboundService {
         to,
         { statusAt: status.timestamp, ...(error !== null ? { error } : {}) },
       );
-      return moved !== undefined;
+      return moved && { id: moved.id, status: moved.status };
     };
-    if (await byProviderId()) return true;
+    const moved = await byProviderId();
+    if (moved) return moved;
     const reference = messageReference(status);
-    if (!reference) return false;
+    if (!reference) return undefined;
     const recorded = await messagingRepository.recordByReference(
       trx,
       channel.business_id,
@@ -331,7 +346,7 @@ export class InboundService {
       to,
       { statusAt: status.timestamp, error },
     );
-    return recorded !== undefined || byProviderId();
+    return recorded ?? byProviderId();
   }
 }
 

@@ -10,6 +10,7 @@ import { messagingRepository, type ConversationRow } from '../messaging/messagin
 import { inboundMessageRow } from './inbound.content.ts';
 import { newSenderRow, senderAddress, takeProfileName, wouldTakeProfileName } from './inbound.contacts.ts';
 import { inboundRepository } from './inbound.repository.ts';
+import { contactsChanged } from '../domain-events/domain-events.writer.ts';
 
 /** One inbound message and the channel it came on. */
 export interface InboundEntry {
@@ -31,15 +32,15 @@ export const isSimple = (message: InboundMessage) =>
  * profile name (and a nameless contact takes it); the conversation is found, created, or reopened /
  * bound by openConversation. The caller holds the senders' phone locks and gives the messages
  * stored already (`${channelId}:${providerMessageId}`, inboundRepository.lockSenders).
- * Answers, per entry, the id of the message stored, or null for a redelivery, and the webhooks of
- * message_created read with the insert (undefined when nothing was inserted).
+ * Answers, per entry, the id of the message stored, or null for a redelivery. Contacts created
+ * here write their contact_changed event; the caller writes message_created for the messages.
  */
 export async function storeSimpleMessages(
   trx: Db,
   businessId: string,
   entries: InboundEntry[],
   known: ReadonlySet<string>,
-): Promise<{ ids: (string | null)[]; webhookIds?: string[] }> {
+): Promise<{ ids: (string | null)[] }> {
   const ids = entries.map((): string | null => null);
   const fresh = freshEntries(entries, known);
   if (fresh.length === 0) return { ids };
@@ -61,7 +62,14 @@ export async function storeSimpleMessages(
     const { channel, message } = entries[i];
     pending.push(newSenderRow(channel, senderAddress(channel, message.from), message.profileName));
   });
-  for (const row of await inboundRepository.insertContacts(trx, pending)) contacts.set(row.phone_key as string, row);
+  const created = await inboundRepository.insertContacts(trx, pending);
+  for (const row of created) contacts.set(row.phone_key as string, row);
+  await contactsChanged(
+    trx,
+    businessId,
+    created.map((c) => c.id),
+    'created',
+  );
   const senders: ContactRow[] = [];
   for (let n = 0; n < fresh.length; n++) {
     const key = keys[n];
@@ -95,13 +103,13 @@ export async function storeSimpleMessages(
       row.excluded = sender.is_test || conversation.is_internal || conversation.is_group;
     return row;
   });
-  const { inserted, webhookIds } = await messagingRepository.insertMessages(trx, businessId, rows);
+  const { inserted } = await messagingRepository.insertMessages(trx, businessId, rows);
   const insertedIds = new Set(inserted.map((r) => r.id));
   fresh.forEach((i, n) => {
     const id = rows[n].id;
     if (insertedIds.has(id)) ids[i] = id;
   });
-  return { ids, webhookIds };
+  return { ids };
 }
 
 /** Indexes of the entries whose provider id is neither stored already nor earlier in the batch. */

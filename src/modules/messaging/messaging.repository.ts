@@ -4,7 +4,6 @@ import type { Db } from '../../db/database.ts';
 import { jsonRows } from '../../db/json-rows.ts';
 import type { ConversationsTable, MediaTable, MessagesTable } from '../../db/types.ts';
 import type { ContactRow } from '../contacts/contacts.repository.ts';
-import { webhooksRepository } from '../webhooks/webhooks.repository.ts';
 
 export type ConversationRow = Selectable<ConversationsTable>;
 export type MessageRow = Selectable<MessagesTable>;
@@ -217,15 +216,13 @@ export const messagingRepository = {
   /**
    * insertMessage for several messages of one business in one statement: rows whose provider id is
    * stored already are skipped, and each conversation's counters move by the rows inserted into it.
-   * Answers the rows inserted (id, conversation, provider id, created_at) and, read in the same
-   * statement, the business's enabled `message_created` webhooks (WebhookEvents.messagesCreated
-   * then writes their deliveries without another round trip); undefined when nothing was inserted.
+   * Answers the rows inserted (id, conversation, provider id, created_at).
    */
   async insertMessages(
     db: Db,
     businessId: string,
     rows: Insertable<MessagesTable>[],
-  ): Promise<{ inserted: InsertedMessage[]; webhookIds?: string[] }> {
+  ): Promise<{ inserted: InsertedMessage[] }> {
     if (rows.length === 0) return { inserted: [] };
     const insert = db
       .insertInto('messages')
@@ -235,15 +232,14 @@ export const messagingRepository = {
     // The conversations are read by primary key, `id = any(array(...))`, as the import does: joined
     // to the counts alone, the planner chose a scan of the table below some hundred pages (0.5-2.7 ms
     // a statement at 2 300 conversations, measured with auto_explain).
-    const { rows: inserted } = await sql<InsertedMessage & { webhook_ids: string[] }>`with inserted as (${insert}),
+    const { rows: inserted } = await sql<InsertedMessage>`with inserted as (${insert}),
       counted as (
         update conversations c
         set message_count = c.message_count + v.n, last_message_at = greatest(c.last_message_at, v.last)
         from (select conversation_id as id, count(*)::integer as n, max(created_at) as last from inserted group by conversation_id) v
         where c.business_id = ${businessId} and c.id = any(array(select conversation_id from inserted)) and c.id = v.id)
-      select id, conversation_id, provider_message_id, created_at, ${webhooksRepository.enabledIds(businessId, 'message_created')} as webhook_ids
-      from inserted`.execute(db);
-    return { inserted: inserted.map(({ webhook_ids: _, ...row }) => row), webhookIds: inserted[0]?.webhook_ids };
+      select id, conversation_id, provider_message_id, created_at from inserted`.execute(db);
+    return { inserted };
   },
 
   /** The message a provider knows by this id on this channel. */

@@ -5,7 +5,7 @@ import type { ContactRow } from '../contacts/contacts.repository.ts';
 import { openConversations } from '../messaging/messaging.conversations.ts';
 import { messagingRepository } from '../messaging/messaging.repository.ts';
 import { storeAnswerIn, type IdempotencyClaim } from '../idempotency/idempotency.service.ts';
-import type { WebhookEvents } from '../webhooks/webhook-events.ts';
+import { messagesCreated } from '../domain-events/domain-events.writer.ts';
 import { outboundMessageRow, recipientLockName, type SendPlan } from './sending.accept.ts';
 import { blocked, templateRequired } from './sending.content.ts';
 import { sendingRepository } from './sending.repository.ts';
@@ -33,15 +33,10 @@ export type PlainSendOutcome = { messageId: string } | { refused: Error };
  * (`blocked`), and so is a contact without an inbound message on the channel within 24 hours
  * (`template_required`; a contact that does not exist yet has none, so none is created); then the
  * open conversation (found, created, or reopened with its event), the PENDING messages with their
- * conversations' counters, the outbox jobs and the message_created deliveries, in arrival order.
- * A refused send writes nothing and does not affect the others. Answers one outcome per send, and
- * whether webhook deliveries were written.
+ * conversations' counters, the outbox jobs and the message_created domain events, in arrival order.
+ * A refused send writes nothing and does not affect the others. Answers one outcome per send.
  */
-export async function acceptPlainSends(
-  trx: Db,
-  sends: PlainSend[],
-  webhookEvents: Pick<WebhookEvents, 'messagesCreated'>,
-): Promise<{ outcomes: PlainSendOutcome[]; webhooksQueued: boolean }> {
+export async function acceptPlainSends(trx: Db, sends: PlainSend[]): Promise<{ outcomes: PlainSendOutcome[] }> {
   const outcomes: (PlainSendOutcome | undefined)[] = sends.map(() => undefined);
   const locks = new Map<string, { businessId: string; key: string }>();
   for (const s of sends)
@@ -56,7 +51,6 @@ export async function acceptPlainSends(
 
   const businesses = [...new Set(sends.map((s) => s.businessId))].sort();
   const accepted: { i: number; businessId: string; messageId: string }[] = [];
-  let webhooksQueued = false;
   for (const businessId of businesses) {
     const mine = sends.flatMap((s, i) => (s.businessId === businessId ? [i] : []));
     const contacts = await messagingRepository.contactsByPhoneKey(trx, businessId, [
@@ -106,21 +100,17 @@ export async function acceptPlainSends(
         { conversationId: conversations.get(pairKey(c))!.id, contactId: c.contact.id },
       );
     });
-    const { webhookIds } = await messagingRepository.insertMessages(trx, businessId, rows);
+    await messagingRepository.insertMessages(trx, businessId, rows);
     writable.forEach((c, n) => {
       const messageId = rows[n].id;
       outcomes[c.i] = { messageId };
       accepted.push({ i: c.i, businessId, messageId });
     });
-    if (
-      await webhookEvents.messagesCreated(
-        trx,
-        businessId,
-        rows.map((r) => r.id),
-        webhookIds,
-      )
-    )
-      webhooksQueued = true;
+    await messagesCreated(
+      trx,
+      businessId,
+      rows.map((r) => r.id),
+    );
   }
   accepted.sort((a, b) => a.i - b.i);
   await enqueueJobs(
@@ -129,5 +119,5 @@ export async function acceptPlainSends(
   );
   // A claim taken over fails the batch; the batcher then writes each send alone, and only that one fails.
   for (const a of accepted) await storeAnswerIn(trx, sends[a.i].claim, 200, plainSendAnswer(a.messageId));
-  return { outcomes: outcomes.map((o) => o!), webhooksQueued };
+  return { outcomes: outcomes.map((o) => o!) };
 }

@@ -3,7 +3,7 @@ import type { OutboundContent } from '../../channels/provider.ts';
 import type { Db } from '../../db/database.ts';
 import type { ConversationsTable, EventsTable, MessagesTable } from '../../db/types.ts';
 import { enqueueJob } from '../../jobs/outbox.worker.ts';
-import type { WebhookEvents } from '../webhooks/webhook-events.ts';
+import { contactsChanged, conversationsChanged, messagesCreated } from '../domain-events/domain-events.writer.ts';
 import { newId } from '../../lib/ids.ts';
 import type { NormalisedPhone } from '../../lib/phone.ts';
 import type { ChannelRow } from '../channels/channels.repository.ts';
@@ -44,29 +44,26 @@ type NewEvent = Parameters<typeof writeEvents>[2][number];
 /**
  * Writes one send in the caller's transaction: the recipient contact (found by phone key, country
  * variants included, or created), its open conversation and the requested changes to it, the
- * events, the PENDING message, its outbox job and its message_created webhook deliveries. The
- * workers deliver them after the commit.
+ * events, the PENDING message, its outbox job and its message_created domain event. The workers
+ * and the event's subscribers act on them after the commit.
  */
-export async function acceptSend(
-  trx: Db,
-  businessId: string,
-  plan: SendPlan,
-  webhookEvents: Pick<WebhookEvents, 'messageCreated'>,
-): Promise<AcceptedSend> {
+export async function acceptSend(trx: Db, businessId: string, plan: SendPlan): Promise<AcceptedSend> {
   const { channel, recipient } = plan;
   // The same lock key as contact creation, so a concurrent create or send cannot add a twin.
   await contactsRepository.lockIdentifiers(trx, businessId, [recipientLockName(recipient)]);
   const found = (await messagingRepository.contactsByPhoneKey(trx, businessId, [recipient.key])).get(recipient.key);
-  let contact =
-    found ??
-    (await contactsRepository.insert(trx, {
+  let contact = found;
+  if (!contact) {
+    contact = await contactsRepository.insert(trx, {
       business_id: businessId,
       id: newId(),
       phone_number: recipient.digits,
       phone_key: recipient.key,
       source: channel.type,
       tags: [],
-    }));
+    });
+    await contactsChanged(trx, businessId, [contact.id], 'created');
+  }
   if (contact.collected_data.opted_out === true && !plan.optIn) throw blocked();
   if (plan.optIn) contact = await recordOptIn(trx, contact, channel.type);
   if (plan.freeForm && !(await sendingRepository.inServiceWindow(trx, businessId, contact.id, channel)))
@@ -86,7 +83,7 @@ export async function acceptSend(
     outboundMessageRow(businessId, messageId, plan, { conversationId: conversation.id, contactId: contact.id }),
   );
   await enqueueJob(trx, { businessId, kind: 'send', refId: messageId });
-  await webhookEvents.messageCreated(trx, businessId, messageId);
+  await messagesCreated(trx, businessId, [messageId]);
   return { messageId, contact, conversationId: conversation.id };
 }
 
@@ -184,6 +181,11 @@ async function applyConversationChanges(
   if (plan.assignedUserId !== undefined && plan.assignedUserId !== conversation.assigned_user_id)
     changes.assigned_user_id = plan.assignedUserId;
   if (plan.teamId !== undefined && plan.teamId !== conversation.team_id) changes.team_id = plan.teamId;
+  // Manual control and the agent have their exported events, which write conversation_changed too.
+  if (changes.assigned_user_id !== undefined || changes.team_id !== undefined)
+    await conversationsChanged(trx, conversation.business_id, [
+      { conversationId: conversation.id, change: 'assignment', data: { origin: 'api' } },
+    ]);
   if (plan.agentId !== undefined && plan.agentId !== conversation.agent_id) {
     changes.agent_id = plan.agentId;
     const from = conversation.agent_id;

@@ -10,7 +10,7 @@ import type { TemplatesService } from '../templates/templates.service.ts';
 import { usersRepository } from '../users/users.repository.ts';
 import { ChannelPacer } from './channel-pacer.ts';
 import { SendJobHandler, type SendJobOptions } from './send.job.ts';
-import type { WebhookEvents } from '../webhooks/webhook-events.ts';
+import type { DomainEventDispatcher } from '../domain-events/domain-events.dispatcher.ts';
 import { Batcher } from '../../lib/batcher.ts';
 import { acceptPlainSends, plainSendAnswer, type PlainSend, type PlainSendOutcome } from './sending.accept-many.ts';
 import { acceptSend, type SendPlan } from './sending.accept.ts';
@@ -60,7 +60,7 @@ export class SendingService {
     private readonly channels: ChannelsService,
     private readonly templates: TemplatesService,
     private readonly contacts: ContactsService,
-    private readonly webhookEvents: WebhookEvents,
+    private readonly domainEvents: Pick<DomainEventDispatcher, 'dispatch'>,
   ) {}
 
   /** The worker side: delivers queued sends to the providers (register it on the outbox worker). */
@@ -89,6 +89,8 @@ export class SendingService {
         claim,
       });
       if ('refused' in outcome) throw outcome.refused;
+      // Its events are handed over (webhook deliveries written) before the send is answered.
+      await this.domainEvents.dispatch();
       return plainSendAnswer(outcome.messageId);
     }
     const plan: SendPlan = {
@@ -113,7 +115,7 @@ export class SendingService {
           throw badRequest('team_uuid is not a team of the business', [{ path: '/team_uuid' }]);
         plan.teamId = body.team_uuid;
       }
-      const accepted = await acceptSend(trx, businessId, plan, this.webhookEvents);
+      const accepted = await acceptSend(trx, businessId, plan);
       const answer = {
         message: { uuid: accepted.messageId, status: 'enqueued' as const },
         ...(fields.has('contact') ? { contact: await this.contacts.camelForm(accepted.contact, trx) } : {}),
@@ -130,7 +132,7 @@ export class SendingService {
       return answer;
     });
     this.worker.wake('send');
-    this.webhookEvents.wake();
+    await this.domainEvents.dispatch();
     return result;
   }
 
@@ -158,23 +160,18 @@ export class SendingService {
     const { phone: _phone, buttons, ...byKey } = body;
     const rendered = this.templates.render(template, { byKey, ...(buttons ? { buttons } : {}) });
     const answer = await this.db.transaction().execute(async (trx) => {
-      const accepted = await acceptSend(
-        trx,
-        businessId,
-        {
-          channel,
-          recipient,
-          type: 'template',
-          content: rendered.content,
-          text: rendered.text,
-          templateId: template.id,
-          metadata: {},
-          freeForm: false,
-          optIn: false,
-          ...(query.agent_id !== undefined ? { agentId: query.agent_id } : {}),
-        },
-        this.webhookEvents,
-      );
+      const accepted = await acceptSend(trx, businessId, {
+        channel,
+        recipient,
+        type: 'template',
+        content: rendered.content,
+        text: rendered.text,
+        templateId: template.id,
+        metadata: {},
+        freeForm: false,
+        optIn: false,
+        ...(query.agent_id !== undefined ? { agentId: query.agent_id } : {}),
+      });
       const sent = {
         success: true,
         message_id: accepted.messageId,
@@ -185,7 +182,7 @@ export class SendingService {
       return sent;
     });
     this.worker.wake('send');
-    this.webhookEvents.wake();
+    await this.domainEvents.dispatch();
     return answer;
   }
 
@@ -200,7 +197,7 @@ export class SendingService {
     let written: Awaited<ReturnType<typeof acceptPlainSends>>;
     try {
       written = await this.db.transaction().execute(async (trx) => {
-        const result = await acceptPlainSends(trx, sends, this.webhookEvents);
+        const result = await acceptPlainSends(trx, sends);
         committing = true;
         return result;
       });
@@ -209,7 +206,6 @@ export class SendingService {
       throw err;
     }
     if (written.outcomes.some((o) => 'messageId' in o)) this.worker.wake('send');
-    if (written.webhooksQueued) this.webhookEvents.wake();
     return written.outcomes;
   }
 

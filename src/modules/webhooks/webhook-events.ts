@@ -19,8 +19,9 @@ export function firesMessageCreated(message: Pick<MessagesTable, 'direction' | '
 }
 
 /**
- * Turns stored messages into webhook deliveries, inside the transaction that writes the message,
- * so a delivery exists exactly when its message does (the outbox pattern).
+ * Turns stored messages into webhook deliveries. The `message_created` domain events call it
+ * (webhook-subscriber.ts) in the transaction that hands them over, so each message's deliveries
+ * are written once, after the message's commit.
  */
 export class WebhookEvents {
   constructor(
@@ -31,20 +32,19 @@ export class WebhookEvents {
   ) {}
 
   /**
-   * Call inside the transaction that created message `messageId` (after its media rows): when the
-   * message fires `message_created`, writes one delivery per enabled webhook of the business with
-   * the payload built now from the stored rows and frozen (retries resend it unchanged). Returns
-   * whether deliveries were written; call wake() after the commit then.
+   * When message `messageId` (stored with its media rows) fires `message_created`, writes one
+   * delivery per enabled webhook of the business with the payload built now from the stored rows
+   * and frozen (retries resend it unchanged). Returns whether deliveries were written; call wake()
+   * after the commit then.
    */
   messageCreated(trx: Db, businessId: string, messageId: string): Promise<boolean> {
     return this.messagesCreated(trx, businessId, [messageId]);
   }
 
   /**
-   * messageCreated for several messages of one business written in one transaction (set-based
-   * inbound storage), with a fixed number of statements. Give the ids in message order: deliveries
-   * of one conversation go out in the order they are written. `webhookIds`: the enabled webhooks
-   * when the caller read them in this transaction already (messagingRepository.insertMessages).
+   * messageCreated for several messages of one business, with a fixed number of statements. Give
+   * the ids in message order: deliveries of one conversation go out in the order they are written.
+   * `webhookIds`: the enabled webhooks when the caller read them in this transaction already.
    */
   async messagesCreated(
     trx: Db,

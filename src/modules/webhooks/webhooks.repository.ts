@@ -1,4 +1,4 @@
-import { sql, type Insertable, type RawBuilder, type Selectable, type Updateable } from 'kysely';
+import { sql, type Insertable, type Selectable, type Updateable } from 'kysely';
 import type { Db } from '../../db/database.ts';
 import type { WebhooksTable } from '../../db/types.ts';
 
@@ -47,23 +47,12 @@ export const webhooksRepository = {
 
   /** Ids of the enabled webhooks of an event: who gets a delivery. */
   async enabledFor(db: Db, businessId: string, event: string): Promise<string[]> {
-    const { rows } = await sql<{
-      ids: string[];
-    }>`select ${webhooksRepository.enabledIds(businessId, event)} as ids`.execute(db);
+    const { rows } = await sql<{ ids: string[] }>`select array(select id::text from webhooks
+      where business_id = ${businessId} and event = ${event} and enabled order by id) as ids`.execute(db);
     return rows[0].ids;
   },
 
-  /**
-   * enabledFor as an expression (a text[] of ids, in id order), for a statement that writes messages
-   * to read in the same round trip who must hear of them.
-   */
-  enabledIds(businessId: string, event: string): RawBuilder<string[]> {
-    return sql<
-      string[]
-    >`array(select id::text from webhooks where business_id = ${businessId} and event = ${event} and enabled order by id)`;
-  },
-
-  /** Messages by id, for building payloads inside the transaction that wrote them. */
+  /** Messages by id, for building payloads. */
   messages(db: Db, businessId: string, ids: readonly string[]) {
     return db.selectFrom('messages').selectAll().where('business_id', '=', businessId).where('id', 'in', ids).execute();
   },

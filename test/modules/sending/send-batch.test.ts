@@ -149,6 +149,8 @@ async function expectWritten(r: Recipients, ids: Record<string, string>) {
     .where('ref_id', 'in', accepted)
     .execute();
   expect(jobs.map((j) => j.ref_id).sort()).toEqual([...accepted].sort());
+  // Sends written outside the API hand their message_created events to the webhook deliveries here.
+  await t.app.services.domainEvents.dispatch();
   const deliveries = await db()
     .selectFrom('webhook_deliveries')
     .select(['message_id', 'event'])
@@ -180,7 +182,6 @@ describe('plain sends written together', () => {
             text: name,
             metadata: {},
           })),
-          t.app.services.webhooks.events,
         ),
       );
     const ids: Record<string, string> = {};
@@ -268,13 +269,7 @@ describe('plain sends written together, with Idempotency-Key claims', () => {
     await expect(
       db()
         .transaction()
-        .execute((trx) =>
-          acceptPlainSends(
-            trx,
-            [send(a.phone, 'kept', kept), send(b.phone, 'lost', lost)],
-            t.app.services.webhooks.events,
-          ),
-        ),
+        .execute((trx) => acceptPlainSends(trx, [send(a.phone, 'kept', kept), send(b.phone, 'lost', lost)])),
     ).rejects.toMatchObject({ status: 409 });
     // Rolled back whole: nothing written, the kept claim still running.
     const written = () =>
@@ -289,7 +284,7 @@ describe('plain sends written together, with Idempotency-Key claims', () => {
     // Alone (as the batcher retries them), the kept send is written with its answer.
     const { outcomes } = await db()
       .transaction()
-      .execute((trx) => acceptPlainSends(trx, [send(a.phone, 'kept', kept)], t.app.services.webhooks.events));
+      .execute((trx) => acceptPlainSends(trx, [send(a.phone, 'kept', kept)]));
     const messageId = (outcomes[0] as { messageId: string }).messageId;
     expect((await written()).map((m) => m.text)).toEqual(['kept']);
     const row = await db()

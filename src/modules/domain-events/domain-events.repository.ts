@@ -1,0 +1,151 @@
+import { sql } from 'kysely';
+import type { Db } from '../../db/database.ts';
+import { jsonRows } from '../../db/json-rows.ts';
+import type { DomainEvent, DomainEventType } from './domain-events.types.ts';
+
+/** A domain event to write. */
+export interface NewDomainEvent {
+  businessId: string;
+  type: DomainEventType;
+  conversationId: string | null;
+  subjectId: string;
+  data: Record<string, unknown>;
+}
+
+/** Inserts into the pending rows of every subscriber taking its type each event of the CTE `e` (id, type). */
+const pendingForSubscribers = sql`insert into domain_event_pending (subscriber, event_id)
+  select s.name, e.id from e join domain_event_subscribers s on e.type = any(s.types)`;
+
+/**
+ * All SQL of domain events. A subscriber's position is the set of its pending rows: one per event of
+ * a type it takes, written in the event's transaction and deleted in the one that hands the event over.
+ * A position kept as "after event id N" would be wrong: ids are drawn before the commit, so a
+ * transaction holding id 7 may commit after one holding id 8 was read, and id 7 would be skipped
+ * (the outbox trap). A pending row cannot be skipped: it is read once committed, whatever its id.
+ * Order per conversation holds because the events of a conversation are written while their
+ * transaction holds the conversation's row lock (the message insert moves the conversation's
+ * counters; the operations update or lock the row) or, for a status change, the message's (which a
+ * receipt finds only once its creation committed), so their ids follow their commits and reading in
+ * id order hands them over in that order. Events are written by one statement per batch.
+ */
+export const domainEventsRepository = {
+  async insert(db: Db, events: readonly NewDomainEvent[]): Promise<void> {
+    if (events.length === 0) return;
+    const rows = events.map((e, ord) => ({
+      ord,
+      business_id: e.businessId,
+      type: e.type,
+      conversation_id: e.conversationId,
+      subject_id: e.subjectId,
+      data: e.data,
+    }));
+    const columns = {
+      ord: 'int',
+      business_id: 'uuid',
+      type: 'text',
+      conversation_id: 'uuid',
+      subject_id: 'uuid',
+      data: 'jsonb',
+    } as const;
+    // Ids are drawn in the order rows are inserted: `order by ord` keeps the caller's order.
+    await sql`with e as (
+        insert into domain_events (business_id, type, conversation_id, subject_id, data)
+        select v.business_id, v.type, v.conversation_id, v.subject_id, v.data
+        from ${jsonRows('v', columns, rows)} order by v.ord
+        returning id, type)
+      ${pendingForSubscribers}`.execute(db);
+  },
+
+  /**
+   * One event of `type` per message, in the order given, with what the stored rows say (conversation,
+   * contact, direction, sender type, and the status unless given), in one statement.
+   */
+  async insertForMessages(
+    db: Db,
+    businessId: string,
+    type: DomainEventType,
+    messages: readonly { id: string; status?: string }[],
+  ): Promise<void> {
+    if (messages.length === 0) return;
+    await sql`with e as (
+        insert into domain_events (business_id, type, conversation_id, subject_id, data)
+        select m.business_id, ${type}::text, m.conversation_id, m.id, jsonb_build_object(
+          'contact_id', m.contact_id, 'direction', m.direction, 'sender_type', m.sender_type, 'status', coalesce(v.status, m.status))
+        from ${jsonRows(
+          'v',
+          { ord: 'int', id: 'uuid', status: 'text' },
+          messages.map((m, ord) => ({ ord, id: m.id, status: m.status ?? null })),
+        )}
+        join messages m on m.business_id = ${businessId} and m.id = v.id
+        order by v.ord
+        returning id, type)
+      ${pendingForSubscribers}`.execute(db);
+  },
+
+  /** Records a subscriber and its types; events written from then on are pending for it. */
+  async register(db: Db, name: string, types: readonly string[]): Promise<void> {
+    await db
+      .insertInto('domain_event_subscribers')
+      .values({ name, types: [...types] })
+      .onConflict((oc) => oc.column('name').doUpdateSet({ types: [...types] }))
+      .execute();
+  },
+
+  /**
+   * Locks the subscriber's row until the transaction ends: one transaction of one process at a time
+   * hands its events over. False when it is not registered.
+   */
+  async lock(db: Db, name: string): Promise<boolean> {
+    const row = await db
+      .selectFrom('domain_event_subscribers')
+      .select('name')
+      .where('name', '=', name)
+      .forUpdate()
+      .executeTakeFirst();
+    return row !== undefined;
+  },
+
+  /** The subscriber's first `limit` pending events, in id order. */
+  async pending(db: Db, name: string, limit: number): Promise<DomainEvent[]> {
+    const rows = await db
+      .selectFrom('domain_event_pending as p')
+      .innerJoin('domain_events as e', 'e.id', 'p.event_id')
+      .select(['e.id', 'e.business_id', 'e.type', 'e.conversation_id', 'e.subject_id', 'e.data', 'e.created_at'])
+      .where('p.subscriber', '=', name)
+      .orderBy('p.event_id')
+      .limit(limit)
+      .execute();
+    return rows.map((r) => ({
+      id: Number(r.id),
+      businessId: r.business_id,
+      type: r.type as DomainEventType,
+      conversationId: r.conversation_id,
+      subjectId: r.subject_id,
+      data: r.data,
+      createdAt: r.created_at,
+    }));
+  },
+
+  /** Moves the subscriber's position past these events. */
+  async handedOver(db: Db, name: string, ids: readonly number[]): Promise<void> {
+    if (ids.length === 0) return;
+    await sql`delete from domain_event_pending where subscriber = ${name} and event_id = any(${[...ids]}::bigint[])`.execute(
+      db,
+    );
+  },
+
+  /**
+   * Deletes up to `limit` events created before `cutoff` that no subscriber still waits for (older
+   * than every pending one); how many.
+   */
+  async deleteHandedOver(db: Db, cutoff: string, limit: number): Promise<number> {
+    const result = await sql`delete from domain_events where id in (
+        select id from domain_events
+        where created_at < ${cutoff}
+          and id < coalesce((select min(m.first) from domain_event_subscribers s
+            cross join lateral (select min(event_id) as first from domain_event_pending where subscriber = s.name) m),
+            9223372036854775807)
+        order by id limit ${limit})`.execute(db);
+    return Number(result.numAffectedRows ?? 0n);
+  },
+};

@@ -1,0 +1,56 @@
+import type { Db } from '../../db/database.ts';
+
+/**
+ * What happened in the core, for the code that reacts to it after the commit. Not the contract's
+ * exported events (`events` table, GET /events): those are part of the public API.
+ */
+export const DOMAIN_EVENT_TYPES = [
+  /** A message was stored (inbound, or accepted for sending); subject: the message. */
+  'message_created',
+  /** A receipt moved a message's status; subject: the message, `data.status` the new one. */
+  'message_status_changed',
+  /** Manual control, assignment, resolution or archive (`data.change`); subject: the conversation. */
+  'conversation_changed',
+  /** Creation, update, merge or deletion of a contact (`data.change`); subject: the contact. */
+  'contact_changed',
+] as const;
+export type DomainEventType = (typeof DOMAIN_EVENT_TYPES)[number];
+
+export interface DomainEvent {
+  /** Events of one conversation are numbered in the order they were committed. */
+  id: number;
+  businessId: string;
+  type: DomainEventType;
+  conversationId: string | null;
+  subjectId: string;
+  data: Record<string, unknown>;
+  createdAt: string;
+}
+
+/** Called after the commit of a subscriber's batch (wake a worker, tell listeners). */
+export type AfterCommit = () => void;
+
+/**
+ * Code that reacts to domain events, registered by name with the types it takes
+ * (DomainEventDispatcher.register). It receives every event of those types committed after its
+ * registration, once, in order per conversation, in batches. `handle` runs inside the transaction
+ * that moves the subscriber's position past the batch: what it writes with `trx` is committed with
+ * that move or not at all (exactly once); an effect outside the database may be repeated after a
+ * crash (at least once). A failure rolls the batch back; it is handed over again later.
+ *
+ * The slots that are coming, one registration each:
+ * - the AI agent: `message_created` (inbound from a contact) and `conversation_changed` (manual
+ *   control, assignment), enqueueing its reply job with `trx` (src/jobs/outbox.worker.ts enqueueJob);
+ * - the dashboard's live stream: every type, announced with `NOTIFY` in `trx`, which PostgreSQL
+ *   sends at the commit to the listeners of every server process, each forwarding to its clients;
+ * - search indexing: `message_created` and `contact_changed`, writing its index rows or embedding
+ *   jobs with `trx`.
+ */
+export interface Subscriber {
+  /** Unique and stable: the subscriber's position is stored under it. */
+  name: string;
+  types: readonly DomainEventType[];
+  /** Most events handed over in one call (default 500). */
+  batchSize?: number;
+  handle(events: DomainEvent[], trx: Db): Promise<AfterCommit | void>;
+}
