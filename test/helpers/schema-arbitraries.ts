@@ -35,7 +35,7 @@ export interface OpenApiDocument {
 export async function openApiDocument(
   app: FastifyInstance,
 ): Promise<{ doc: OpenApiDocument; resolve: (ref: string) => JsonSchema }> {
-  const doc = (await app.inject({ method: 'GET', url: '/openapi.json' })).json() as OpenApiDocument;
+  const doc = (await app.inject({ method: 'GET', url: '/openapi.json' })).json<OpenApiDocument>();
   const resolve = (ref: string) => {
     const schema = doc.components?.schemas?.[ref.replace('#/components/schemas/', '')];
     if (!schema) throw new Error(`unresolved ${ref}`);

@@ -192,10 +192,9 @@ describe('health and documentation', () => {
     expect(params('/external/v2/messages')).toMatchObject({ since: true, limit: false });
     expect(params('/external/v2/events')).toMatchObject({ since: true, limit: false });
     expect(params('/external/v2/contacts/{uuid}/messages')).toMatchObject({ limit: false });
-    for (const [path, operations] of Object.entries(doc.paths) as [
-      string,
-      Record<string, { responses: object; requestBody?: unknown }>,
-    ][]) {
+    for (const [path, operations] of Object.entries<Record<string, { responses: object; requestBody?: unknown }>>(
+      doc.paths,
+    )) {
       for (const [method, operation] of Object.entries(operations)) {
         expect(Object.keys(operation.responses), `${method} ${path}`).toContain('500');
         if (operation.requestBody)

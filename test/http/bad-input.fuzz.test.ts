@@ -175,7 +175,7 @@ describe('generated bad input', () => {
               for (const id of foreignIds) if (!asked.includes(id)) expect(res.body, label).not.toContain(id);
             }
             if (res.statusCode >= 400) {
-              const error = (res.json() as { error?: { code?: unknown; message?: unknown } }).error;
+              const error = res.json<{ error?: { code?: unknown; message?: unknown } }>().error;
               expect(typeof error?.code, label).toBe('string');
               expect(typeof error?.message, label).toBe('string');
             }

@@ -239,7 +239,7 @@ describe('the NUL character', () => {
     const raw = await new Promise<string>((resolve, reject) => {
       const socket = connect(Number(new URL(address).port), '127.0.0.1', () => socket.write('NOT HTTP AT ALL\r\n\r\n'));
       let answer = '';
-      socket.on('data', (chunk) => (answer += chunk));
+      socket.on('data', (chunk: Buffer) => (answer += chunk.toString()));
       socket.on('close', () => resolve(answer));
       socket.on('error', reject);
     });

@@ -17,7 +17,10 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-/** What a run stopped in the middle of its work leaves: a job, a delivery and a key in hand, leases an hour long (ended: no longer held, or taken over and held no more). */
+/**
+ * What a run stopped in the middle of its work leaves: a job, a delivery and a key in hand, leases an hour
+ * long (ended: no longer held, or taken over and held no more).
+ */
 async function leftInHand() {
   const db = t.database.db;
   const refId = newId();

@@ -125,7 +125,7 @@ export const openApiWebhooks = {
       // A plain JSON copy: the document holds JSON Schema, not TypeBox's typed objects.
       requestBody: {
         required: true,
-        content: { 'application/json': { schema: JSON.parse(JSON.stringify(MessageCreatedBody)) } },
+        content: { 'application/json': { schema: JSON.parse(JSON.stringify(MessageCreatedBody)) as object } },
       },
       responses: {
         '200': { description: 'any 2xx marks the delivery done' },

@@ -109,7 +109,9 @@ export class WebhookDeliveryWorker {
       for (const delivery of claimed) {
         const controller = new AbortController();
         const run = this.run(delivery, controller.signal)
-          .catch((err) => this.deps.log.error({ err, deliveryId: delivery.id }, 'webhook delivery failed unexpectedly'))
+          .catch((err: unknown) =>
+            this.deps.log.error({ err, deliveryId: delivery.id }, 'webhook delivery failed unexpectedly'),
+          )
           .finally(() => {
             this.inFlight.delete(run);
             this.wake();

@@ -57,7 +57,8 @@ export function createWebhooks(
     start(logger) {
       log = logger;
       worker.start();
-      const cleanup = () => void service.cleanup().catch((err) => log?.error({ err }, 'webhook log cleanup failed'));
+      const cleanup = () =>
+        void service.cleanup().catch((err: unknown) => log?.error({ err }, 'webhook log cleanup failed'));
       timer = setInterval(cleanup, CLEANUP_EVERY_MS);
       timer.unref();
     },

@@ -403,11 +403,11 @@ const commands: fc.Arbitrary<fc.AsyncCommand<Model, Real>>[] = [
   ...weighted(
     3,
     fc
-      .tuple(poolIndex, fc.constantFrom('current', 'replaced', 'other') as fc.Arbitrary<Notify['signer']>, fc.nat())
+      .tuple(poolIndex, fc.constantFrom<Notify['signer']>('current', 'replaced', 'other'), fc.nat())
       .map(([a, s, i]) => new Notify(a, s, i)),
   ),
   fc
-    .tuple(fc.constantFrom('current', 'replaced', 'unknown') as fc.Arbitrary<Verify['token']>, fc.nat())
+    .tuple(fc.constantFrom<Verify['token']>('current', 'replaced', 'unknown'), fc.nat())
     .map(([k, i]) => new Verify(k, i)),
   ...weighted(
     2,

@@ -219,10 +219,10 @@ describe('an import of generated histories with broken lines', () => {
         }
         const res = await postImport(t.app, tenant.businessId, sent.map((s) => s.text).join('\n') + '\n');
         expect(res.statusCode, res.body.slice(0, 500)).toBe(200);
-        const { imported, errors } = res.json() as {
+        const { imported, errors } = res.json<{
           imported: Record<string, number>;
           errors: { line: number; message: string }[];
-        };
+        }>();
         const refused = new Set(errors.map((e) => e.line));
         for (const e of errors)
           expect(e.line >= 1 && e.line <= sent.length && typeof e.message === 'string', JSON.stringify(e)).toBe(true);

@@ -243,7 +243,7 @@ describe('POST /external/v2/search/item', () => {
       { collection_id: products, external_id: '', item: shoe },
       { collection_id: products, external_id: '   ', item: shoe },
       { collection_id: products, external_id: 'bad', item: shoe, embedding_json: {} },
-      { collection_id: products, external_id: 'bad', item: { title: 1e400 } },
+      { collection_id: products, external_id: 'bad', item: { title: Infinity } },
       { collection_id: products, external_id: 'x'.repeat(256), item: shoe },
       { collection_id: products, external_id: 5, item: shoe },
       { collection_id: products, external_id: 'bad', item: 'text' },

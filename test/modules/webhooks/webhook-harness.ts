@@ -165,7 +165,7 @@ export async function createWebhook(app: FastifyInstance, businessId: string, bo
     payload: { event: 'message_created', ...body },
   });
   if (res.statusCode !== 201) throw new Error(`create webhook: ${res.statusCode} ${res.body}`);
-  return res.json() as { webhook: { id: string } & Record<string, unknown>; secret: string };
+  return res.json<{ webhook: { id: string } & Record<string, unknown>; secret: string }>();
 }
 
 type MessageOverrides = Parameters<typeof insertMessage>[3];
@@ -218,7 +218,10 @@ export async function storeMessage(
   return out;
 }
 
-/** The webhook's delivery log once it has at least `count` attempts (attempts are recorded just after the call returns). */
+/**
+ * The webhook's delivery log once it has at least `count` attempts (attempts are recorded just after the
+ * call returns).
+ */
 export async function logOf(app: FastifyInstance, businessId: string, webhookId: string, count = 1, query = '') {
   let entries: Record<string, unknown>[] = [];
   await waitUntil(

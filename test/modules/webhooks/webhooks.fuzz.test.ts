@@ -268,7 +268,7 @@ class Create implements fc.AsyncCommand<Model, Real> {
       return;
     }
     expect(res.statusCode, label).toBe(201);
-    const { webhook, secret } = res.json() as { webhook: { id: string }; secret: string };
+    const { webhook, secret } = res.json<{ webhook: { id: string }; secret: string }>();
     const enabled = this.enabled ?? true;
     const hook: ModelHook = {
       business: this.business,
@@ -346,7 +346,7 @@ class Rotate implements fc.AsyncCommand<Model, Real> {
       return;
     }
     expect(res.statusCode, label).toBe(200);
-    const { secret, webhook } = res.json() as { secret: string; webhook: { previous_secret_expires_at: string } };
+    const { secret, webhook } = res.json<{ secret: string; webhook: { previous_secret_expires_at: string } }>();
     expect(secret, label).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
     expect(Date.parse(webhook.previous_secret_expires_at) - Date.now(), label).toBeGreaterThan(23 * 3_600_000);
     [h.previous, h.secret] = [h.secret, secret];
