@@ -20,7 +20,7 @@ import { sql, type RawBuilder } from 'kysely';
 export function jsonRows<C extends string>(
   alias: string,
   columns: Readonly<Record<C, string>>,
-  rows: readonly Readonly<Record<C, unknown>>[],
+  rows: readonly Readonly<Partial<Record<C, unknown>>>[],
 ): RawBuilder<unknown> {
   if (rows.length === 0) throw new Error('jsonRows needs at least one row');
   const definition = Object.entries<string>(columns)

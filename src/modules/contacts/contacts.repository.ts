@@ -1,5 +1,6 @@
 import { sql, type Insertable, type Selectable, type Updateable } from 'kysely';
 import type { Db } from '../../db/database.ts';
+import { jsonRows } from '../../db/json-rows.ts';
 import { batchedOnce } from '../../db/prepared-queries.ts';
 import type { ContactsTable } from '../../db/types.ts';
 
@@ -9,6 +10,19 @@ export type ContactRow = Selectable<ContactsTable>;
 export interface ConversationSummary {
   latestConversationId: string | null;
   closedAt: string | null;
+}
+
+/** A contact created by a message: its phone and, for a sender, the name of its profile. */
+export interface NewMessageContact {
+  business_id: string;
+  id: string;
+  first_name?: string;
+  last_name?: string;
+  phone_number: string | null;
+  phone_key: string;
+  tags?: string[];
+  custom_fields?: Record<string, unknown>;
+  source: string | null;
 }
 
 /** Identifiers a contact can be found by; email is compared lower-cased, phone by its key. */
@@ -172,6 +186,35 @@ export const contactsRepository = {
       .values({ ...row, custom_fields: JSON.stringify(row.custom_fields ?? {}) })
       .returningAll()
       .executeTakeFirstOrThrow();
+  },
+
+  /**
+   * Contacts created by messages (an inbound sender, a send's recipient), in one statement, their
+   * rows as one JSON value (jsonRows); the columns not given take the table's defaults.
+   */
+  async insertMany(db: Db, rows: NewMessageContact[]): Promise<ContactRow[]> {
+    if (rows.length === 0) return [];
+    const { rows: inserted } = await sql<ContactRow>`
+      insert into contacts (business_id, id, first_name, last_name, phone_number, phone_key, tags, custom_fields, source)
+      select v.business_id, v.id, coalesce(v.first_name, ''), coalesce(v.last_name, ''), v.phone_number, v.phone_key,
+        coalesce(v.tags, '{}'), coalesce(v.custom_fields, '{}'), v.source
+      from ${jsonRows(
+        'v',
+        {
+          business_id: 'uuid',
+          id: 'uuid',
+          first_name: 'text',
+          last_name: 'text',
+          phone_number: 'text',
+          phone_key: 'text',
+          tags: 'text[]',
+          custom_fields: 'jsonb',
+          source: 'text',
+        },
+        rows,
+      )}
+      returning *`.execute(db);
+    return inserted;
   },
 
   update(db: Db, businessId: string, id: string, changes: Updateable<ContactsTable>): Promise<ContactRow> {

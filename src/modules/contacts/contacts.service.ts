@@ -7,6 +7,7 @@ import { normalisePhone } from '../../lib/phone.ts';
 import { contactFieldChanged, writeEvents } from '../events/events.writer.ts';
 import { contactsChanged } from '../domain-events/domain-events.writer.ts';
 import { usersRepository } from '../users/users.repository.ts';
+import { identityLockName, type ContactIdentity } from './contact-identity.ts';
 import { planUpdate, uniqueTags } from './contacts.changes.ts';
 import { toContactCamel, toContactSnake } from './contacts.mappers.ts';
 import { contactsRepository, type ContactIdentifiers, type ContactRow } from './contacts.repository.ts';
@@ -57,11 +58,21 @@ export class ContactsService {
     if (email === undefined && phone === undefined && input.external_id === undefined) {
       throw badRequest('send at least one of email, phone_number, external_id');
     }
-    const claims: { field: string; value: string; ids: ContactIdentifiers }[] = [];
-    if (email !== undefined) claims.push({ field: 'email', value: email.toLowerCase(), ids: { email } });
-    if (phone !== undefined) claims.push({ field: 'phone_number', value: phone.key, ids: { phoneKey: phone.key } });
+    const claims: { field: string; identity: ContactIdentity; ids: ContactIdentifiers }[] = [];
+    if (email !== undefined)
+      claims.push({ field: 'email', identity: { kind: 'email', value: email.toLowerCase() }, ids: { email } });
+    if (phone !== undefined)
+      claims.push({
+        field: 'phone_number',
+        identity: { kind: 'phone', value: phone.key },
+        ids: { phoneKey: phone.key },
+      });
     if (input.external_id !== undefined)
-      claims.push({ field: 'external_id', value: input.external_id, ids: { externalId: input.external_id } });
+      claims.push({
+        field: 'external_id',
+        identity: { kind: 'external_id', value: input.external_id },
+        ids: { externalId: input.external_id },
+      });
     const customFields = Object.fromEntries(
       Object.entries(input.custom_fields ?? {}).filter(([, value]) => value !== null),
     );
@@ -70,7 +81,7 @@ export class ContactsService {
         await contactsRepository.lockIdentifiers(
           trx,
           businessId,
-          claims.map((c) => `${c.field}:${c.value}`),
+          claims.map((c) => identityLockName(c.identity)),
         );
         const taken = [];
         for (const { field, ids } of claims) {
@@ -166,7 +177,10 @@ export class ContactsService {
     });
   }
 
-  /** camelCase form of a contact row (also for other modules, e.g. webhook payloads); pass `db` inside a transaction. */
+  /**
+   * camelCase form of a contact row (also for other modules, e.g. webhook payloads); pass `db` inside a
+   * transaction.
+   */
   async camelForm(row: ContactRow, db: Db = this.db): Promise<ContactCamelForm> {
     const summary = await contactsRepository.conversationSummary(db, row.business_id, row.id);
     const assigned = row.assigned_user_id

@@ -1,6 +1,7 @@
 import type { Db } from '../../db/database.ts';
 import { badRequest, notFound } from '../../http/errors.ts';
 import { agentsRepository } from '../agents/agents.repository.ts';
+import { manualControlChange } from '../conversations/manual-control.ts';
 import { usersRepository } from '../users/users.repository.ts';
 import type { DomainEventDispatcher } from '../domain-events/domain-events.dispatcher.ts';
 import { conversationOpsRepository, type OpsConversationRow } from './conversation-ops.repository.ts';
@@ -40,16 +41,15 @@ export class ConversationOpsService {
       throw badRequest('a pinned conversation stays under manual control');
     return this.run(businessId, id, body, async (trx, row, actor) => {
       const reason = body.reason ?? 'dashboard';
-      const active = body.locked === true ? true : (body.active ?? row.manual_control);
-      const locked = active ? (body.locked ?? row.manual_control_locked) : false;
-      if (active && !row.manual_control)
-        await events.manualControlActivated(trx, businessId, row, actor, { reason: body.reason ?? null });
-      if (locked && !row.manual_control_locked)
-        await events.manualControlLocked(trx, businessId, row, actor, { reason });
-      if (!locked && row.manual_control_locked)
-        await events.manualControlUnlocked(trx, businessId, row, actor, { reason });
-      if (!active && row.manual_control) await events.manualControlReleased(trx, businessId, row, actor, { reason });
-      if (active === row.manual_control && locked === row.manual_control_locked) return row;
+      const { active, locked, transitions } = manualControlChange(row, body);
+      for (const transition of transitions) {
+        if (transition === 'activated')
+          await events.manualControlActivated(trx, businessId, row, actor, { reason: body.reason ?? null });
+        else if (transition === 'locked') await events.manualControlLocked(trx, businessId, row, actor, { reason });
+        else if (transition === 'unlocked') await events.manualControlUnlocked(trx, businessId, row, actor, { reason });
+        else await events.manualControlReleased(trx, businessId, row, actor, { reason });
+      }
+      if (transitions.length === 0) return row;
       return conversationOpsRepository.update(trx, businessId, id, {
         manual_control: active,
         manual_control_locked: locked,

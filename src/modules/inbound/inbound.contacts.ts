@@ -3,11 +3,10 @@ import { channelKind } from '../../channels/registry.ts';
 import type { Db } from '../../db/database.ts';
 import { newId } from '../../lib/ids.ts';
 import type { ChannelRow } from '../channels/channels.service.ts';
+import type { ContactIdentity } from '../contacts/contact-identity.ts';
 import { splitName } from '../contacts/contacts.changes.ts';
-import { contactsRepository, type ContactRow } from '../contacts/contacts.repository.ts';
+import { contactsRepository, type ContactRow, type NewMessageContact } from '../contacts/contacts.repository.ts';
 import { contactFieldChanged, type FieldChange } from '../events/events.writer.ts';
-import { contactsChanged } from '../domain-events/domain-events.writer.ts';
-import { messagingRepository } from '../messaging/messaging.repository.ts';
 
 /**
  * A sender's address as stored and as looked up (a phone: its digits, and the country-variant-free
@@ -19,33 +18,17 @@ export function senderAddress(channel: ChannelRow, address: string): ReportedAdd
   return kind.address.reported(address);
 }
 
-/** The advisory-lock name ContactsService.create uses for a phone, so inbound and API creations take turns. */
-export const phoneLockName = (key: string) => `phone_number:${key}`;
-
-/**
- * The contact who sent an inbound message: found by the phone key (its own number or an alias, so
- * 549.../54... and 521.../52... find the same contact), or created with the profile name and the
- * channel's type as its source. Profile rule: an existing contact takes the provider's profile name
- * only while it has no name at all (first and last name empty); a name given by the business or an
- * import is never overwritten. The caller holds the phone's advisory lock (see phoneLockName).
- */
-export async function resolveSender(
-  trx: Db,
-  channel: ChannelRow,
-  address: string,
-  profileName: string | null,
-): Promise<ContactRow> {
-  const sender = senderAddress(channel, address);
-  const businessId = channel.business_id;
-  const found = (await messagingRepository.contactsByPhoneKey(trx, businessId, [sender.key])).get(sender.key);
-  if (found) return takeProfileName(trx, channel, found, profileName);
-  const created = await contactsRepository.insert(trx, newSenderRow(channel, sender, profileName));
-  await contactsChanged(trx, businessId, [created.id], 'created');
-  return created;
+/** The identity of a sender: its address's key, of the address kind of the channel's provider. */
+export function senderIdentity(channel: ChannelRow, address: string): ContactIdentity {
+  return { kind: channelKind(channel.provider_kind)!.address.kind, value: senderAddress(channel, address).key };
 }
 
 /** The row of a contact created by an inbound message: the profile name, the channel's type as source. */
-export function newSenderRow(channel: ChannelRow, sender: ReportedAddress, profileName: string | null) {
+export function newSenderRow(
+  channel: ChannelRow,
+  sender: ReportedAddress,
+  profileName: string | null,
+): NewMessageContact {
   const name = splitName(profileName ?? '');
   return {
     business_id: channel.business_id,

@@ -1,8 +1,7 @@
-import type { Insertable } from 'kysely';
 import type { InboundMessage, ProviderErrorDetail } from '../../channels/provider.ts';
-import type { MessagesTable } from '../../db/types.ts';
 import { newId } from '../../lib/ids.ts';
 import type { ChannelRow } from '../channels/channels.service.ts';
+import type { NewMessage } from '../messaging/messaging.repository.ts';
 
 /**
  * The structured parts of an inbound message, kept in `messages.metadata` (snake_case) so later
@@ -57,13 +56,13 @@ export function errorText(errors: ProviderErrorDetail[]): string {
     .join('; ');
 }
 
-/** The stored row of an inbound message, for both the set-based and the one-by-one path. */
+/** The stored row of an inbound message (storeMessages). */
 export function inboundMessageRow(
   businessId: string,
   channel: ChannelRow,
   message: InboundMessage,
   to: { conversationId: string; contactId: string; replyToId: string | null; reactionTargetId: string | null },
-): Insertable<MessagesTable> {
+): NewMessage & { id: string } {
   return {
     business_id: businessId,
     id: newId(),

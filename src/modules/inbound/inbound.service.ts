@@ -1,13 +1,13 @@
 import parseJson from 'secure-json-parse';
-import type { IncomingHeaders, InboundMessage, ParsedNotification, StatusUpdate } from '../../channels/provider.ts';
+import type { IncomingHeaders, ParsedNotification, StatusUpdate } from '../../channels/provider.ts';
 import { messageStatusOf, ProviderError } from '../../channels/provider.ts';
 import type { WebhookNotification, WebhookTransport } from '../../channels/channel-kind.ts';
 import { channelKind } from '../../channels/registry.ts';
 import type { Db } from '../../db/database.ts';
 import { AppError, badRequest } from '../../http/errors.ts';
-import { enqueueJob, type OutboxWorker } from '../../jobs/outbox.worker.ts';
+import type { OutboxWorker } from '../../jobs/outbox.worker.ts';
 import type { ChannelRow, ChannelsService } from '../channels/channels.service.ts';
-import { openConversation } from '../messaging/messaging.conversations.ts';
+import { identityLockName } from '../contacts/contact-identity.ts';
 import { messagingRepository } from '../messaging/messaging.repository.ts';
 import { Batcher } from '../../lib/batcher.ts';
 import { isUuid } from '../../lib/ids.ts';
@@ -16,10 +16,10 @@ import { MEDIA_FETCH_JOB } from '../media/media.fetch-job.ts';
 import type { DomainEventDispatcher } from '../domain-events/domain-events.dispatcher.ts';
 import { messagesCreated, messageStatusesChanged } from '../domain-events/domain-events.writer.ts';
 import type { DomainEventType } from '../domain-events/domain-events.types.ts';
-import { errorText, inboundMessageRow } from './inbound.content.ts';
-import { phoneLockName, resolveSender, senderAddress } from './inbound.contacts.ts';
+import { errorText } from './inbound.content.ts';
+import { senderIdentity } from './inbound.contacts.ts';
 import { inboundRepository } from './inbound.repository.ts';
-import { isSimple, storeSimpleMessages } from './inbound.store.ts';
+import { storeMessages } from './inbound.store.ts';
 
 /** What one notification did, for the request log. */
 export interface InboundSummary {
@@ -191,7 +191,7 @@ export class InboundService {
     const locks = new Map<string, Set<string>>();
     for (const { channel, message } of entries) {
       const set = locks.get(channel.business_id) ?? new Set<string>();
-      set.add(phoneLockName(senderAddress(channel, message.from).key));
+      set.add(identityLockName(senderIdentity(channel, message.from)));
       locks.set(channel.business_id, set);
     }
     const known = new Map<string, Set<string>>();
@@ -203,22 +203,19 @@ export class InboundService {
       );
       known.set(businessId, await inboundRepository.lockSenders(trx, businessId, [...names].sort(), messages));
     }
-    // Plain messages of each business set-based; attachments, replies and reactions one by one after.
     // The id of each message stored, by its place in `entries` (arrival order), for message_created.
     const storedIds: (string | null)[] = entries.map(() => null);
-    for (const businessId of locks.keys()) {
-      const simple = entries
-        .map((e, i) => ({ ...e, i }))
-        .filter((e) => e.channel.business_id === businessId && isSimple(e.message));
-      const stored = await storeSimpleMessages(trx, businessId, simple, known.get(businessId)!);
-      simple.forEach((e, k) => (storedIds[e.i] = stored.ids[k]!));
-    }
     let mediaQueued = false;
-    for (const [i, { channel, message }] of entries.entries()) {
-      if (isSimple(message)) continue;
-      const stored = await this.storeMessage(trx, channel, message);
-      storedIds[i] = stored?.id ?? null;
-      if (stored?.withMedia) mediaQueued = true;
+    for (const businessId of locks.keys()) {
+      const mine = entries.flatMap((e, i) => (e.channel.business_id === businessId ? [i] : []));
+      const stored = await storeMessages(
+        trx,
+        businessId,
+        mine.map((i) => entries[i]),
+        known.get(businessId)!,
+      );
+      mine.forEach((i, k) => (storedIds[i] = stored.ids[k]));
+      if (stored.mediaQueued) mediaQueued = true;
     }
     storedIds.forEach((id, i) => (id ? summaries[entries[i].n].stored++ : summaries[entries[i].n].duplicates++));
     // Their events are written in this transaction, in arrival order, so none is lost or out of order.
@@ -262,51 +259,6 @@ export class InboundService {
     }
     for (const [businessId, changes] of moved) await messageStatusesChanged(trx, businessId, changes);
     return { mediaQueued };
-  }
-
-  /** Stores one message with everything it needs; undefined for a redelivery. */
-  private async storeMessage(
-    trx: Db,
-    channel: ChannelRow,
-    message: InboundMessage,
-  ): Promise<{ id: string; withMedia: boolean } | undefined> {
-    const businessId = channel.business_id;
-    const known = (providerId: string | null | undefined) =>
-      providerId
-        ? messagingRepository.findByProviderMessageId(trx, businessId, channel.id, providerId)
-        : Promise.resolve(undefined);
-    // A redelivery must not touch anything (reopen a conversation closed since, rename the contact).
-    if (await known(message.providerMessageId)) return undefined;
-    const contact = await resolveSender(trx, channel, message.from, message.profileName);
-    const { conversation } = await openConversation(
-      trx,
-      businessId,
-      { contactId: contact.id, channel: channel.type, channelId: channel.id, tags: contact.tags },
-      { actorType: 'system', origin: 'inbound_message' },
-    );
-    const replyTo = await known(message.context?.replyToProviderMessageId);
-    const reactionTarget = await known(message.reaction?.providerMessageId);
-    const row = await messagingRepository.insertMessage(
-      trx,
-      inboundMessageRow(businessId, channel, message, {
-        conversationId: conversation.id,
-        contactId: contact.id,
-        replyToId: replyTo?.id ?? null,
-        reactionTargetId: reactionTarget?.id ?? null,
-      }),
-    );
-    if (!row) return undefined;
-    if (!message.media) return { id: row.id, withMedia: false };
-    await messagingRepository.insertMedia(trx, {
-      business_id: businessId,
-      message_id: row.id,
-      provider_media_id: message.media.providerMediaId,
-      content_type: message.media.mimeType,
-      filename: message.media.filename,
-      sha256: message.media.sha256,
-    });
-    await enqueueJob(trx, { businessId, kind: MEDIA_FETCH_JOB, refId: row.id });
-    return { id: row.id, withMedia: true };
   }
 
   /**

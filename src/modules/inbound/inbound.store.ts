@@ -1,16 +1,14 @@
 import type { InboundMessage } from '../../channels/provider.ts';
-import type { Insertable } from 'kysely';
 import type { Db } from '../../db/database.ts';
-import type { ContactsTable, ConversationsTable } from '../../db/types.ts';
-import { newId } from '../../lib/ids.ts';
+import { enqueueJobs } from '../../jobs/outbox.worker.ts';
+import { contactsChanged } from '../domain-events/domain-events.writer.ts';
 import type { ChannelRow } from '../channels/channels.service.ts';
-import type { ContactRow } from '../contacts/contacts.repository.ts';
-import { openConversation } from '../messaging/messaging.conversations.ts';
-import { messagingRepository, type ConversationRow } from '../messaging/messaging.repository.ts';
+import { contactsRepository, type ContactRow, type NewMessageContact } from '../contacts/contacts.repository.ts';
+import { MEDIA_FETCH_JOB } from '../media/media.fetch-job.ts';
+import { openConversations } from '../messaging/messaging.conversations.ts';
+import { messagingRepository, type NewMessage } from '../messaging/messaging.repository.ts';
 import { inboundMessageRow } from './inbound.content.ts';
 import { newSenderRow, senderAddress, takeProfileName, wouldTakeProfileName } from './inbound.contacts.ts';
-import { inboundRepository } from './inbound.repository.ts';
-import { contactsChanged } from '../domain-events/domain-events.writer.ts';
 
 /** One inbound message and the channel it came on. */
 export interface InboundEntry {
@@ -18,98 +16,113 @@ export interface InboundEntry {
   message: InboundMessage;
 }
 
-/**
- * Messages that need nothing but a contact, a conversation and a row: no attachment to fetch, no
- * earlier message to point at (reply, reaction). Those are stored set-based by storeSimpleMessages.
- */
-export const isSimple = (message: InboundMessage) =>
-  !message.media && !message.reaction && !message.context?.replyToProviderMessageId;
+/** What storeMessages wrote. */
+export interface StoredMessages {
+  /** Per entry, the id of the message stored, or null for a redelivery. */
+  ids: (string | null)[];
+  /** Whether attachments were stored, whose fetch jobs wait in the outbox. */
+  mediaQueued: boolean;
+}
 
 /**
- * Stores simple inbound messages of one business with one statement per step for all of them
- * (senders, conversations, rows, counters), with the same rules as storing them one by one: a
- * redelivered provider id changes nothing; the sender is found by phone key or created with the
- * profile name (and a nameless contact takes it); the conversation is found, created, or reopened /
- * bound by openConversation. The caller holds the senders' phone locks and gives the messages
- * stored already (`${channelId}:${providerMessageId}`, inboundRepository.lockSenders).
- * Answers, per entry, the id of the message stored, or null for a redelivery. Contacts created
- * here write their contact_changed event; the caller writes message_created for the messages.
+ * Stores the inbound messages of one business (one, or a notification's thousands) with one
+ * statement per step for all of them: senders, conversations, referenced messages, rows and
+ * counters, attachments and their fetch jobs. The rules, as for each message in arrival order:
+ * a provider id stored already, or earlier in the batch, is a redelivery and changes nothing; the
+ * sender is found by phone key (its own number or an alias) or created with the profile name, and a
+ * contact without any name takes it; the conversation is found, created, or reopened / bound
+ * (openConversations); a reply or a reaction points at the message of its channel with the provider
+ * id it names, stored before or earlier in the batch; an attachment gets its media row and a fetch
+ * job. The caller holds the senders' phone locks and gives the messages stored already
+ * (`${channelId}:${providerMessageId}`, inboundRepository.lockSenders).
  */
-export async function storeSimpleMessages(
+export async function storeMessages(
   trx: Db,
   businessId: string,
   entries: InboundEntry[],
   known: ReadonlySet<string>,
-): Promise<{ ids: (string | null)[] }> {
+): Promise<StoredMessages> {
   const ids = entries.map((): string | null => null);
   const fresh = freshEntries(entries, known);
-  if (fresh.length === 0) return { ids };
+  if (fresh.length === 0) return { ids, mediaQueued: false };
 
-  // Senders, in arrival order per phone key: the first creates, later ones may rename (profile rule).
-  // The lookup also takes the conversation locks of the senders found (see conversationsOf).
-  const keys = fresh.map((i) => senderAddress(entries[i].channel, entries[i].message.from).key);
-  const contacts = await messagingRepository.sendersByPhoneKey(
+  const senders = await sendersOf(
     trx,
     businessId,
-    fresh.map((i, n) => ({ key: keys[n], channelId: entries[i].channel.id })),
+    fresh.map((i) => entries[i]),
   );
-  const toCreate = new Set<string>();
-  const pending: Insertable<ContactsTable>[] = [];
-  fresh.forEach((i, n) => {
-    const key = keys[n];
-    if (contacts.has(key) || toCreate.has(key)) return;
-    toCreate.add(key);
+  // The sender lookup took the conversation locks of the senders found (sendersByPhoneKey); a
+  // contact created in this transaction is seen by no other writer.
+  const conversations = await openConversations(
+    trx,
+    businessId,
+    fresh.map((i, n) => ({
+      contactId: senders[n].id,
+      channel: entries[i].channel.type,
+      channelId: entries[i].channel.id,
+      tags: senders[n].tags,
+    })),
+    { actorType: 'system', origin: 'inbound_message' },
+    { locksHeld: true },
+  );
+
+  // A reply or a reaction points at a message stored before (read now, under the senders' locks, so
+  // a redelivery the lock probe missed is found too) or else at one earlier in this batch.
+  const referenceKey = (channelId: string, providerId: string | null | undefined) =>
+    providerId ? `${channelId}:${providerId}` : undefined;
+  const referenced = fresh.flatMap((i) => {
     const { channel, message } = entries[i];
-    pending.push(newSenderRow(channel, senderAddress(channel, message.from), message.profileName));
+    return [message.context?.replyToProviderMessageId, message.reaction?.providerMessageId].flatMap((id) =>
+      id ? [{ channelId: channel.id, providerMessageId: id }] : [],
+    );
   });
-  const created = await inboundRepository.insertContacts(trx, pending);
-  for (const row of created) contacts.set(row.phone_key as string, row);
-  await contactsChanged(
-    trx,
-    businessId,
-    created.map((c) => c.id),
-    'created',
-  );
-  const senders: ContactRow[] = [];
-  for (let n = 0; n < fresh.length; n++) {
-    const key = keys[n];
-    let contact = contacts.get(key)!;
-    const { channel, message } = entries[fresh[n]];
-    if (wouldTakeProfileName(contact, message.profileName)) {
-      contact = await takeProfileName(trx, channel, contact, message.profileName);
-      contacts.set(key, contact);
-    }
-    senders.push(contact);
-  }
+  const stored = await messagingRepository.idsByProviderMessageId(trx, businessId, referenced);
+  const earlier = new Map<string, string>();
+  const idOf = (key: string | undefined) => (key ? (stored.get(key) ?? earlier.get(key) ?? null) : null);
 
-  const conversations = await conversationsOf(
-    trx,
-    businessId,
-    fresh.map((i, n) => ({ contact: senders[n], channel: entries[i].channel })),
-  );
   const rows = fresh.map((i, n) => {
-    const { channel } = entries[i];
+    const { channel, message } = entries[i];
     const sender = senders[n];
     const conversation = conversations.get(`${sender.id}:${channel.id}`)!;
-    const row = inboundMessageRow(businessId, channel, entries[i].message, {
+    const row: NewMessage = inboundMessageRow(businessId, channel, message, {
       conversationId: conversation.id,
       contactId: sender.id,
-      replyToId: null,
-      reactionTargetId: null,
+      replyToId: idOf(referenceKey(channel.id, message.context?.replyToProviderMessageId)),
+      reactionTargetId: idOf(referenceKey(channel.id, message.reaction?.providerMessageId)),
     });
     // Rule 4's export flag from the rows already at hand, so the per-row trigger that would look them
     // up again is skipped (migration 0006); a web-client copy still takes it, for rule 5's lookup.
     if (channel.type !== 'whatsapp_web')
       row.excluded = sender.is_test || conversation.is_internal || conversation.is_group;
+    earlier.set(`${channel.id}:${message.providerMessageId}`, row.id);
     return row;
   });
   const { inserted } = await messagingRepository.insertMessages(trx, businessId, rows);
   const insertedIds = new Set(inserted.map((r) => r.id));
   fresh.forEach((i, n) => {
-    const id = rows[n].id;
-    if (insertedIds.has(id)) ids[i] = id;
+    if (insertedIds.has(rows[n].id)) ids[i] = rows[n].id;
   });
-  return { ids };
+
+  const withMedia = fresh.flatMap((i, n) => {
+    const media = entries[i].message.media;
+    return media && insertedIds.has(rows[n].id) ? [{ messageId: rows[n].id, media }] : [];
+  });
+  await messagingRepository.insertMedia(
+    trx,
+    businessId,
+    withMedia.map(({ messageId, media }) => ({
+      message_id: messageId,
+      provider_media_id: media.providerMediaId,
+      content_type: media.mimeType,
+      filename: media.filename,
+      sha256: media.sha256,
+    })),
+  );
+  await enqueueJobs(
+    trx,
+    withMedia.map(({ messageId }) => ({ businessId, kind: MEDIA_FETCH_JOB, refId: messageId })),
+  );
+  return { ids, mediaQueued: withMedia.length > 0 };
 }
 
 /** Indexes of the entries whose provider id is neither stored already nor earlier in the batch. */
@@ -126,55 +139,39 @@ function freshEntries(entries: InboundEntry[], known: ReadonlySet<string>): numb
 }
 
 /**
- * The open conversation of each (contact, channel), keyed `${contactId}:${channelId}`: found and
- * open on the channel, or created, all in one statement each; a closed one or one without a
- * channel id goes through openConversation (reopening writes its event). The caller holds the
- * lock openConversation takes for each pair whose contact existed before this transaction
- * (messagingRepository.sendersByPhoneKey); a contact created in it is seen by no other writer.
+ * The sender of each message, in arrival order per phone key: the first message of a new sender
+ * creates it, and later ones may rename it (the profile rule of takeProfileName). The lookup also
+ * takes the conversation locks of the senders found (sendersByPhoneKey).
  */
-async function conversationsOf(
-  trx: Db,
-  businessId: string,
-  targets: { contact: ContactRow; channel: ChannelRow }[],
-): Promise<Map<string, ConversationRow>> {
-  const unique = new Map<string, { contact: ContactRow; channel: ChannelRow }>();
-  for (const t of targets) unique.set(`${t.contact.id}:${t.channel.id}`, t);
-  const keys = [...unique.keys()].sort();
-  const found = await messagingRepository.findConversations(
+async function sendersOf(trx: Db, businessId: string, entries: InboundEntry[]): Promise<ContactRow[]> {
+  const addresses = entries.map(({ channel, message }) => senderAddress(channel, message.from));
+  const keys = addresses.map((a) => a.key);
+  const contacts = await messagingRepository.sendersByPhoneKey(
     trx,
     businessId,
-    keys.map((k) => ({
-      contact_id: unique.get(k)!.contact.id,
-      channel: unique.get(k)!.channel.type,
-      channel_id: unique.get(k)!.channel.id,
-    })),
+    entries.map(({ channel }, n) => ({ key: keys[n], channelId: channel.id })),
   );
-  const result = new Map<string, ConversationRow>();
-  const missing: Insertable<ConversationsTable>[] = [];
-  for (const key of keys) {
-    const { contact, channel } = unique.get(key)!;
-    const row = found.get(key);
-    if (!row) {
-      missing.push({
-        business_id: businessId,
-        id: newId(),
-        contact_id: contact.id,
-        channel: channel.type,
-        channel_id: channel.id,
-        tags: contact.tags,
-      });
-    } else if (row.closed_at === null && row.channel_id === channel.id) {
-      result.set(key, row);
-    } else {
-      const target = { contactId: contact.id, channel: channel.type, channelId: channel.id, tags: contact.tags };
-      result.set(
-        key,
-        (await openConversation(trx, businessId, target, { actorType: 'system', origin: 'inbound_message' }))
-          .conversation,
-      );
+  const pending = new Map<string, NewMessageContact>();
+  entries.forEach(({ channel, message }, n) => {
+    if (contacts.has(keys[n]) || pending.has(keys[n])) return;
+    pending.set(keys[n], newSenderRow(channel, addresses[n], message.profileName));
+  });
+  const created = await contactsRepository.insertMany(trx, [...pending.values()]);
+  for (const row of created) contacts.set(row.phone_key as string, row);
+  await contactsChanged(
+    trx,
+    businessId,
+    created.map((c) => c.id),
+    'created',
+  );
+  const senders: ContactRow[] = [];
+  for (const [n, { channel, message }] of entries.entries()) {
+    let contact = contacts.get(keys[n])!;
+    if (wouldTakeProfileName(contact, message.profileName)) {
+      contact = await takeProfileName(trx, channel, contact, message.profileName);
+      contacts.set(keys[n], contact);
     }
+    senders.push(contact);
   }
-  for (const row of await messagingRepository.insertConversations(trx, missing))
-    result.set(`${row.contact_id}:${row.channel_id}`, row);
-  return result;
+  return senders;
 }

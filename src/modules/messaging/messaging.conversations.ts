@@ -1,9 +1,8 @@
-import type { Insertable } from 'kysely';
 import type { Db } from '../../db/database.ts';
-import type { ConversationsTable, EventsTable } from '../../db/types.ts';
+import type { EventsTable } from '../../db/types.ts';
 import { newId } from '../../lib/ids.ts';
 import { writeEvents } from '../events/events.writer.ts';
-import { messagingRepository, type ConversationRow } from './messaging.repository.ts';
+import { messagingRepository, type ConversationRow, type NewConversation } from './messaging.repository.ts';
 
 /** Who causes a conversation to open, for the `conversation_unarchived` event a reopening writes. */
 export interface OpenedBy {
@@ -14,59 +13,7 @@ export interface OpenedBy {
   agentId?: string | null;
 }
 
-/** The conversation a message goes to, and how it came to be open. */
-export interface OpenConversation {
-  conversation: ConversationRow;
-  created: boolean;
-  reopened: boolean;
-}
-
-/**
- * The open conversation of a contact on a channel, inside the caller's transaction: the latest one,
- * reopened when closed (writing `conversation_unarchived`), or a new one. Concurrent callers for the
- * same contact and channel take turns (advisory lock), so they never create two.
- */
-export async function openConversation(
-  trx: Db,
-  businessId: string,
-  target: { contactId: string; channel: string; channelId: string; tags?: string[] },
-  by: OpenedBy,
-): Promise<OpenConversation> {
-  await messagingRepository.lock(trx, businessId, `conversation:${target.contactId}:${target.channelId}`);
-  const found = await messagingRepository.findConversation(trx, businessId, target);
-  if (!found) {
-    const conversation = await messagingRepository.insertConversation(trx, {
-      business_id: businessId,
-      id: newId(),
-      contact_id: target.contactId,
-      channel: target.channel,
-      channel_id: target.channelId,
-      tags: target.tags ?? [],
-    });
-    return { conversation, created: true, reopened: false };
-  }
-  if (found.closed_at === null) {
-    if (found.channel_id === null)
-      await messagingRepository.bindConversation(trx, businessId, found.id, target.channelId);
-    return { conversation: { ...found, channel_id: target.channelId }, created: false, reopened: false };
-  }
-  await messagingRepository.reopenConversation(trx, businessId, found.id, target.channelId);
-  await writeEvents(trx, businessId, [
-    {
-      type: 'conversation_unarchived',
-      contact_id: target.contactId,
-      conversation_id: found.id,
-      channel: found.channel,
-      actor_type: by.actorType,
-      user_id: by.userId ?? null,
-      agent_id: by.agentId ?? null,
-      data: { origin: by.origin },
-    },
-  ]);
-  return { conversation: { ...found, closed_at: null, channel_id: target.channelId }, created: false, reopened: true };
-}
-
-/** A (contact, channel) pair whose open conversation is wanted; see openConversations. */
+/** A (contact, channel) pair whose open conversation is wanted. */
 export interface ConversationTarget {
   contactId: string;
   channel: string;
@@ -74,26 +21,33 @@ export interface ConversationTarget {
   tags?: string[];
 }
 
+/** The lock name of a (contact, channel) pair's conversation (sendersByPhoneKey takes the same). */
+export const conversationLockName = (contactId: string, channelId: string) => `conversation:${contactId}:${channelId}`;
+
 /**
- * openConversation for many (contact, channel) pairs of one business with one statement per step:
- * the locks (all at once, sorted), the latest conversations, the new ones. A closed conversation, or
- * one without a channel id, goes through openConversation (reopening writes its event). Answers the
- * open conversation of each pair, keyed `${contactId}:${channelId}`.
+ * The open conversation of each (contact, channel) pair of one business, inside the caller's
+ * transaction, keyed `${contactId}:${channelId}`: the latest one (of the channel, else of its type
+ * without a channel id, which is then bound to the channel), reopened when closed (writing
+ * `conversation_unarchived`), or a new one. One statement per step for all pairs: the locks, the
+ * latest conversations, the new ones; a reopening or a binding is one more each. Concurrent callers
+ * for the same pair take turns (advisory lock, all pairs in one sorted order), so they never create
+ * two; `locksHeld` when the caller took them already (the inbound sender lookup does).
  */
 export async function openConversations(
   trx: Db,
   businessId: string,
   targets: ConversationTarget[],
   by: OpenedBy,
+  options: { locksHeld?: boolean } = {},
 ): Promise<Map<string, ConversationRow>> {
   const unique = new Map<string, ConversationTarget>();
   for (const t of targets) unique.set(`${t.contactId}:${t.channelId}`, t);
   const keys = [...unique.keys()].sort();
-  // The lock openConversation takes, for all pairs at once and in one order.
-  await messagingRepository.lockMany(
-    trx,
-    keys.map((k) => ({ businessId, key: `conversation:${k}` })),
-  );
+  if (!options.locksHeld)
+    await messagingRepository.lockMany(
+      trx,
+      keys.map((k) => ({ businessId, key: conversationLockName(unique.get(k)!.contactId, unique.get(k)!.channelId) })),
+    );
   const found = await messagingRepository.findConversations(
     trx,
     businessId,
@@ -104,7 +58,8 @@ export async function openConversations(
     })),
   );
   const result = new Map<string, ConversationRow>();
-  const missing: Insertable<ConversationsTable>[] = [];
+  const missing: NewConversation[] = [];
+  const reopened: ConversationRow[] = [];
   for (const key of keys) {
     const target = unique.get(key)!;
     const row = found.get(key);
@@ -117,12 +72,31 @@ export async function openConversations(
         channel_id: target.channelId,
         tags: target.tags ?? [],
       });
-    } else if (row.closed_at === null && row.channel_id === target.channelId) {
-      result.set(key, row);
+    } else if (row.closed_at !== null) {
+      await messagingRepository.reopenConversation(trx, businessId, row.id, target.channelId);
+      reopened.push(row);
+      result.set(key, { ...row, closed_at: null, channel_id: target.channelId });
     } else {
-      result.set(key, (await openConversation(trx, businessId, target, by)).conversation);
+      if (row.channel_id === null)
+        await messagingRepository.bindConversation(trx, businessId, row.id, target.channelId);
+      result.set(key, { ...row, channel_id: target.channelId });
     }
   }
+  if (reopened.length > 0)
+    await writeEvents(
+      trx,
+      businessId,
+      reopened.map((row) => ({
+        type: 'conversation_unarchived',
+        contact_id: row.contact_id,
+        conversation_id: row.id,
+        channel: row.channel,
+        actor_type: by.actorType,
+        user_id: by.userId ?? null,
+        agent_id: by.agentId ?? null,
+        data: { origin: by.origin },
+      })),
+    );
   for (const row of await messagingRepository.insertConversations(trx, missing))
     result.set(`${row.contact_id}:${row.channel_id}`, row);
   return result;

@@ -1,4 +1,4 @@
-import { CompiledQuery, sql, type Insertable, type RawBuilder, type Selectable } from 'kysely';
+import { sql, type Insertable, type RawBuilder, type Selectable } from 'kysely';
 import { canMoveStatus, type MessageStatus } from '../../channels/message-status.ts';
 import type { Db } from '../../db/database.ts';
 import { jsonRows } from '../../db/json-rows.ts';
@@ -9,6 +9,54 @@ export type ConversationRow = Selectable<ConversationsTable>;
 export type MessageRow = Selectable<MessagesTable>;
 /** What insertMessages answers of each message it inserted. */
 export type InsertedMessage = Pick<MessageRow, 'id' | 'conversation_id' | 'provider_message_id' | 'created_at'>;
+
+/** The columns a writer gives for a new message (the others take their defaults), by their types. */
+const messageColumns = {
+  id: 'uuid',
+  conversation_id: 'uuid',
+  contact_id: 'uuid',
+  channel: 'text',
+  channel_id: 'uuid',
+  provider_message_id: 'text',
+  direction: 'text',
+  sender_type: 'text',
+  user_id: 'uuid',
+  agent_id: 'uuid',
+  type: 'text',
+  text: 'text',
+  status: 'text',
+  status_at: 'timestamptz',
+  error: 'text',
+  reply_to_id: 'uuid',
+  metadata: 'jsonb',
+  sender_address: 'text',
+  recipient_address: 'text',
+  template_id: 'uuid',
+  outbound_content: 'jsonb',
+  excluded: 'boolean',
+  created_at: 'timestamptz',
+} as const;
+
+/**
+ * A new message: its columns as values (`metadata` and `outbound_content` as JSON values, not text).
+ * `excluded` is given only by a writer that knows the export flag (rule 4) from rows at hand.
+ */
+export type NewMessage = Pick<
+  Insertable<MessagesTable>,
+  Exclude<keyof typeof messageColumns, 'metadata' | 'outbound_content'>
+> & { business_id: string; metadata?: Record<string, unknown>; outbound_content?: unknown };
+
+/** A new conversation of a contact on a channel. */
+export type NewConversation = Pick<
+  Insertable<ConversationsTable>,
+  'business_id' | 'id' | 'contact_id' | 'channel' | 'channel_id' | 'tags'
+>;
+
+/** An attachment of an inbound message, by the provider's media id. */
+export type NewMedia = Pick<
+  Insertable<MediaTable>,
+  'message_id' | 'provider_media_id' | 'content_type' | 'filename' | 'sha256'
+>;
 
 /** Which message a status change is about: our id, or the provider's id on one channel. */
 export type MessageRef = { id: string } | { channelId: string; providerMessageId: string };
@@ -70,7 +118,7 @@ export const messagingRepository = {
   },
 
   /**
-   * contactsByPhoneKey for senders, which in the same statement takes the lock openConversation
+   * contactsByPhoneKey for senders, which in the same statement takes the lock openConversations
    * takes (`conversation:${contactId}:${channelId}`) for each contact found and the channel given
    * with its key, all in one sorted order (as lockMany's callers sort). A contact the caller
    * creates afterwards needs no such lock: no other transaction can see it until the commit.
@@ -98,14 +146,10 @@ export const messagingRepository = {
     return new Map(rows.map(({ lookup, ...row }) => [lookup, row]));
   },
 
-  /** A transaction-scoped advisory lock, so concurrent writers that would create the same row take turns. */
-  async lock(db: Db, businessId: string, key: string): Promise<void> {
-    await sql`select pg_advisory_xact_lock(hashtextextended(${`${businessId}:${key}`}, 0))`.execute(db);
-  },
-
   /**
-   * The locks of lock() for several keys in one statement, taken in the order given (callers sort,
-   * so two writers locking overlapping sets cannot deadlock). Keys are `{ businessId, key }` pairs.
+   * Transaction-scoped advisory locks, so concurrent writers that would create the same row take
+   * turns: one statement, the locks taken in the order given (callers sort, so two writers locking
+   * overlapping sets cannot deadlock). Keys are `{ businessId, key }` pairs.
    */
   async lockMany(db: Db, keys: { businessId: string; key: string }[]): Promise<void> {
     if (keys.length === 0) return;
@@ -113,31 +157,8 @@ export const messagingRepository = {
   },
 
   /**
-   * The contact's latest conversation on a channel, row-locked. A conversation of the same channel
-   * type without a channel id (imported history) counts too, after those of this channel.
-   */
-  findConversation(db: Db, businessId: string, where: { contactId: string; channel: string; channelId: string }) {
-    return db
-      .selectFrom('conversations')
-      .selectAll()
-      .where('business_id', '=', businessId)
-      .where('contact_id', '=', where.contactId)
-      .where('channel', '=', where.channel)
-      .where((eb) => eb.or([eb('channel_id', '=', where.channelId), eb('channel_id', 'is', null)]))
-      .orderBy(sql`channel_id is null`)
-      .orderBy('created_at', 'desc')
-      .orderBy('id', 'desc')
-      .limit(1)
-      .forUpdate()
-      .executeTakeFirst();
-  },
-
-  insertConversation(db: Db, row: Insertable<ConversationsTable>): Promise<ConversationRow> {
-    return db.insertInto('conversations').values(row).returningAll().executeTakeFirstOrThrow();
-  },
-
-  /**
-   * findConversation for several (contact, channel) pairs in one statement, row-locked; keyed by
+   * The latest conversation of each (contact, channel) pair, row-locked: one of the channel, else
+   * one of the same channel type without a channel id (imported history). Keyed by
    * `${contact_id}:${channel_id}` (pairs without a conversation are absent).
    */
   async findConversations(
@@ -160,10 +181,15 @@ export const messagingRepository = {
     return new Map(rows.map(({ lookup, ...row }) => [lookup, row]));
   },
 
-  /** Several new conversations in one statement. */
-  insertConversations(db: Db, rows: Insertable<ConversationsTable>[]): Promise<ConversationRow[]> {
-    if (rows.length === 0) return Promise.resolve([]);
-    return db.insertInto('conversations').values(rows).returningAll().execute();
+  /** New conversations in one statement, their rows as one JSON value (jsonRows). */
+  async insertConversations(db: Db, rows: NewConversation[]): Promise<ConversationRow[]> {
+    if (rows.length === 0) return [];
+    const { rows: inserted } = await sql<ConversationRow>`
+      insert into conversations (business_id, id, contact_id, channel, channel_id, tags)
+      select v.business_id, v.id, v.contact_id, v.channel, v.channel_id, coalesce(v.tags, '{}')
+      from ${jsonRows('v', { business_id: 'uuid', id: 'uuid', contact_id: 'uuid', channel: 'text', channel_id: 'uuid', tags: 'text[]' }, rows)}
+      returning *`.execute(db);
+    return inserted;
   },
 
   /** Opens the conversation again and binds it to the channel (a no-op for fields already set). */
@@ -188,51 +214,32 @@ export const messagingRepository = {
   },
 
   /**
-   * Inserts a message unless one with the same provider message id exists on the channel (the
-   * provider redelivered it); undefined then. The conversation's message_count and last_message_at
-   * move only when a row was inserted.
+   * Inserts messages of one business in one statement: a row whose provider message id is stored on
+   * its channel already (the provider redelivered it) is skipped, and each conversation's
+   * message_count and last_message_at move by the rows inserted into it. The rows travel as one JSON
+   * value (jsonRows), so a batch of any size is one parameter and one kept plan. Answers the rows
+   * inserted and, read in the same statement, the business's enabled `message_created` webhooks
+   * (WebhookEvents.messagesCreated then writes their deliveries without another round trip);
+   * undefined when nothing was inserted.
    */
-  async insertMessage(db: Db, row: Insertable<MessagesTable>): Promise<MessageRow | undefined> {
-    // One statement (a data-modifying CTE): the counters move only for a row actually inserted.
-    const insert = db
-      .insertInto('messages')
-      .values({ ...row, metadata: JSON.stringify(row.metadata ?? {}) })
-      .onConflict((oc) => oc.columns(['business_id', 'channel_id', 'provider_message_id']).doNothing())
-      .returningAll()
-      .compile();
-    const text = `with inserted as (${insert.sql}),
-      counted as (
-        update conversations c
-        set message_count = c.message_count + 1,
-            -- greatest() skips nulls: the first message sets it.
-            last_message_at = greatest(c.last_message_at, i.created_at)
-        from inserted i
-        where c.business_id = i.business_id and c.id = i.conversation_id)
-      select * from inserted`;
-    const result = await db.executeQuery<MessageRow>(CompiledQuery.raw(text, [...insert.parameters]));
-    return result.rows[0];
-  },
-
-  /**
-   * insertMessage for several messages of one business in one statement: rows whose provider id is
-   * stored already are skipped, and each conversation's counters move by the rows inserted into it.
-   * Answers the rows inserted (id, conversation, provider id, created_at).
-   */
-  async insertMessages(
-    db: Db,
-    businessId: string,
-    rows: Insertable<MessagesTable>[],
-  ): Promise<{ inserted: InsertedMessage[] }> {
+  async insertMessages(db: Db, businessId: string, rows: NewMessage[]): Promise<{ inserted: InsertedMessage[] }> {
     if (rows.length === 0) return { inserted: [] };
-    const insert = db
-      .insertInto('messages')
-      .values(rows.map((row) => ({ ...row, metadata: JSON.stringify(row.metadata ?? {}) })))
-      .onConflict((oc) => oc.columns(['business_id', 'channel_id', 'provider_message_id']).doNothing())
-      .returning(['business_id', 'id', 'conversation_id', 'provider_message_id', 'created_at']);
+    // Columns a writer leaves out take the table's defaults; `excluded` stays null when not given,
+    // so the messages_export_flags trigger decides it (migration 0006).
     // The conversations are read by primary key, `id = any(array(...))`, as the import does: joined
     // to the counts alone, the planner chose a scan of the table below some hundred pages (0.5-2.7 ms
     // a statement at 2 300 conversations, measured with auto_explain).
-    const { rows: inserted } = await sql<InsertedMessage>`with inserted as (${insert}),
+    const { rows: inserted } = await sql<InsertedMessage>`with inserted as (
+        insert into messages (business_id, id, conversation_id, contact_id, channel, channel_id, provider_message_id,
+          direction, sender_type, user_id, agent_id, type, text, status, status_at, error, reply_to_id, metadata,
+          sender_address, recipient_address, template_id, outbound_content, excluded, created_at)
+        select ${businessId}::uuid, v.id, v.conversation_id, v.contact_id, v.channel, v.channel_id, v.provider_message_id,
+          v.direction, v.sender_type, v.user_id, v.agent_id, coalesce(v.type, 'text'), coalesce(v.text, ''), v.status,
+          v.status_at, v.error, v.reply_to_id, coalesce(v.metadata, '{}'), v.sender_address, v.recipient_address,
+          v.template_id, v.outbound_content, v.excluded, coalesce(v.created_at, now())
+        from ${jsonRows<keyof typeof messageColumns>('v', messageColumns, rows)}
+        on conflict (business_id, channel_id, provider_message_id) do nothing
+        returning business_id, id, conversation_id, provider_message_id, created_at),
       counted as (
         update conversations c
         set message_count = c.message_count + v.n, last_message_at = greatest(c.last_message_at, v.last)
@@ -240,6 +247,30 @@ export const messagingRepository = {
         where c.business_id = ${businessId} and c.id = any(array(select conversation_id from inserted)) and c.id = v.id)
       select id, conversation_id, provider_message_id, created_at from inserted`.execute(db);
     return { inserted };
+  },
+
+  /**
+   * The ids of the messages providers know by these ids on these channels, keyed
+   * `${channelId}:${providerMessageId}`: one probe of the unique index per id (jsonRows).
+   */
+  async idsByProviderMessageId(
+    db: Db,
+    businessId: string,
+    refs: { channelId: string; providerMessageId: string }[],
+  ): Promise<Map<string, string>> {
+    if (refs.length === 0) return new Map();
+    const { rows } = await sql<{ lookup: string; id: string }>`
+      select p.channel_id || ':' || p.provider_message_id as lookup, m.id
+      from ${jsonRows(
+        'p',
+        { channel_id: 'uuid', provider_message_id: 'text' },
+        refs.map((r) => ({ channel_id: r.channelId, provider_message_id: r.providerMessageId })),
+      )}
+      cross join lateral (
+        select id from messages m
+        where m.business_id = ${businessId} and m.channel_id = p.channel_id and m.provider_message_id = p.provider_message_id
+        limit 1) m`.execute(db);
+    return new Map(rows.map((r) => [r.lookup, r.id]));
   },
 
   /** The message a provider knows by this id on this channel. */
@@ -345,8 +376,14 @@ export const messagingRepository = {
     return row?.provider_message_id ?? undefined;
   },
 
-  /** An attachment of a message; the bytes are fetched later (outbox kind `media_fetch`). */
-  insertMedia(db: Db, row: Insertable<MediaTable>) {
-    return db.insertInto('media').values(row).returning(['id']).executeTakeFirstOrThrow();
+  /** Attachments of messages, in one statement; the bytes are fetched later (outbox kind `media_fetch`). */
+  async insertMedia(db: Db, businessId: string, rows: NewMedia[]): Promise<void> {
+    if (rows.length === 0) return;
+    await sql`
+      insert into media (business_id, message_id, provider_media_id, content_type, filename, sha256)
+      select ${businessId}::uuid, v.message_id, v.provider_media_id, v.content_type, v.filename, v.sha256
+      from ${jsonRows('v', { message_id: 'uuid', provider_media_id: 'text', content_type: 'text', filename: 'text', sha256: 'text' }, rows)}`.execute(
+      db,
+    );
   },
 };

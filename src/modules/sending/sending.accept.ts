@@ -1,60 +1,175 @@
-import type { Insertable, Updateable } from 'kysely';
+import type { Updateable } from 'kysely';
 import type { OutboundContent } from '../../channels/provider.ts';
+import { channelKind } from '../../channels/registry.ts';
 import type { Db } from '../../db/database.ts';
-import type { ConversationsTable, EventsTable, MessagesTable } from '../../db/types.ts';
-import { enqueueJob } from '../../jobs/outbox.worker.ts';
-import { contactsChanged, conversationsChanged, messagesCreated } from '../domain-events/domain-events.writer.ts';
+import type { ConversationsTable, EventsTable } from '../../db/types.ts';
+import { enqueueJobs } from '../../jobs/outbox.worker.ts';
 import { newId } from '../../lib/ids.ts';
 import type { NormalisedPhone } from '../../lib/phone.ts';
 import type { ChannelRow } from '../channels/channels.repository.ts';
-import { contactsRepository, type ContactRow } from '../contacts/contacts.repository.ts';
+import { identityLockName } from '../contacts/contact-identity.ts';
+import { contactsRepository, type ContactRow, type NewMessageContact } from '../contacts/contacts.repository.ts';
+import { manualControlChange } from '../conversations/manual-control.ts';
+import { contactsChanged, conversationsChanged, messagesCreated } from '../domain-events/domain-events.writer.ts';
 import { contactFieldChanged, writeEvents, type EventType } from '../events/events.writer.ts';
-import { openConversation } from '../messaging/messaging.conversations.ts';
-import { messagingRepository } from '../messaging/messaging.repository.ts';
+import { storeAnswerIn, type IdempotencyClaim } from '../idempotency/idempotency.service.ts';
+import { openConversations } from '../messaging/messaging.conversations.ts';
+import { messagingRepository, type NewMessage } from '../messaging/messaging.repository.ts';
 import { blocked, templateRequired } from './sending.content.ts';
 import { sendingRepository, type ConversationRow } from './sending.repository.ts';
 
-/** Everything one accepted send writes, decided and validated before the transaction. */
+/** Everything one send writes, decided and validated before the transaction. */
 export interface SendPlan {
+  businessId: string;
   channel: ChannelRow;
   recipient: NormalisedPhone;
   type: string;
   content: OutboundContent;
   text: string;
-  templateId: string | null;
   metadata: Record<string, string>;
-  /** Free-form content: only within 24 hours of the contact's last inbound message. */
-  freeForm: boolean;
-  optIn: boolean;
+  /** The template sent; a template may go outside the service window, free-form content may not. */
+  templateId?: string | null;
+  optIn?: boolean;
   assignedUserId?: string;
   teamId?: string;
   botStatus?: 'bot_start' | 'bot_end';
   agentId?: string;
+  /** The send's hold on its Idempotency-Key: its plain answer (plainSendAnswer) is stored with it. */
+  claim?: IdempotencyClaim;
 }
 
-export interface AcceptedSend {
-  messageId: string;
-  contact: ContactRow;
-  /** Read again by callers that show it (the message insert moved its counters). */
-  conversationId: string;
-}
+/** The message written for a send, its contact and conversation, or why it was refused (nothing written then). */
+export type SendOutcome = { messageId: string; contact: ContactRow; conversationId: string } | { refused: Error };
+
+/** The answer of an accepted send that asks for no more than its message. */
+export const plainSendAnswer = (messageId: string) => ({ message: { uuid: messageId, status: 'enqueued' as const } });
 
 type NewEvent = Parameters<typeof writeEvents>[2][number];
 
 /**
- * Writes one send in the caller's transaction: the recipient contact (found by phone key, country
- * variants included, or created), its open conversation and the requested changes to it, the
- * events, the PENDING message, its outbox job and its message_created domain event. The workers
- * and the event's subscribers act on them after the commit.
+ * Writes sends (of any businesses; one is a batch of one) in the caller's transaction, with one
+ * statement per step for all of them: the recipients' phone locks (the ones contact creation takes,
+ * so a concurrent create or send cannot add a twin); the recipients, found by phone key (country
+ * variants included); the refusals: an opted-out contact without an opt-in (`blocked`), free-form
+ * content to a contact without an inbound message on the channel within 24 hours
+ * (`template_required`; a contact that does not exist yet has none); the contacts a template creates;
+ * the opt-ins; the open conversations (found, created, or reopened with their event) and the changes
+ * a send asks of them (bot_status, assignment, team, agent, with their events); the PENDING messages
+ * with their conversations' counters, their outbox jobs and their message_created deliveries, in
+ * arrival order. A refused send writes nothing and does not affect the others. Answers one outcome
+ * per send, and whether webhook deliveries were written (call webhookEvents.wake() after the commit).
  */
-export async function acceptSend(trx: Db, businessId: string, plan: SendPlan): Promise<AcceptedSend> {
-  const { channel, recipient } = plan;
-  // The same lock key as contact creation, so a concurrent create or send cannot add a twin.
-  await contactsRepository.lockIdentifiers(trx, businessId, [recipientLockName(recipient)]);
-  const found = (await messagingRepository.contactsByPhoneKey(trx, businessId, [recipient.key])).get(recipient.key);
-  let contact = found;
-  if (!contact) {
-    contact = await contactsRepository.insert(trx, {
+export async function acceptSends(trx: Db, sends: SendPlan[]): Promise<{ outcomes: SendOutcome[] }> {
+  const outcomes: (SendOutcome | undefined)[] = sends.map(() => undefined);
+  const lockOf = (s: SendPlan) => ({
+    businessId: s.businessId,
+    key: identityLockName({ kind: channelKind(s.channel.provider_kind)!.address.kind, value: s.recipient.key }),
+  });
+  const locks = new Map(sends.map((s) => [`${s.businessId}:${lockOf(s).key}`, lockOf(s)]));
+  await messagingRepository.lockMany(
+    trx,
+    [...locks.keys()].sort().map((k) => locks.get(k)!),
+  );
+
+  const businesses = [...new Set(sends.map((s) => s.businessId))].sort();
+  const accepted: { i: number; businessId: string; messageId: string }[] = [];
+  for (const businessId of businesses) {
+    const mine = sends.flatMap((s, i) => (s.businessId === businessId ? [i] : []));
+    const writable = await recipientsOf(trx, businessId, sends, mine, outcomes);
+    if (writable.length === 0) continue;
+
+    const pairKey = (w: Writable) => `${w.contact.id}:${sends[w.i].channel.id}`;
+    const conversations = await openConversations(
+      trx,
+      businessId,
+      writable.map((w) => ({
+        contactId: w.contact.id,
+        channel: sends[w.i].channel.type,
+        channelId: sends[w.i].channel.id,
+        tags: w.contact.tags,
+      })),
+      { actorType: 'api', origin: 'api' },
+    );
+    const rows: NewMessage[] = [];
+    for (const w of writable) {
+      const send = sends[w.i];
+      let conversation = conversations.get(pairKey(w))!;
+      conversation = await applyConversationChanges(trx, conversation, send);
+      conversations.set(pairKey(w), conversation);
+      const messageId = newId();
+      rows.push(outboundMessageRow(send, messageId, { conversationId: conversation.id, contactId: w.contact.id }));
+      outcomes[w.i] = { messageId, contact: w.contact, conversationId: conversation.id };
+      accepted.push({ i: w.i, businessId, messageId });
+    }
+    await messagingRepository.insertMessages(trx, businessId, rows);
+    await messagesCreated(
+      trx,
+      businessId,
+      rows.map((r) => r.id),
+    );
+  }
+  accepted.sort((a, b) => a.i - b.i);
+  await enqueueJobs(
+    trx,
+    accepted.map((a) => ({ businessId: a.businessId, kind: 'send', refId: a.messageId })),
+  );
+  // A claim taken over fails the batch; the batcher then writes each send alone, and only that one fails.
+  for (const a of accepted) await storeAnswerIn(trx, sends[a.i].claim, 200, plainSendAnswer(a.messageId));
+  return { outcomes: outcomes.map((o) => o!) };
+}
+
+/** A send that passed the checks, with its recipient. */
+interface Writable {
+  i: number;
+  contact: ContactRow;
+}
+
+/**
+ * The recipients of a business's sends (`mine`, by index), found or (for templates) created, after
+ * the refusals (recorded in `outcomes`) and with the opt-ins recorded: the sends to write.
+ */
+async function recipientsOf(
+  trx: Db,
+  businessId: string,
+  sends: SendPlan[],
+  mine: number[],
+  outcomes: (SendOutcome | undefined)[],
+): Promise<Writable[]> {
+  const freeForm = (i: number) => sends[i].type !== 'template';
+  const contacts = await messagingRepository.contactsByPhoneKey(trx, businessId, [
+    ...new Set(mine.map((i) => sends[i].recipient.key)),
+  ]);
+  const candidates: number[] = [];
+  for (const i of mine) {
+    const contact = contacts.get(sends[i].recipient.key);
+    if (!contact) {
+      if (freeForm(i)) outcomes[i] = { refused: templateRequired() };
+      else candidates.push(i);
+    } else if (contact.collected_data.opted_out === true && sends[i].optIn !== true)
+      outcomes[i] = { refused: blocked() };
+    else candidates.push(i);
+  }
+  const windowed = candidates.filter((i) => freeForm(i));
+  const open = await sendingRepository.inServiceWindows(
+    trx,
+    businessId,
+    windowed.map((i) => ({
+      contact_id: contacts.get(sends[i].recipient.key)!.id,
+      channel_id: sends[i].channel.id,
+      channel: sends[i].channel.type,
+    })),
+  );
+  const writable = candidates.filter((i) => {
+    if (!freeForm(i) || open.has(`${contacts.get(sends[i].recipient.key)!.id}:${sends[i].channel.id}`)) return true;
+    outcomes[i] = { refused: templateRequired() };
+    return false;
+  });
+
+  const created = new Map<string, NewMessageContact>();
+  for (const i of writable) {
+    const { recipient, channel } = sends[i];
+    if (contacts.has(recipient.key) || created.has(recipient.key)) continue;
+    created.set(recipient.key, {
       business_id: businessId,
       id: newId(),
       phone_number: recipient.digits,
@@ -62,62 +177,51 @@ export async function acceptSend(trx: Db, businessId: string, plan: SendPlan): P
       source: channel.type,
       tags: [],
     });
-    await contactsChanged(trx, businessId, [contact.id], 'created');
   }
-  if (contact.collected_data.opted_out === true && !plan.optIn) throw blocked();
-  if (plan.optIn) contact = await recordOptIn(trx, contact, channel.type);
-  if (plan.freeForm && !(await sendingRepository.inServiceWindow(trx, businessId, contact.id, channel)))
-    throw templateRequired();
-
-  const opened = await openConversation(
+  const inserted = await contactsRepository.insertMany(trx, [...created.values()]);
+  for (const row of inserted) contacts.set(row.phone_key as string, row);
+  await contactsChanged(
     trx,
     businessId,
-    { contactId: contact.id, channel: channel.type, channelId: channel.id, tags: contact.tags },
-    { actorType: 'api', origin: 'api' },
+    inserted.map((c) => c.id),
+    'created',
   );
-  const conversation = await applyConversationChanges(trx, opened.conversation, plan);
-
-  const messageId = newId();
-  await messagingRepository.insertMessage(
-    trx,
-    outboundMessageRow(businessId, messageId, plan, { conversationId: conversation.id, contactId: contact.id }),
-  );
-  await enqueueJob(trx, { businessId, kind: 'send', refId: messageId });
-  await messagesCreated(trx, businessId, [messageId]);
-  return { messageId, contact, conversationId: conversation.id };
+  const result: Writable[] = [];
+  for (const i of writable) {
+    const key = sends[i].recipient.key;
+    if (sends[i].optIn === true) contacts.set(key, await recordOptIn(trx, contacts.get(key)!, sends[i].channel.type));
+    result.push({ i, contact: contacts.get(key)! });
+  }
+  return result;
 }
 
-/** The advisory-lock name of a recipient's phone: the one contact creation takes (contactsRepository.lockIdentifiers). */
-export const recipientLockName = (recipient: NormalisedPhone) => `phone_number:${recipient.key}`;
-
 /** The PENDING message row of an accepted send. */
-export function outboundMessageRow(
-  businessId: string,
+function outboundMessageRow(
+  send: SendPlan,
   messageId: string,
-  plan: Pick<SendPlan, 'channel' | 'recipient' | 'type' | 'content' | 'text' | 'metadata' | 'templateId'>,
   to: { conversationId: string; contactId: string },
-): Insertable<MessagesTable> {
+): NewMessage & { id: string } {
   return {
-    business_id: businessId,
+    business_id: send.businessId,
     id: messageId,
     conversation_id: to.conversationId,
     contact_id: to.contactId,
-    channel: plan.channel.type,
-    channel_id: plan.channel.id,
+    channel: send.channel.type,
+    channel_id: send.channel.id,
     direction: 'outbound',
     sender_type: 'api',
     user_id: null,
     agent_id: null,
-    type: plan.type,
-    text: plan.text,
+    type: send.type,
+    text: send.text,
     status: 'PENDING',
     error: null,
     reply_to_id: null,
-    metadata: plan.metadata,
-    sender_address: plan.channel.identifier,
-    recipient_address: plan.recipient.digits,
-    template_id: plan.templateId,
-    outbound_content: JSON.stringify(plan.content),
+    metadata: send.metadata,
+    sender_address: send.channel.identifier,
+    recipient_address: send.recipient.digits,
+    template_id: send.templateId ?? null,
+    outbound_content: send.content,
   };
 }
 
@@ -168,15 +272,11 @@ async function applyConversationChanges(
     agent_id: agentId,
     data,
   });
-  const manual = plan.botStatus === undefined ? undefined : plan.botStatus === 'bot_end';
-  if (manual !== undefined && manual !== conversation.manual_control) {
-    changes.manual_control = manual;
-    // A pin implies manual control: releasing it removes the pin, as the operator API does.
-    if (!manual && conversation.manual_control_locked) {
-      changes.manual_control_locked = false;
-      events.push(event('manual_control_unlocked', { reason: 'api' }));
-    }
-    events.push(event(manual ? 'manual_control_activated' : 'manual_control_released', { reason: 'api' }));
+  if (plan.botStatus !== undefined) {
+    const manual = manualControlChange(conversation, { active: plan.botStatus === 'bot_end' });
+    if (manual.active !== conversation.manual_control) changes.manual_control = manual.active;
+    if (manual.locked !== conversation.manual_control_locked) changes.manual_control_locked = manual.locked;
+    for (const transition of manual.transitions) events.push(event(`manual_control_${transition}`, { reason: 'api' }));
   }
   if (plan.assignedUserId !== undefined && plan.assignedUserId !== conversation.assigned_user_id)
     changes.assigned_user_id = plan.assignedUserId;

@@ -53,36 +53,9 @@ export const sendingRepository = {
   },
 
   /**
-   * Whether the contact wrote on this channel within the last 24 hours (the service window).
-   * Messages recorded without a channel id (imports) count for channels of their type.
-   */
-  async inServiceWindow(
-    db: Db,
-    businessId: string,
-    contactId: string,
-    channel: { id: string; type: string },
-  ): Promise<boolean> {
-    const row = await db
-      .selectFrom('messages')
-      .select('id')
-      .where('business_id', '=', businessId)
-      .where('contact_id', '=', contactId)
-      .where('created_at', '>', sql<string>`now() - interval '24 hours'`)
-      .where('direction', '=', 'inbound')
-      .where((eb) =>
-        eb.or([
-          eb('channel_id', '=', channel.id),
-          eb.and([eb('channel_id', 'is', null), eb('channel', '=', channel.type)]),
-        ]),
-      )
-      .limit(1)
-      .executeTakeFirst();
-    return row !== undefined;
-  },
-
-  /**
-   * inServiceWindow for several (contact, channel) pairs in one statement: the pairs whose window is
-   * open, keyed `${contact_id}:${channel_id}`.
+   * The (contact, channel) pairs whose service window is open: the contact wrote on the channel
+   * within the last 24 hours (messages recorded without a channel id, imports, count for channels
+   * of their type). One statement for all pairs, keyed `${contact_id}:${channel_id}`.
    */
   async inServiceWindows(
     db: Db,

@@ -13,7 +13,7 @@ import { SendJobHandler, type SendJobOptions } from './send.job.ts';
 import type { DomainEventDispatcher } from '../domain-events/domain-events.dispatcher.ts';
 import { Batcher } from '../../lib/batcher.ts';
 import { acceptPlainSends, plainSendAnswer, type PlainSend, type PlainSendOutcome } from './sending.accept-many.ts';
-import { acceptSend, type SendPlan } from './sending.accept.ts';
+import { acceptSends, type SendOutcome, type SendPlan } from './sending.accept.ts';
 import { freeFormContent } from './sending.content.ts';
 import { toSendConversation, toStatusRecord } from './sending.mappers.ts';
 import { sendingRepository } from './sending.repository.ts';
@@ -40,6 +40,13 @@ function isPlain(body: SendBody, fields: Set<string>): boolean {
     body.team_uuid === undefined &&
     fields.size === 0
   );
+}
+
+/** One send with its own transaction: a batch of one, whose refusal fails the transaction. */
+async function acceptOne(trx: Db, plan: SendPlan) {
+  const [outcome]: SendOutcome[] = (await acceptSends(trx, [plan])).outcomes;
+  if ('refused' in outcome) throw outcome.refused;
+  return outcome;
 }
 
 /**
@@ -94,12 +101,12 @@ export class SendingService {
       return plainSendAnswer(outcome.messageId);
     }
     const plan: SendPlan = {
+      businessId,
       channel,
       recipient,
       type: body.type,
       templateId: null,
       metadata: body.metadata ?? {},
-      freeForm: body.type !== 'template',
       optIn: body.optin_contact === true,
       botStatus: body.bot_status,
       ...(await this.contentOf(businessId, channel, body)),
@@ -115,7 +122,7 @@ export class SendingService {
           throw badRequest('team_uuid is not a team of the business', [{ path: '/team_uuid' }]);
         plan.teamId = body.team_uuid;
       }
-      const accepted = await acceptSend(trx, businessId, plan);
+      const accepted = await acceptOne(trx, plan);
       const answer = {
         message: { uuid: accepted.messageId, status: 'enqueued' as const },
         ...(fields.has('contact') ? { contact: await this.contacts.camelForm(accepted.contact, trx) } : {}),
@@ -160,7 +167,8 @@ export class SendingService {
     const { phone: _phone, buttons, ...byKey } = body;
     const rendered = this.templates.render(template, { byKey, ...(buttons ? { buttons } : {}) });
     const answer = await this.db.transaction().execute(async (trx) => {
-      const accepted = await acceptSend(trx, businessId, {
+      const accepted = await acceptOne(trx, {
+        businessId,
         channel,
         recipient,
         type: 'template',
@@ -168,8 +176,6 @@ export class SendingService {
         text: rendered.text,
         templateId: template.id,
         metadata: {},
-        freeForm: false,
-        optIn: false,
         ...(query.agent_id !== undefined ? { agentId: query.agent_id } : {}),
       });
       const sent = {
