@@ -47,13 +47,22 @@ export function planUpdate(
   if (body.name !== undefined) {
     const { first, last } = splitName(body.name);
     if (first === '') throw badRequest('name must contain a non-blank character', [{ path: '/name' }]);
-    if (first !== row.first_name) ((values.first_name = first), change('first_name', row.first_name, first));
-    if (last !== row.last_name) ((values.last_name = last), change('last_name', row.last_name, last));
+    if (first !== row.first_name) {
+      values.first_name = first;
+      change('first_name', row.first_name, first);
+    }
+    if (last !== row.last_name) {
+      values.last_name = last;
+      change('last_name', row.last_name, last);
+    }
   }
 
   if (body.tags !== undefined) {
     const tags = uniqueTags(body.tags);
-    if (!sameTags(tags, row.tags)) ((values.tags = tags), change('tags', row.tags, tags));
+    if (!sameTags(tags, row.tags)) {
+      values.tags = tags;
+      change('tags', row.tags, tags);
+    }
   }
 
   if (body.custom_fields !== undefined) {

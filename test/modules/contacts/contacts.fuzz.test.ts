@@ -372,7 +372,7 @@ const commands: fc.Arbitrary<fc.AsyncCommand<Model, Real>>[] = [
       .tuple(
         fc.nat(),
         fc.nat(),
-        fc.constantFrom('survivor', 'loser', undefined) as fc.Arbitrary<Merge['emailChoice']>,
+        fc.constantFrom<Merge['emailChoice']>('survivor', 'loser', undefined),
         business,
         fc.integer({ min: 0, max: 4 }),
       )
