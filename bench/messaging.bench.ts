@@ -1,5 +1,5 @@
 /**
- * Messaging benchmarks of issue 3, on PostgreSQL (figures in docs/PERFORMANCE.md, "Messaging (issue 3)"):
+ * Messaging benchmarks, on PostgreSQL (figures in docs/PERFORMANCE.md#messaging):
  *
  * - inbound: signed WhatsApp notifications (Meta's shape, one text message each, senders drawn from
  *   a pool of phones) posted to /channels/whatsapp/webhook at a fixed rate (open loop); accept

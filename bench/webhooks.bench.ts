@@ -1,7 +1,7 @@
 /**
  * Webhook benchmarks of issue 4, on PostgreSQL (PG_URL, default postgres://postgres@127.0.0.1:5432;
  * the database `bench_webhooks` is dropped and created anew per scenario). Prints Markdown for
- * docs/PERFORMANCE.md ("Webhooks (issue 4)").
+ * docs/PERFORMANCE.md#webhooks.
  *
  *   npx tsx bench/webhooks.bench.ts [--only throughput,latency,kill] [--rate 1000] [--seconds 30]
  *                                   [--inbound-rate 200] [--inbound-seconds 30] [--kill-total 5000]

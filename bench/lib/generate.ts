@@ -1,5 +1,5 @@
 /**
- * Synthetic data for the benchmarks: NDJSON import records (DESIGN.md "Import records") produced
+ * Synthetic data for the benchmarks: NDJSON import records (docs/API-GUIDE.md#import-records) produced
  * lazily, so a data set of millions of records never exists in memory as a whole, and the phone
  * numbers of those contacts, so lookups can ask for an existing one without keeping a list.
  */

@@ -1,7 +1,7 @@
 import type { ProviderDeliveryStatus } from './channel.types.ts';
 
 /**
- * Stored message states (DESIGN.md): inbound messages are RECEIVED; outbound ones go
+ * Stored message states (docs/ARCHITECTURE.md#message-status): inbound messages are RECEIVED; outbound ones go
  * PENDING (queued) -> SENT (accepted by the provider) -> DELIVERED -> READ, or end in ERROR.
  */
 export type MessageStatus = 'PENDING' | 'SENT' | 'DELIVERED' | 'READ' | 'ERROR' | 'RECEIVED';

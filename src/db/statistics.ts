@@ -57,8 +57,8 @@ export class StatisticsKeeper {
   /**
    * On PGlite an ANALYZE holds the only connection, and every request waits for it: 190-250 ms for
    * a table of 200 000 messages with PostgreSQL's default sample (300 x default_statistics_target
-   * rows), which put a 200 ms pause into the lookups once a minute (docs/PERFORMANCE.md, session of
-   * 2026-11-25, 03:35). A third of the sample takes a third of the time (62 ms); the plans of the
+   * rows), which put a 200 ms pause into the lookups once a minute (docs/PERFORMANCE.md#statistics-on-pglite).
+   * A third of the sample takes a third of the time (62 ms); the plans of the
    * service are index probes, which need row counts more than fine histograms. PostgreSQL analyses
    * on a connection of its own, beside the others, with the server's own target.
    */

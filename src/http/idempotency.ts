@@ -49,7 +49,7 @@ export function idempotencyClaimOf(request: FastifyRequest): IdempotencyClaim | 
 }
 
 /**
- * Adds the Idempotency-Key behaviour (DESIGN.md) to every route of `scope` whose config names an
+ * Adds the Idempotency-Key behaviour (docs/ARCHITECTURE.md#idempotency) to every route of `scope` whose config names an
  * `idempotency` route. Register on the API-key scope, before the routes: the business of the key
  * scopes the records.
  */

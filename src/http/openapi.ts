@@ -7,7 +7,7 @@ import { ErrorBody } from './common.schemas.ts';
 
 const errorRef = Type.Ref('ErrorBody');
 
-/** The header fields of a 429 (DESIGN.md), documented on every operation that can answer it. */
+/** The header fields of a 429 (docs/ARCHITECTURE.md#rate-limits), documented on every operation that can answer it. */
 const rateLimited = {
   ...errorRef,
   headers: {

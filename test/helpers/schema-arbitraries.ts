@@ -3,7 +3,7 @@ import fc from 'fast-check';
 
 /**
  * The runs and seed of a generated-input test: `defaultRuns` and a fixed seed, or FUZZ_RUNS and
- * FUZZ_SEED for a longer or different search (README, "Test it").
+ * FUZZ_SEED for a longer or different search (docs/TESTING.md#generated-input-tests).
  */
 export function fuzzOptions(defaultRuns: number): { numRuns: number; seed: number } {
   return { numRuns: Number(process.env.FUZZ_RUNS ?? defaultRuns), seed: Number(process.env.FUZZ_SEED ?? 20261126) };

@@ -3,7 +3,10 @@ import { Type, type Static } from 'typebox';
 /** Graph API version the adapter speaks unless a channel says otherwise. */
 export const DEFAULT_GRAPH_API_BASE_URL = 'https://graph.facebook.com/v21.0';
 
-/** A channel's `provider` object for Meta's WhatsApp Cloud API (DESIGN.md). */
+/**
+ * A channel's `provider` object for Meta's WhatsApp Cloud API, as the operator API takes it
+ * (docs/API-GUIDE.md#whatsapp-channels-sending-templates-media).
+ */
 export const WhatsAppCloudConfigSchema = Type.Object(
   {
     kind: Type.Literal('whatsapp_cloud'),

@@ -4,7 +4,7 @@ import type { Database, IdempotencyKeysTable } from '../../db/types.ts';
 
 export type IdempotencyRow = Selectable<IdempotencyKeysTable>;
 
-/** How long a key is remembered (DESIGN.md: 24 hours). */
+/** How long a key is remembered: 24 hours, beyond any client's retries (docs/ARCHITECTURE.md#idempotency). */
 export const KEY_LIFETIME = sql`interval '24 hours'`;
 
 /** A key as the records hold it: per business and route. */

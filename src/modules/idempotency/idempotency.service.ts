@@ -41,7 +41,7 @@ export async function storeAnswerIn(
 }
 
 /**
- * Idempotency keys of the send endpoints (DESIGN.md): per business and route, kept 24 hours. The
+ * Idempotency keys of the send endpoints (docs/ARCHITECTURE.md#idempotency): per business and route, kept 24 hours. The
  * first request with a key runs and its answer is stored; repeats get that answer back. 5xx answers
  * are not stored, so the client can retry them with the same key.
  */

@@ -39,9 +39,9 @@ const lower = (id: string) => id.toLowerCase();
 const lowerOrNull = (id: string | null | undefined) => (id ? id.toLowerCase() : null);
 
 /**
- * DESIGN.md writes message and event records with "type" twice: the record kind first, then the
- * message's or event's own type. JSON keeps the last of repeated keys, so such a line arrives with its
- * own type in "type". Those records are recognised by the field only they carry (a message's
+ * Message and event records may carry "type" twice (docs/API-GUIDE.md#import-records): the record
+ * kind first, then the message's or event's own type. JSON keeps the last of repeated keys, so such
+ * a line arrives with its own type in "type". Those records are recognised by the field only they carry (a message's
  * `direction`, an event's `actor_type`), and their own type moves to message_type / event_type, the
  * unambiguous spelling this service also accepts.
  */

@@ -3,7 +3,7 @@ import { Timestamp, Uuid } from '../../http/common.schemas.ts';
 import { CHANNELS } from '../../channels/channel-types.ts';
 import { EVENT_TYPES } from '../events/events.writer.ts';
 
-/** Stored message states (DESIGN.md "Message status"). */
+/** Stored message states (docs/ARCHITECTURE.md#message-status). */
 export const MESSAGE_STATUSES = ['RECEIVED', 'PENDING', 'SENT', 'DELIVERED', 'READ', 'ERROR'] as const;
 
 const text = (maxLength: number) => Type.String({ maxLength });

@@ -100,7 +100,7 @@ describe('POST /admin/v1/businesses/:bid/import', () => {
     });
   });
 
-  it('reads records written as DESIGN.md shows them, with "type" given twice', async () => {
+  it('reads records written with "type" given twice, the record kind first', async () => {
     const contactId = v7();
     const conversationId = v7();
     const messageId = v7();
