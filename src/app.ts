@@ -8,7 +8,7 @@ import { registerOpenApi } from './http/openapi.ts';
 import { registerValidation } from './http/validation.ts';
 import { OutboxWorker } from './jobs/outbox.worker.ts';
 import { ApiKeyCache } from './modules/api-keys/api-key-cache.ts';
-import type { Clock } from './modules/webhooks/webhook-clock.ts';
+import type { Clock } from './lib/clock.ts';
 import type { WebhookWorkerOptions } from './modules/webhooks/webhook-worker.ts';
 import { createServices, type Services } from './services.ts';
 import { ADMIN_PREFIX, operatorApi } from './surfaces/operator-api.ts';

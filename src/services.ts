@@ -24,12 +24,12 @@ import { AgentsService } from './modules/agents/agents.service.ts';
 import { openAiEmbeddings } from './modules/search/embeddings.client.ts';
 import { SearchService } from './modules/search/search.service.ts';
 import { createFileStorage } from './storage/create-file-storage.ts';
-import type { Clock } from './modules/webhooks/webhook-clock.ts';
+import type { Clock } from './lib/clock.ts';
 import type { WebhookWorkerOptions } from './modules/webhooks/webhook-worker.ts';
 import { createWebhooks } from './modules/webhooks/webhooks.module.ts';
 import { ExportsService } from './modules/exports/exports.service.ts';
 import { TimelineService } from './modules/timeline/timeline.service.ts';
-import { ConversationOpsService } from './modules/events/conversation-ops.service.ts';
+import { ConversationOpsService } from './modules/conversations/conversation-ops.service.ts';
 import { DomainEventDispatcher } from './modules/domain-events/domain-events.dispatcher.ts';
 import { webhookDeliveriesSubscriber } from './modules/webhooks/webhook-subscriber.ts';
 

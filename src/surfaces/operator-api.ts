@@ -6,7 +6,7 @@ import { agentsAdminRoutes } from '../modules/agents/agents.admin-routes.ts';
 import { channelsAdminRoutes } from '../modules/channels/channels.routes.ts';
 import { contactFieldsAdminRoutes } from '../modules/contact-fields/contact-fields.routes.ts';
 import { contactsAdminRoutes } from '../modules/contacts/contacts.admin-routes.ts';
-import { conversationOpsRoutes } from '../modules/events/conversation-ops.routes.ts';
+import { conversationOpsRoutes } from '../modules/conversations/conversation-ops.routes.ts';
 import { importRoutes } from '../modules/import/import.routes.ts';
 import { searchAdminRoutes } from '../modules/search/search.admin-routes.ts';
 import { teamsAdminRoutes } from '../modules/teams/teams.routes.ts';

@@ -4,7 +4,7 @@ import { newId } from '../../lib/ids.ts';
 import type { DashboardLinks } from '../../lib/links.ts';
 import { mediaRepository } from '../media/media.repository.ts';
 import type { MediaSigningKey } from '../media/media.signing.ts';
-import { isoAt, type Clock } from './webhook-clock.ts';
+import { isoAt, type Clock } from '../../lib/clock.ts';
 import { webhookDeliveriesRepository } from './webhook-deliveries.repository.ts';
 import { messageCreatedPayload } from './webhook-payload.ts';
 import { webhooksRepository } from './webhooks.repository.ts';

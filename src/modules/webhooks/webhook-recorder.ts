@@ -1,6 +1,6 @@
 import type { Db } from '../../db/database.ts';
 import { newId } from '../../lib/ids.ts';
-import { isoAt, type Clock } from './webhook-clock.ts';
+import { isoAt, type Clock } from '../../lib/clock.ts';
 import {
   webhookDeliveriesRepository as deliveries,
   type ClaimedDelivery,

@@ -2,7 +2,7 @@ import type { Dispatcher } from 'undici';
 import type { Db } from '../../db/database.ts';
 import { SecretBoxError, type SecretBox } from '../../lib/secret-box.ts';
 import type { TargetPolicy } from '../../net/ssrf-guard.ts';
-import { isoAt, type Clock } from './webhook-clock.ts';
+import { isoAt, type Clock } from '../../lib/clock.ts';
 import { webhookDeliveriesRepository as deliveries, type ClaimedDelivery } from './webhook-deliveries.repository.ts';
 import { AttemptRecorder } from './webhook-recorder.ts';
 import { sendAttempt, type AttemptResult } from './webhook-sender.ts';

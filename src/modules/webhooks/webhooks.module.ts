@@ -4,7 +4,7 @@ import { CursorCodec } from '../../http/cursor.ts';
 import { dashboardLinks } from '../../lib/links.ts';
 import { SecretBox } from '../../lib/secret-box.ts';
 import { guardedAgent } from '../../net/ssrf-guard.ts';
-import { systemClock, type Clock } from './webhook-clock.ts';
+import { systemClock, type Clock } from '../../lib/clock.ts';
 import { WebhookEvents } from './webhook-events.ts';
 import { WebhookDeliveryWorker, type WebhookWorkerOptions } from './webhook-worker.ts';
 import { WebhooksService } from './webhooks.service.ts';

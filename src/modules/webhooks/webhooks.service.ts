@@ -4,7 +4,7 @@ import { AppError, badRequest, conflict, notFound } from '../../http/errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { resealStored, type SealCounts, type SecretBox } from '../../lib/secret-box.ts';
 import { checkTargetUrl, SsrfError, type TargetPolicy } from '../../net/ssrf-guard.ts';
-import { isoAt, type Clock } from './webhook-clock.ts';
+import { isoAt, type Clock } from '../../lib/clock.ts';
 import {
   webhookDeliveriesRepository as deliveries,
   type AttemptRow,

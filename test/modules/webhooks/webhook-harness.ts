@@ -7,7 +7,7 @@ import { buildApp } from '../../../src/app.ts';
 import type { Config } from '../../../src/config.ts';
 import { openDatabase, type DatabaseHandle, type Db } from '../../../src/db/database.ts';
 import { migrateToLatest } from '../../../src/db/migrate.ts';
-import type { Clock } from '../../../src/modules/webhooks/webhook-clock.ts';
+import type { Clock } from '../../../src/lib/clock.ts';
 import { MessageCreatedBody } from '../../../src/modules/webhooks/webhook-payload.schemas.ts';
 import type { WebhookWorkerOptions } from '../../../src/modules/webhooks/webhook-worker.ts';
 import { insertContact, insertConversation, insertMessage } from '../../helpers/factories.ts';

@@ -1,11 +1,11 @@
 import type { Db } from '../../db/database.ts';
 import { badRequest, notFound } from '../../http/errors.ts';
 import { agentsRepository } from '../agents/agents.repository.ts';
-import { manualControlChange } from '../conversations/manual-control.ts';
+import { manualControlChange } from './manual-control.ts';
 import { usersRepository } from '../users/users.repository.ts';
 import type { DomainEventDispatcher } from '../domain-events/domain-events.dispatcher.ts';
 import { conversationOpsRepository, type OpsConversationRow } from './conversation-ops.repository.ts';
-import * as events from './events.writer.ts';
+import * as events from '../events/events.writer.ts';
 
 /** Who acts through the operator API: a team member (dashboard) when `user_id` is given, else the system. */
 export interface OpsActor {

@@ -1,4 +1,4 @@
-/** Where webhook code reads the time; injected so tests can move it (retry schedule, 5-day rule, log expiry). */
+/** Where time is read by what schedules work (webhook retries, the 5-day rule, log expiry); injected so tests can move it. */
 export interface Clock {
   /** Milliseconds since the epoch. */
   now(): number;
