@@ -1,4 +1,7 @@
-/** Where time is read by what schedules work (webhook retries, the 5-day rule, log expiry); injected so tests can move it. */
+/**
+ * Where time is read by what schedules work (webhook retries, the 5-day rule, log expiry); injected so
+ * tests can move it.
+ */
 export interface Clock {
   /** Milliseconds since the epoch. */
   now(): number;
