@@ -55,6 +55,28 @@ export default tseslint.config(
     },
   },
   {
+    // Modules refuse with domain errors (src/lib/domain-errors.ts); only routes and the HTTP layer speak HTTP.
+    files: ['src/modules/**/*.ts'],
+    ignores: ['src/modules/**/*routes.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '(^|/)channels/[^/]+/',
+              message: 'Reach a channel adapter through src/channels/registry.ts (its ChannelKind entry).',
+            },
+            {
+              regex: '(^|/)http/errors\\.ts$',
+              message: 'Throw a DomainError (src/lib/domain-errors.ts); src/http/errors.ts maps it to a status.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     files: ['src/**/*.ts'],
     ignores: ['src/channels/*/**'],
     rules: {

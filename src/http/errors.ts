@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
+import { DomainError, type ErrorKind } from '../lib/domain-errors.ts';
 
 export type ErrorCode =
   | 'validation_error'
@@ -32,6 +33,18 @@ export const notFound = (what: string) => new AppError(404, 'not_found', `${what
 export const badRequest = (message: string, details?: unknown[]) =>
   new AppError(400, 'validation_error', message, details);
 export const conflict = (message: string, details?: unknown[]) => new AppError(409, 'conflict', message, details);
+
+/** The HTTP status of each kind of refusal the modules throw. */
+const statusOf: Record<ErrorKind, number> = {
+  invalid: 400,
+  unauthorized: 401,
+  forbidden: 403,
+  not_found: 404,
+  conflict: 409,
+  key_reused: 422,
+  unsupported: 415,
+  unavailable: 503,
+};
 
 const codeByStatus: Record<number, ErrorCode> = {
   400: 'validation_error',
@@ -89,9 +102,12 @@ export function answerClientError(err: NodeJS.ErrnoException, socket: Socket): v
 
 /** Maps every failure to the error body; a 500 is logged and never shows its internals. */
 export function registerErrorHandling(app: FastifyInstance): void {
-  app.setErrorHandler((err: FastifyError | AppError, request, reply) => {
+  app.setErrorHandler((err: FastifyError | AppError | DomainError, request, reply) => {
     if (err instanceof AppError) {
       return reply.status(err.status).send(errorBody(err.code, err.message, err.details));
+    }
+    if (err instanceof DomainError) {
+      return reply.status(statusOf[err.kind]).send(errorBody(err.code, err.message, err.details));
     }
     if (err.validation) {
       const details = err.validation.map((v) => ({

@@ -1,5 +1,5 @@
 import type { Db } from '../../db/database.ts';
-import { badRequest, notFound } from '../../http/errors.ts';
+import { invalid, notFound } from '../../lib/domain-errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { mergeJson } from '../../lib/json-merge.ts';
 import { agentsRepository, type AgentValues } from './agents.repository.ts';
@@ -95,7 +95,7 @@ function completeTools(tools: Record<string, Tool>, sent: Record<string, Tool>):
   for (const name of Object.keys(sent)) {
     const tool = Object.hasOwn(tools, name) ? tools[name] : {};
     if (typeof tool.enabled !== 'boolean') {
-      throw badRequest(`tool "${name}" is new: send its enabled`, [
+      throw invalid(`tool "${name}" is new: send its enabled`, [
         { location: 'body', path: `/agent/tools/${name}/enabled`, message: 'required for a new tool' },
       ]);
     }
@@ -113,12 +113,12 @@ function checkSizes(values: AgentValues): void {
     const value = values[field];
     const maxKeys = field === 'tools' ? AGENT_LIMITS.tools : AGENT_LIMITS.jsonKeys;
     if (Object.keys(value).length > maxKeys) {
-      throw badRequest(`${field} would hold more than ${maxKeys} keys`, [
+      throw invalid(`${field} would hold more than ${maxKeys} keys`, [
         { location: 'body', path: `/agent/${field}`, message: 'too many keys' },
       ]);
     }
     if (Buffer.byteLength(JSON.stringify(value)) > AGENT_LIMITS.jsonFieldBytes) {
-      throw badRequest(`${field} is larger than ${AGENT_LIMITS.jsonFieldBytes} bytes`, [
+      throw invalid(`${field} is larger than ${AGENT_LIMITS.jsonFieldBytes} bytes`, [
         { location: 'body', path: `/agent/${field}`, message: 'too large' },
       ]);
     }

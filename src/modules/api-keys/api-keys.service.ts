@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Db } from '../../db/database.ts';
-import { notFound } from '../../http/errors.ts';
+import { notFound } from '../../lib/domain-errors.ts';
 import { newId } from '../../lib/ids.ts';
 import type { ApiKeyCache } from './api-key-cache.ts';
 import { apiKeysRepository } from './api-keys.repository.ts';

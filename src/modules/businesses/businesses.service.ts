@@ -1,5 +1,5 @@
 import type { Db } from '../../db/database.ts';
-import { notFound } from '../../http/errors.ts';
+import { notFound } from '../../lib/domain-errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { businessesRepository } from './businesses.repository.ts';
 

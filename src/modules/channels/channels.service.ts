@@ -10,7 +10,7 @@ import {
 } from '../../channels/registry.ts';
 import type { Db } from '../../db/database.ts';
 import { isUniqueViolation } from '../../db/errors.ts';
-import { badRequest, conflict, notFound } from '../../http/errors.ts';
+import { conflict, invalid, notFound } from '../../lib/domain-errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { resealStored, type SealCounts, type SecretBox } from '../../lib/secret-box.ts';
 import { ChannelCache } from './channel-cache.ts';
@@ -60,9 +60,9 @@ export class ChannelsService {
     const provider = body.provider;
     // A type some provider kind serves is sent and received through it, so it needs one.
     if (!provider && kindsServing(body.type).length > 0)
-      throw badRequest(`a ${body.type} channel needs its provider`, [{ path: '/provider' }]);
+      throw invalid(`a ${body.type} channel needs its provider`, [{ path: '/provider' }]);
     if (provider && !kindsServing(body.type).some((k) => k.kind === provider.kind)) {
-      throw badRequest(`provider ${provider.kind} does not serve ${body.type} channels`, [{ path: '/provider/kind' }]);
+      throw invalid(`provider ${provider.kind} does not serve ${body.type} channels`, [{ path: '/provider/kind' }]);
     }
     const account = provider ? providerAccountOf(provider) : null;
     if (await channelsRepository.findByIdentifier(this.db, businessId, body.type, identifier))
@@ -103,12 +103,12 @@ export class ChannelsService {
     const row = await this.get(businessId, id);
     let providerConfig: ProviderConfig | undefined;
     if (body.provider !== undefined) {
-      if (!row.provider_kind) throw badRequest('the channel has no provider to update', [{ path: '/provider' }]);
+      if (!row.provider_kind) throw invalid('the channel has no provider to update', [{ path: '/provider' }]);
       const kind = channelKind(row.provider_kind);
       const replaceable = new Set<string>([...(kind?.rotatingFields ?? []), ...(kind?.changeableFields ?? [])]);
       const other = Object.keys(body.provider).find((field) => !replaceable.has(field));
       if (other !== undefined)
-        throw badRequest(`provider ${row.provider_kind} has no field ${other} to replace`, [
+        throw invalid(`provider ${row.provider_kind} has no field ${other} to replace`, [
           { path: `/provider/${other}` },
         ]);
       providerConfig = { ...this.openConfig(row), ...body.provider };
@@ -259,11 +259,11 @@ export class ChannelsService {
   private identifierOf(type: string, identifier: string): string {
     const trimmed = identifier.trim();
     if (!kindsServing(type).some((k) => k.address.kind === 'phone')) {
-      if (trimmed === '') throw badRequest('identifier must not be blank', [{ path: '/identifier' }]);
+      if (trimmed === '') throw invalid('identifier must not be blank', [{ path: '/identifier' }]);
       return trimmed;
     }
     if (!/^\+?[0-9]{8,15}$/.test(trimmed)) {
-      throw badRequest(`a ${type} identifier is the number in digits with country code`, [{ path: '/identifier' }]);
+      throw invalid(`a ${type} identifier is the number in digits with country code`, [{ path: '/identifier' }]);
     }
     return trimmed.replace(/^\+/, '');
   }

@@ -1,6 +1,6 @@
 import type { Db } from '../../db/database.ts';
 import { isUniqueViolation } from '../../db/errors.ts';
-import { conflict } from '../../http/errors.ts';
+import { conflict } from '../../lib/domain-errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { contactFieldsRepository } from './contact-fields.repository.ts';
 

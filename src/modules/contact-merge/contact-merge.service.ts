@@ -1,5 +1,5 @@
 import type { Db } from '../../db/database.ts';
-import { badRequest, notFound } from '../../http/errors.ts';
+import { invalid, notFound } from '../../lib/domain-errors.ts';
 import { contactFieldChanged } from '../events/events.writer.ts';
 import { contactsChanged } from '../domain-events/domain-events.writer.ts';
 import { planMerge } from './contact-merge.rules.ts';
@@ -17,7 +17,7 @@ export class ContactMergeService {
   async merge(businessId: string, body: MergeBody): Promise<{ success: true; survivor_id: string }> {
     const { survivor_id: survivorId, loser_id: loserId } = body;
     if (survivorId.toLowerCase() === loserId.toLowerCase())
-      throw badRequest('survivor_id and loser_id must be two different contacts');
+      throw invalid('survivor_id and loser_id must be two different contacts');
 
     await this.db.transaction().execute(async (trx) => {
       const rows = await repo.lockPair(trx, businessId, [survivorId, loserId]);
@@ -25,7 +25,7 @@ export class ContactMergeService {
       const loser = rows.find((r) => r.id === loserId.toLowerCase());
       if (!survivor) throw notFound('survivor contact');
       if (!loser) throw notFound('loser contact');
-      if (survivor.is_test !== loser.is_test) throw badRequest('a test contact cannot be merged with a real one');
+      if (survivor.is_test !== loser.is_test) throw invalid('a test contact cannot be merged with a real one');
 
       const loserAssignee =
         survivor.assigned_user_id === null && loser.assigned_user_id !== null

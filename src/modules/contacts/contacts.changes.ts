@@ -1,6 +1,6 @@
 import type { Updateable } from 'kysely';
 import type { ContactsTable } from '../../db/types.ts';
-import { badRequest } from '../../http/errors.ts';
+import { invalid } from '../../lib/domain-errors.ts';
 import type { FieldChange } from '../events/events.writer.ts';
 import type { ContactRow } from './contacts.repository.ts';
 import type { UpdateContactBody } from './contacts.schemas.ts';
@@ -46,7 +46,7 @@ export function planUpdate(
 
   if (body.name !== undefined) {
     const { first, last } = splitName(body.name);
-    if (first === '') throw badRequest('name must contain a non-blank character', [{ path: '/name' }]);
+    if (first === '') throw invalid('name must contain a non-blank character', [{ path: '/name' }]);
     if (first !== row.first_name) {
       values.first_name = first;
       change('first_name', row.first_name, first);
@@ -76,9 +76,7 @@ export function planUpdate(
     }
     const count = Object.keys(merged).length;
     if (count > MAX_STORED_CUSTOM_FIELDS && count > Object.keys(row.custom_fields).length) {
-      throw badRequest(`a contact holds at most ${MAX_STORED_CUSTOM_FIELDS} custom fields`, [
-        { path: '/custom_fields' },
-      ]);
+      throw invalid(`a contact holds at most ${MAX_STORED_CUSTOM_FIELDS} custom fields`, [{ path: '/custom_fields' }]);
     }
     if (changes.some((c) => c.custom)) values.custom_fields = merged;
   }

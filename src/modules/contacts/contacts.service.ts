@@ -1,6 +1,6 @@
 import type { Db } from '../../db/database.ts';
 import { isUniqueViolation } from '../../db/errors.ts';
-import { badRequest, conflict, notFound } from '../../http/errors.ts';
+import { conflict, invalid, notFound } from '../../lib/domain-errors.ts';
 import { isUuid, newId } from '../../lib/ids.ts';
 import type { DashboardLinks } from '../../lib/links.ts';
 import { normalisePhone } from '../../lib/phone.ts';
@@ -21,7 +21,7 @@ import {
 
 function parsePhone(input: string, field: string) {
   const phone = normalisePhone(input);
-  if (!phone) throw badRequest(`${field} is not a valid phone number with country code`, [{ path: `/${field}` }]);
+  if (!phone) throw invalid(`${field} is not a valid phone number with country code`, [{ path: `/${field}` }]);
   return phone;
 }
 
@@ -35,7 +35,7 @@ export class ContactsService {
   /** Contacts matching any identifier sent (aliases resolve to the survivor), oldest first, at most 50. */
   async search(businessId: string, query: SearchQuery) {
     if (query.email === undefined && query.phone === undefined && query.external_id === undefined) {
-      throw badRequest('send at least one of email, phone, external_id');
+      throw invalid('send at least one of email, phone, external_id');
     }
     const ids: ContactIdentifiers = { email: query.email, externalId: query.external_id };
     if (query.phone !== undefined) ids.phoneKey = parsePhone(query.phone, 'phone').key;
@@ -56,7 +56,7 @@ export class ContactsService {
     const phone = input.phone_number === undefined ? undefined : parsePhone(input.phone_number, 'phone_number');
     const email = input.email?.trim();
     if (email === undefined && phone === undefined && input.external_id === undefined) {
-      throw badRequest('send at least one of email, phone_number, external_id');
+      throw invalid('send at least one of email, phone_number, external_id');
     }
     const claims: { field: string; identity: ContactIdentity; ids: ContactIdentifiers }[] = [];
     if (email !== undefined)
@@ -117,14 +117,14 @@ export class ContactsService {
   /** Applies the changed fields and records them as one `contact_field_changed` event, in one transaction. */
   async update(businessId: string, id: string, body: UpdateContactBody): Promise<ContactCamelForm> {
     if (body.assigned_user !== undefined && body.unassign_user === true) {
-      throw badRequest('send either assigned_user or unassign_user, not both');
+      throw invalid('send either assigned_user or unassign_user, not both');
     }
     return this.db.transaction().execute(async (trx) => {
       const row = await this.require(trx, businessId, id, true);
       let assignee: { id: string; email: string } | undefined;
       if (body.assigned_user !== undefined) {
         assignee = await usersRepository.findByEmail(trx, businessId, body.assigned_user);
-        if (!assignee) throw badRequest('assigned_user is not a user of the business', [{ path: '/assigned_user' }]);
+        if (!assignee) throw invalid('assigned_user is not a user of the business', [{ path: '/assigned_user' }]);
       }
       const current = row.assigned_user_id
         ? ((await usersRepository.find(trx, businessId, row.assigned_user_id)) ?? null)

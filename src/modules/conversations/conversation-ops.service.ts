@@ -1,5 +1,5 @@
 import type { Db } from '../../db/database.ts';
-import { badRequest, notFound } from '../../http/errors.ts';
+import { invalid, notFound } from '../../lib/domain-errors.ts';
 import { agentsRepository } from '../agents/agents.repository.ts';
 import { manualControlChange } from './manual-control.ts';
 import { usersRepository } from '../users/users.repository.ts';
@@ -36,9 +36,9 @@ export class ConversationOpsService {
     id: string,
     body: OpsActor & { active?: boolean; locked?: boolean; reason?: string },
   ) {
-    if (body.active === undefined && body.locked === undefined) throw badRequest('send active, locked or both');
+    if (body.active === undefined && body.locked === undefined) throw invalid('send active, locked or both');
     if (body.active === false && body.locked === true)
-      throw badRequest('a pinned conversation stays under manual control');
+      throw invalid('a pinned conversation stays under manual control');
     return this.run(businessId, id, body, async (trx, row, actor) => {
       const reason = body.reason ?? 'dashboard';
       const { active, locked, transitions } = manualControlChange(row, body);

@@ -1,6 +1,6 @@
 import type { Static } from 'typebox';
 import type { Db } from '../../db/database.ts';
-import { badRequest, conflict, notFound } from '../../http/errors.ts';
+import { conflict, invalid, notFound } from '../../lib/domain-errors.ts';
 import { normalisePhone } from '../../lib/phone.ts';
 import { conversationsRepository } from './conversations.repository.ts';
 import type { ConversationLookup, ConversationLookupQuery } from './conversations.schemas.ts';
@@ -34,20 +34,20 @@ export class ConversationsService {
   async lookup(businessId: string, query: ConversationLookupQuery): Promise<LookupAnswer> {
     const { phone, field_key: fieldKey, field_value: fieldValue } = query;
     if ((fieldKey === undefined) !== (fieldValue === undefined)) {
-      throw badRequest('field_key and field_value must be sent together');
+      throw invalid('field_key and field_value must be sent together');
     }
     if (phone === undefined && fieldKey === undefined) {
-      throw badRequest('send at least one lookup method: phone, or field_key with field_value');
+      throw invalid('send at least one lookup method: phone, or field_key with field_value');
     }
     const phoneKey = phone === undefined ? undefined : normalisePhone(phone)?.key;
     if (phone !== undefined && phoneKey === undefined) {
-      throw badRequest('phone must be a phone number: digits with country code', [
+      throw invalid('phone must be a phone number: digits with country code', [
         { location: 'querystring', path: '/phone', message: 'not a phone number' },
       ]);
     }
     const values = fieldValue === undefined ? [] : fieldValues(fieldValue);
     if (fieldKey !== undefined && !(await conversationsRepository.fieldDefined(this.db, businessId, fieldKey))) {
-      throw badRequest(`field_key "${fieldKey}" is not a contact field of this business`, [
+      throw invalid(`field_key "${fieldKey}" is not a contact field of this business`, [
         { location: 'querystring', path: '/field_key', message: 'unknown contact field' },
       ]);
     }

@@ -1,6 +1,6 @@
 import type { Db } from '../../db/database.ts';
 import { CursorCodec } from '../../http/cursor.ts';
-import { badRequest } from '../../http/errors.ts';
+import { invalid } from '../../lib/domain-errors.ts';
 import type { SecretKeys } from '../../lib/secret-keys.ts';
 import { CHANNELS } from '../../channels/channel-types.ts';
 import { EVENT_TYPES } from '../events/events.writer.ts';
@@ -63,7 +63,7 @@ export class ExportsService {
     if (query.cursor !== undefined) {
       const state = this.cursors.decode(query.cursor, scope);
       const until = state.extra?.until;
-      if (!until) throw badRequest('invalid cursor');
+      if (!until) throw invalid('invalid cursor');
       return {
         range: { since: since.iso, until, after: { createdAt: state.createdAt, id: state.id }, limit: query.limit },
         scope,

@@ -1,4 +1,4 @@
-import { badRequest } from '../../http/errors.ts';
+import { invalid } from '../../lib/domain-errors.ts';
 import { EARLIEST_MS, LATEST_MS } from '../../lib/formats.ts';
 
 const DATE_TIME = /^(\d{4}-\d{2}-\d{2})(?:[T ](\d{2}:\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|[+-]\d{2}:?\d{2})?)?$/i;
@@ -17,8 +17,7 @@ export interface Instant {
  */
 export function parseInstant(raw: string, field: string): Instant {
   const m = DATE_TIME.exec(raw.trim());
-  const bad = () =>
-    badRequest(`${field} must be an ISO 8601 date-time`, [{ location: 'querystring', path: `/${field}` }]);
+  const bad = () => invalid(`${field} must be an ISO 8601 date-time`, [{ location: 'querystring', path: `/${field}` }]);
   if (!m) throw bad();
   const [, date, hm = '00:00', sec = '00', fraction = '', zone = 'Z'] = m;
   // Date.parse would roll an impossible day over (February 30 into March 2).
@@ -54,9 +53,9 @@ export function nowInstant(): Instant {
 /** The contract's window: `until` after `since`, at most 31 days apart. */
 export function checkWindow(since: Instant, until: Instant): void {
   if (until.micros <= since.micros)
-    throw badRequest('until must be after since', [{ location: 'querystring', path: '/until' }]);
+    throw invalid('until must be after since', [{ location: 'querystring', path: '/until' }]);
   if (until.micros - since.micros > MAX_WINDOW_MICROS) {
-    throw badRequest('since and until must be at most 31 days apart; request longer periods in pieces', [
+    throw invalid('since and until must be at most 31 days apart; request longer periods in pieces', [
       { location: 'querystring', path: '/until' },
     ]);
   }
@@ -78,10 +77,10 @@ export function parseList<T extends string>(
     ),
   ];
   if (values.length === 0)
-    throw badRequest(`${field} must name at least one value`, [{ location: 'querystring', path: `/${field}` }]);
+    throw invalid(`${field} must name at least one value`, [{ location: 'querystring', path: `/${field}` }]);
   const unknown = values.filter((v) => !(allowed as readonly string[]).includes(v));
   if (unknown.length > 0) {
-    throw badRequest(`unknown ${field}: ${unknown.join(', ')}`, [
+    throw invalid(`unknown ${field}: ${unknown.join(', ')}`, [
       { location: 'querystring', path: `/${field}`, message: `allowed: ${allowed.join(', ')}` },
     ]);
   }

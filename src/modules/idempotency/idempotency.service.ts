@@ -1,5 +1,5 @@
 import type { Db } from '../../db/database.ts';
-import { conflict } from '../../http/errors.ts';
+import { conflict } from '../../lib/domain-errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { idempotencyRepository, type IdempotencyKey, type Lease } from './idempotency.repository.ts';
 

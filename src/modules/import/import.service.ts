@@ -1,5 +1,5 @@
 import type { Db } from '../../db/database.ts';
-import { notFound } from '../../http/errors.ts';
+import { notFound } from '../../lib/domain-errors.ts';
 import { businessesRepository } from '../businesses/businesses.repository.ts';
 import { ImportRun } from './import-run.ts';
 import type { ImportRecord, ImportResult } from './import.schemas.ts';

@@ -4,6 +4,7 @@ import { Type } from 'typebox';
 import { webhookSegments, type WebhookKind } from '../../channels/registry.ts';
 import { responses } from '../../http/common.schemas.ts';
 import { AppError, notFound } from '../../http/errors.ts';
+import { DomainError } from '../../lib/domain-errors.ts';
 
 /** Meta posts batches of up to a few hundred KB; 3 MB leaves room without inviting abuse. */
 export const WEBHOOK_BODY_LIMIT = 3 * 1024 * 1024;
@@ -38,7 +39,7 @@ export const inboundRoutes: FastifyPluginAsyncTypebox = async (app) => {
       .receive(provider, request.body, request.headers)
       .catch((err: unknown) => {
         // A refused notification usually means a misconfigured secret: worth a line in the log.
-        if (err instanceof AppError && err.status === 401)
+        if (err instanceof DomainError && err.kind === 'unauthorized')
           request.log.warn({ provider, reason: err.message }, 'notification refused');
         throw err;
       });

@@ -4,7 +4,7 @@ import { messageStatusOf, ProviderError } from '../../channels/provider.ts';
 import type { WebhookNotification, WebhookTransport } from '../../channels/channel-kind.ts';
 import { channelKind } from '../../channels/registry.ts';
 import type { Db } from '../../db/database.ts';
-import { AppError, badRequest } from '../../http/errors.ts';
+import { DomainError, invalid } from '../../lib/domain-errors.ts';
 import type { OutboxWorker } from '../../jobs/outbox.worker.ts';
 import type { ChannelRow, ChannelsService } from '../channels/channels.service.ts';
 import { identityLockName } from '../contacts/contact-identity.ts';
@@ -36,16 +36,20 @@ export interface InboundSummary {
   duplicateSends: { messageId: string; providerMessageIds: [string, string] }[];
 }
 
-const refused = (message: string) => new AppError(401, 'unauthorized', message);
+const refused = (message: string) => new DomainError('unauthorized', 'unauthorized', message);
 
 /**
  * A channel of the notification is no longer the one it was read as (deleted, or its account given to
  * another business, by another process): nothing of it is stored, and it is read again. A 503 when
  * that happens twice in a row, so the provider delivers the notification again later.
  */
-class ChannelChanged extends AppError {
+class ChannelChanged extends DomainError {
   constructor() {
-    super(503, 'unavailable', 'a channel of this notification changed while it was being stored; deliver it again');
+    super(
+      'unavailable',
+      'unavailable',
+      'a channel of this notification changed while it was being stored; deliver it again',
+    );
   }
 }
 
@@ -95,7 +99,7 @@ export class InboundService {
         ? await this.channels.findBySecret(kind, handshake.lookupField, token)
         : undefined;
     const challenge = channel ? (this.channels.providerFor(channel).verifySubscription?.(query) ?? null) : null;
-    if (challenge === null) throw new AppError(403, 'forbidden', 'verification refused');
+    if (challenge === null) throw new DomainError('forbidden', 'forbidden', 'verification refused');
     return challenge;
   }
 
@@ -114,7 +118,7 @@ export class InboundService {
     try {
       read = transport.read(body);
     } catch (err) {
-      if (err instanceof ProviderError) throw badRequest(err.message);
+      if (err instanceof ProviderError) throw invalid(err.message);
       throw err;
     }
     const receive = async (fresh: boolean) => {
@@ -333,7 +337,7 @@ const messageReference = (status: StatusUpdate) =>
   status.reference && isUuid(status.reference) ? status.reference : undefined;
 
 function parseBody(raw: Buffer): unknown {
-  if (raw.length === 0) throw badRequest('empty notification body');
+  if (raw.length === 0) throw invalid('empty notification body');
   const text = raw.toString('utf8');
   // PostgreSQL stores neither a NUL nor a lone surrogate (JSON writes them \u0000, \ud83d): a
   // customer's message carrying one is stored without it, rather than refused and redelivered by
@@ -344,7 +348,7 @@ function parseBody(raw: Buffer): unknown {
   try {
     return parseJson(text, reviver, { protoAction: 'remove', constructorAction: 'remove' });
   } catch {
-    throw badRequest('malformed JSON body');
+    throw invalid('malformed JSON body');
   }
 }
 

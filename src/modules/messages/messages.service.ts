@@ -1,5 +1,5 @@
 import type { Db } from '../../db/database.ts';
-import { notFound } from '../../http/errors.ts';
+import { notFound } from '../../lib/domain-errors.ts';
 import { contactsRepository, type ContactRow } from '../contacts/contacts.repository.ts';
 import { messagesRepository, type ContactMessageRow } from './messages.repository.ts';
 import type { MediaLink, MediaService } from '../media/media.service.ts';

@@ -2,7 +2,7 @@ import { isDeepStrictEqual } from 'node:util';
 import type { Db } from '../../db/database.ts';
 import { isUniqueViolation } from '../../db/errors.ts';
 import { enqueueJob, type JobHandler, type OutboxWorker } from '../../jobs/outbox.worker.ts';
-import { badRequest, conflict } from '../../http/errors.ts';
+import { conflict, invalid } from '../../lib/domain-errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { isJsonObject } from '../../lib/json-merge.ts';
 import type { EmbeddingProvider } from './embeddings.client.ts';
@@ -57,7 +57,7 @@ export class SearchService {
   async upsertItem(businessId: string, input: UpsertItemInput): Promise<SearchItemRecord> {
     const collection = await searchRepository.findCollection(this.db, businessId, input.collection_id);
     if (!collection) {
-      throw badRequest('collection_id is not a collection of this business', [
+      throw invalid('collection_id is not a collection of this business', [
         { location: 'body', path: '/collection_id', message: 'unknown collection' },
       ]);
     }
@@ -129,7 +129,7 @@ export function embeddingInput(item: Record<string, unknown>, fields: string[]):
     if (value !== undefined && value !== null) picked[field] = value;
   }
   if (Object.keys(picked).length === 0) {
-    throw badRequest(
+    throw invalid(
       `the item has none of the collection's embedding_fields (${fields.join(', ')}): send one of them, or embedding_json`,
       [{ location: 'body', path: '/item', message: 'no embedding field' }],
     );
@@ -139,7 +139,7 @@ export function embeddingInput(item: Record<string, unknown>, fields: string[]):
 
 function checkSize(value: unknown, limit: number, path: string): void {
   if (Buffer.byteLength(JSON.stringify(value)) > limit) {
-    throw badRequest(`${path.slice(1)} is larger than ${limit / 1024} KiB`, [
+    throw invalid(`${path.slice(1)} is larger than ${limit / 1024} KiB`, [
       { location: 'body', path, message: 'too large' },
     ]);
   }

@@ -1,5 +1,5 @@
 import type { MediaKind, OutboundContent } from '../../channels/provider.ts';
-import { AppError, badRequest } from '../../http/errors.ts';
+import { DomainError, invalid } from '../../lib/domain-errors.ts';
 import type { SendBody } from './sending.schemas.ts';
 
 /** What a free-form send delivers, and the text stored with the message. */
@@ -17,20 +17,19 @@ export function freeFormContent(
   content: SendBody['content'],
 ): FreeFormContent {
   if (type === 'text') {
-    if (content.text === undefined) throw badRequest('a text message needs content.text', field('text'));
+    if (content.text === undefined) throw invalid('a text message needs content.text', field('text'));
     for (const name of ['url', 'caption', 'filename'] as const) {
-      if (content[name] !== undefined)
-        throw badRequest(`content.${name} does not belong to a text message`, field(name));
+      if (content[name] !== undefined) throw invalid(`content.${name} does not belong to a text message`, field(name));
     }
     return { content: { kind: 'text', text: content.text }, text: content.text };
   }
-  if (content.url === undefined) throw badRequest(`a ${type} message needs content.url`, field('url'));
+  if (content.url === undefined) throw invalid(`a ${type} message needs content.url`, field('url'));
   if (content.text !== undefined)
-    throw badRequest(`content.text does not belong to a ${type} message; use content.caption`, field('text'));
+    throw invalid(`content.text does not belong to a ${type} message; use content.caption`, field('text'));
   if (content.caption !== undefined && !captionKinds.has(type))
-    throw badRequest(`a ${type} message takes no caption`, field('caption'));
+    throw invalid(`a ${type} message takes no caption`, field('caption'));
   if (content.filename !== undefined && type !== 'document')
-    throw badRequest('only a document takes a filename', field('filename'));
+    throw invalid('only a document takes a filename', field('filename'));
   return {
     content: {
       kind: 'media',
@@ -45,12 +44,16 @@ export function freeFormContent(
 
 /** The contact refused messages (collected_data.opted_out) and the send does not record a new opt-in. */
 export const blocked = () =>
-  new AppError(400, 'blocked', 'the contact opted out of messages; send optin_contact: true once they opted in again');
+  new DomainError(
+    'invalid',
+    'blocked',
+    'the contact opted out of messages; send optin_contact: true once they opted in again',
+  );
 
 /** Outside the 24-hour service window only templates may be sent. */
 export const templateRequired = () =>
-  new AppError(
-    400,
+  new DomainError(
+    'invalid',
     'template_required',
     'the contact has not written on this channel in the last 24 hours; send a template',
   );

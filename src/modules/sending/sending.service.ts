@@ -1,5 +1,5 @@
 import type { Db } from '../../db/database.ts';
-import { AppError, badRequest, notFound } from '../../http/errors.ts';
+import { DomainError, invalid, notFound } from '../../lib/domain-errors.ts';
 import type { OutboxWorker } from '../../jobs/outbox.worker.ts';
 import { channelKind, templateChannelTypes } from '../../channels/registry.ts';
 import { agentsRepository } from '../agents/agents.repository.ts';
@@ -19,7 +19,8 @@ import { toSendConversation, toStatusRecord } from './sending.mappers.ts';
 import { sendingRepository } from './sending.repository.ts';
 import type { SendBody, SendTemplateBody, SendTemplateQuery } from './sending.schemas.ts';
 
-const forbidden = (what: string) => new AppError(403, 'forbidden', `${what} does not belong to the business`);
+const forbidden = (what: string) =>
+  new DomainError('forbidden', 'forbidden', `${what} does not belong to the business`);
 
 /**
  * Named variables the body of POST /send-template cannot carry: `phone` and `buttons` are its own
@@ -80,7 +81,7 @@ export class SendingService {
     const channel = await this.channels.findForSending(businessId, body.channel_uuid);
     if (!channel) throw notFound('channel');
     if (body.from !== channel.type)
-      throw badRequest(`from must be the type of channel_uuid (${channel.type})`, [{ path: '/from' }]);
+      throw invalid(`from must be the type of channel_uuid (${channel.type})`, [{ path: '/from' }]);
     const recipient = this.recipientOf(channel, body.to, 'to');
     const fields = new Set(body.fields?.split(',') ?? []);
     if (isPlain(body, fields)) {
@@ -114,12 +115,12 @@ export class SendingService {
     const result = await this.db.transaction().execute(async (trx) => {
       if (body.assigned_user !== undefined) {
         const user = await usersRepository.findByEmail(trx, businessId, body.assigned_user);
-        if (!user) throw badRequest('assigned_user is not a user of the business', [{ path: '/assigned_user' }]);
+        if (!user) throw invalid('assigned_user is not a user of the business', [{ path: '/assigned_user' }]);
         plan.assignedUserId = user.id;
       }
       if (body.team_uuid !== undefined) {
         if (!(await sendingRepository.team(trx, businessId, body.team_uuid)))
-          throw badRequest('team_uuid is not a team of the business', [{ path: '/team_uuid' }]);
+          throw invalid('team_uuid is not a team of the business', [{ path: '/team_uuid' }]);
         plan.teamId = body.team_uuid;
       }
       const accepted = await acceptOne(trx, plan);
@@ -152,13 +153,13 @@ export class SendingService {
     if (query.agent_id !== undefined && !(await agentsRepository.find(this.db, businessId, query.agent_id)))
       throw forbidden('agent_id');
     if (template.channel_id !== null && template.channel_id !== channel.id) {
-      throw badRequest('the template belongs to another number of the business', [{ path: '/from_phone_number' }]);
+      throw invalid('the template belongs to another number of the business', [{ path: '/from_phone_number' }]);
     }
     const recipient = this.recipientOf(channel, body.phone, 'phone');
     const unreachable = template.variables.find((v) => SEND_TEMPLATE_RESERVED.has(v));
     if (unreachable !== undefined) {
-      throw new AppError(
-        400,
+      throw new DomainError(
+        'invalid',
         'template_variable_missing',
         `template variable ${unreachable} cannot be filled here, where that field has another meaning: send this template with POST /messages/send and template_values`,
         [{ variable: unreachable }],
@@ -237,9 +238,9 @@ export class SendingService {
    */
   private recipientOf(channel: ChannelRow, to: string, field: string): SendPlan['recipient'] {
     const kind = channelKind(channel.provider_kind);
-    if (!kind) throw badRequest(`channel ${channel.id} has no provider to send with`, [{ path: '/channel_uuid' }]);
+    if (!kind) throw invalid(`channel ${channel.id} has no provider to send with`, [{ path: '/channel_uuid' }]);
     const address = kind.address.normalise(to);
-    if (!address) throw badRequest(`${field} is not ${kind.address.description}`, [{ path: `/${field}` }]);
+    if (!address) throw invalid(`${field} is not ${kind.address.description}`, [{ path: `/${field}` }]);
     return { digits: address.value, key: address.key };
   }
 
@@ -247,26 +248,24 @@ export class SendingService {
   private async contentOf(businessId: string, channel: ChannelRow, body: SendBody) {
     if (body.type !== 'template') {
       if (body.template_uuid !== undefined)
-        throw badRequest('template_uuid needs type template', [{ path: '/template_uuid' }]);
+        throw invalid('template_uuid needs type template', [{ path: '/template_uuid' }]);
       if (body.template_values !== undefined)
-        throw badRequest('template_values needs type template', [{ path: '/template_values' }]);
+        throw invalid('template_values needs type template', [{ path: '/template_values' }]);
       return freeFormContent(body.type, body.content);
     }
     if (body.template_uuid === undefined)
-      throw badRequest('a template message needs template_uuid', [{ path: '/template_uuid' }]);
+      throw invalid('a template message needs template_uuid', [{ path: '/template_uuid' }]);
     if (Object.keys(body.content).length > 0)
-      throw badRequest('a template message takes its content from the template; send content {}', [
-        { path: '/content' },
-      ]);
+      throw invalid('a template message takes its content from the template; send content {}', [{ path: '/content' }]);
     const template = await this.templates.get(businessId, body.template_uuid);
     if (!template) throw notFound('template');
     if (template.channel_id !== null && template.channel_id !== channel.id) {
-      throw badRequest('the template belongs to another channel of the business', [{ path: '/template_uuid' }]);
+      throw invalid('the template belongs to another channel of the business', [{ path: '/template_uuid' }]);
     }
     // template_values fill the template's variables in the order they appear.
     const values = body.template_values ?? [];
     if (values.length > template.variables.length)
-      throw badRequest(`the template has ${template.variables.length} variables`, [{ path: '/template_values' }]);
+      throw invalid(`the template has ${template.variables.length} variables`, [{ path: '/template_values' }]);
     const byKey = Object.fromEntries(values.map((value, i) => [template.variables[i], value]));
     const rendered = this.templates.render(template, { byKey });
     return { content: rendered.content, text: rendered.text, templateId: template.id };

@@ -1,4 +1,4 @@
-import { badRequest } from '../../http/errors.ts';
+import { invalid } from '../../lib/domain-errors.ts';
 import type { CreateTemplateBody } from './templates.schemas.ts';
 
 // WhatsApp's placeholder forms: `{{1}}` positional, `{{first_name}}` named (lower-case letters,
@@ -14,7 +14,7 @@ export function bodyVariables(body: string): string[] {
     .map((m) => m[0])
     .filter((p) => !/^\{\{([0-9]+|[a-z_][a-z0-9_]*)\}\}$/.test(p));
   if (malformed.length > 0) {
-    throw badRequest(
+    throw invalid(
       `malformed placeholder ${malformed[0]}: use {{1}} or {{name}} (lower-case letters, digits, underscores)`,
       [{ field: 'body' }],
     );
@@ -22,13 +22,13 @@ export function bodyVariables(body: string): string[] {
   if (found.length === 0) return [];
   const numeric = found.filter((name) => /^[0-9]+$/.test(name));
   if (numeric.length > 0 && numeric.length < found.length) {
-    throw badRequest('body mixes positional ({{1}}) and named ({{name}}) placeholders', [{ field: 'body' }]);
+    throw invalid('body mixes positional ({{1}}) and named ({{name}}) placeholders', [{ field: 'body' }]);
   }
   if (numeric.length === 0) return [...new Set(found)];
   // Positional values travel as a list, so the numbers must run 1..n without a gap.
   const numbers = [...new Set(numeric.map(Number))].sort((a, b) => a - b);
   if (numbers.some((n, i) => n !== i + 1)) {
-    throw badRequest('positional placeholders must be numbered {{1}}, {{2}}, ... without gaps', [{ field: 'body' }]);
+    throw invalid('positional placeholders must be numbered {{1}}, {{2}}, ... without gaps', [{ field: 'body' }]);
   }
   return numbers.map(String);
 }
@@ -38,24 +38,23 @@ export function checkTemplate(input: CreateTemplateBody): string[] {
   const variables = bodyVariables(input.body);
   for (const field of ['header', 'footer'] as const) {
     const text = input[field];
-    if (text !== undefined && /\{\{.*?\}\}/.test(text))
-      throw badRequest(`${field} cannot hold placeholders`, [{ field }]);
+    if (text !== undefined && /\{\{.*?\}\}/.test(text)) throw invalid(`${field} cannot hold placeholders`, [{ field }]);
   }
   const buttons = input.buttons ?? [];
   buttons.forEach((button, index) => {
     if (button.type !== 'url') return;
     const placeholders = button.url.match(LOOSE) ?? [];
     if (placeholders.length > 1 || placeholders.some((p) => p !== '{{1}}')) {
-      throw badRequest('a URL button takes at most one placeholder, {{1}}', [{ field: `buttons/${index}/url` }]);
+      throw invalid('a URL button takes at most one placeholder, {{1}}', [{ field: `buttons/${index}/url` }]);
     }
     if (placeholders.length === 1 && !button.url.endsWith('{{1}}')) {
-      throw badRequest('the {{1}} of a URL button must end the address', [{ field: `buttons/${index}/url` }]);
+      throw invalid('the {{1}} of a URL button must end the address', [{ field: `buttons/${index}/url` }]);
     }
   });
   if (buttons.filter((b) => b.type === 'url').length > 2)
-    throw badRequest('at most 2 URL buttons', [{ field: 'buttons' }]);
+    throw invalid('at most 2 URL buttons', [{ field: 'buttons' }]);
   if (buttons.filter((b) => b.type === 'phone_number').length > 1)
-    throw badRequest('at most 1 phone number button', [{ field: 'buttons' }]);
+    throw invalid('at most 1 phone number button', [{ field: 'buttons' }]);
   return variables;
 }
 

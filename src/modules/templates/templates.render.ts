@@ -1,5 +1,5 @@
 import type { OutboundContent, TemplateParameter, TemplateUrlButtonParameter } from '../../channels/channel.types.ts';
-import { AppError } from '../../http/errors.ts';
+import { DomainError } from '../../lib/domain-errors.ts';
 import { fillBody } from './templates.placeholders.ts';
 import type { Template } from './templates.schemas.ts';
 
@@ -23,11 +23,13 @@ export interface RenderedTemplate {
 export const MAX_VARIABLE_LENGTH = 1024;
 
 const missing = (what: string) =>
-  new AppError(400, 'template_variable_missing', `template variable ${what} has no value`, [{ variable: what }]);
+  new DomainError('invalid', 'template_variable_missing', `template variable ${what} has no value`, [
+    { variable: what },
+  ]);
 const badButton = (message: string, index: number) =>
-  new AppError(400, 'template_button_invalid', message, [{ index }]);
+  new DomainError('invalid', 'template_button_invalid', message, [{ index }]);
 const badValue = (variable: string, message: string) =>
-  new AppError(400, 'validation_error', `template variable ${variable} ${message}`, [
+  new DomainError('invalid', 'validation_error', `template variable ${variable} ${message}`, [
     { location: 'body', path: `/${variable}`, message },
   ]);
 

@@ -1,6 +1,6 @@
 import type { Db } from '../../db/database.ts';
 import { isUniqueViolation } from '../../db/errors.ts';
-import { conflict, notFound } from '../../http/errors.ts';
+import { conflict, notFound } from '../../lib/domain-errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { checkTemplate } from './templates.placeholders.ts';
 import { renderTemplate, type RenderedTemplate, type TemplateValues } from './templates.render.ts';

@@ -1,6 +1,6 @@
 import type { Db } from '../../db/database.ts';
 import { CursorCodec, type CursorPosition } from '../../http/cursor.ts';
-import { notFound } from '../../http/errors.ts';
+import { notFound } from '../../lib/domain-errors.ts';
 import type { SecretKeys } from '../../lib/secret-keys.ts';
 import { contactsRepository } from '../contacts/contacts.repository.ts';
 import { toEventRecord, toMessageExport } from '../exports/exports.mappers.ts';

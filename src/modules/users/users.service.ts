@@ -1,7 +1,7 @@
 import { randomBytes, scrypt, type ScryptOptions } from 'node:crypto';
 import type { Db } from '../../db/database.ts';
 import { isUniqueViolation } from '../../db/errors.ts';
-import { conflict } from '../../http/errors.ts';
+import { conflict } from '../../lib/domain-errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { usersRepository } from './users.repository.ts';
 

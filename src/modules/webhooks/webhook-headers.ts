@@ -1,4 +1,4 @@
-import { badRequest } from '../../http/errors.ts';
+import { invalid } from '../../lib/domain-errors.ts';
 
 /**
  * Header names a business may not set: ours (the signature scheme and the body's framing) and the
@@ -34,8 +34,8 @@ export function checkCustomHeaders(headers: Record<string, string>): Record<stri
   for (const name of Object.keys(headers)) {
     const lower = name.toLowerCase();
     if (reserved.has(lower))
-      throw badRequest(`header ${name} is set by the service and cannot be configured`, [{ path: `/headers/${name}` }]);
-    if (seen.has(lower)) throw badRequest(`header ${name} is given twice`, [{ path: `/headers/${name}` }]);
+      throw invalid(`header ${name} is set by the service and cannot be configured`, [{ path: `/headers/${name}` }]);
+    if (seen.has(lower)) throw invalid(`header ${name} is given twice`, [{ path: `/headers/${name}` }]);
     seen.add(lower);
   }
   return headers;

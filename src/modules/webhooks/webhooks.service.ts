@@ -1,6 +1,6 @@
 import type { Db } from '../../db/database.ts';
 import { CursorCodec } from '../../http/cursor.ts';
-import { AppError, badRequest, conflict, notFound } from '../../http/errors.ts';
+import { DomainError, conflict, invalid, notFound } from '../../lib/domain-errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { resealStored, type SealCounts, type SecretBox } from '../../lib/secret-box.ts';
 import { checkTargetUrl, SsrfError, type TargetPolicy } from '../../net/ssrf-guard.ts';
@@ -85,10 +85,10 @@ export class WebhooksService {
     try {
       return (await checkTargetUrl(url, this.policy)).href;
     } catch (err) {
-      if (err instanceof SsrfError) throw badRequest(`url refused: ${err.message}`, [{ path: '/url' }]);
+      if (err instanceof SsrfError) throw invalid(`url refused: ${err.message}`, [{ path: '/url' }]);
       const code = (err as { code?: unknown }).code;
       if (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'ENODATA')
-        throw badRequest('url refused: its host does not resolve', [{ path: '/url' }]);
+        throw invalid('url refused: its host does not resolve', [{ path: '/url' }]);
       throw err;
     }
   }
@@ -218,7 +218,7 @@ export class WebhooksService {
     if (!delivery) throw notFound('delivery');
     if (!webhook.enabled) throw conflict('the webhook is disabled; enable it first');
     const row = await deliveries.redeliver(this.db, businessId, deliveryId, isoAt(this.clock.now()));
-    if (!row) throw new AppError(409, 'conflict', 'the delivery is being sent right now');
+    if (!row) throw new DomainError('conflict', 'conflict', 'the delivery is being sent right now');
     this.wakeWorker();
     return toDeliveryForm(row);
   }

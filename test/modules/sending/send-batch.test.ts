@@ -1,6 +1,6 @@
 import { randomInt } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AppError } from '../../../src/http/errors.ts';
+import type { DomainError } from '../../../src/lib/domain-errors.ts';
 import { normalisePhone } from '../../../src/lib/phone.ts';
 import type { ChannelRow } from '../../../src/modules/channels/channels.repository.ts';
 import { acceptPlainSends } from '../../../src/modules/sending/sending.accept-many.ts';
@@ -187,7 +187,7 @@ describe('plain sends written together', () => {
     const ids: Record<string, string> = {};
     plan(r).forEach(([name], i) => {
       const outcome = outcomes[i];
-      if (name in refusals) expect('refused' in outcome && (outcome.refused as AppError).code).toBe(refusals[name]);
+      if (name in refusals) expect('refused' in outcome && (outcome.refused as DomainError).code).toBe(refusals[name]);
       else ids[name] = (outcome as { messageId: string }).messageId;
     });
     await expectWritten(r, ids);
