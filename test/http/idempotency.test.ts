@@ -369,7 +369,7 @@ describe('Idempotency-Key on the send routes', () => {
     if (slow.kind !== 'run' || repeat.kind !== 'run') throw new Error('both should run');
     await expect(
       t.app.services.sending.sendTemplate(acme.businessId, query, body as never, slow.claim),
-    ).rejects.toMatchObject({ status: 409, code: 'conflict' });
+    ).rejects.toMatchObject({ kind: 'conflict', code: 'conflict' });
     const none = await t.database.db
       .selectFrom('messages')
       .select('id')

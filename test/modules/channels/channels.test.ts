@@ -345,7 +345,7 @@ describe('ChannelsService lookups', () => {
     const provider = service.providerFor(await service.get(tenant.businessId, channel.id));
     expect(provider.kind).toBe('whatsapp_cloud');
     expect(service.providerFor(await service.get(tenant.businessId, channel.id))).toBe(provider);
-    await expect(service.get(other.businessId, channel.id)).rejects.toMatchObject({ status: 404 });
+    await expect(service.get(other.businessId, channel.id)).rejects.toMatchObject({ kind: 'not_found' });
   });
 });
 

@@ -270,7 +270,7 @@ describe('plain sends written together, with Idempotency-Key claims', () => {
       db()
         .transaction()
         .execute((trx) => acceptPlainSends(trx, [send(a.phone, 'kept', kept), send(b.phone, 'lost', lost)])),
-    ).rejects.toMatchObject({ status: 409 });
+    ).rejects.toMatchObject({ kind: 'conflict' });
     // Rolled back whole: nothing written, the kept claim still running.
     const written = () =>
       db()

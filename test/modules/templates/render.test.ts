@@ -26,11 +26,11 @@ async function template(payload: object): Promise<Template> {
   return found;
 }
 
-function renderError(fn: () => unknown): { status: number; code: string; message: string } {
+function renderError(fn: () => unknown): { kind: string; code: string; message: string } {
   try {
     fn();
   } catch (err) {
-    return err as { status: number; code: string; message: string };
+    return err as { kind: string; code: string; message: string };
   }
   throw new Error('render did not throw');
 }
@@ -79,11 +79,11 @@ describe('TemplatesService.render', () => {
   it('refuses a missing or empty variable with 400 template_variable_missing naming it', async () => {
     const tpl = await template({ name: 'two_vars', language: 'en', body: '{{1}} and {{2}}' });
     const missing = renderError(() => t.app.services.templates.render(tpl, { byKey: { 1: 'a' } }));
-    expect(missing).toMatchObject({ status: 400, code: 'template_variable_missing' });
+    expect(missing).toMatchObject({ kind: 'invalid', code: 'template_variable_missing' });
     expect(missing.message).toContain('2');
     const named = await template({ name: 'named_missing', language: 'en', body: 'Hi {{first_name}}' });
     const empty = renderError(() => t.app.services.templates.render(named, { byKey: { first_name: '  ' } }));
-    expect(empty).toMatchObject({ status: 400, code: 'template_variable_missing' });
+    expect(empty).toMatchObject({ kind: 'invalid', code: 'template_variable_missing' });
     expect(empty.message).toContain('first_name');
     // What every object inherits fills nothing: a variable named `constructor` is missing too.
     const inherited = await template({
@@ -92,7 +92,7 @@ describe('TemplatesService.render', () => {
       body: 'Hi {{constructor}} {{to_string}}',
     });
     expect(renderError(() => t.app.services.templates.render(inherited, { byKey: {} }))).toMatchObject({
-      status: 400,
+      kind: 'invalid',
       code: 'template_variable_missing',
       message: 'template variable constructor has no value',
     });
@@ -126,7 +126,7 @@ describe('TemplatesService.render', () => {
 
     // A URL button with a placeholder needs its value.
     const noValue = renderError(() => t.app.services.templates.render(tpl, { byKey: { 1: 'A-1' } }));
-    expect(noValue).toMatchObject({ status: 400, code: 'template_variable_missing' });
+    expect(noValue).toMatchObject({ kind: 'invalid', code: 'template_variable_missing' });
     expect(noValue.message).toContain('button 2');
     // A value for a button without a placeholder, a quick reply, a missing button, or twice: 400.
     for (const buttons of [
@@ -139,7 +139,7 @@ describe('TemplatesService.render', () => {
       ],
     ]) {
       expect(renderError(() => t.app.services.templates.render(tpl, { byKey: { 1: 'A-1' }, buttons }))).toMatchObject({
-        status: 400,
+        kind: 'invalid',
         code: 'template_button_invalid',
       });
     }
