@@ -52,9 +52,9 @@ export function kindsServing(type: string): ChannelKind[] {
 }
 
 /** The contract channel types some provider kind serves with templates. */
-export function templateChannelTypes(): ChannelType[] {
-  return [...new Set(channelKinds.filter((k) => k.capabilities.templates).flatMap((k) => k.channelTypes))];
-}
+export const templateChannelTypes: readonly ChannelType[] = [
+  ...new Set(channelKinds.filter((k) => k.capabilities.templates).flatMap((k) => k.channelTypes)),
+];
 
 /** A provider kind notified by webhook, with its transport. */
 export interface WebhookKind {

@@ -114,7 +114,7 @@ describe('each registry entry', () => {
   });
 
   it('serves templates on the channel types whose kind says so', () => {
-    expect(templateChannelTypes()).toEqual(['whatsapp']);
+    expect(templateChannelTypes).toEqual(['whatsapp']);
     expect(kindsServing('whatsapp').map((entry) => entry.kind)).toEqual(['whatsapp_cloud']);
     expect(kindsServing('instagram')).toEqual([]);
   });

@@ -4,7 +4,7 @@ import { messageStatusOf, ProviderError } from '../../channels/provider.ts';
 import type { WebhookNotification, WebhookTransport } from '../../channels/channel-kind.ts';
 import { channelKind } from '../../channels/registry.ts';
 import type { Db } from '../../db/database.ts';
-import { DomainError, invalid } from '../../lib/domain-errors.ts';
+import { DomainError, forbidden, invalid, unauthorized } from '../../lib/domain-errors.ts';
 import type { OutboxWorker } from '../../jobs/outbox.worker.ts';
 import type { ChannelRow, ChannelsService } from '../channels/channels.service.ts';
 import { identityLockName } from '../contacts/contact-identity.ts';
@@ -35,8 +35,6 @@ export interface InboundSummary {
    */
   duplicateSends: { messageId: string; providerMessageIds: [string, string] }[];
 }
-
-const refused = (message: string) => new DomainError('unauthorized', 'unauthorized', message);
 
 /**
  * A channel of the notification is no longer the one it was read as (deleted, or its account given to
@@ -99,7 +97,7 @@ export class InboundService {
         ? await this.channels.findBySecret(kind, handshake.lookupField, token)
         : undefined;
     const challenge = channel ? (this.channels.providerFor(channel).verifySubscription?.(query) ?? null) : null;
-    if (challenge === null) throw new DomainError('forbidden', 'forbidden', 'verification refused');
+    if (challenge === null) throw forbidden('verification refused');
     return challenge;
   }
 
@@ -158,8 +156,8 @@ export class InboundService {
       let channel = await this.channels.findByProviderAccount(kind, account, { fresh });
       if (channel && !fresh && !signedBy(channel))
         channel = await this.channels.findByProviderAccount(kind, account, { fresh: true });
-      if (!channel) throw refused(transport.refusals.unknownAccount);
-      if (!signedBy(channel)) throw refused(transport.refusals.badSignature);
+      if (!channel) throw unauthorized(transport.refusals.unknownAccount);
+      if (!signedBy(channel)) throw unauthorized(transport.refusals.badSignature);
       channels.set(account, channel);
     }
     return channels;

@@ -1,6 +1,6 @@
 import { create as contentDisposition } from 'content-disposition';
 import type { Db } from '../../db/database.ts';
-import { DomainError, notFound } from '../../lib/domain-errors.ts';
+import { forbidden, notFound } from '../../lib/domain-errors.ts';
 import type { JobHandler } from '../../jobs/outbox.worker.ts';
 import type { FileStorage, StoredFile } from '../../storage/file-storage.ts';
 import { mediaFetchJobHandler, type ProviderLookup } from './media.fetch-job.ts';
@@ -83,7 +83,7 @@ export class MediaService {
         now,
       )
     ) {
-      throw new DomainError('forbidden', 'forbidden', 'invalid or expired signature');
+      throw forbidden('invalid or expired signature');
     }
     const row = await mediaRepository.find(this.db, query.b!, Number(query.id));
     const file = row?.storage_key ? await this.storage.get(row.storage_key) : undefined;

@@ -1,5 +1,5 @@
 import type { Db } from '../../db/database.ts';
-import { DomainError, invalid, notFound } from '../../lib/domain-errors.ts';
+import { DomainError, forbidden, invalid, notFound } from '../../lib/domain-errors.ts';
 import type { OutboxWorker } from '../../jobs/outbox.worker.ts';
 import { channelKind, templateChannelTypes } from '../../channels/registry.ts';
 import { agentsRepository } from '../agents/agents.repository.ts';
@@ -19,8 +19,7 @@ import { toSendConversation, toStatusRecord } from './sending.mappers.ts';
 import { sendingRepository } from './sending.repository.ts';
 import type { SendBody, SendTemplateBody, SendTemplateQuery } from './sending.schemas.ts';
 
-const forbidden = (what: string) =>
-  new DomainError('forbidden', 'forbidden', `${what} does not belong to the business`);
+const notTheBusiness = (what: string) => forbidden(`${what} does not belong to the business`);
 
 /**
  * Named variables the body of POST /send-template cannot carry: `phone` and `buttons` are its own
@@ -147,11 +146,11 @@ export class SendingService {
   /** POST /send-template: every resource named must belong to the business (403 otherwise, as the contract says). */
   async sendTemplate(businessId: string, query: SendTemplateQuery, body: SendTemplateBody, claim?: IdempotencyClaim) {
     const template = await this.templates.get(businessId, query.template_id);
-    if (!template) throw forbidden('template_id');
+    if (!template) throw notTheBusiness('template_id');
     const channel = await this.templateChannel(businessId, query.from_phone_number);
-    if (!channel) throw forbidden('from_phone_number');
+    if (!channel) throw notTheBusiness('from_phone_number');
     if (query.agent_id !== undefined && !(await agentsRepository.find(this.db, businessId, query.agent_id)))
-      throw forbidden('agent_id');
+      throw notTheBusiness('agent_id');
     if (template.channel_id !== null && template.channel_id !== channel.id) {
       throw invalid('the template belongs to another number of the business', [{ path: '/from_phone_number' }]);
     }
@@ -225,7 +224,7 @@ export class SendingService {
 
   /** The business's channel with this identifier among the types whose provider sends templates. */
   private async templateChannel(businessId: string, identifier: string): Promise<ChannelRow | undefined> {
-    for (const type of templateChannelTypes()) {
+    for (const type of templateChannelTypes) {
       const channel = await this.channels.findByIdentifier(businessId, type, identifier);
       if (channel) return channel;
     }

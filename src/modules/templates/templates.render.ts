@@ -1,5 +1,5 @@
 import type { OutboundContent, TemplateParameter, TemplateUrlButtonParameter } from '../../channels/channel.types.ts';
-import { DomainError } from '../../lib/domain-errors.ts';
+import { DomainError, invalid } from '../../lib/domain-errors.ts';
 import { fillBody } from './templates.placeholders.ts';
 import type { Template } from './templates.schemas.ts';
 
@@ -29,9 +29,7 @@ const missing = (what: string) =>
 const badButton = (message: string, index: number) =>
   new DomainError('invalid', 'template_button_invalid', message, [{ index }]);
 const badValue = (variable: string, message: string) =>
-  new DomainError('invalid', 'validation_error', `template variable ${variable} ${message}`, [
-    { location: 'body', path: `/${variable}`, message },
-  ]);
+  invalid(`template variable ${variable} ${message}`, [{ location: 'body', path: `/${variable}`, message }]);
 
 /** The text of a variable's value; undefined when absent or null. */
 function variableText(variable: string, value: unknown): string | undefined {

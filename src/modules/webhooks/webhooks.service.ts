@@ -1,6 +1,6 @@
 import type { Db } from '../../db/database.ts';
 import { CursorCodec } from '../../http/cursor.ts';
-import { DomainError, conflict, invalid, notFound } from '../../lib/domain-errors.ts';
+import { conflict, invalid, notFound } from '../../lib/domain-errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { resealStored, type SealCounts, type SecretBox } from '../../lib/secret-box.ts';
 import { checkTargetUrl, SsrfError, type TargetPolicy } from '../../net/ssrf-guard.ts';
@@ -218,7 +218,7 @@ export class WebhooksService {
     if (!delivery) throw notFound('delivery');
     if (!webhook.enabled) throw conflict('the webhook is disabled; enable it first');
     const row = await deliveries.redeliver(this.db, businessId, deliveryId, isoAt(this.clock.now()));
-    if (!row) throw new DomainError('conflict', 'conflict', 'the delivery is being sent right now');
+    if (!row) throw conflict('the delivery is being sent right now');
     this.wakeWorker();
     return toDeliveryForm(row);
   }
