@@ -55,9 +55,9 @@ type NewEvent = Parameters<typeof writeEvents>[2][number];
  * (`template_required`; a contact that does not exist yet has none); the contacts a template creates;
  * the opt-ins; the open conversations (found, created, or reopened with their event) and the changes
  * a send asks of them (bot_status, assignment, team, agent, with their events); the PENDING messages
- * with their conversations' counters, their outbox jobs and their message_created deliveries, in
+ * with their conversations' counters, their outbox jobs and their message_created events, in
  * arrival order. A refused send writes nothing and does not affect the others. Answers one outcome
- * per send, and whether webhook deliveries were written (call webhookEvents.wake() after the commit).
+ * per send.
  */
 export async function acceptSends(trx: Db, sends: SendPlan[]): Promise<{ outcomes: SendOutcome[] }> {
   const outcomes: (SendOutcome | undefined)[] = sends.map(() => undefined);

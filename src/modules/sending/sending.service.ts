@@ -12,8 +12,7 @@ import { ChannelPacer } from './channel-pacer.ts';
 import { SendJobHandler, type SendJobOptions } from './send.job.ts';
 import type { DomainEventDispatcher } from '../domain-events/domain-events.dispatcher.ts';
 import { Batcher } from '../../lib/batcher.ts';
-import { acceptPlainSends, plainSendAnswer, type PlainSend, type PlainSendOutcome } from './sending.accept-many.ts';
-import { acceptSends, type SendOutcome, type SendPlan } from './sending.accept.ts';
+import { acceptSends, plainSendAnswer, type SendOutcome, type SendPlan } from './sending.accept.ts';
 import { freeFormContent } from './sending.content.ts';
 import { toSendConversation, toStatusRecord } from './sending.mappers.ts';
 import { sendingRepository } from './sending.repository.ts';
@@ -28,7 +27,20 @@ const notTheBusiness = (what: string) => forbidden(`${what} does not belong to t
  */
 const SEND_TEMPLATE_RESERVED = new Set(['phone', 'buttons', '__proto__']);
 
-/** A send that asks for nothing but its message: written with others by acceptPlainSends. */
+/**
+ * A send that needs nothing but a contact, its open conversation and a row: free-form, no opt-in,
+ * no change to the conversation (bot_status, assignment, team, agent), no template. Those that
+ * arrive together are written together (SendingService's batcher), answered plainSendAnswer.
+ */
+type PlainSend = Pick<
+  SendPlan,
+  'businessId' | 'channel' | 'recipient' | 'type' | 'content' | 'text' | 'metadata' | 'claim'
+>;
+
+/** The message written for a plain send, or why it was refused (nothing written for it then). */
+type PlainSendOutcome = { messageId: string } | { refused: Error };
+
+/** A send that asks for nothing but its message: written with others by writePlainSends. */
 function isPlain(body: SendBody, fields: Set<string>): boolean {
   return (
     body.type !== 'template' &&
@@ -200,10 +212,10 @@ export class SendingService {
    */
   private async writePlainSends(sends: PlainSend[]): Promise<PlainSendOutcome[]> {
     let committing = false;
-    let written: Awaited<ReturnType<typeof acceptPlainSends>>;
+    let written: { outcomes: SendOutcome[] };
     try {
       written = await this.db.transaction().execute(async (trx) => {
-        const result = await acceptPlainSends(trx, sends);
+        const result = await acceptSends(trx, sends);
         committing = true;
         return result;
       });

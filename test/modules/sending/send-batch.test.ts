@@ -3,13 +3,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DomainError } from '../../../src/lib/domain-errors.ts';
 import { normalisePhone } from '../../../src/lib/phone.ts';
 import type { ChannelRow } from '../../../src/modules/channels/channels.repository.ts';
-import { acceptPlainSends } from '../../../src/modules/sending/sending.accept-many.ts';
+import { acceptSends } from '../../../src/modules/sending/sending.accept.ts';
 import { startFakeGraphApi, type FakeGraphApi } from '../../helpers/fake-graph-api.ts';
 import { adminHeaders, createTenant, type Tenant } from '../../helpers/tenants.ts';
 import { buildTestApp, type TestApp } from '../../helpers/test-app.ts';
 import { createChannel, inboundContact, newPhone, settled, type TestChannel } from './sending.fixtures.ts';
 
-// Plain sends that arrive together are written in one transaction (SendingService, acceptPlainSends):
+// Plain sends that arrive together are written in one transaction (SendingService, acceptSends):
 // each still gets its own answer, a refused one writes nothing, and the others are all written.
 // The first test writes a batch directly (on PGlite, requests that arrive together are still
 // answered one by one: the engine runs in this thread); the second goes through the API.
@@ -171,7 +171,7 @@ describe('plain sends written together', () => {
     const { outcomes } = await db()
       .transaction()
       .execute((trx) =>
-        acceptPlainSends(
+        acceptSends(
           trx,
           plan(r).map(([name, to, who]) => ({
             businessId: who === 'acme' ? tenant.businessId : other.businessId,
@@ -269,7 +269,7 @@ describe('plain sends written together, with Idempotency-Key claims', () => {
     await expect(
       db()
         .transaction()
-        .execute((trx) => acceptPlainSends(trx, [send(a.phone, 'kept', kept), send(b.phone, 'lost', lost)])),
+        .execute((trx) => acceptSends(trx, [send(a.phone, 'kept', kept), send(b.phone, 'lost', lost)])),
     ).rejects.toMatchObject({ kind: 'conflict' });
     // Rolled back whole: nothing written, the kept claim still running.
     const written = () =>
@@ -284,7 +284,7 @@ describe('plain sends written together, with Idempotency-Key claims', () => {
     // Alone (as the batcher retries them), the kept send is written with its answer.
     const { outcomes } = await db()
       .transaction()
-      .execute((trx) => acceptPlainSends(trx, [send(a.phone, 'kept', kept)]));
+      .execute((trx) => acceptSends(trx, [send(a.phone, 'kept', kept)]));
     const messageId = (outcomes[0] as { messageId: string }).messageId;
     expect((await written()).map((m) => m.text)).toEqual(['kept']);
     const row = await db()
