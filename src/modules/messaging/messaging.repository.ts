@@ -218,9 +218,7 @@ export const messagingRepository = {
    * its channel already (the provider redelivered it) is skipped, and each conversation's
    * message_count and last_message_at move by the rows inserted into it. The rows travel as one JSON
    * value (jsonRows), so a batch of any size is one parameter and one kept plan. Answers the rows
-   * inserted and, read in the same statement, the business's enabled `message_created` webhooks
-   * (WebhookEvents.messagesCreated then writes their deliveries without another round trip);
-   * undefined when nothing was inserted.
+   * inserted.
    */
   async insertMessages(db: Db, businessId: string, rows: NewMessage[]): Promise<{ inserted: InsertedMessage[] }> {
     if (rows.length === 0) return { inserted: [] };

@@ -32,28 +32,15 @@ export class WebhookEvents {
   ) {}
 
   /**
-   * When message `messageId` (stored with its media rows) fires `message_created`, writes one
-   * delivery per enabled webhook of the business with the payload built now from the stored rows
-   * and frozen (retries resend it unchanged). Returns whether deliveries were written; call wake()
-   * after the commit then.
-   */
-  messageCreated(trx: Db, businessId: string, messageId: string): Promise<boolean> {
-    return this.messagesCreated(trx, businessId, [messageId]);
-  }
-
-  /**
-   * messageCreated for several messages of one business, with a fixed number of statements. Give
+   * For the messages of one business (stored with their media rows) that fire `message_created`,
+   * writes one delivery per enabled webhook of the business with the payload built now from the
+   * stored rows and frozen (retries resend it unchanged), with a fixed number of statements. Give
    * the ids in message order: deliveries of one conversation go out in the order they are written.
-   * `webhookIds`: the enabled webhooks when the caller read them in this transaction already.
+   * Returns whether deliveries were written; call wake() after the commit then.
    */
-  async messagesCreated(
-    trx: Db,
-    businessId: string,
-    messageIds: readonly string[],
-    webhookIds?: readonly string[],
-  ): Promise<boolean> {
+  async messagesCreated(trx: Db, businessId: string, messageIds: readonly string[]): Promise<boolean> {
     if (messageIds.length === 0) return false;
-    webhookIds ??= await webhooksRepository.enabledFor(trx, businessId, 'message_created');
+    const webhookIds = await webhooksRepository.enabledFor(trx, businessId, 'message_created');
     if (webhookIds.length === 0) return false;
     const rows = await webhooksRepository.messages(trx, businessId, messageIds);
     const byId = new Map(rows.filter(firesMessageCreated).map((m) => [m.id, m]));

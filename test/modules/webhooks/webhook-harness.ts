@@ -211,7 +211,7 @@ export async function storeMessage(
         })
         .execute();
     }
-    const queued = await events.messageCreated(trx, businessId, message.id);
+    const queued = await events.messagesCreated(trx, businessId, [message.id]);
     return { conversation, message, queued };
   });
   if (out.queued) events.wake();
