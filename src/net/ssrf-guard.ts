@@ -9,6 +9,9 @@ export class SsrfError extends Error {
   readonly code = 'ERR_SSRF_BLOCKED';
 }
 
+/** A target refused for its address alone (loopback, private, reserved): what TargetPolicy.allowPrivate permits. */
+export class NonPublicAddressError extends SsrfError {}
+
 /** Whether loopback/private targets are allowed (ALLOW_PRIVATE_WEBHOOK_TARGETS, for development and tests). */
 export interface TargetPolicy {
   allowPrivate: boolean;
@@ -37,12 +40,12 @@ export async function checkTargetUrl(raw: string, policy: TargetPolicy): Promise
   if (policy.allowPrivate) return url;
   const host = bare(url.hostname);
   if (ipaddr.isValid(host)) {
-    if (!isPublicAddress(host)) throw new SsrfError(`${host} is not a public address`);
+    if (!isPublicAddress(host)) throw new NonPublicAddressError(`${host} is not a public address`);
     return url;
   }
   const addresses = await dns.promises.lookup(host, { all: true, verbatim: true });
   const refused = addresses.find((a) => !isPublicAddress(a.address));
-  if (refused) throw new SsrfError(`${host} resolves to ${refused.address}, not a public address`);
+  if (refused) throw new NonPublicAddressError(`${host} resolves to ${refused.address}, not a public address`);
   return url;
 }
 
@@ -52,7 +55,11 @@ export const guardedLookup: LookupFunction = (hostname, options, callback) => {
     if (err) return callback(err, '', 0);
     const refused = addresses.find((a) => !isPublicAddress(a.address));
     if (refused)
-      return callback(new SsrfError(`${hostname} resolves to ${refused.address}, not a public address`), '', 0);
+      return callback(
+        new NonPublicAddressError(`${hostname} resolves to ${refused.address}, not a public address`),
+        '',
+        0,
+      );
     if (options.all) return (callback as unknown as (e: null, a: dns.LookupAddress[]) => void)(null, addresses);
     const [first] = addresses;
     if (!first) return callback(Object.assign(new Error(`${hostname} has no address`), { code: 'ENOTFOUND' }), '', 0);
@@ -75,7 +82,7 @@ export function guardedConnector(policy: TargetPolicy, connectTimeoutMs = 10_000
       const remote = socket.remoteAddress;
       if (remote === undefined || !isPublicAddress(remote)) {
         socket.destroy();
-        return callback(new SsrfError(`connected address ${remote ?? 'unknown'} is not public`), null);
+        return callback(new NonPublicAddressError(`connected address ${remote ?? 'unknown'} is not public`), null);
       }
       return callback(null, socket);
     });

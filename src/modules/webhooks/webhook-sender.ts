@@ -3,6 +3,7 @@ import { checkTargetUrl, SsrfError, type TargetPolicy } from '../../net/ssrf-gua
 import type { ClaimedDelivery } from './webhook-deliveries.repository.ts';
 import { parseRetryAfter } from './webhook-schedule.ts';
 import { signatureHeaders } from './webhook-signing.ts';
+import { targetRefusal } from './webhook-target-refusal.ts';
 
 /** Whole-call limit of one attempt. */
 export const ATTEMPT_TIMEOUT_MS = 15_000;
@@ -44,9 +45,9 @@ async function readBeginning(body: Dispatcher.ResponseData['body']): Promise<str
 }
 
 function describe(err: unknown, timeoutMs: number): string {
-  if (err instanceof SsrfError) return `refused target: ${err.message}`;
+  if (err instanceof SsrfError) return `refused target: ${targetRefusal(err)}`;
   for (let current = err, depth = 0; current instanceof Error && depth < 5; depth++) {
-    if (current instanceof SsrfError) return `refused target: ${current.message}`;
+    if (current instanceof SsrfError) return `refused target: ${targetRefusal(current)}`;
     if (current.name === 'TimeoutError') return `timeout: no answer within ${timeoutMs / 1000} s`;
     const code = (current as { code?: unknown }).code;
     if (typeof code === 'string' && current.cause === undefined)

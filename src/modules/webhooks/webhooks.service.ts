@@ -11,6 +11,7 @@ import {
   type DeliveryRow,
 } from './webhook-deliveries.repository.ts';
 import { checkCustomHeaders } from './webhook-headers.ts';
+import { targetRefusal } from './webhook-target-refusal.ts';
 import { newWebhookSecret } from './webhook-signing.ts';
 import { webhooksRepository, type StoredSecrets, type WebhookRow } from './webhooks.repository.ts';
 import type {
@@ -85,7 +86,7 @@ export class WebhooksService {
     try {
       return (await checkTargetUrl(url, this.policy)).href;
     } catch (err) {
-      if (err instanceof SsrfError) throw invalid(`url refused: ${err.message}`, [{ path: '/url' }]);
+      if (err instanceof SsrfError) throw invalid(`url refused: ${targetRefusal(err)}`, [{ path: '/url' }]);
       const code = (err as { code?: unknown }).code;
       if (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'ENODATA')
         throw invalid('url refused: its host does not resolve', [{ path: '/url' }]);

@@ -155,8 +155,21 @@ describe('webhook targets without ALLOW_PRIVATE_WEBHOOK_TARGETS', () => {
         payload: { event: 'message_created', url },
       });
       expect(res.statusCode, url).toBe(400);
-      expect(res.json().error.message).toMatch(/^url refused/);
+      // The answer names the setting that permits such a target.
+      expect(res.json().error.message, url).toMatch(
+        /^url refused: .*not a public address \(a service started with ALLOW_PRIVATE_WEBHOOK_TARGETS=true accepts/,
+      );
     }
+    // A refusal the setting would not lift does not point at it.
+    const credentials = await strict.app.inject({
+      method: 'POST',
+      url: `/admin/v1/businesses/${tenant.businessId}/webhooks`,
+      headers: adminHeaders,
+      payload: { event: 'message_created', url: 'https://user:secret@8.8.8.8/hook' },
+    });
+    expect(credentials.statusCode).toBe(400);
+    expect(credentials.json().error.message).toMatch(/^url refused: credentials in the URL/);
+    expect(credentials.json().error.message).not.toContain('ALLOW_PRIVATE_WEBHOOK_TARGETS');
     const ok = await strict.app.inject({
       method: 'POST',
       url: `/admin/v1/businesses/${tenant.businessId}/webhooks`,
@@ -188,7 +201,9 @@ describe('webhook targets without ALLOW_PRIVATE_WEBHOOK_TARGETS', () => {
       await storeMessage(strict, tenant.businessId);
       const [entry] = await logOf(strict.app, tenant.businessId, created.json().webhook.id, 1);
       expect(entry).toMatchObject({ ok: false, status_code: null, attempt: 1 });
-      expect(String(entry.error)).toMatch(/^refused target: 127\.0\.0\.1 is not a public address/);
+      expect(String(entry.error)).toMatch(
+        /^refused target: 127\.0\.0\.1 is not a public address \(.*ALLOW_PRIVATE_WEBHOOK_TARGETS=true/,
+      );
       expect(receiver.calls).toHaveLength(0);
     } finally {
       await lenient.close();
