@@ -1,3 +1,4 @@
+import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { pathToFileURL } from 'node:url';
 import cliProgress from 'cli-progress';
@@ -13,7 +14,7 @@ const usage = `Copies a business's messages and events from the export API.
   --key        the business's API key (or SYNC_API_KEY)
   --since      where to start when nothing is stored yet (ISO 8601 or a date)
   --until      where to stop (default now)
-  --out        directory for messages.ndjson and events.ndjson
+  --out        directory for messages.ndjson and events.ndjson (relative to where the command was typed)
   --database   PostgreSQL database for tables sync_messages and sync_events
   --only       messages or events (default both)
   --overlap    minutes a resume goes back before the last stored record (default ${RESUME_OVERLAP_MINUTES})
@@ -65,7 +66,11 @@ export function parseSyncArgs(argv: string[]) {
 
 async function main(): Promise<void> {
   const args = parseSyncArgs(process.argv.slice(2));
-  const sink = args.out ? ndjsonSink(args.out) : await postgresSink(args.database!);
+  // `npm run` runs the tool in the package's folder; INIT_CWD is where the command was typed, which is
+  // what a relative --out means to whoever typed it.
+  const sink = args.out
+    ? ndjsonSink(resolve(process.env.INIT_CWD ?? '.', args.out))
+    : await postgresSink(args.database!);
   const bars = new cliProgress.MultiBar(
     { format: ' {kind} |{bar}| {percentage}% | {records} stored | {status}', hideCursor: true, clearOnComplete: false },
     cliProgress.Presets.shades_classic,
