@@ -16,7 +16,7 @@ export default tseslint.config(
   {
     languageOptions: {
       parserOptions: {
-        projectService: { allowDefaultProject: ['*.js', 'bench/lib/*.mjs'] },
+        projectService: { allowDefaultProject: ['*.js', 'bench/lib/*.mjs', 'scripts/*.mjs'] },
         tsconfigRootDir: import.meta.dirname,
       },
     },
