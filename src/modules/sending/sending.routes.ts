@@ -31,6 +31,8 @@ export const sendingRoutes: FastifyPluginAsyncTypebox = async (app) => {
           'The recipient contact is found by phone (country variants included) or created. Types: text (`content.text`), ' +
           'image, audio, video, document, sticker (`content.url`; `caption` for image, video, document; `filename` for document) ' +
           'and template (`template_uuid`, `template_values` filling its variables in order, `content: {}`). ' +
+          'A send with `template_uuid` is a template send with type `template` or `text`; its `content` may carry `text`, ' +
+          'which is ignored: the message delivered and stored (type template) is the template filled with `template_values`. ' +
           'Free-form messages need an inbound message of the contact on this channel within 24 hours (else 400 `template_required`). ' +
           'A contact who opted out (collected_data.opted_out) is refused with 400 `blocked` unless `optin_contact: true`, which records ' +
           'the opt-in on the contact (collected_data.<channel>_opt_in and _opt_in_at). `assigned_user` (a user email) and `team_uuid` ' +

@@ -21,7 +21,8 @@ export const MessageContent = Type.Object(
   {
     additionalProperties: false,
     description:
-      '`{text}` for text; `{url, caption?, filename?}` for image, audio, video, document, sticker; `{}` for template',
+      '`{text}` for text; `{url, caption?, filename?}` for image, audio, video, document, sticker; `{}` for a template ' +
+      '(a `text` there is accepted and ignored: the template is what is sent)',
   },
 );
 
@@ -36,7 +37,12 @@ export const SendBody = Type.Object(
     type: Type.Union(MESSAGE_TYPES.map((t) => Type.Literal(t))),
     content: MessageContent,
     channel_uuid: Uuid,
-    template_uuid: Type.Optional(Uuid),
+    template_uuid: Type.Optional(
+      Type.String({
+        format: 'uuid',
+        description: 'sends this template (with type template, or text); content.text is then ignored',
+      }),
+    ),
     template_values: Type.Optional(
       Type.Array(Type.String({ maxLength: 1024 }), {
         maxItems: 50,

@@ -116,7 +116,6 @@ export class SendingService {
       businessId,
       channel,
       recipient,
-      type: body.type,
       templateId: null,
       metadata: body.metadata ?? {},
       optIn: body.optin_contact === true,
@@ -255,19 +254,27 @@ export class SendingService {
     return { digits: address.value, key: address.key };
   }
 
-  /** The content of a send: free-form from `content`, or the rendered template. */
+  /**
+   * The content of a send: free-form from `content`, or the rendered template. A send naming a
+   * template_uuid is a template send whether its type is `template` or `text`: clients migrating
+   * from the platform the contract comes from send templates as `text` with the message's text in
+   * `content.text`. That text is not what the template renders, so it is ignored: what is
+   * delivered, and stored as the message, is the template filled with template_values.
+   */
   private async contentOf(businessId: string, channel: ChannelRow, body: SendBody) {
-    if (body.type !== 'template') {
-      if (body.template_uuid !== undefined)
-        throw invalid('template_uuid needs type template', [{ path: '/template_uuid' }]);
+    if (body.template_uuid === undefined) {
+      if (body.type === 'template')
+        throw invalid('a template message needs template_uuid', [{ path: '/template_uuid' }]);
       if (body.template_values !== undefined)
-        throw invalid('template_values needs type template', [{ path: '/template_values' }]);
-      return freeFormContent(body.type, body.content);
+        throw invalid('template_values needs template_uuid', [{ path: '/template_values' }]);
+      return { type: body.type, ...freeFormContent(body.type, body.content) };
     }
-    if (body.template_uuid === undefined)
-      throw invalid('a template message needs template_uuid', [{ path: '/template_uuid' }]);
-    if (Object.keys(body.content).length > 0)
-      throw invalid('a template message takes its content from the template; send content {}', [{ path: '/content' }]);
+    if (body.type !== 'template' && body.type !== 'text')
+      throw invalid('a send with template_uuid takes type template (or text)', [{ path: '/type' }]);
+    for (const name of ['url', 'caption', 'filename'] as const) {
+      if (body.content[name] !== undefined)
+        throw invalid(`content.${name} does not belong to a template message`, [{ path: `/content/${name}` }]);
+    }
     const template = await this.templates.get(businessId, body.template_uuid);
     if (!template) throw notFound('template');
     if (template.channel_id !== null && template.channel_id !== channel.id) {
@@ -279,6 +286,6 @@ export class SendingService {
       throw invalid(`the template has ${template.variables.length} variables`, [{ path: '/template_values' }]);
     const byKey = Object.fromEntries(values.map((value, i) => [template.variables[i], value]));
     const rendered = this.templates.render(template, { byKey });
-    return { content: rendered.content, text: rendered.text, templateId: template.id };
+    return { type: 'template', content: rendered.content, text: rendered.text, templateId: template.id };
   }
 }

@@ -429,10 +429,63 @@ describe('POST /messages/send with a template', () => {
       'template_variable_missing',
     );
     expect((await send({ to: phone, template_uuid: named, template_values: ['a', 'b', 'c'] })).statusCode).toBe(400);
-    expect(
-      (await send({ to: phone, template_uuid: named, template_values: ['a', 'b'], content: { text: 'x' } })).statusCode,
-    ).toBe(400);
+    const withUrl = await send({
+      to: phone,
+      template_uuid: named,
+      template_values: ['a', 'b'],
+      content: { url: 'https://cdn.test/a.png' },
+    });
+    expect(withUrl.statusCode).toBe(400);
+    expect(withUrl.json().error.details).toEqual([{ path: '/content/url' }]);
     const theirs = await send({ to: phone, template_uuid: otherTemplate, template_values: ['a'] });
     expect(theirs.statusCode).toBe(404);
+  });
+
+  // Clients of the platform the contract comes from send templates as type text, with a text in content.
+  it.each(['text', 'template'])(
+    'sends the template for type %s with a content.text, which is ignored: the message is the template',
+    async (type) => {
+      const { phone } = await inboundContact(t, tenant, channel, 25);
+      const res = await send({
+        type,
+        to: phone,
+        content: { text: 'Hello Ada, your code is 42 (as the client shows it)' },
+        template_uuid: named,
+        template_values: ['Ada', '42'],
+      });
+      expect(res.statusCode, res.body).toBe(200);
+      const row = await settled(t, res.json().message.uuid);
+      expect(row).toMatchObject({
+        status: 'SENT',
+        type: 'template',
+        text: 'Hello Ada, your code is 42',
+        template_id: named,
+      });
+      const [request] = sendsTo(phone);
+      expect(request.body).toMatchObject({ type: 'template', template: { name: 'login_code' } });
+      expect(request.body).not.toHaveProperty('text');
+      const status = await t.app.inject({
+        url: `/external/v2/messages/status/${res.json().message.uuid}`,
+        headers: tenant.headers,
+      });
+      expect(status.json().message.messageStatusPayload.payload.type).toBe('template');
+    },
+  );
+
+  it('answers 400 for template_uuid with a media type, and for template_values without template_uuid', async () => {
+    const { phone } = await inboundContact(t, tenant, channel, 1);
+    const image = await send({
+      type: 'image',
+      to: phone,
+      content: { url: 'https://cdn.test/a.png' },
+      template_uuid: named,
+      template_values: ['Ada', '42'],
+    });
+    expect(image.statusCode).toBe(400);
+    expect(image.json().error.details).toEqual([{ path: '/type' }]);
+    const values = await send({ type: 'text', to: phone, content: { text: 'hi' }, template_values: ['Ada'] });
+    expect(values.statusCode).toBe(400);
+    expect(values.json().error.details).toEqual([{ path: '/template_values' }]);
+    expect(sendsTo(phone)).toEqual([]);
   });
 });
