@@ -22,7 +22,13 @@ export const ErrorBody = Type.Object(
     error: Type.Object({
       code: Type.String({ description: 'machine-readable code, e.g. validation_error, not_found' }),
       message: Type.String(),
-      details: Type.Optional(Type.Array(Type.Unknown())),
+      details: Type.Optional(
+        Type.Array(Type.Unknown(), {
+          description:
+            'what was refused; for input that fails its schema, {location, path, message} per failure, with `allowed` ' +
+            'listing the values of a field that takes one of a fixed set',
+        }),
+      ),
     }),
   },
   { $id: 'ErrorBody', description: 'Every 4xx and 5xx answer carries this body' },

@@ -109,19 +109,6 @@ export function registerErrorHandling(app: FastifyInstance): void {
     if (err instanceof DomainError) {
       return reply.status(statusOf[err.kind]).send(errorBody(err.code, err.message, err.details));
     }
-    if (err.validation) {
-      const details = err.validation.map((v) => ({
-        location: err.validationContext,
-        path: v.instancePath || '/',
-        message:
-          v.keyword === 'additionalProperties'
-            ? `unknown field "${(v.params as { additionalProperty?: string }).additionalProperty}"`
-            : v.message,
-      }));
-      return reply
-        .status(400)
-        .send(errorBody('validation_error', `invalid ${err.validationContext ?? 'request'}`, details));
-    }
     const status = err.statusCode ?? 500;
     if (status >= 400 && status < 500) {
       return reply.status(status).send(errorBody(codeByStatus[status] ?? 'validation_error', err.message));

@@ -1,4 +1,4 @@
-import { Ajv, type FormatDefinition, type Options } from 'ajv';
+import { Ajv, type ErrorObject, type FormatDefinition, type Options } from 'ajv';
 import addFormats from 'ajv-formats';
 import { fullFormats } from 'ajv-formats/dist/formats.js';
 import type { FastifyInstance } from 'fastify';
@@ -20,11 +20,75 @@ const FORMATS = {
   'date-time': { ...dateTime, validate: (value: string) => storableDateTime(value, dateTime.validate) },
 };
 
+// verbose: an error carries the schema it failed, which validationDetails reads a union's values from.
 function makeAjv(options: Options): Ajv {
-  const ajv = new Ajv({ allErrors: false, strict: false, useDefaults: true, removeAdditional: false, ...options });
+  const ajv = new Ajv({
+    allErrors: false,
+    strict: false,
+    useDefaults: true,
+    removeAdditional: false,
+    verbose: true,
+    ...options,
+  });
   (addFormats as unknown as (a: Ajv) => void)(ajv);
   for (const [name, format] of Object.entries(FORMATS)) ajv.addFormat(name, format);
   return ajv;
+}
+
+/** One entry of a validation error's details. */
+export interface ValidationDetail {
+  location: string;
+  path: string;
+  message: string;
+  /** The values a union of constants or an enum allows. */
+  allowed?: unknown[];
+}
+
+/** The values a union allows when each of its branches is a constant (TypeBox's union of literals), else undefined. */
+function constantsOf(branches: unknown): unknown[] | undefined {
+  if (!Array.isArray(branches) || branches.length === 0) return undefined;
+  const values: unknown[] = [];
+  for (const branch of branches as Record<string, unknown>[]) {
+    if (typeof branch !== 'object' || branch === null) return undefined;
+    if ('const' in branch) values.push(branch.const);
+    else if (Array.isArray(branch.enum)) values.push(...(branch.enum as unknown[]));
+    else return undefined;
+  }
+  return values;
+}
+
+const oneOfValues = (values: unknown[]) => `must be one of ${values.map((v) => JSON.stringify(v)).join(', ')}`;
+
+/**
+ * Ajv's errors as the error body's details. Ajv reports a value outside a union of constants as one
+ * failure per branch ("must be equal to constant", or "must be string" for a value of another
+ * type) and one for the union: those become one detail that lists the allowed values, as does an
+ * enum's failure, for every such schema of every route. Written here: ajv-errors needs a message
+ * written into each schema, and better-ajv-errors answers in a shape of its own, not these details.
+ */
+export function validationDetails(errors: readonly ErrorObject[], location: string): ValidationDetail[] {
+  const unions = errors.flatMap((e) => {
+    const allowed = e.keyword === 'anyOf' || e.keyword === 'oneOf' ? constantsOf(e.schema) : undefined;
+    return allowed ? [{ error: e, allowed }] : [];
+  });
+  const details: ValidationDetail[] = [];
+  for (const e of errors) {
+    const path = e.instancePath || '/';
+    if (unions.some((u) => u.error !== e && e.schemaPath.startsWith(`${u.error.schemaPath}/`))) continue;
+    const union = unions.find((u) => u.error === e);
+    if (union) {
+      details.push({ location, path, message: oneOfValues(union.allowed), allowed: union.allowed });
+    } else if (e.keyword === 'enum') {
+      const allowed = (e.params as { allowedValues: unknown[] }).allowedValues;
+      details.push({ location, path, message: oneOfValues(allowed), allowed });
+    } else if (e.keyword === 'additionalProperties') {
+      const field = (e.params as { additionalProperty?: string }).additionalProperty;
+      details.push({ location, path, message: `unknown field "${field}"` });
+    } else {
+      details.push({ location, path, message: e.message ?? 'is invalid' });
+    }
+  }
+  return details;
 }
 
 /**
@@ -36,6 +100,10 @@ export function registerValidation(app: FastifyInstance): void {
   const strict = makeAjv({ coerceTypes: false });
   const coercing = makeAjv({ coerceTypes: 'array' });
   app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? strict : coercing).compile(schema));
+  app.setSchemaErrorFormatter(
+    (errors, context) =>
+      new AppError(400, 'validation_error', `invalid ${context}`, validationDetails(errors as ErrorObject[], context)),
+  );
 
   // An empty body is "no body", whatever its content type says: POSTs without a body stay valid for
   // clients that always send Content-Type: application/json.

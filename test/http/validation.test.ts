@@ -62,6 +62,36 @@ describe('UUIDs', () => {
   });
 });
 
+describe('unions of constants', () => {
+  it('answer a value outside them with one detail that lists the allowed values, on every route and API', async () => {
+    const merge = await call('POST', `${P}/contacts/merge`, {
+      survivor_id: contactId,
+      loser_id: contactId,
+      field_choices: { email: 'both' },
+    });
+    expectValidationError(merge, 'merge');
+    expect(merge.json().error.details).toEqual([
+      {
+        location: 'body',
+        path: '/field_choices/email',
+        message: 'must be one of "survivor", "loser"',
+        allowed: ['survivor', 'loser'],
+      },
+    ]);
+    const channel = await t.app.inject({
+      method: 'POST',
+      url: `/admin/v1/businesses/${tenant.businessId}/channels`,
+      headers: adminHeaders,
+      payload: { type: 7, identifier: '15550000000' },
+    });
+    expectValidationError(channel, 'channel');
+    const [detail] = channel.json().error.details;
+    expect(channel.json().error.details).toHaveLength(1);
+    expect(detail).toMatchObject({ location: 'body', path: '/type', allowed: expect.arrayContaining(['whatsapp']) });
+    expect(detail.message).toMatch(/^must be one of "whatsapp", /);
+  });
+});
+
 describe('the NUL character', () => {
   it('is refused in a JSON body, with the path of the value or key holding it, and nothing is stored', async () => {
     const cases: [string, 'POST' | 'PATCH', string, unknown, string][] = [

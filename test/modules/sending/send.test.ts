@@ -346,7 +346,11 @@ describe('POST /messages/send', () => {
     ['from not the channel type', { from: 'instagram' }],
     ['a to that is no phone', { to: 'not-a-phone' }],
     ['a channel_uuid that is no uuid', { channel_uuid: 'abc' }],
-    ['template_uuid on a text', { template_uuid: '01900000-0000-7000-8000-000000000000' }],
+    [
+      'template_uuid on an image',
+      { type: 'image', content: { url: 'https://x.test/a' }, template_uuid: '01900000-0000-7000-8000-000000000000' },
+    ],
+    ['template_values without template_uuid', { template_values: ['a'] }],
     ['a template without template_uuid', { type: 'template', content: {} }],
     ['unknown fields values', { fields: 'contact,messages' }],
     ['an unknown bot_status', { bot_status: 'bot_pause' }],
@@ -358,6 +362,32 @@ describe('POST /messages/send', () => {
     const res = await send(payload);
     expect(res.statusCode).toBe(400);
     expect(res.json().error.code).toBe('validation_error');
+  });
+
+  it('answers an unknown type or bot_status with one detail listing the allowed values', async () => {
+    const { phone } = await inboundContact(t, tenant, channel, 1);
+    const types = ['text', 'image', 'audio', 'video', 'document', 'sticker', 'template'];
+    for (const type of ['location', 5]) {
+      const res = await send(base(phone, { type }));
+      expect(res.statusCode).toBe(400);
+      expect(res.json().error.details).toEqual([
+        {
+          location: 'body',
+          path: '/type',
+          message: `must be one of ${types.map((v) => `"${v}"`).join(', ')}`,
+          allowed: types,
+        },
+      ]);
+    }
+    const bot = await send(base(phone, { bot_status: 'bot_pause' }));
+    expect(bot.json().error.details).toEqual([
+      {
+        location: 'body',
+        path: '/bot_status',
+        message: 'must be one of "bot_start", "bot_end"',
+        allowed: ['bot_start', 'bot_end'],
+      },
+    ]);
   });
 
   it('answers 400 for malformed JSON and 401 without a key', async () => {
