@@ -72,12 +72,29 @@ async function main(): Promise<void> {
     ? ndjsonSink(resolve(process.env.INIT_CWD ?? '.', args.out))
     : await postgresSink(args.database!);
   const bars = new cliProgress.MultiBar(
-    { format: ' {kind} |{bar}| {percentage}% | {records} stored | {status}', hideCursor: true, clearOnComplete: false },
+    { hideCursor: true, clearOnComplete: false },
     cliProgress.Presets.shades_classic,
   );
   const bar: Partial<Record<ExportKind, cliProgress.SingleBar>> = {};
-  const barOf = (kind: ExportKind, total: number) =>
-    (bar[kind] ??= bars.create(total, 0, { kind: kind.padEnd(8), records: 0, status: '' }));
+  // The kind is written into its bar's format, and the total set apart: where the output is no
+  // terminal (a log, a pipe) cli-progress never starts a bar, so what create() is given is dropped,
+  // and the line printed at the end would show a {kind} placeholder and a wrong percentage.
+  const barOf = (kind: ExportKind, total: number) => {
+    let line = bar[kind];
+    if (!line) {
+      line = bars.create(
+        total,
+        0,
+        { records: 0, status: '' },
+        {
+          format: ` ${kind.padEnd(8)} |{bar}| {percentage}% | {records} stored | {status}`,
+        },
+      );
+      line.setTotal(total);
+      bar[kind] = line;
+    }
+    return line;
+  };
   try {
     const results = await runSync({
       url: args.url,

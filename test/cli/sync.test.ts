@@ -238,6 +238,31 @@ describe('sync tool', () => {
     expect(lines(join(out, 'messages.ndjson'))).toHaveLength(30);
   });
 
+  it('prints a progress line per kind, named, when the output is no terminal', async () => {
+    const { tenant } = await business(12);
+    const { stderr } = await promisify(execFile)(
+      'npx',
+      [
+        'tsx',
+        'src/cli/sync.ts',
+        '--url',
+        url,
+        '--key',
+        tenant.key,
+        '--since',
+        '2026-05-20',
+        '--until',
+        '2026-10-01',
+        '--out',
+        tmp(),
+      ],
+      { cwd: process.cwd() },
+    );
+    expect(stderr).not.toContain('{');
+    expect(stderr).toMatch(/^ messages +\|.*\| 100% \| 12 stored \|/m);
+    expect(stderr).toMatch(/^ events +\|.*\| 100% \| 5 stored \|/m);
+  });
+
   it('refuses incomplete or contradictory arguments', () => {
     const ok = ['--url', 'http://x', '--key', 'k', '--since', '2026-08-01'];
     expect(parseSyncArgs([...ok, '--out', 'd'])).toMatchObject({
