@@ -32,11 +32,11 @@ export const ContactMessage = Type.Object({
   createdAt: Timestamp,
   from: Type.String({
     description:
-      "inbound: the sender address the channel reported, else the contact (phone digits, or email on the email channel); outbound: the business address, else the channel's identifier or name",
+      "inbound: the sender address the channel reported, else the contact (phone digits, or email on the email channel); outbound: the business address, else the identifier of the message's channel (the business's number), empty when no channel is known",
   }),
   to: Type.String({
     description:
-      "inbound: the business address the channel reported, else the channel's identifier or name; outbound: the recipient address, else the contact (phone digits, or email on the email channel)",
+      "inbound: the business address the channel reported, else the identifier of the message's channel (the business's number), empty when no channel is known; outbound: the recipient address, else the contact (phone digits, or email on the email channel)",
   }),
   text: Type.String({ description: 'may be empty' }),
   attachments: Type.Array(Type.String(), { description: "signed download addresses of the message's files" }),

@@ -11,7 +11,9 @@ interface AddressedMessage {
  * channel recorded. A message without them (imported history, messages written in the dashboard)
  * is addressed as the channel would have: the contact by its phone digits, as WhatsApp records
  * them (by its email on the email channel, or when it has no phone), and the business by
- * `businessAddress` (the identifier of the conversation's channel), else by the channel's name.
+ * `businessAddress` (the identifier of the conversation's channel). With no channel known there is
+ * no business address to show: the contract makes `from` and `to` identifiers, always strings, so
+ * that side is empty rather than the channel's name, which no client could take for an address.
  */
 export function messageAddresses(
   message: AddressedMessage,
@@ -20,7 +22,7 @@ export function messageAddresses(
 ): { from: string; to: string } {
   const contactSide =
     message.channel !== 'email' && contact.phone_number ? contact.phone_number : (contact.email ?? '');
-  const businessSide = businessAddress ?? message.channel;
+  const businessSide = businessAddress ?? '';
   const inbound = message.direction === 'inbound';
   return {
     from: message.sender_address ?? (inbound ? contactSide : businessSide),

@@ -62,7 +62,7 @@ describe('GET /contacts/:uuid/messages', () => {
           channel: 'email',
           createdAt: '2026-01-01T00:00:05.000005Z',
           from: 'ada@example.com',
-          to: 'email',
+          to: '',
           text: 'reply by mail',
           attachments: [],
           media: [],
@@ -85,7 +85,7 @@ describe('GET /contacts/:uuid/messages', () => {
           status: 'failed',
           channel: 'whatsapp',
           createdAt: '2026-01-01T00:00:03.000003Z',
-          from: 'whatsapp',
+          from: '',
           to: '5491123450001',
           text: '',
           attachments: [],
@@ -97,7 +97,7 @@ describe('GET /contacts/:uuid/messages', () => {
           status: 'sent',
           channel: 'email',
           createdAt: '2026-01-01T00:00:02.000002Z',
-          from: 'email',
+          from: '',
           to: 'ada@example.com',
           text: 'welcome',
           attachments: [],
@@ -110,7 +110,7 @@ describe('GET /contacts/:uuid/messages', () => {
           channel: 'whatsapp',
           createdAt: '2026-01-01T00:00:01.000001Z',
           from: '5491123450001',
-          to: 'whatsapp',
+          to: '',
           text: 'hi',
           attachments: [],
           media: [],
@@ -148,6 +148,26 @@ describe('GET /contacts/:uuid/messages', () => {
     expect(byId.get(inbound.id)).toMatchObject({ from: '5491123450002', to: '15550001111' });
     expect(byId.get(reply.id)).toMatchObject({ from: '15550001111', to: '5491123450002' });
     expect(byId.get(received.id)).toMatchObject({ from: '5491123450002', to: '15550001111' });
+  });
+
+  it("leaves the business's address empty, never the channel's name, for a business without a channel", async () => {
+    const db = t.database.db;
+    const lone = await createTenant(t.app, 'No channel');
+    const contact = await insertContact(db, lone.businessId, { phone_number: '5491123450010' });
+    const conversation = await insertConversation(db, lone.businessId, contact.id, { channel: 'whatsapp' });
+    const inbound = await insertMessage(db, lone.businessId, conversation, { text: 'hola', created_at: at(1, 1) });
+    const reply = await insertMessage(db, lone.businessId, conversation, {
+      direction: 'outbound',
+      sender_type: 'human',
+      status: 'SENT',
+      text: 'hola!',
+      created_at: at(2, 2),
+    });
+    const byId = new Map(
+      (await list(contact.id, '', lone.headers)).json().messages.map((m: { uuid: string }) => [m.uuid, m]),
+    );
+    expect(byId.get(inbound.id)).toMatchObject({ from: '5491123450010', to: '' });
+    expect(byId.get(reply.id)).toMatchObject({ from: '', to: '5491123450010' });
   });
 
   it('lists the files of a message as signed addresses that serve the bytes', async () => {
