@@ -2,6 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { at, insertContact, insertConversation } from '../../helpers/factories.ts';
 import { adminHeaders, createTenant, type Tenant } from '../../helpers/tenants.ts';
 import { buildTestApp, PUBLIC_URL, type TestApp } from '../../helpers/test-app.ts';
+import { inboundMessage } from '../../helpers/fake-graph-api.ts';
+import { createWhatsAppChannel, notificationFor, postSigned } from '../inbound/whatsapp-helpers.ts';
 
 let t: TestApp;
 let tenant: Tenant;
@@ -260,5 +262,26 @@ describe('PATCH /contacts/:uuid', () => {
     expect((await patch(c.id, { name: 'X' }, {})).statusCode).toBe(401);
     const row = await t.database.db.selectFrom('contacts').selectAll().where('id', '=', c.id).executeTakeFirstOrThrow();
     expect(row.first_name).toBe('Ada');
+  });
+});
+
+describe('source', () => {
+  it('is the type of the channel whose inbound message created the contact, in every answer that shows it', async () => {
+    const channel = await createWhatsAppChannel(t.app, tenant.businessId);
+    const waId = '5491140001234';
+    const notification = notificationFor(channel, {
+      contacts: [{ waId, name: 'Lucía' }],
+      messages: [inboundMessage(waId, 'text', { body: 'hola' })],
+    });
+    expect((await postSigned(t.app, notification, channel.appSecret)).statusCode).toBe(200);
+    const found = await t.app.inject({ url: `/external/v2/contacts?phone=${waId}`, headers: tenant.headers });
+    const [{ id }] = found.json().results as { id: string }[];
+    expect((await patch(id, {})).json().contact[0].source).toBe('whatsapp');
+    const close = await t.app.inject({
+      method: 'POST',
+      url: `/external/v2/contacts/${id}/conversation/close`,
+      headers: tenant.headers,
+    });
+    expect(close.json().contact[0].source).toBe('whatsapp');
   });
 });
