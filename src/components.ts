@@ -45,7 +45,10 @@ export function appComponents(
 ): Component[] {
   const log = app.log;
   const statistics = new StatisticsKeeper(database.db, database.engine);
-  const components: Component[] = [];
+  // First in the list, so closed last: the provider calls of the workers stopped before it end first.
+  const components: Component[] = [
+    { name: 'provider-connections', start: () => {}, stop: () => services.providerConnections.close() },
+  ];
   // One process opens an embedded database: what its previous run left in hand is taken over at once.
   if (database.engine === 'pglite') {
     components.push({

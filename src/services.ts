@@ -3,6 +3,7 @@ import type { Db } from './db/database.ts';
 import type { OutboxWorker } from './jobs/outbox.worker.ts';
 import { dashboardLinks } from './lib/links.ts';
 import { SecretBox } from './lib/secret-box.ts';
+import { guardedAgent } from './net/ssrf-guard.ts';
 import type { ApiKeyCache } from './modules/api-keys/api-key-cache.ts';
 import { ApiKeysService } from './modules/api-keys/api-keys.service.ts';
 import { BusinessesService } from './modules/businesses/businesses.service.ts';
@@ -41,7 +42,13 @@ export function createServices(
   options: { apiKeyCache: ApiKeyCache; clock?: Clock; webhookWorker?: WebhookWorkerOptions },
 ) {
   const links = dashboardLinks(config.publicUrl);
-  const channels = new ChannelsService(db, new SecretBox(config.secretKeys, 'channel-secrets'));
+  // Every provider call carries a channel's secrets: its URLs and each connection obey the address
+  // policy of webhook deliveries. The pool is closed with the app (components.ts).
+  const targets = { allowPrivate: config.allowPrivateWebhookTargets };
+  const providerConnections = guardedAgent(targets);
+  const channels = new ChannelsService(db, new SecretBox(config.secretKeys, 'channel-secrets'), targets, {
+    dispatcher: providerConnections,
+  });
   const contacts = new ContactsService(db, links);
   const templates = new TemplatesService(db);
   // Webhook registrations (.service), the message_created hook (.events) and the delivery worker.
@@ -55,6 +62,7 @@ export function createServices(
   });
   return {
     channels,
+    providerConnections,
     inbound: new InboundService(db, channels, worker, domainEvents),
     businesses: new BusinessesService(db),
     apiKeys: new ApiKeysService(db, options.apiKeyCache),

@@ -191,6 +191,8 @@ export function startService(
     ADMIN_TOKEN,
     SEED_DEMO: 'false',
     LOG_LEVEL: 'warn',
+    // The fake Graph API and webhook receivers listen on loopback, a private target.
+    ALLOW_PRIVATE_WEBHOOK_TARGETS: 'true',
     ...extraEnv,
   };
   // What `npm start` runs: the build (its prestart), then node on the output.

@@ -85,7 +85,10 @@ export interface ChannelKind<Kind extends string = string, Schema extends TObjec
   readonly kind: Kind;
   /** The channel's `provider` object (validates create bodies; its `kind` is the literal above). */
   readonly schema: Schema;
-  /** The adapter for one channel's (opened) config. */
+  /**
+   * The adapter for one channel's (opened) config. Every request it makes goes through
+   * `http.dispatcher`, which the core builds with the outbound address policy.
+   */
   create(config: Static<Schema>, http?: ProviderHttpOptions): ChannelProvider;
   /** Config fields stored sealed (channel-secrets.ts). */
   readonly secretFields: readonly ConfigField<Schema>[];
@@ -93,6 +96,12 @@ export interface ChannelKind<Kind extends string = string, Schema extends TObjec
   readonly rotatingFields: readonly ConfigField<Schema>[];
   /** Non-secret fields the operator may replace too (an API base URL, say). */
   readonly changeableFields: readonly ConfigField<Schema>[];
+  /**
+   * Non-secret fields holding a URL the adapter calls with the channel's secrets (an API base URL):
+   * held to the outbound address policy when set (http(s), no credentials, no literal private
+   * address unless allowed), and shown without credentials.
+   */
+  readonly urlFields: readonly ConfigField<Schema>[];
   /** Secret fields a channel is found by (through their digests; the handshake's token, say). */
   readonly lookupFields: readonly ConfigField<Schema>[];
   /** The config field naming the provider's account, by which notifications find their channel. */

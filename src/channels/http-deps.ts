@@ -1,8 +1,17 @@
 import type { Dispatcher } from 'undici';
 
-/** How adapters reach the network; injected so tests and benchmarks can point them anywhere. */
+/**
+ * How adapters reach the network, given by the core (src/services.ts): an adapter never picks its
+ * own connection pool, so the outbound address policy applies to every call that carries a
+ * channel's secrets.
+ */
 export interface ProviderHttpOptions {
-  /** undici dispatcher (connection pool, proxy, mock); undici's global agent when absent. */
+  /**
+   * undici dispatcher every request of the adapter goes through, URLs the provider hands back
+   * (media downloads) included. The one the service passes checks the address of each connection
+   * (src/net/ssrf-guard.ts): a refused one rejects the request with SsrfError before anything is
+   * sent, and classifyNetworkError calls that final. undici's global agent when absent.
+   */
   dispatcher?: Dispatcher;
   /** Whole-call limit for API calls, in ms (default 15 000). */
   timeoutMs?: number;

@@ -1,3 +1,4 @@
+import { SsrfError } from '../net/ssrf-guard.ts';
 import type { ErrorClassification } from './channel.types.ts';
 
 /** Failures before the connection was made: the request cannot have reached the provider. */
@@ -22,13 +23,17 @@ const droppedCodes = new Set([
 ]);
 
 /**
- * Timeouts and transport failures are retryable; those that may come after the request was written
- * (a timeout waiting for the answer, a connection dropped) are marked `mayHaveArrived`, since the
- * provider may have acted on it. Returns null for anything else. Follows `cause` because undici
- * and fetch wrap errors.
+ * A target refused by the address policy (src/net/ssrf-guard.ts) is final: nothing was sent, and
+ * the same address would be refused again. Timeouts and transport failures are retryable; those
+ * that may come after the request was written (a timeout waiting for the answer, a connection
+ * dropped) are marked `mayHaveArrived`, since the provider may have acted on it. Returns null for
+ * anything else. Follows `cause` because undici and fetch wrap errors.
  */
 export function classifyNetworkError(err: unknown): ErrorClassification | null {
   for (let current = err, depth = 0; current instanceof Error && depth < 5; depth++) {
+    if (current instanceof SsrfError) {
+      return { retryable: false, code: 'target_refused', detail: `provider address refused: ${current.message}` };
+    }
     const code = (current as { code?: unknown }).code;
     if (typeof code === 'string' && connectCodes.has(code)) {
       return { retryable: true, code: 'network_error', detail: `provider unreachable: ${current.message}` };

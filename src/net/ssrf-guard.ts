@@ -12,7 +12,13 @@ export class SsrfError extends Error {
 /** A target refused for its address alone (loopback, private, reserved): what TargetPolicy.allowPrivate permits. */
 export class NonPublicAddressError extends SsrfError {}
 
-/** Whether loopback/private targets are allowed (ALLOW_PRIVATE_WEBHOOK_TARGETS, for development and tests). */
+/** A URL refused for the user name or password in it, whatever the policy. */
+export class CredentialsInUrlError extends SsrfError {}
+
+/**
+ * Whether loopback/private targets are allowed, for webhook deliveries and provider calls alike
+ * (ALLOW_PRIVATE_WEBHOOK_TARGETS, for development, tests and receivers on the same network).
+ */
 export interface TargetPolicy {
   allowPrivate: boolean;
 }
@@ -20,12 +26,12 @@ export interface TargetPolicy {
 const bare = (hostname: string) => (hostname.startsWith('[') ? hostname.slice(1, -1) : hostname);
 
 /**
- * Parses an outbound URL and checks its host: http(s) only, no credentials in it, and unless
- * private targets are allowed every address the host resolves to (or the literal address) must be
- * global unicast. WHATWG URL parsing already turns 2130706433, 0x7f000001, 0177.0.0.1 and 127.1
- * into 127.0.0.1. DNS failures are thrown as they come (callers decide whether they are final).
+ * Parses an outbound URL and checks what can be judged without DNS: http(s) only, no credentials
+ * in it, and unless private targets are allowed a literal address must be global unicast. WHATWG
+ * URL parsing already turns 2130706433, 0x7f000001, 0177.0.0.1 and 127.1 into 127.0.0.1. A host
+ * name passes; the connection to it is checked when made (guardedConnector).
  */
-export async function checkTargetUrl(raw: string, policy: TargetPolicy): Promise<URL> {
+export function checkTargetLiteral(raw: string, policy: TargetPolicy): URL {
   let url: URL;
   try {
     url = new URL(raw);
@@ -35,14 +41,24 @@ export async function checkTargetUrl(raw: string, policy: TargetPolicy): Promise
   if (url.protocol !== 'http:' && url.protocol !== 'https:')
     throw new SsrfError('only http and https URLs are allowed');
   if (url.username !== '' || url.password !== '')
-    throw new SsrfError('credentials in the URL are not allowed; use a custom header');
+    throw new CredentialsInUrlError('credentials in the URL are not allowed; use a custom header');
   if (url.hostname === '') throw new SsrfError('the URL has no host');
   if (policy.allowPrivate) return url;
   const host = bare(url.hostname);
-  if (ipaddr.isValid(host)) {
-    if (!isPublicAddress(host)) throw new NonPublicAddressError(`${host} is not a public address`);
-    return url;
-  }
+  if (ipaddr.isValid(host) && !isPublicAddress(host))
+    throw new NonPublicAddressError(`${host} is not a public address`);
+  return url;
+}
+
+/**
+ * checkTargetLiteral, and unless private targets are allowed every address the host name resolves
+ * to must be global unicast too. DNS failures are thrown as they come (callers decide whether they
+ * are final).
+ */
+export async function checkTargetUrl(raw: string, policy: TargetPolicy): Promise<URL> {
+  const url = checkTargetLiteral(raw, policy);
+  const host = bare(url.hostname);
+  if (policy.allowPrivate || ipaddr.isValid(host)) return url;
   const addresses = await dns.promises.lookup(host, { all: true, verbatim: true });
   const refused = addresses.find((a) => !isPublicAddress(a.address));
   if (refused) throw new NonPublicAddressError(`${host} resolves to ${refused.address}, not a public address`);
@@ -76,6 +92,10 @@ export function guardedConnector(policy: TargetPolicy, connectTimeoutMs = 10_000
   if (policy.allowPrivate) return buildConnector({ timeout: connectTimeoutMs });
   const connect = buildConnector({ timeout: connectTimeoutMs, lookup: guardedLookup });
   return (options, callback) => {
+    // A literal address skips the lookup: refused before any packet is sent to it.
+    const host = bare(options.hostname);
+    if (ipaddr.isValid(host) && !isPublicAddress(host))
+      return callback(new NonPublicAddressError(`${host} is not a public address`), null);
     connect(options, (...args) => {
       const [err, socket] = args;
       if (err) return callback(err, null);

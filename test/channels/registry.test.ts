@@ -69,6 +69,11 @@ describe('each registry entry', () => {
     // Rotating and lookup fields are secrets (stored sealed; lookups go by digest); changeable ones are not.
     for (const field of [...entry.rotatingFields, ...entry.lookupFields]) expect(entry.secretFields).toContain(field);
     for (const field of entry.changeableFields) expect(entry.secretFields).not.toContain(field);
+    // URL fields are shown (without credentials) and checked against the address policy: never secrets.
+    for (const field of entry.urlFields) {
+      expect(properties(entry), field).toContain(field);
+      expect(entry.secretFields).not.toContain(field);
+    }
     // The account a channel is found by never changes, and is no secret.
     expect([...entry.rotatingFields, ...entry.changeableFields, ...entry.secretFields]).not.toContain(
       entry.accountField,

@@ -1,7 +1,9 @@
 import { randomBytes } from 'node:crypto';
+import { Agent, Pool } from 'undici';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ProviderError } from '../../src/channels/provider.ts';
 import { WhatsAppCloudProvider } from '../../src/channels/whatsapp-cloud/whatsapp-cloud.provider.ts';
+import { guardedConnector } from '../../src/net/ssrf-guard.ts';
 import { startFakeGraphApi, type FakeGraphApi } from '../helpers/fake-graph-api.ts';
 
 let graph: FakeGraphApi;
@@ -67,5 +69,38 @@ describe('WhatsApp Cloud media fetch', () => {
     const provider = providerWith(graph.accessToken, { timeoutMs: 150 });
     const err = await provider.fetchMedia(id).catch((e: unknown) => e);
     expect(provider.classifyError(err)).toMatchObject({ retryable: true, code: 'timeout' });
+  });
+
+  it('downloads through the dispatcher it is given: a media URL on a private host is refused, its token kept', async () => {
+    const mediaHost = await startFakeGraphApi({ accessToken: graph.accessToken });
+    // The fake Graph API is let through; any other origin gets the service's address policy.
+    const strict = guardedConnector({ allowPrivate: false });
+    const dispatcher = new Agent({
+      factory: (origin, options) =>
+        new Pool(origin, String(origin) === graph.origin ? options : { ...options, connect: strict }),
+    });
+    try {
+      for (const [origin, refusal] of [
+        [mediaHost.origin.replace('127.0.0.1', 'localhost'), /^provider address refused: localhost resolves to /],
+        [mediaHost.origin, /^provider address refused: 127\.0\.0\.1 is not a public address$/],
+      ] as const) {
+        graph.reset();
+        graph.setMediaOrigin(origin);
+        const { id } = graph.addMedia({ bytes: Buffer.from('x'), mimeType: 'text/plain' });
+        const provider = providerWith(graph.accessToken, { dispatcher });
+        const err = await provider.fetchMedia(id).catch((e: unknown) => e);
+        expect(provider.classifyError(err)).toEqual({
+          retryable: false,
+          code: 'target_refused',
+          detail: expect.stringMatching(refusal),
+        });
+        expect(graph.requests.map((r) => r.path)).toEqual([`/v21.0/${id}`]);
+      }
+      expect(mediaHost.requests).toEqual([]);
+      expect(mediaHost.connections()).toBe(0);
+    } finally {
+      await dispatcher.close();
+      await mediaHost.close();
+    }
   });
 });

@@ -39,6 +39,8 @@ export interface FakeGraphApi {
   accessToken: string;
   /** Every request, in arrival order. */
   requests: RecordedRequest[];
+  /** TCP connections accepted so far (a refused target must open none). */
+  connections(): number;
   /** The message sends (POST /{phone_number_id}/messages) received, in order. */
   sends(): RecordedRequest[];
   /** Take this token too (a channel's rotated access token). */
@@ -49,9 +51,14 @@ export interface FakeGraphApi {
   disconnectNextSends(count: number): void;
   /** Wait this long before answering every request (0 to stop). */
   setDelay(ms: number): void;
+  /**
+   * Hand out media download URLs on this origin instead of the fake's own (Meta's are on another
+   * host, lookaside.fbsbx.com); the path and query stay those the fake serves.
+   */
+  setMediaOrigin(origin: string | undefined): void;
   /** Serve media under a new (or the given) media id; returns the id and the bytes' sha256 (hex). */
   addMedia(media: { bytes: Buffer; mimeType: string; id?: string }): { id: string; sha256: string };
-  /** Forget recorded requests and pending failures. */
+  /** Forget recorded requests, pending failures and the media origin. */
   reset(): void;
   close(): Promise<void>;
 }
@@ -89,6 +96,8 @@ export async function startFakeGraphApi(options: Options = {}): Promise<FakeGrap
   const timers = new Set<NodeJS.Timeout>();
   let delayMs = 0;
   let origin = '';
+  let mediaOrigin: string | undefined;
+  let connections = 0;
 
   const graphError = (res: ServerResponse, failure: GraphFailure) =>
     json(res, failure.status, {
@@ -135,7 +144,7 @@ export async function startFakeGraphApi(options: Options = {}): Promise<FakeGrap
       }
       return json(res, 200, {
         messaging_product: 'whatsapp',
-        url: `${origin}/whatsapp_business/attachments/?mid=${parts[0]}&ext=${Date.now()}`,
+        url: `${mediaOrigin ?? origin}/whatsapp_business/attachments/?mid=${parts[0]}&ext=${Date.now()}`,
         mime_type: item.mimeType,
         sha256: item.sha256,
         file_size: item.bytes.length,
@@ -202,6 +211,7 @@ export async function startFakeGraphApi(options: Options = {}): Promise<FakeGrap
       timers.add(timer);
     });
   });
+  server.on('connection', () => void (connections += 1));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
@@ -210,11 +220,13 @@ export async function startFakeGraphApi(options: Options = {}): Promise<FakeGrap
     origin,
     accessToken,
     requests,
+    connections: () => connections,
     sends: () => requests.filter((r) => r.method === 'POST' && r.path.endsWith('/messages')),
     acceptAccessToken: (token) => void authorizations.add(`Bearer ${token}`),
     failNextSends: (count, failure) => failures.push(...Array<GraphFailure>(count).fill(failure)),
     disconnectNextSends: (count) => failures.push(...Array<'disconnect'>(count).fill('disconnect')),
     setDelay: (ms) => void (delayMs = ms),
+    setMediaOrigin: (value) => void (mediaOrigin = value),
     addMedia({ bytes, mimeType, id }) {
       const mediaId = id ?? String(10n ** 15n + BigInt(`0x${randomBytes(6).toString('hex')}`));
       const sha256 = createHash('sha256').update(bytes).digest('hex');
@@ -224,6 +236,7 @@ export async function startFakeGraphApi(options: Options = {}): Promise<FakeGrap
     reset() {
       requests.length = 0;
       failures.length = 0;
+      mediaOrigin = undefined;
       delayMs = 0;
     },
     async close() {

@@ -19,7 +19,8 @@ const held: (() => void)[] = [];
 // The mechanism on a small Fastify instance over the real database and services, with the same
 // hooks the app installs; the send routes are exercised at the end of the file.
 beforeAll(async () => {
-  t = await buildTestApp();
+  // The fake Graph API listens on loopback, a private target.
+  t = await buildTestApp({ ALLOW_PRIVATE_WEBHOOK_TARGETS: 'true' });
   acme = await createTenant(t.app, 'Acme');
   other = await createTenant(t.app, 'Other');
   api = Fastify({ logger: false });

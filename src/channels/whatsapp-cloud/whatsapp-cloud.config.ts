@@ -24,7 +24,12 @@ export const WhatsAppCloudConfigSchema = Type.Object(
       Type.String({
         pattern: '^https?://[^\\s]+$',
         maxLength: 512,
-        description: `Graph API base including the version; default ${DEFAULT_GRAPH_API_BASE_URL}`,
+        description:
+          `Graph API base including the version; default ${DEFAULT_GRAPH_API_BASE_URL}. http(s) without credentials ` +
+          '(user:pass@ is refused, and never shown). Unless the service runs with ALLOW_PRIVATE_WEBHOOK_TARGETS=true, ' +
+          'a literal loopback, private, link-local or metadata address (127.0.0.1, 10.x, 169.254.169.254, [::1], ...) ' +
+          'is refused with 400, and every call (sends, media downloads) is refused when the host name resolves to such ' +
+          'an address, checked on the connection itself.',
       }),
     ),
   },

@@ -24,6 +24,7 @@ export const whatsAppCloudKind = defineChannelKind({
   secretFields: ['access_token', 'app_secret', 'verify_token'],
   rotatingFields: ['access_token', 'app_secret', 'verify_token'],
   changeableFields: ['api_base_url'],
+  urlFields: ['api_base_url'],
   lookupFields: ['verify_token'],
   accountField: 'phone_number_id',
   channelTypes: ['whatsapp'],

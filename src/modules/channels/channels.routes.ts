@@ -9,9 +9,16 @@ const tags = ['operator'];
 const security = [{ adminToken: [] }];
 const One = Type.Object({ channel: Channel });
 
+const urlFields = [...new Set(channelKinds.flatMap((k) => k.urlFields))].join(', ');
+/** What a provider URL may be: the address policy of webhook targets, since every call carries the channel's token. */
+const urlRule = `A provider URL (${urlFields}) is http(s) without credentials (400 otherwise); unless the service
+runs with ALLOW_PRIVATE_WEBHOOK_TARGETS=true, a literal loopback, private, link-local or metadata address is refused
+with 400, and every call (sends, media downloads) is checked on the address it connects to.`;
+
 const createDescription = `A channel the business sends and receives on; its \`id\` is the \`channel_uuid\` of sends.
 ${channelKinds.map((k) => k.createDocs).join('\n')}
 The provider's secrets are stored encrypted (AES-256-GCM, key derived from SECRET_KEY) and never shown again.
+${urlRule}
 409 when the business already has a channel of this type and identifier, or any business has one on this provider
 account (${channelKinds.map((k) => k.accountField).join(', ')}).`;
 
@@ -74,7 +81,7 @@ export const channelsAdminRoutes: FastifyPluginAsyncTypebox = async (app) => {
         summary: 'Rename a channel, change its pace or rotate its provider secrets',
         description:
           'Fields sent replace the stored ones; `provider` fields are merged into the stored provider config ' +
-          `(${channelKinds.map((k) => k.accountField).join(', ')} cannot change).`,
+          `(${channelKinds.map((k) => k.accountField).join(', ')} cannot change). ${urlRule}`,
         params: BusinessItemParams,
         body: UpdateChannelBody,
         response: responses({ 200: One }, 400, 401, 404),

@@ -59,7 +59,9 @@ export const Channel = Type.Object({
     Type.Object({
       kind: Type.String(),
       account: Nullable(Type.String(), { description: 'WhatsApp: phone_number_id' }),
-      api_base_url: Type.Optional(Type.String()),
+      api_base_url: Type.Optional(
+        Type.String({ description: 'the provider URL the channel calls, shown without credentials' }),
+      ),
     }),
     Type.Null(),
   ]),

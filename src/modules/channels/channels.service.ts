@@ -13,6 +13,8 @@ import { isUniqueViolation } from '../../db/errors.ts';
 import { conflict, invalid, notFound } from '../../lib/domain-errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { resealStored, type SealCounts, type SecretBox } from '../../lib/secret-box.ts';
+import { checkTargetLiteral, CredentialsInUrlError, SsrfError, type TargetPolicy } from '../../net/ssrf-guard.ts';
+import { targetRefusal } from '../../net/target-refusal.ts';
 import { ChannelCache } from './channel-cache.ts';
 import { digestField, openProviderConfig, sealProviderConfig, type StoredProviderConfig } from './channel-secrets.ts';
 import { channelsRepository, type ChannelKeys, type ChannelRow } from './channels.repository.ts';
@@ -52,6 +54,9 @@ export class ChannelsService {
   constructor(
     private readonly db: Db,
     private readonly secrets: SecretBox,
+    /** Which addresses a provider may be called at; the URL fields are checked against it when set. */
+    private readonly policy: TargetPolicy,
+    /** How the adapters reach the network: a dispatcher that applies the same policy to every connection. */
     private readonly http?: ProviderHttpOptions,
   ) {}
 
@@ -64,6 +69,7 @@ export class ChannelsService {
     if (provider && !kindsServing(body.type).some((k) => k.kind === provider.kind)) {
       throw invalid(`provider ${provider.kind} does not serve ${body.type} channels`, [{ path: '/provider/kind' }]);
     }
+    if (provider) this.checkUrlFields(provider.kind, provider);
     const account = provider ? providerAccountOf(provider) : null;
     if (await channelsRepository.findByIdentifier(this.db, businessId, body.type, identifier))
       throw duplicate('identifier');
@@ -111,6 +117,7 @@ export class ChannelsService {
         throw invalid(`provider ${row.provider_kind} has no field ${other} to replace`, [
           { path: `/provider/${other}` },
         ]);
+      this.checkUrlFields(row.provider_kind, body.provider);
       providerConfig = { ...this.openConfig(row), ...body.provider };
     }
     const changes = {
@@ -216,6 +223,27 @@ export class ChannelsService {
     return provider;
   }
 
+  /**
+   * The URLs a provider is called at, with the channel's secrets: http(s), no credentials, and no
+   * literal private address unless the policy allows them. A host name is judged when each call
+   * connects (the dispatcher), since what it resolves to may change.
+   */
+  private checkUrlFields(kind: string, fields: Record<string, unknown>): void {
+    for (const field of channelKind(kind)?.urlFields ?? []) {
+      const value = fields[field];
+      if (typeof value !== 'string') continue;
+      try {
+        checkTargetLiteral(value, this.policy);
+      } catch (err) {
+        if (!(err instanceof SsrfError)) throw err;
+        // The guard's advice for webhooks (a custom header) does not apply to a provider URL.
+        const why =
+          err instanceof CredentialsInUrlError ? 'credentials in the URL are not allowed' : targetRefusal(err);
+        throw invalid(`provider.${field} refused: ${why}`, [{ path: `/provider/${field}` }]);
+      }
+    }
+  }
+
   private openConfig(row: ChannelRow): ProviderConfig {
     return openProviderConfig(this.secrets, row.provider_config) as ProviderConfig;
   }
@@ -269,9 +297,9 @@ export class ChannelsService {
   }
 }
 
-/** The operator form of a channel: never the provider's secrets. */
+/** The operator form of a channel: never the provider's secrets, nor credentials a stored URL may hold. */
 export function toChannelForm(row: ChannelRow): ChannelForm {
-  const baseUrl = (row.provider_config as { api_base_url?: unknown }).api_base_url;
+  const baseUrl = withoutCredentials((row.provider_config as { api_base_url?: unknown }).api_base_url);
   return {
     id: row.id,
     type: row.type,
@@ -287,4 +315,18 @@ export function toChannelForm(row: ChannelRow): ChannelForm {
       : null,
     created_at: row.created_at,
   };
+}
+
+/** A URL as shown: without user name and password (a row stored before they were refused may hold them). */
+function withoutCredentials(value: unknown): string | undefined {
+  if (typeof value !== 'string') return undefined;
+  if (!value.includes('@')) return value;
+  try {
+    const url = new URL(value);
+    url.username = '';
+    url.password = '';
+    return url.href;
+  } catch {
+    return undefined;
+  }
 }

@@ -1,9 +1,9 @@
 import { request, type Dispatcher } from 'undici';
 import { checkTargetUrl, SsrfError, type TargetPolicy } from '../../net/ssrf-guard.ts';
+import { targetRefusal } from '../../net/target-refusal.ts';
 import type { ClaimedDelivery } from './webhook-deliveries.repository.ts';
 import { parseRetryAfter } from './webhook-schedule.ts';
 import { signatureHeaders } from './webhook-signing.ts';
-import { targetRefusal } from './webhook-target-refusal.ts';
 
 /** Whole-call limit of one attempt. */
 export const ATTEMPT_TIMEOUT_MS = 15_000;

@@ -4,6 +4,7 @@ import { conflict, invalid, notFound } from '../../lib/domain-errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { resealStored, type SealCounts, type SecretBox } from '../../lib/secret-box.ts';
 import { checkTargetUrl, SsrfError, type TargetPolicy } from '../../net/ssrf-guard.ts';
+import { targetRefusal } from '../../net/target-refusal.ts';
 import { isoAt, type Clock } from '../../lib/clock.ts';
 import {
   webhookDeliveriesRepository as deliveries,
@@ -11,7 +12,6 @@ import {
   type DeliveryRow,
 } from './webhook-deliveries.repository.ts';
 import { checkCustomHeaders } from './webhook-headers.ts';
-import { targetRefusal } from './webhook-target-refusal.ts';
 import { newWebhookSecret } from './webhook-signing.ts';
 import { webhooksRepository, type StoredSecrets, type WebhookRow } from './webhooks.repository.ts';
 import type {

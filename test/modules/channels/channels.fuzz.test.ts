@@ -67,7 +67,8 @@ let unique = 0;
 
 beforeAll(async () => {
   fake = await startFakeGraphApi();
-  t = await buildTestApp();
+  // The fake Graph API listens on loopback, a private target.
+  t = await buildTestApp({ ALLOW_PRIVATE_WEBHOOK_TARGETS: 'true' });
 });
 afterAll(async () => {
   await t.close();

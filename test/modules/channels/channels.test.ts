@@ -69,11 +69,11 @@ describe('POST /admin/v1/businesses/:bid/channels', () => {
   });
 
   it('defaults the name and the pace, and keeps api_base_url visible', async () => {
-    const body = whatsapp({ provider: provider({ api_base_url: 'http://127.0.0.1:9/v21.0' }) });
+    const body = whatsapp({ provider: provider({ api_base_url: 'https://graph.example.com/v21.0' }) });
     const { channel } = (await create(body)).json();
     expect(channel.name).toBe(`whatsapp ${body.identifier.slice(1)}`);
     expect(channel.pace_per_second).toBe(80);
-    expect(channel.provider.api_base_url).toBe('http://127.0.0.1:9/v21.0');
+    expect(channel.provider.api_base_url).toBe('https://graph.example.com/v21.0');
   });
 
   it('creates a channel without a provider for other channel types', async () => {

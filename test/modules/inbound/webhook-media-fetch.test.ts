@@ -10,7 +10,8 @@ let tenant: Tenant;
 
 beforeAll(async () => {
   graph = await startFakeGraphApi();
-  t = await buildTestApp();
+  // The fake Graph API listens on loopback, a private target.
+  t = await buildTestApp({ ALLOW_PRIVATE_WEBHOOK_TARGETS: 'true' });
   tenant = await createTenant(t.app);
 });
 afterAll(async () => {

@@ -16,7 +16,8 @@ const PNG = Buffer.from('89504e470d0a1a0a0000000d4948445200000001000000010806000
 
 beforeAll(async () => {
   graph = await startFakeGraphApi();
-  t = await buildTestApp();
+  // The fake Graph API listens on loopback, a private target.
+  t = await buildTestApp({ ALLOW_PRIVATE_WEBHOOK_TARGETS: 'true' });
   acme = await createTenant(t.app, 'Acme');
   other = await createTenant(t.app, 'Other');
   const channel = await t.app.inject({

@@ -24,7 +24,8 @@ let channel: TestChannel;
 
 beforeAll(async () => {
   fake = await startFakeGraphApi();
-  t = await buildTestApp();
+  // The fake Graph API listens on loopback, a private target.
+  t = await buildTestApp({ ALLOW_PRIVATE_WEBHOOK_TARGETS: 'true' });
   tenant = await createTenant(t.app);
   channel = await createChannel(t.app, tenant, fake);
 });

@@ -13,7 +13,8 @@ let otherChannel: TestChannel;
 
 beforeAll(async () => {
   fake = await startFakeGraphApi();
-  t = await buildTestApp();
+  // The fake Graph API listens on loopback, a private target.
+  t = await buildTestApp({ ALLOW_PRIVATE_WEBHOOK_TARGETS: 'true' });
   tenant = await createTenant(t.app, 'Acme');
   other = await createTenant(t.app, 'Other');
   channel = await createChannel(t.app, tenant, fake);

@@ -29,7 +29,8 @@ let seq = 0;
 
 beforeAll(async () => {
   fake = await startFakeGraphApi();
-  t = await buildTestApp();
+  // The fake Graph API listens on loopback, a private target.
+  t = await buildTestApp({ ALLOW_PRIVATE_WEBHOOK_TARGETS: 'true' });
   tenant = await createTenant(t.app);
   channel = await createChannel(t.app, tenant, fake, { pace_per_second: 1000 });
   foreignChannel = await createChannel(t.app, await createTenant(t.app, 'Other'), fake);
