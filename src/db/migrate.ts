@@ -14,6 +14,7 @@ import * as searchEmbeddings from './migrations/0012-search-embeddings.ts';
 import * as mediaIds from './migrations/0013-media-ids.ts';
 import * as webhookQueueHeads from './migrations/0014-webhook-queue-heads.ts';
 import * as domainEvents from './migrations/0015-domain-events.ts';
+import * as webhookHeaderSecrets from './migrations/0016-webhook-header-secrets.ts';
 
 /** Migrations are imported statically so they run the same under tsx, Vitest and a bundle. */
 const migrations: Record<string, Migration> = {
@@ -32,6 +33,7 @@ const migrations: Record<string, Migration> = {
   '0013-media-ids': mediaIds,
   '0014-webhook-queue-heads': webhookQueueHeads,
   '0015-domain-events': domainEvents,
+  '0016-webhook-header-secrets': webhookHeaderSecrets,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -272,7 +272,10 @@ export interface WebhooksTable {
   event: string;
   url: string;
   method: 'POST' | 'PUT';
+  /** Names as given; values sealed (webhook-header-secrets.ts), or plain text while `headers_sealed` is false. */
   headers: Json<Record<string, string>>;
+  /** False for values stored before sealing, until the start-up pass seals them; written as true. */
+  headers_sealed: boolean;
   /** `whsec_<base64>`; shown once at creation or rotation. */
   secret: string;
   previous_secret: string | null;

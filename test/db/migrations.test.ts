@@ -90,3 +90,36 @@ describe.runIf(engine === 'pglite')('migration 0013 (media ids)', () => {
     await migrateToLatest(database.db);
   });
 });
+
+describe.runIf(engine === 'pglite')('migration 0016 (webhook header secrets)', () => {
+  it('marks the header values stored before it as plain text, to be sealed at start, and can be undone', async () => {
+    const db = database.db;
+    await migrateTo(db, '0015-domain-events');
+    const businessId = newId();
+    const [withHeaders, without] = [newId(), newId()];
+    // Any text: a value may begin like a sealed one.
+    const headers = { Authorization: 'Bearer legacy', 'X-Host': 'sb1.acme.example' };
+    await sql`INSERT INTO businesses (id, name) VALUES (${businessId}, 'Hooks')`.execute(db);
+    await sql`INSERT INTO webhooks (business_id, id, event, url, headers, secret) VALUES
+      (${businessId}, ${withHeaders}, 'message_created', 'https://a.example/in', ${JSON.stringify(headers)}, 'whsec_a'),
+      (${businessId}, ${without}, 'message_created', 'https://b.example/in', '{}', 'whsec_b')`.execute(db);
+
+    await migrateToLatest(db);
+    const rows = await db
+      .selectFrom('webhooks')
+      .select(['id', 'headers', 'headers_sealed'])
+      .where('business_id', '=', businessId)
+      .execute();
+    expect(Object.fromEntries(rows.map((r) => [r.id, [r.headers, r.headers_sealed]]))).toEqual({
+      [withHeaders]: [headers, false],
+      [without]: [{}, true],
+    });
+
+    await migrateTo(db, '0015-domain-events');
+    const { rows: after } = await sql<{
+      headers: unknown;
+    }>`SELECT headers FROM webhooks WHERE id = ${withHeaders}`.execute(db);
+    expect(after[0].headers).toEqual(headers);
+    await migrateToLatest(db);
+  });
+});

@@ -200,10 +200,24 @@ const checks: Record<string, Check> = {
       expect(vars.DELIVERY).toBe(receiver.calls[0].headers['webhook-id']);
       expect(calls[1].json().delivery).toMatchObject({ id: vars.DELIVERY, state: 'pending' });
     },
-    async settle({ receiver }) {
+    async settle({ receiver, vars }) {
       const [first, again] = await receiver.waitFor(2);
       expect(again.headers['webhook-id']).toBe(first.headers['webhook-id']);
       expect(again.body).toBe(first.body);
+      // Its outcome is recorded before the next block sends it again.
+      await waitUntil(async () => (await admin(vars, `/webhooks/${vars.WEBHOOK}/deliveries`)).deliveries.length > 1);
+    },
+  },
+  'webhook-headers': {
+    statuses: [200, 202],
+    answers(calls) {
+      expect(calls[0].json().webhook.headers).toEqual({ authorization: '••••oken', 'x-tenant': '••••corp' });
+      expect(calls[0].body).not.toContain('crm-token');
+    },
+    async settle({ receiver }) {
+      const calls = await receiver.waitFor(3);
+      expect(calls[2].headers.authorization).toBe('Bearer crm-token');
+      expect(calls[2].headers['x-tenant']).toBe('acme-corp');
     },
   },
   exports: {

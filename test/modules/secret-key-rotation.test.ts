@@ -92,13 +92,17 @@ describe('rotating SECRET_KEY with the old key among SECRET_KEY_FALLBACKS', () =
     expect(await storedConfig()).toEqual(sealedAfter);
   });
 
-  it('keeps webhooks signing with the same secrets, sealed with the new key at start', async () => {
+  it('keeps webhooks signing with the same secrets and the same header values, sealed with the new key at start', async () => {
     const base = `/admin/v1/businesses/${tenant.businessId}/webhooks`;
     const created = await before.app.inject({
       method: 'POST',
       url: base,
       headers: adminHeaders,
-      payload: { event: 'message_created', url: 'http://127.0.0.1:9/hook' },
+      payload: {
+        event: 'message_created',
+        url: 'http://127.0.0.1:9/hook',
+        headers: { Authorization: 'Bearer rotated-7777' },
+      },
     });
     expect(created.statusCode).toBe(201);
     const { webhook, secret: first } = created.json();
@@ -111,16 +115,25 @@ describe('rotating SECRET_KEY with the old key among SECRET_KEY_FALLBACKS', () =
     const stored = () =>
       before.database.db
         .selectFrom('webhooks')
-        .select(['secret', 'previous_secret'])
+        .select(['secret', 'previous_secret', 'headers'])
         .where('id', '=', webhook.id)
         .executeTakeFirstOrThrow();
+    const headersOf = async (app: FastifyInstance) =>
+      (await app.inject({ method: 'GET', url: `${base}/${webhook.id}`, headers: adminHeaders })).json().webhook.headers;
+    const sealedBefore = (await stored()).headers.Authorization;
 
     const rotated = await appWith({ SECRET_KEY: NEW_KEY, SECRET_KEY_FALLBACKS: oldKey() });
+    expect(await headersOf(rotated)).toEqual({ Authorization: '••••7777' });
     expect((await rotated.services.webhooks.service.sealStored()).sealed).toBeGreaterThanOrEqual(1);
     expect(await rotated.services.webhooks.service.sealStored()).toEqual({ sealed: 0, unopened: 0 });
     const newOnly = new SecretBox([NEW_KEY], 'webhook-secrets');
     const row = await stored();
     expect([newOnly.open(row.secret), newOnly.open(row.previous_secret!)]).toEqual([second, first]);
+    expect(row.headers.Authorization).not.toBe(sealedBefore);
+    expect(new SecretBox([NEW_KEY], 'webhook-headers').open(row.headers.Authorization)).toBe('Bearer rotated-7777');
+    expect(await headersOf(await appWith({ SECRET_KEY: NEW_KEY }))).toEqual({ Authorization: '••••7777' });
+    // The old key alone opens nothing any more: the value shows none of its characters.
+    expect(await headersOf(before.app)).toEqual({ Authorization: '••••' });
   });
 
   it('accepts export cursors and media links signed with the old key, and not once it is dropped', async () => {

@@ -20,7 +20,9 @@ export interface ClaimedDelivery {
   schedule_base: number;
   url: string;
   method: 'POST' | 'PUT';
+  /** Values sealed, or plain text while `headers_sealed` is false; the worker opens them to send. */
   headers: Record<string, string>;
+  headers_sealed: boolean;
   secret: string;
   previous_secret: string | null;
   previous_secret_expires_at: string | null;
@@ -159,7 +161,9 @@ export const webhookDeliveriesRepository = {
           LIMIT ${limit}
           FOR UPDATE OF c SKIP LOCKED)
       RETURNING d.business_id, d.id, d.webhook_id, d.message_id, d.conversation_id, d.event, d.payload, d.attempts, d.schedule_base,
-        w.url, w.method, w.headers, w.secret, w.previous_secret, w.previous_secret_expires_at`.execute(db);
+        w.url, w.method, w.headers, w.headers_sealed, w.secret, w.previous_secret, w.previous_secret_expires_at`.execute(
+      db,
+    );
     return rows;
   },
 

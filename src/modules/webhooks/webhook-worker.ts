@@ -4,6 +4,7 @@ import { SecretBoxError, type SecretBox } from '../../lib/secret-box.ts';
 import type { TargetPolicy } from '../../net/ssrf-guard.ts';
 import { isoAt, type Clock } from '../../lib/clock.ts';
 import { webhookDeliveriesRepository as deliveries, type ClaimedDelivery } from './webhook-deliveries.repository.ts';
+import { openHeaders } from './webhook-header-secrets.ts';
 import { AttemptRecorder } from './webhook-recorder.ts';
 import { sendAttempt, type AttemptResult } from './webhook-sender.ts';
 
@@ -29,6 +30,8 @@ interface Deps {
   policy: TargetPolicy;
   /** Opens the stored signing secrets (webhooks.service.ts seals them). */
   secrets: SecretBox;
+  /** Opens the stored custom header values (webhooks.service.ts seals them). */
+  headerValues: SecretBox;
   log: { error(obj: object, msg: string): void };
 }
 
@@ -143,18 +146,19 @@ export class WebhookDeliveryWorker {
 
   private async run(delivery: ClaimedDelivery, signal: AbortSignal): Promise<void> {
     const nowMs = this.deps.clock.now();
-    const { secrets } = this.deps;
+    const { secrets, headerValues } = this.deps;
     let signing: ClaimedDelivery;
     try {
       signing = {
         ...delivery,
+        headers: openHeaders(headerValues, { headers: delivery.headers, sealed: delivery.headers_sealed }),
         secret: secrets.open(delivery.secret),
         previous_secret: delivery.previous_secret === null ? null : secrets.open(delivery.previous_secret),
       };
     } catch (err) {
       if (!(err instanceof SecretBoxError)) throw err;
-      // Nothing can be signed (SECRET_KEY changed without the old one among the fallbacks): an
-      // attempt that fails, in the log, retried and given up by the usual rules.
+      // Nothing can be signed or sent as registered (SECRET_KEY changed without the old one among
+      // the fallbacks): an attempt that fails, in the log, retried and given up by the usual rules.
       const unsigned: AttemptResult = {
         verdict: 'retry',
         statusCode: null,

@@ -35,14 +35,25 @@ export function createWebhooks(
   const policy = { allowPrivate: config.allowPrivateWebhookTargets };
   const dispatcher = guardedAgent(policy);
   let log: Log | undefined;
-  // Signing secrets are stored sealed (lib/secret-box.ts) and opened only to sign.
+  // Signing secrets and custom header values are stored sealed (lib/secret-box.ts) and opened only
+  // to sign and send. Each under a key of its own: a sealed signing secret copied into a header's
+  // place in the database does not open there, so it cannot be sent out as a header.
   const secrets = new SecretBox(config.secretKeys, 'webhook-secrets');
+  const headerValues = new SecretBox(config.secretKeys, 'webhook-headers');
   const worker = new WebhookDeliveryWorker(
-    { db, clock, dispatcher, policy, secrets, log: { error: (obj, msg) => log?.error(obj, msg) } },
+    { db, clock, dispatcher, policy, secrets, headerValues, log: { error: (obj, msg) => log?.error(obj, msg) } },
     options,
   );
   const wake = () => worker.wake();
-  const service = new WebhooksService(db, policy, clock, wake, secrets, new CursorCodec(config.secretKeys));
+  const service = new WebhooksService(
+    db,
+    policy,
+    clock,
+    wake,
+    secrets,
+    headerValues,
+    new CursorCodec(config.secretKeys),
+  );
   const events = new WebhookEvents(
     dashboardLinks(config.publicUrl),
     { secretKeys: config.secretKeys, publicUrl: config.publicUrl },

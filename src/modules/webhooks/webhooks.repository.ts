@@ -3,8 +3,20 @@ import type { Db } from '../../db/database.ts';
 import type { WebhooksTable } from '../../db/types.ts';
 
 export type WebhookRow = Selectable<WebhooksTable>;
-/** A webhook's signing secrets as stored (sealed, or in the clear if stored by an earlier version). */
-export type StoredSecrets = Pick<WebhookRow, 'business_id' | 'id' | 'secret' | 'previous_secret'>;
+/**
+ * A webhook's secrets as stored: its signing secrets (sealed, or in the clear if stored by an
+ * earlier version) and its custom header values (sealed, or in the clear while `headers_sealed` is false).
+ */
+export type StoredSecrets = Pick<
+  WebhookRow,
+  'business_id' | 'id' | 'secret' | 'previous_secret' | 'headers' | 'headers_sealed'
+>;
+/** What the start-up pass writes in place of a row's stored secrets. */
+export interface SealedSecrets {
+  secret: string;
+  previous_secret: string | null;
+  headers: Record<string, string>;
+}
 
 /** All SQL of webhook registrations. */
 export const webhooksRepository = {
@@ -105,20 +117,32 @@ export const webhooksRepository = {
     after: { business_id: string; id: string } | undefined,
     limit: number,
   ): Promise<StoredSecrets[]> {
-    let query = db.selectFrom('webhooks').select(['business_id', 'id', 'secret', 'previous_secret']);
+    let query = db
+      .selectFrom('webhooks')
+      .select(['business_id', 'id', 'secret', 'previous_secret', 'headers', 'headers_sealed']);
     if (after)
       query = query.where((eb) => eb(eb.refTuple('business_id', 'id'), '>', eb.tuple(after.business_id, after.id)));
     return query.orderBy('business_id').orderBy('id').limit(limit).execute();
   },
 
-  /** Replaces a webhook's secrets if they are still those of `row` (no rotation came between); whether it did. */
-  async replaceSecretsIf(db: Db, row: StoredSecrets, secret: string, previousSecret: string | null): Promise<boolean> {
+  /**
+   * Replaces a webhook's secrets if they are still those of `row` (no rotation or edit came
+   * between); whether it did. The header values it writes are sealed.
+   */
+  async replaceSecretsIf(db: Db, row: StoredSecrets, sealed: SealedSecrets): Promise<boolean> {
     let query = db
       .updateTable('webhooks')
-      .set({ secret, previous_secret: previousSecret })
+      .set({
+        secret: sealed.secret,
+        previous_secret: sealed.previous_secret,
+        headers: JSON.stringify(sealed.headers),
+        headers_sealed: true,
+      })
       .where('business_id', '=', row.business_id)
       .where('id', '=', row.id)
-      .where('secret', '=', row.secret);
+      .where('secret', '=', row.secret)
+      .where('headers', '=', sql<Record<string, string>>`${JSON.stringify(row.headers)}::jsonb`)
+      .where('headers_sealed', '=', row.headers_sealed);
     query =
       row.previous_secret === null
         ? query.where('previous_secret', 'is', null)

@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { responses } from '../../http/common.schemas.ts';
 import { BusinessParams, ListQuery } from '../admin/admin.schemas.ts';
+import { HEADER_MASK } from './webhook-header-secrets.ts';
 import {
   CreateWebhookBody,
   DeliveriesPage,
@@ -22,7 +23,8 @@ const createDescription = `Registers an endpoint for \`message_created\` (the bo
 \`webhooks.message_created\` of this document). Calls are signed after Standard Webhooks: \`webhook-id\` (the same on every
 attempt of one delivery: dedupe on it), \`webhook-timestamp\` (Unix seconds of the attempt) and \`webhook-signature\`
 (\`v1,<base64 HMAC-SHA256 of "id.timestamp.body">\` with the secret; two entries while a rotated secret overlaps).
-Custom headers are sent too and cannot replace these, \`content-type\` or connection headers (400).
+Custom headers are sent too and cannot replace these, \`content-type\` or connection headers (400). Their values are
+stored encrypted and every answer, this one included, shows them masked (\`${HEADER_MASK}\` and their last 4 characters).
 A 2xx answer is success; network errors, no answer within 15 s, 408, 429 and 5xx are retried after about 5 s, 5 min,
 30 min, 2 h, 5 h, 10 h and 10 h (±10 % jitter, never sooner than a Retry-After asks), then given up; redirects are not
 followed and other 4xx are final; 410 disables the webhook, and so does failing without a success for 5 days
@@ -89,7 +91,11 @@ export const webhooksAdminRoutes: FastifyPluginAsyncTypebox = async (app) => {
         tags,
         security,
         summary: 'Edit, enable or disable a webhook',
-        description: 'Re-enabling clears `disabled_reason` and sends the deliveries held while it was disabled.',
+        description: `Re-enabling clears \`disabled_reason\` and sends the deliveries held while it was disabled.
+\`headers\`, when sent, replaces the whole set of custom headers: a header sent with a value gets that value; one sent
+with the masked value read back (\`${HEADER_MASK}\` and the last 4 characters, names compared without case) keeps its stored value;
+one left out is removed, and \`{}\` removes them all. A masked value for a header that has no stored value, or that is
+not the mask of the stored one (it changed since it was read), is refused with 400.`,
         params: WebhookItemParams,
         body: UpdateWebhookBody,
         response: responses({ 200: One }, 400, 401, 404),

@@ -1,5 +1,6 @@
 import { Type, type Static } from 'typebox';
 import { Nullable, Timestamp, Uuid } from '../../http/common.schemas.ts';
+import { HEADER_MASK } from './webhook-header-secrets.ts';
 import { MAX_HEADERS, RESERVED_HEADERS } from './webhook-headers.ts';
 
 /** Events a webhook can subscribe to. */
@@ -16,15 +17,20 @@ const Method = Type.Union([Type.Literal('POST'), Type.Literal('PUT')], {
   description: 'HTTP method of the calls; default POST',
 });
 
+const HeaderName = Type.String({ pattern: "^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,100}$" });
+
+const headersDescription = `custom headers sent with every call (at most ${MAX_HEADERS}; names are HTTP tokens; values at most 1000 characters of printable ASCII, with spaces and tabs inside but not at either end, or empty). Refused with 400: ${RESERVED_HEADERS.join(', ')}. Values are stored encrypted and every answer shows them masked: \`${HEADER_MASK}\` and the value's last 4 characters (\`${HEADER_MASK}\` alone for a value of 4 characters or fewer). A masked value sent back as it was read keeps the stored value`;
+
 const Headers = Type.Record(
-  Type.String({ pattern: "^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,100}$" }),
+  HeaderName,
   // What a header carries as it is: printable ASCII, spaces and tabs inside only (a receiver drops
-  // them at the ends, and Node refuses to send characters beyond Latin-1).
-  Type.String({ maxLength: 1000, pattern: '^(?:[!-~](?:[\\t -~]*[!-~])?)?$' }),
+  // them at the ends, and Node refuses to send characters beyond Latin-1). Or a mask read back,
+  // which no such value can be: the mask and the last 4 characters of one.
+  Type.String({ maxLength: 1000, pattern: `^(?:(?:[!-~](?:[\\t -~]*[!-~])?)?|${HEADER_MASK}(?:[\\t -~]{3}[!-~])?)$` }),
   {
     maxProperties: MAX_HEADERS,
     additionalProperties: false,
-    description: `custom headers sent with every call (at most ${MAX_HEADERS}; names are HTTP tokens; values at most 1000 characters of printable ASCII, with spaces and tabs inside but not at either end, or empty). Refused with 400: ${RESERVED_HEADERS.join(', ')}.`,
+    description: `${headersDescription} (on an edit; on a creation it is refused with 400, as no value is stored yet).`,
   },
 );
 
@@ -47,7 +53,10 @@ export const UpdateWebhookBody = Type.Object(
     headers: Type.Optional(Headers),
     enabled: Type.Optional(Type.Boolean({ description: 're-enabling clears disabled_reason and the failure run' })),
   },
-  { additionalProperties: false, description: 'fields sent replace the stored ones; `headers` replaces the whole set' },
+  {
+    additionalProperties: false,
+    description: `fields sent replace the stored ones; \`headers\` replaces the whole set: a header sent with a value gets that value, one sent with its masked value as read (\`${HEADER_MASK}abcd\`) keeps its stored value, one left out is removed (\`{}\` removes them all)`,
+  },
 );
 export type UpdateWebhookBody = Static<typeof UpdateWebhookBody>;
 
@@ -56,7 +65,9 @@ export const Webhook = Type.Object({
   event: Type.String(),
   url: Type.String(),
   method: Type.String(),
-  headers: Type.Record(Type.String(), Type.String()),
+  headers: Type.Record(Type.String(), Type.String(), {
+    description: `${headersDescription}.`,
+  }),
   enabled: Type.Boolean(),
   disabled_reason: Nullable(
     Type.String({

@@ -11,9 +11,10 @@ import {
   type AttemptRow,
   type DeliveryRow,
 } from './webhook-deliveries.repository.ts';
+import { maskedHeaders, resealHeaders, sealGivenHeaders, type StoredHeaders } from './webhook-header-secrets.ts';
 import { checkCustomHeaders } from './webhook-headers.ts';
 import { newWebhookSecret } from './webhook-signing.ts';
-import { webhooksRepository, type StoredSecrets, type WebhookRow } from './webhooks.repository.ts';
+import { webhooksRepository, type SealedSecrets, type StoredSecrets, type WebhookRow } from './webhooks.repository.ts';
 import type {
   CreateWebhookBody,
   DeliveryAttemptForm,
@@ -29,13 +30,19 @@ export const ROTATION_OVERLAP_MS = 24 * 3600 * 1000;
 /** How long the delivery log (attempts and finished deliveries) is kept. */
 export const LOG_RETENTION_MS = 30 * 24 * 3600 * 1000;
 
-function toWebhookForm(row: WebhookRow): WebhookForm {
+const storedHeaders = (row: Pick<WebhookRow, 'headers' | 'headers_sealed'>): StoredHeaders => ({
+  headers: row.headers,
+  sealed: row.headers_sealed,
+});
+
+/** The webhook as answers show it: header values masked (`headerValues` opens them to take their last characters). */
+function toWebhookForm(row: WebhookRow, headerValues: SecretBox): WebhookForm {
   return {
     id: row.id,
     event: row.event,
     url: row.url,
     method: row.method,
-    headers: row.headers,
+    headers: maskedHeaders(headerValues, storedHeaders(row)),
     enabled: row.enabled,
     disabled_reason: row.disabled_reason,
     disabled_at: row.disabled_at,
@@ -78,6 +85,8 @@ export class WebhooksService {
     private readonly wakeWorker: () => void,
     /** Seals the signing secrets at rest; the delivery worker opens them to sign. */
     private readonly secrets: SecretBox,
+    /** Seals the custom header values at rest; the delivery worker opens them to send. */
+    private readonly headerValues: SecretBox,
     /** Signs the cursors of the attempt log, bound to its webhook. */
     private readonly cursors: CursorCodec,
   ) {}
@@ -94,6 +103,10 @@ export class WebhooksService {
     }
   }
 
+  private form(row: WebhookRow): WebhookForm {
+    return toWebhookForm(row, this.headerValues);
+  }
+
   private async row(businessId: string, id: string): Promise<WebhookRow> {
     const row = await webhooksRepository.find(this.db, businessId, id);
     if (!row) throw notFound('webhook');
@@ -102,7 +115,10 @@ export class WebhooksService {
 
   async create(businessId: string, body: CreateWebhookBody): Promise<{ webhook: WebhookForm; secret: string }> {
     const url = await this.checkUrl(body.url);
-    const headers = checkCustomHeaders(body.headers ?? {});
+    const headers = sealGivenHeaders(this.headerValues, checkCustomHeaders(body.headers ?? {}), {
+      headers: {},
+      sealed: true,
+    });
     if ((await webhooksRepository.count(this.db, businessId)) >= MAX_WEBHOOKS)
       throw conflict(`a business has at most ${MAX_WEBHOOKS} webhooks`);
     const secret = newWebhookSecret();
@@ -115,6 +131,7 @@ export class WebhooksService {
       url,
       method: body.method ?? 'POST',
       headers,
+      headers_sealed: true,
       secret: this.secrets.seal(secret),
       enabled,
       disabled_reason: enabled ? null : 'disabled_by_operator',
@@ -122,28 +139,31 @@ export class WebhooksService {
       created_at: at,
       updated_at: at,
     });
-    return { webhook: toWebhookForm(row), secret };
+    return { webhook: this.form(row), secret };
   }
 
   async list(businessId: string, limit: number): Promise<WebhookForm[]> {
-    return (await webhooksRepository.list(this.db, businessId, limit)).map(toWebhookForm);
+    return (await webhooksRepository.list(this.db, businessId, limit)).map((row) => this.form(row));
   }
 
   async read(businessId: string, id: string): Promise<WebhookForm> {
-    return toWebhookForm(await this.row(businessId, id));
+    return this.form(await this.row(businessId, id));
   }
 
   async update(businessId: string, id: string, body: UpdateWebhookBody): Promise<WebhookForm> {
     const current = await this.row(businessId, id);
     const at = isoAt(this.clock.now());
     const url = body.url === undefined ? undefined : await this.checkUrl(body.url);
-    const headers = body.headers === undefined ? undefined : checkCustomHeaders(body.headers);
+    const headers =
+      body.headers === undefined
+        ? undefined
+        : sealGivenHeaders(this.headerValues, checkCustomHeaders(body.headers), storedHeaders(current));
     const enabling = body.enabled === true && !current.enabled;
     const disabling = body.enabled === false && current.enabled;
     const row = await webhooksRepository.update(this.db, businessId, id, {
       url,
       method: body.method,
-      headers,
+      ...(headers === undefined ? {} : { headers, headers_sealed: true }),
       updated_at: at,
       ...(enabling ? { enabled: true, disabled_reason: null, disabled_at: null, first_failure_at: null } : {}),
       ...(disabling ? { enabled: false, disabled_reason: 'disabled_by_operator', disabled_at: at } : {}),
@@ -151,7 +171,7 @@ export class WebhooksService {
     if (!row) throw notFound('webhook');
     // Deliveries held while it was disabled are due again.
     if (enabling) this.wakeWorker();
-    return toWebhookForm(row);
+    return this.form(row);
   }
 
   async remove(businessId: string, id: string): Promise<{ success: true }> {
@@ -172,23 +192,26 @@ export class WebhooksService {
       isoAt(nowMs),
     );
     if (!row) throw notFound('webhook');
-    return { webhook: toWebhookForm(row), secret };
+    return { webhook: this.form(row), secret };
   }
 
   /**
-   * Seals with the current SECRET_KEY the signing secrets stored in the clear by an earlier version
-   * or sealed with a fallback key (they sign meanwhile: the worker opens them with any key); run at
-   * start. Answers how many webhooks were sealed, and how many hold a secret no key opens.
+   * Seals with the current SECRET_KEY the signing secrets and custom header values stored in the
+   * clear by an earlier version or sealed with a fallback key (they work meanwhile: the worker opens
+   * them with any key); run at start. Answers how many webhooks were sealed, and how many hold a
+   * secret no key opens.
    */
   sealStored(): Promise<SealCounts> {
     return resealStored(
       (after: StoredSecrets | undefined) => webhooksRepository.secretsAfter(this.db, after, 200),
-      (row) => {
+      (row): SealedSecrets | undefined => {
         const secret = this.secrets.reseal(row.secret);
         const previous = row.previous_secret === null ? null : this.secrets.reseal(row.previous_secret);
-        return secret === row.secret && previous === row.previous_secret ? undefined : { secret, previous };
+        const headers = resealHeaders(this.headerValues, storedHeaders(row));
+        if (secret === row.secret && previous === row.previous_secret && headers === undefined) return undefined;
+        return { secret, previous_secret: previous, headers: headers ?? row.headers };
       },
-      (row, { secret, previous }) => webhooksRepository.replaceSecretsIf(this.db, row, secret, previous),
+      (row, sealed) => webhooksRepository.replaceSecretsIf(this.db, row, sealed),
     );
   }
 

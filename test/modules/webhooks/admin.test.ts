@@ -80,7 +80,7 @@ describe('webhooks operator API', () => {
       event: 'message_created',
       url: `${receiver.url}/a`,
       method: 'POST',
-      headers: { 'X-Token': 'abc' },
+      headers: { 'X-Token': '••••' },
       enabled: true,
       disabled_reason: null,
       failing_since: null,

@@ -369,7 +369,11 @@ describe('retry rules', () => {
       .where('id', '=', webhook.id)
       .executeTakeFirstOrThrow();
     expect(
-      await webhooksRepository.replaceSecretsIf(t.database.db, { ...legacy, secret: 'whsec_stale' }, 'sb1.x', null),
+      await webhooksRepository.replaceSecretsIf(
+        t.database.db,
+        { ...legacy, secret: 'whsec_stale' },
+        { secret: 'sb1.x', previous_secret: null, headers: {} },
+      ),
     ).toBe(false);
     expect((await t.app.services.webhooks.service.sealStored()).sealed).toBeGreaterThanOrEqual(1);
     expect(await t.app.services.webhooks.service.sealStored()).toEqual({ sealed: 0, unopened: 0 });

@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Value } from 'typebox/value';
@@ -133,13 +133,21 @@ export interface WebhookTestApp {
 /** The real app with a test clock, over a shared database; private targets allowed unless env says otherwise. */
 export async function buildWebhookApp(
   shared: SharedDatabase,
-  options: { clock?: Clock; env?: Record<string, string>; worker?: WebhookWorkerOptions; workers?: boolean } = {},
+  options: {
+    clock?: Clock;
+    env?: Record<string, string>;
+    worker?: WebhookWorkerOptions;
+    workers?: boolean;
+    /** Where the app logs; none unless given. */
+    log?: FastifyBaseLogger;
+  } = {},
 ): Promise<WebhookTestApp> {
   const config = testConfig({ ALLOW_PRIVATE_WEBHOOK_TARGETS: 'true', ...options.env });
   const database = await shared.open();
   const app = await buildApp(config, {
     database,
     logger: false,
+    loggerInstance: options.log,
     workers: options.workers,
     clock: options.clock,
     webhookWorker: { pollMs: 50, random: () => 0.5, ...options.worker },

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { maskHeaderValue } from '../../../src/modules/webhooks/webhook-header-secrets.ts';
 import { fuzzOptions, weighted } from '../../helpers/schema-arbitraries.ts';
 import { adminHeaders } from '../../helpers/tenants.ts';
 import {
@@ -25,13 +26,14 @@ import {
  * with endpoints that start answering 410, and with pauses of the delivery worker, during which
  * deliveries wait while their webhooks change. After every step the service agrees with the model:
  * each message reaches exactly the webhooks enabled in its business when it was stored, once each,
- * with the method, URL and headers they have when it is sent, signed (Standard Webhooks, checked by
- * the standardwebhooks package) with the secret in force then and, after a rotation, the one it
- * replaced; a 410 disables the webhook and holds its other deliveries; re-enabling sends what it
- * held; a deleted webhook's deliveries never go; a redelivery repeats the delivery's id and body;
- * the operator API lists what the model holds, logs every attempt and answers 400, 404 and 409
- * where the model says, and never shows a secret after its creation or rotation. fast-check is
- * seeded, and shrinks a failing sequence.
+ * with the method, URL and headers they have when it is sent (an edit may keep header values by
+ * sending back the masks it read), signed (Standard Webhooks, checked by the standardwebhooks
+ * package) with the secret in force then and, after a rotation, the one it replaced; a 410 disables
+ * the webhook and holds its other deliveries; re-enabling sends what it held; a deleted webhook's
+ * deliveries never go; a redelivery repeats the delivery's id and body; the operator API lists what
+ * the model holds (header values masked), logs every attempt and answers 400, 404 and 409 where the
+ * model says, and never shows a secret after its creation or rotation. fast-check is seeded, and
+ * shrinks a failing sequence.
  */
 
 const FUZZ = fuzzOptions(40);
@@ -148,12 +150,16 @@ function withFault(body: Record<string, unknown>, f: Fault | null): Record<strin
   }
 }
 
+/** Header values as answers show them. */
+const masked = (headers: Record<string, string>) =>
+  Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, maskHeaderValue(value)]));
+
 /** The webhook as the operator API must show it. */
 const shown = (h: ModelHook) => ({
   id: h.id,
   url: `${receiver.url}${h.path}`,
   method: h.method,
-  headers: h.headers,
+  headers: masked(h.headers),
   enabled: h.enabled,
   disabled_reason: h.reason,
 });
@@ -292,20 +298,35 @@ class Create implements fc.AsyncCommand<Model, Real> {
     `Create(business ${this.business}, ${this.method ?? 'default method'}, headers ${JSON.stringify(this.headers)}, enabled ${this.enabled}${this.fault ? `, ${this.fault}` : ''})`;
 }
 
-/** Edits any of url, method, headers and enabled, by the webhook's business or the other one. */
+/**
+ * Edits any of url, method, headers and enabled, by the webhook's business or the other one. With
+ * `keep`, the headers sent are those read back (masked) with the edit's own over them: the masked
+ * ones keep their values.
+ */
 class Edit implements fc.AsyncCommand<Model, Real> {
   constructor(
     readonly hook: number,
     readonly asBusiness: number,
-    readonly changes: { url?: true; method?: 'POST' | 'PUT'; headers?: Record<string, string>; enabled?: boolean },
+    readonly changes: {
+      url?: true;
+      method?: 'POST' | 'PUT';
+      headers?: Record<string, string>;
+      keep?: true;
+      enabled?: boolean;
+    },
     readonly fault: Fault | null,
   ) {}
   check = (m: Readonly<Model>) => m.hooks.length > 0;
   async run(m: Model, r: Real) {
     const h = pick(m, this.hook);
     const path = this.changes.url ? newPath(r) : h.path;
-    const { url: _, ...rest } = this.changes;
-    const body = withFault({ ...rest, ...(this.changes.url ? { url: `${receiver.url}${path}` } : {}) }, this.fault);
+    const { url: _, keep, ...rest } = this.changes;
+    const headers = keep ? { ...h.headers, ...rest.headers } : rest.headers;
+    const sent = keep ? { ...masked(h.headers), ...rest.headers } : rest.headers;
+    const body = withFault(
+      { ...rest, ...(sent ? { headers: sent } : {}), ...(this.changes.url ? { url: `${receiver.url}${path}` } : {}) },
+      this.fault,
+    );
     const res = await call('PATCH', hooksUrl(r, this.asBusiness, h.id), body);
     const label = `${this.toString()}: ${res.statusCode} ${res.body}`;
     const mine = h.live && h.business === this.asBusiness;
@@ -318,7 +339,7 @@ class Edit implements fc.AsyncCommand<Model, Real> {
       expect(res.statusCode, label).toBe(200);
       h.path = path;
       h.method = this.changes.method ?? h.method;
-      h.headers = this.changes.headers ?? h.headers;
+      h.headers = headers ?? h.headers;
       if (this.changes.enabled === true && !h.enabled) [h.enabled, h.reason] = [true, null];
       if (this.changes.enabled === false && h.enabled) [h.enabled, h.reason] = [false, 'disabled_by_operator'];
       expect(res.json().webhook, label).toMatchObject(shown(h));
@@ -495,6 +516,7 @@ const changes = fc.record(
     url: fc.constant(true as const),
     method: fc.constantFrom<'POST' | 'PUT'>('POST', 'PUT'),
     headers: customHeaders,
+    keep: fc.constant(true as const),
     enabled: fc.boolean(),
   },
   { requiredKeys: [] },
