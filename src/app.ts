@@ -7,6 +7,7 @@ import { loggerOptions } from './http/logging.ts';
 import { registerOpenApi } from './http/openapi.ts';
 import { registerValidation } from './http/validation.ts';
 import { OutboxWorker } from './jobs/outbox.worker.ts';
+import { WorkerSession } from './jobs/worker-session.ts';
 import { ApiKeyCache } from './modules/api-keys/api-key-cache.ts';
 import type { Clock } from './lib/clock.ts';
 import type { WebhookWorkerOptions } from './modules/webhooks/webhook-worker.ts';
@@ -54,7 +55,11 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   await registerOpenApi(app, config.publicUrl);
 
   const db = deps.database.db;
-  const worker = new OutboxWorker(db, app.log);
+  // On PostgreSQL the jobs this process claims name its worker session, so that other processes take
+  // them over as soon as it dies instead of when their leases run out.
+  const connect = deps.database.connect;
+  const session = connect ? new WorkerSession({ connect, log: app.log }) : undefined;
+  const worker = new OutboxWorker(db, app.log, { session });
   // Resolved API keys are cached; with PostgreSQL only while revocations of other processes are heard.
   const apiKeyCache = new ApiKeyCache({ trusted: deps.database.listen === undefined });
   const services = createServices(db, config, worker, {
@@ -69,7 +74,11 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   worker.register(services.sending.sendJobHandler());
   const embedJob = services.search.embedJobHandler();
   if (embedJob) worker.register(embedJob);
-  runComponents(app, appComponents(app, deps.database, services, worker, apiKeyCache), deps.workers !== false);
+  runComponents(
+    app,
+    appComponents(app, deps.database, services, { worker, session }, apiKeyCache),
+    deps.workers !== false,
+  );
 
   await app.register(unauthenticatedRoutes, { db });
   await app.register(publicApi, { prefix: PUBLIC_PREFIX, config, db });

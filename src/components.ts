@@ -3,6 +3,7 @@ import type { DatabaseHandle } from './db/database.ts';
 import { StatisticsKeeper } from './db/statistics.ts';
 import { endLeasesOfStoppedRun } from './jobs/restart-recovery.ts';
 import type { OutboxWorker } from './jobs/outbox.worker.ts';
+import type { WorkerSession } from './jobs/worker-session.ts';
 import type { ApiKeyCache } from './modules/api-keys/api-key-cache.ts';
 import { API_KEY_REVOKED_CHANNEL } from './modules/api-keys/api-keys.repository.ts';
 import { CHANNEL_CHANGED } from './modules/channels/channels.repository.ts';
@@ -40,7 +41,7 @@ export function appComponents(
   app: FastifyInstance,
   database: DatabaseHandle,
   services: Services,
-  worker: OutboxWorker,
+  { worker, session }: { worker: OutboxWorker; session?: WorkerSession },
   apiKeyCache: ApiKeyCache,
 ): Component[] {
   const log = app.log;
@@ -61,6 +62,16 @@ export function appComponents(
       },
     });
   }
+  // On PostgreSQL, jobs are claimed under this process's worker session, taken before the worker's
+  // first claim and ended after its last job: its first sweep takes over the jobs of processes whose
+  // session ended (a crash, a kill), as restart recovery does on the embedded engine.
+  if (session)
+    components.push({
+      name: 'worker-session',
+      background: true,
+      start: () => session.start(),
+      stop: () => session.stop(),
+    });
   components.push(
     { name: 'outbox-worker', background: true, start: () => worker.start(), stop: () => worker.stop() },
     {

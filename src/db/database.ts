@@ -22,6 +22,12 @@ export interface DatabaseHandle {
    */
   listen?(handlers: NotificationHandlers, onState: (state: ListenState) => void): Promise<() => Promise<void>>;
   /**
+   * A connection of its own, outside the pool, for state held as long as its session lasts (a
+   * session-level lock: src/jobs/worker-session.ts); the caller ends it. Only PostgreSQL has other
+   * processes to show such state to.
+   */
+  connect?(): Promise<pg.Client>;
+  /**
    * A copy of the embedded engine's data directory (PGlite's dumpDataDir), which `openDatabase`
    * can start an in-memory database from (`snapshot`). Only the embedded engine has one.
    */
@@ -95,10 +101,16 @@ export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHa
       }
     }
     const db = kyselyOver(pool);
+    const databaseUrl = options.databaseUrl;
     return {
       db,
       engine: 'postgres',
-      listen: (handlers, onState) => listenPostgres({ connectionString: options.databaseUrl }, handlers, onState),
+      listen: (handlers, onState) => listenPostgres({ connectionString: databaseUrl }, handlers, onState),
+      connect: async () => {
+        const client = new pg.Client({ connectionString: databaseUrl, options: settings.join(' '), types });
+        await client.connect();
+        return client;
+      },
       close: () => db.destroy(),
     };
   }

@@ -194,6 +194,8 @@ export interface OutboxTable {
   attempts: Generated<number>;
   run_at: Timestamp;
   locked_until: Timestamp | null;
+  /** The worker session that claimed it, while running (src/jobs/worker-session.ts); null: its lease alone. */
+  locked_by: number | null;
   last_error: string | null;
   created_at: Timestamp;
 }

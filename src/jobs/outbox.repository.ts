@@ -1,5 +1,6 @@
-import { sql, type ExpressionBuilder, type Selectable, type SelectQueryBuilder } from 'kysely';
+import { sql, type ExpressionBuilder, type RawBuilder, type Selectable, type SelectQueryBuilder } from 'kysely';
 import type { Db } from '../db/database.ts';
+import { WORKER_LOCK_CLASS } from './worker-session.ts';
 import type { Database, OutboxTable } from '../db/types.ts';
 
 export type OutboxJob = Selectable<OutboxTable>;
@@ -17,10 +18,11 @@ export const outboxRepository = {
 
   /**
    * Claims up to `limit` due jobs of one kind. SKIP LOCKED lets several processes claim side by side
-   * without taking the same job; the lease marks a job as in the hands of one worker until it ends.
+   * without taking the same job; the lease marks a job as in the hands of one worker until it ends,
+   * and `owner` (the claiming process's worker session, null without one) as long as it is alive.
    */
-  claim(db: Db, kind: string, limit: number, leaseSeconds: number): Promise<OutboxJob[]> {
-    return newClaim(db, leaseSeconds, (jobs) =>
+  claim(db: Db, kind: string, limit: number, leaseSeconds: number, owner: number | null = null): Promise<OutboxJob[]> {
+    return newClaim(db, leaseSeconds, owner, (jobs) =>
       jobs
         .where('kind', '=', kind)
         .where('state', '=', 'pending')
@@ -33,7 +35,7 @@ export const outboxRepository = {
   async complete(db: Db, job: OutboxJob): Promise<void> {
     await db
       .updateTable('outbox')
-      .set({ state: 'done', locked_until: null, last_error: null })
+      .set({ state: 'done', locked_until: null, locked_by: null, last_error: null })
       .where((eb) => heldBy(eb, job))
       .execute();
   },
@@ -44,6 +46,7 @@ export const outboxRepository = {
       .set({
         state: 'pending',
         locked_until: null,
+        locked_by: null,
         last_error: error,
         run_at: sql`now() + make_interval(secs => ${delaySeconds})`,
       })
@@ -54,22 +57,34 @@ export const outboxRepository = {
   async fail(db: Db, job: OutboxJob, error: string): Promise<void> {
     await db
       .updateTable('outbox')
-      .set({ state: 'failed', locked_until: null, last_error: error })
+      .set({ state: 'failed', locked_until: null, locked_by: null, last_error: error })
       .where((eb) => heldBy(eb, job))
       .execute();
   },
 
   /**
-   * Takes over up to `limit` jobs whose worker stopped (crash, kill) while holding them, their lease
-   * run out: a new claim (attempts + 1, a new lease), so the worker that lost them, should it come
-   * back, changes them no more, and of two processes sweeping at once only one takes each.
+   * Takes over up to `limit` jobs whose worker stopped (crash, kill) while holding them: their lease
+   * ran out, or the worker session they were claimed under has ended (its lock is no longer held,
+   * worker-session.ts). A new claim (attempts + 1, a new lease), so the worker that lost them, should
+   * it come back, changes them no more, and of two processes sweeping at once only one takes each.
    */
-  takeOverAbandoned(db: Db, kind: string, limit: number, leaseSeconds: number): Promise<OutboxJob[]> {
-    return newClaim(db, leaseSeconds, (jobs) =>
+  takeOverAbandoned(
+    db: Db,
+    kind: string,
+    limit: number,
+    leaseSeconds: number,
+    owner: number | null = null,
+  ): Promise<OutboxJob[]> {
+    return newClaim(db, leaseSeconds, owner, (jobs) =>
       jobs
         .where('kind', '=', kind)
         .where('state', '=', 'running')
-        .where('locked_until', '<', sql<string>`now()`)
+        .where((eb) =>
+          eb.or([
+            eb('locked_until', '<', sql<string>`now()`),
+            eb.and([eb('locked_by', 'is not', null), sql<boolean>`not ${sessionAlive(sql.ref('locked_by'))}`]),
+          ]),
+        )
         .limit(limit),
     );
   },
@@ -87,7 +102,7 @@ export const outboxRepository = {
   async release(db: Db, job: OutboxJob): Promise<void> {
     await db
       .updateTable('outbox')
-      .set({ state: 'pending', locked_until: null })
+      .set({ state: 'pending', locked_until: null, locked_by: null })
       .where((eb) => heldBy(eb, job))
       .execute();
   },
@@ -100,13 +115,19 @@ type JobQuery = SelectQueryBuilder<Database, 'outbox', { business_id: string; id
  * locked as they are read and skipping those another process holds: of two processes claiming at
  * once, each job goes to one.
  */
-function newClaim(db: Db, leaseSeconds: number, pick: (jobs: JobQuery) => JobQuery): Promise<OutboxJob[]> {
+function newClaim(
+  db: Db,
+  leaseSeconds: number,
+  owner: number | null,
+  pick: (jobs: JobQuery) => JobQuery,
+): Promise<OutboxJob[]> {
   return db
     .updateTable('outbox')
     .set({
       state: 'running',
       attempts: sql`attempts + 1`,
       locked_until: sql`now() + make_interval(secs => ${leaseSeconds})`,
+      locked_by: owner,
     })
     .where(({ eb, refTuple, selectFrom }) =>
       eb(
@@ -119,6 +140,15 @@ function newClaim(db: Db, leaseSeconds: number, pick: (jobs: JobQuery) => JobQue
     )
     .returningAll()
     .execute();
+}
+
+/** Whether the worker session `owner` still holds its lock in this database (worker-session.ts). */
+function sessionAlive(owner: RawBuilder<unknown>) {
+  return sql<boolean>`exists (
+    select 1 from pg_locks l
+    where l.locktype = 'advisory' and l.classid = ${WORKER_LOCK_CLASS}::oid and l.objid = ${owner}::oid
+      and l.objsubid = 2 and l.granted
+      and l.database = (select oid from pg_database where datname = current_database()))`;
 }
 
 /**

@@ -50,6 +50,11 @@ export interface WorkerOptions {
   pollMs?: number;
   /** How often abandoned jobs are looked for. */
   sweepMs?: number;
+  /**
+   * This process's worker session (PostgreSQL): claims record its id, so other processes take them
+   * over as soon as it ends rather than when their leases run out (worker-session.ts).
+   */
+  session?: { id(): number | undefined };
 }
 
 type NewJob = { businessId: string; kind: string; refId: string; runAt?: string };
@@ -150,7 +155,7 @@ export class OutboxWorker {
       const free = handler.concurrency - inFlight.size;
       if (free > 0 && (!backlog || free >= minClaim)) {
         try {
-          claimed = await outboxRepository.claim(this.db, handler.kind, free, handler.leaseSeconds);
+          claimed = await outboxRepository.claim(this.db, handler.kind, free, handler.leaseSeconds, this.owner());
           backlog = claimed.length === free;
         } catch (err) {
           this.log.error({ err, kind: handler.kind }, 'outbox claim failed');
@@ -181,6 +186,10 @@ export class OutboxWorker {
     });
   }
 
+  private owner(): number | null {
+    return this.options.session?.id() ?? null;
+  }
+
   private async run(handler: JobHandler, job: OutboxJob): Promise<void> {
     try {
       const outcome = await handler.handle(job);
@@ -198,7 +207,14 @@ export class OutboxWorker {
   private async sweep(): Promise<void> {
     for (const handler of this.handlers) {
       try {
-        for (const job of await outboxRepository.takeOverAbandoned(this.db, handler.kind, 100, handler.leaseSeconds)) {
+        const abandoned = await outboxRepository.takeOverAbandoned(
+          this.db,
+          handler.kind,
+          100,
+          handler.leaseSeconds,
+          this.owner(),
+        );
+        for (const job of abandoned) {
           await this.db.transaction().execute(async (trx) => {
             if ((await handler.onAbandoned(job, trx)) === 'retry') await outboxRepository.release(trx, job);
             else await outboxRepository.fail(trx, job, 'abandoned by a stopped worker');

@@ -9,8 +9,9 @@ import { outboxRepository } from './outbox.repository.ts';
  * before it finished: jobs and webhook deliveries are taken over at once rather than when their
  * leases run out (two minutes for a send, one for a delivery), and an Idempotency-Key whose request
  * never answered (it stored nothing: a send stores its answer in its own transaction) is freed
- * rather than answering 409 for a minute. On PostgreSQL other processes may hold them: their leases
- * run out as usual.
+ * rather than answering 409 for a minute. On PostgreSQL other processes may hold them: jobs are
+ * taken over when the worker session that claimed them ends (worker-session.ts), deliveries and
+ * keys when their leases run out.
  */
 export async function endLeasesOfStoppedRun(
   db: Db,

@@ -18,6 +18,8 @@ export interface TestApp {
   app: FastifyInstance;
   database: DatabaseHandle;
   config: Config;
+  /** Where the PostgreSQL database is, for another process to open it (none on the embedded engine). */
+  postgres?: { databaseUrl: string; schema?: string };
   close(): Promise<void>;
 }
 
@@ -114,6 +116,7 @@ export async function buildTestApp(
     app,
     database,
     config,
+    postgres: postgres && { databaseUrl: postgres.databaseUrl, schema: postgres.schema },
     async close() {
       await app.close();
       await database.close();
