@@ -71,7 +71,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   app.decorate('worker', worker);
   // Durable work handlers register here: worker.register(services.<area>.<kind>JobHandler()).
   worker.register(services.media.fetchJobHandler());
-  worker.register(services.sending.sendJobHandler());
+  worker.register(services.sending.sendJobHandler(app.log));
   const embedJob = services.search.embedJobHandler();
   if (embedJob) worker.register(embedJob);
   runComponents(

@@ -48,6 +48,13 @@ export interface SendRequest {
    * answer was never recorded (StatusUpdate.reference).
    */
   reference?: string;
+  /**
+   * Called once the connection to the provider is open (name resolved, TCP and TLS done), right
+   * before the first byte of the request is written; the request waits for it, and is never written
+   * when it rejects. Until it resolves, a failure (or the process dying) means the provider cannot
+   * have the message, so the core records there that the call may have reached it (send.job.ts).
+   */
+  beforeSend?: () => Promise<void>;
 }
 
 /** What a provider answers when it accepts a message. */

@@ -15,6 +15,9 @@ export interface ChannelProvider {
   /**
    * Send one message. Resolves with the provider's message id once the provider accepted it;
    * rejects with a {@link ProviderError} (or a network error) otherwise: pass it to `classifyError`.
+   * Must call `request.beforeSend` once its connection is open and write nothing of the request
+   * before it resolves (nothing at all if it rejects): the core's guarantee that a message is never
+   * sent twice rests on it.
    */
   send(request: SendRequest): Promise<SendResult>;
 

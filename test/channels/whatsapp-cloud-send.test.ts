@@ -1,3 +1,5 @@
+import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
+import { Agent } from 'undici';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { MediaKind, SendRequest } from '../../src/channels/provider.ts';
 import { WhatsAppCloudProvider } from '../../src/channels/whatsapp-cloud/whatsapp-cloud.provider.ts';
@@ -224,6 +226,86 @@ describe('WhatsApp Cloud send: the exact Graph API request', () => {
       expect(quirky.sends()[0].path).toBe(`/v21.0/${PHONE_NUMBER_ID}/messages`);
     } finally {
       await quirky.close();
+    }
+  });
+});
+
+/** A TCP relay to the fake that counts the connections and bytes the adapter opens and writes. */
+async function countingRelay(target: string) {
+  const { hostname, port } = new URL(target);
+  const counts = { connections: 0, bytes: 0 };
+  const sockets = new Set<Socket>();
+  const server = createServer((client) => {
+    counts.connections++;
+    const upstream = connect(Number(port), hostname);
+    sockets.add(client).add(upstream);
+    client.on('data', (chunk: Buffer) => (counts.bytes += chunk.length));
+    client.pipe(upstream).pipe(client);
+    client.on('error', () => upstream.destroy());
+    upstream.on('error', () => client.destroy());
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    counts,
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    async close() {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
+
+describe('WhatsApp Cloud send: beforeSend', () => {
+  it('is called once the connection is open, and nothing of the request is written before it resolves', async () => {
+    const relay = await countingRelay(graph.origin);
+    const agent = new Agent();
+    const relayed = new WhatsAppCloudProvider(
+      {
+        kind: 'whatsapp_cloud',
+        phone_number_id: PHONE_NUMBER_ID,
+        access_token: graph.accessToken,
+        app_secret: 'app-secret',
+        verify_token: 'verify-token',
+        api_base_url: `${relay.url}${new URL(graph.baseUrl).pathname}`,
+      },
+      { dispatcher: agent },
+    );
+    try {
+      let release = () => {};
+      const released = new Promise<void>((resolve) => (release = resolve));
+      const seen: { connections: number; bytes: number }[] = [];
+      const sending = relayed.send({
+        to: '15551234567',
+        content: { kind: 'text', text: 'Hi' },
+        beforeSend: async () => {
+          seen.push({ ...relay.counts });
+          await released;
+        },
+      });
+      for (const end = Date.now() + 5_000; seen.length === 0 && Date.now() < end;)
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      expect(seen).toEqual([{ connections: 1, bytes: 0 }]);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(relay.counts.bytes).toBe(0);
+      release();
+      expect((await sending).providerMessageId).toMatch(/^wamid\./);
+      expect(graph.sends()).toHaveLength(1);
+
+      // A rejection aborts the request with nothing written.
+      const before = relay.counts.bytes;
+      await expect(
+        relayed.send({
+          to: '15551234567',
+          content: { kind: 'text', text: 'Hi' },
+          beforeSend: () => Promise.reject(new Error('not this one')),
+        }),
+      ).rejects.toThrow('not this one');
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(relay.counts.bytes).toBe(before);
+      expect(graph.sends()).toHaveLength(1);
+    } finally {
+      await agent.close();
+      await relay.close();
     }
   });
 });

@@ -1,3 +1,4 @@
+import type { Readable } from 'node:stream';
 import { request } from 'undici';
 import type { ProviderHttpOptions } from '../http-deps.ts';
 import { ProviderError } from '../provider-error.ts';
@@ -15,19 +16,30 @@ export class GraphClient {
     private readonly options: ProviderHttpOptions = {},
   ) {}
 
-  /** Call `{baseUrl}{path}` and return the parsed JSON answer. */
-  async json(method: 'GET' | 'POST', path: string, body?: unknown): Promise<unknown> {
+  /**
+   * Call `{baseUrl}{path}` and return the parsed JSON answer. With `beforeWrite`, nothing of the
+   * request is written until it resolves, and nothing at all if it rejects (see gatedBody).
+   */
+  async json(
+    method: 'GET' | 'POST',
+    path: string,
+    body?: unknown,
+    beforeWrite?: () => Promise<void>,
+  ): Promise<unknown> {
     const timeout = this.options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    const signal = AbortSignal.timeout(timeout);
+    const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
     const response = await request(`${this.baseUrl}${path}`, {
       method,
       dispatcher: this.options.dispatcher,
       headers: {
         authorization: `Bearer ${this.accessToken}`,
         accept: 'application/json',
-        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        ...(payload === undefined ? {} : { 'content-type': 'application/json', 'content-length': `${payload.length}` }),
       },
-      body: body === undefined ? undefined : JSON.stringify(body),
-      signal: AbortSignal.timeout(timeout),
+      // undici takes an async iterable as a body (documented; its request() types name only streams).
+      body: beforeWrite ? (gatedBody(payload, beforeWrite, signal) as unknown as Readable) : payload,
+      signal,
       headersTimeout: timeout,
       bodyTimeout: timeout,
     });
@@ -75,6 +87,19 @@ export class GraphClient {
     const contentType = response.headers['content-type'];
     return { bytes: Buffer.concat(chunks, size), contentType: typeof contentType === 'string' ? contentType : null };
   }
+}
+
+/**
+ * The body as an iterable whose first chunk waits for `beforeWrite`. undici pulls a body only once
+ * the request has a connected socket (name resolved, TCP and TLS done), and writes the request line
+ * and headers together with the first chunk (or at the end, for no body): so `beforeWrite` runs
+ * after everything that can fail without the provider hearing of the request, and before its first
+ * byte leaves. A rejection (or the call's time limit) aborts the request with nothing written.
+ */
+async function* gatedBody(payload: Buffer | undefined, beforeWrite: () => Promise<void>, signal: AbortSignal) {
+  await beforeWrite();
+  signal.throwIfAborted();
+  if (payload !== undefined) yield payload;
 }
 
 function parseJson(text: string): unknown {

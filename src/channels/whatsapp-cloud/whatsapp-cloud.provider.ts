@@ -24,7 +24,7 @@ export class WhatsAppCloudProvider implements ChannelProvider {
 
   async send(request: SendRequest): Promise<SendResult> {
     const path = `/${encodeURIComponent(this.config.phone_number_id)}/messages`;
-    const answer = object(await this.graph.json('POST', path, buildSendBody(request)));
+    const answer = object(await this.graph.json('POST', path, buildSendBody(request), request.beforeSend));
     const message = object(Array.isArray(answer?.messages) ? answer.messages[0] : null);
     const id = str(message?.id);
     // Meta accepted the call but named no message: retrying could send it twice, so it is final.

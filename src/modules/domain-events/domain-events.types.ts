@@ -7,7 +7,7 @@ import type { Db } from '../../db/database.ts';
 export const DOMAIN_EVENT_TYPES = [
   /** A message was stored (inbound, or accepted for sending); subject: the message. */
   'message_created',
-  /** A receipt moved a message's status; subject: the message, `data.status` the new one. */
+  /** A receipt or the send job moved a message's status; subject: the message, `data.status` the new one. */
   'message_status_changed',
   /** Manual control, assignment, resolution or archive (`data.change`); subject: the conversation. */
   'conversation_changed',

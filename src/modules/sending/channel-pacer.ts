@@ -27,12 +27,14 @@ interface Lane {
  * Two steps, each a token bucket filled at that rate and holding at most max(1, pace/100) tokens
  * (so a late timer never lets a burst catch up):
  *
- * - acquire(): the caller's turn, taken before it records that its call starts (so a job waits
- *   for its turn before the record, and a crash while it waits leaves the message to be sent).
- * - admit(): right before the call. The record between the two steps is a statement shared by the
- *   calls whose turns came meanwhile, so it releases them together; admit() spreads them out again
- *   with the second bucket, and holds any call that would make more than `pace` calls start within
- *   the window (sliding, over the latest starts).
+ * - acquire(): the caller's turn, taken before it opens its connection to the provider (a job far
+ *   back in the line gives its slot back instead: backlogMs).
+ * - admit(): once the connection is open, right before the call records that it starts (send.job.ts):
+ *   connecting takes each call its own time (a new TLS handshake or a reused connection), so the
+ *   second bucket spreads the calls out again, and holds any call that would make more than `pace`
+ *   calls start within the window (sliding, over the latest starts).
+ *
+ * Both waits come before the record, so a crash during either leaves a message that is sent again.
  *
  * Pacing lives in this process: several processes sending from one number each get the full pace
  * (run one sending process per number, or lower the channel's pace, when that matters).

@@ -1,10 +1,13 @@
-import type { ChannelProvider, OutboundContent } from '../../channels/provider.ts';
+import type { ChannelProvider, ErrorClassification, OutboundContent } from '../../channels/provider.ts';
 import type { Db } from '../../db/database.ts';
 import { outboxRepository, type OutboxJob } from '../../jobs/outbox.repository.ts';
 import type { JobHandler, JobOutcome } from '../../jobs/outbox.worker.ts';
 import { ChannelPacer } from './channel-pacer.ts';
 import type { ChannelRow } from '../channels/channels.repository.ts';
+import type { DomainEventDispatcher } from '../domain-events/domain-events.dispatcher.ts';
+import { messageStatusesChanged } from '../domain-events/domain-events.writer.ts';
 import { Batcher } from '../../lib/batcher.ts';
+import { ChannelFailures, type ChannelFailureLog } from './channel-failures.ts';
 import { sendingRepository as repo, type MessageKey, type OutboundMessage } from './sending.repository.ts';
 
 const keyOf = (ref: MessageKey) => `${ref.businessId}:${ref.id}`;
@@ -15,6 +18,23 @@ const MARK_GATHER_MS = 5;
 /** Stored on a message whose provider call may or may not have happened. */
 export const OUTCOME_UNKNOWN = 'outcome unknown: the service stopped during the provider call; not resent';
 
+/** What the send job works with. */
+export interface SendJobDeps {
+  db: Db;
+  channels: {
+    findForSending(businessId: string, id: string): Promise<ChannelRow | undefined>;
+    providerFor(channel: ChannelRow): ChannelProvider;
+  };
+  pacer?: ChannelPacer;
+  /** Where a channel whose sends fail is reported (ChannelFailures). */
+  log?: ChannelFailureLog;
+  /** Told after a status move commits, so its `message_status_changed` is handed over at once. */
+  domainEvents?: Pick<DomainEventDispatcher, 'dispatch'>;
+}
+
+/** The hook refused the write: the message was no longer waiting, or the start could not be recorded. */
+class CallNotStarted extends Error {}
+
 export interface SendJobOptions {
   /**
    * Sends in flight at once in this process (default 128). A send is in hand for its read, its turn
@@ -23,7 +43,10 @@ export interface SendJobOptions {
    * 950-956/s (docs/PERFORMANCE.md#sends-in-hand).
    */
   concurrency?: number;
-  /** Provider calls per message before it is marked ERROR (default 10). */
+  /**
+   * Attempts per message before it is marked ERROR (default 10): its provider calls, and the tries
+   * that failed before their request was written.
+   */
   maxAttempts?: number;
   /** Retry delays double from this (default 1 s) up to `maxDelaySeconds` (default 300), with ±20 % jitter. */
   baseDelaySeconds?: number;
@@ -34,9 +57,13 @@ export interface SendJobOptions {
 
 /**
  * Delivers queued outbound messages to their channel's provider, at most once each: the claim and a
- * "call started" mark are committed before the provider is called, and a job abandoned with that
- * mark set is given up (ERROR, outcome unknown) rather than sent again. A job abandoned before the
- * mark is sent normally. Retryable failures come back with exponential backoff and jitter.
+ * "call started" mark are committed before the request is written, and a job abandoned with that
+ * mark set is given up (ERROR, outcome unknown) rather than sent again. The mark is taken at the
+ * last moment (the adapter's `beforeSend`: connection open, turn on the channel taken), so a send
+ * abandoned before it (a name that does not resolve, a refused or slow connection, a pacing wait,
+ * the process killed meanwhile) provably never left and is sent normally. Retryable failures come
+ * back with exponential backoff and jitter. Every status move (SENT, ERROR) writes its
+ * `message_status_changed` in the commit that makes it.
  */
 export class SendJobHandler implements JobHandler {
   readonly kind = 'send';
@@ -72,24 +99,33 @@ export class SendJobHandler implements JobHandler {
     },
     { maxRunning: 1, maxItems: 100, gatherMs: MARK_GATHER_MS },
   );
-  // The SENT mark completes the outbox job in the same statement (see markSentMany).
+  // The SENT mark completes the outbox job in the same statement (see markSentMany), and the
+  // messages it moved get their domain events in the same commit.
   private readonly sents = new Batcher<MessageKey & { providerMessageId: string; jobId: string }, true>(
     async (items) => {
-      await repo.markSentMany(this.db, items);
+      const moved = await this.db.transaction().execute(async (trx) => {
+        const moved = await repo.markSentMany(trx, items);
+        await statusMoves(trx, moved, 'SENT');
+        return moved;
+      });
+      if (moved.length > 0) this.statusMoved();
       return items.map(() => true as const);
     },
     { maxRunning: 1, maxItems: 100, gatherMs: MARK_GATHER_MS },
   );
+  private readonly db: Db;
+  private readonly channels: SendJobDeps['channels'];
+  private readonly pacer: ChannelPacer;
+  private readonly failures: ChannelFailures;
 
   constructor(
-    private readonly db: Db,
-    private readonly channels: {
-      findForSending(businessId: string, id: string): Promise<ChannelRow | undefined>;
-      providerFor(channel: ChannelRow): ChannelProvider;
-    },
-    private readonly pacer = new ChannelPacer(),
+    private readonly deps: SendJobDeps,
     options: SendJobOptions = {},
   ) {
+    this.db = deps.db;
+    this.channels = deps.channels;
+    this.pacer = deps.pacer ?? new ChannelPacer();
+    this.failures = new ChannelFailures(deps.log);
     this.concurrency = options.concurrency ?? 128;
     this.options = {
       maxAttempts: options.maxAttempts ?? 10,
@@ -121,42 +157,63 @@ export class SendJobHandler implements JobHandler {
       return { retryInSeconds: backlog / 1000, error: 'waiting for the channel pace' };
     await this.pacer.acquire(channel.id, channel.pace_per_second);
 
-    // The turn is taken before the mark (a crash while waiting for it leaves the message to be sent
-    // later). The shared mark releases the calls of several turns at once, so admit() spreads them
-    // out again right before the call (see ChannelPacer); its wait is about one statement's time,
-    // and a crash within it counts as a crash during the call (outcome unknown, not resent).
-    const started = await this.starts.submit({ businessId, id: message.id });
-    if (typeof started === 'object') throw started.error;
-    if (!started) return { done: true };
-    await this.pacer.admit(channel.id, channel.pace_per_second);
+    // The mark is committed in `beforeSend`, which the adapter calls once its connection is open and
+    // before it writes the first byte of the request: everything that can fail without the provider
+    // hearing of the message (resolving its name, connecting, the TLS handshake, a connect refused
+    // by the address policy) comes before, and so does the turn on the channel (admit(), which
+    // spreads out again calls whose turns came together). A crash before the mark's commit leaves a
+    // message the provider cannot have, sent again by whoever takes the job over; a crash after it,
+    // one that it may have, never sent again. The shared mark releases the calls of several turns
+    // together, MARK_GATHER_MS and one statement apart at most: less than one interval at the
+    // default pace (80/s: 12.5 ms), while at 1 000/s a second may see a few calls more than the
+    // pace reach the provider (whose throughput error is retried).
+    const attempt = message.send_attempts + 1;
+    let start: Promise<boolean | { error: unknown }> | undefined;
+    const beforeSend = async () => {
+      await this.pacer.admit(channel.id, channel.pace_per_second);
+      start = this.starts.submit({ businessId, id: message.id });
+      if ((await start) !== true) throw new CallNotStarted('the call was not started');
+    };
+    let providerMessageId: string;
     try {
       const result = await provider.send({
         to: message.recipient_address ?? '',
         content: message.outbound_content as OutboundContent,
         reference: message.id,
+        beforeSend,
       });
-      await this.sents.submit({
-        businessId,
-        id: message.id,
-        providerMessageId: result.providerMessageId,
-        jobId: job.id,
-      });
-      return { done: true, recorded: true };
+      providerMessageId = result.providerMessageId;
     } catch (err) {
-      const failure = provider.classifyError(err);
+      const started = start ? await start : undefined;
+      // Finished or given up meanwhile, or in another worker's call: nothing was written.
+      if (started === false) return { done: true };
+      const failure: ErrorClassification =
+        typeof started === 'object'
+          ? {
+              retryable: true,
+              code: 'internal_error',
+              detail: `the start of the call could not be recorded, nothing was sent: ${errorText(started.error)}`,
+            }
+          : provider.classifyError(err);
       const detail = `${failure.code}: ${failure.detail}`;
-      // No answer to a request that may have arrived: as a crash during the call, never resent.
-      if (failure.mayHaveArrived) return this.fail(job, `outcome unknown: ${detail}; not resent`);
-      const attempt = message.send_attempts + 1;
-      if (!failure.retryable || attempt >= this.options.maxAttempts) return this.fail(job, detail);
+      if (typeof started !== 'object') this.failures.failed(channel, { code: failure.code, detail });
+      // The request may have been written (its start was recorded) and no answer came back: as a
+      // crash during the call, never resent. Before the start, nothing left, whatever the error.
+      if (started === true && failure.mayHaveArrived) return this.fail(job, `outcome unknown: ${detail}; not resent`);
+      if (!failure.retryable || attempt >= this.options.maxAttempts) return this.fail(job, detail, attempt);
       const retryInSeconds = this.backoff(attempt);
       // The message waits for its next attempt exactly when its job does (one commit).
       await this.db.transaction().execute(async (trx) => {
-        await repo.endCall(trx, businessId, message.id, detail);
+        await repo.endCall(trx, businessId, message.id, detail, attempt);
         await outboxRepository.retryAt(trx, job, retryInSeconds, detail);
       });
       return { retryInSeconds, error: detail, recorded: true };
     }
+    // Outside the try: a failure to store the answer is not the provider's; the job comes back and
+    // finds the call's mark (outcome unknown, never resent).
+    await this.sents.submit({ businessId, id: message.id, providerMessageId, jobId: job.id });
+    this.failures.succeeded(channel);
+    return { done: true, recorded: true };
   }
 
   /**
@@ -167,7 +224,9 @@ export class SendJobHandler implements JobHandler {
   async onAbandoned(job: OutboxJob, trx: Db): Promise<'retry' | 'give_up'> {
     const message = await repo.outboundMessage(trx, job.business_id, job.ref_id);
     if (!message || message.status !== 'PENDING' || message.provider_call_at === null) return 'retry';
-    await repo.markError(trx, job.business_id, message.id, OUTCOME_UNKNOWN);
+    // The worker commits this transaction: its event is handed over at the dispatcher's next poll.
+    if (await repo.markError(trx, job.business_id, message.id, OUTCOME_UNKNOWN))
+      await statusMoves(trx, [{ businessId: job.business_id, id: message.id }], 'ERROR');
     return 'give_up';
   }
 
@@ -177,12 +236,36 @@ export class SendJobHandler implements JobHandler {
     return delay * (0.8 + Math.random() * 0.4);
   }
 
-  /** The message is marked ERROR exactly when its job fails (one commit). */
-  private async fail(job: OutboxJob, detail: string): Promise<JobOutcome> {
-    await this.db.transaction().execute(async (trx) => {
-      await repo.markError(trx, job.business_id, job.ref_id, detail);
+  /**
+   * The message is marked ERROR exactly when its job fails, with its status move's domain event (one
+   * commit); `attempts` when an attempt ended it.
+   */
+  private async fail(job: OutboxJob, detail: string, attempts?: number): Promise<JobOutcome> {
+    const moved = await this.db.transaction().execute(async (trx) => {
+      const moved = await repo.markError(trx, job.business_id, job.ref_id, detail, attempts);
+      if (moved) await statusMoves(trx, [{ businessId: job.business_id, id: job.ref_id }], 'ERROR');
       await outboxRepository.fail(trx, job, detail);
+      return moved;
     });
+    if (moved) this.statusMoved();
     return { failed: detail, recorded: true };
   }
+
+  /** Hands the committed status moves to their subscribers now rather than at the dispatcher's next poll. */
+  private statusMoved(): void {
+    void this.deps.domainEvents?.dispatch(['message_status_changed']);
+  }
 }
+
+/** `message_status_changed` for messages this transaction moved to `status` (one statement per business). */
+async function statusMoves(trx: Db, moved: MessageKey[], status: 'SENT' | 'ERROR'): Promise<void> {
+  const byBusiness = new Map<string, { id: string; status: string }[]>();
+  for (const { businessId, id } of moved) {
+    const list = byBusiness.get(businessId) ?? [];
+    list.push({ id, status });
+    byBusiness.set(businessId, list);
+  }
+  for (const [businessId, moves] of byBusiness) await messageStatusesChanged(trx, businessId, moves);
+}
+
+const errorText = (err: unknown) => (err instanceof Error ? err.message : String(err));

@@ -14,13 +14,17 @@ const statusNames: Record<string, string> = {
   ERROR: 'failed',
 };
 
-/** The sent-message status record of the contract. */
+/**
+ * The sent-message status record of the contract, with two extensions: `error`, why the send failed
+ * or, while it is still queued, why its last attempt failed; and `attempts`, the attempts so far.
+ */
 export function toStatusRecord(row: OutboundRow) {
   const status = statusNames[row.status] ?? row.status.toLowerCase();
   return {
     uuid: row.id,
     status,
-    error: row.status === 'ERROR' ? row.error : null,
+    error: row.status === 'ERROR' || row.status === 'PENDING' ? row.error : null,
+    attempts: row.send_attempts,
     messageStatusPayload: {
       id: row.id,
       type: status,

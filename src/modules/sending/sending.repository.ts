@@ -128,9 +128,10 @@ export const sendingRepository = {
   },
 
   /**
-   * Records (and commits) that the provider calls of these messages are about to start, in one
-   * statement. Answers the keys (`${business_id}:${id}`) of the messages that were still waiting to
-   * be sent (not finished by another worker, nor given up).
+   * Records (and commits) that the requests of these messages' provider calls are about to be
+   * written, counting an attempt each, in one statement. Answers the keys (`${business_id}:${id}`)
+   * of the messages that were still waiting to be sent (not finished by another worker, nor given
+   * up, nor in another worker's call).
    */
   async startCalls(db: Db, refs: MessageKey[]): Promise<Set<string>> {
     if (refs.length === 0) return new Set();
@@ -146,45 +147,66 @@ export const sendingRepository = {
   /**
    * markSent for several messages, each with the completion of its outbox job, in one statement (so
    * one commit records both: a job is done exactly when its message's outcome is stored). A
-   * receipt that already moved a message further is kept.
+   * receipt that already moved a message further is kept. Answers the messages it moved to SENT.
    */
-  async markSentMany(db: Db, sent: (MessageKey & { providerMessageId: string; jobId: string })[]): Promise<void> {
-    if (sent.length === 0) return;
+  async markSentMany(
+    db: Db,
+    sent: (MessageKey & { providerMessageId: string; jobId: string })[],
+  ): Promise<MessageKey[]> {
+    if (sent.length === 0) return [];
     const messages = jsonRows(
       'v',
       { business_id: 'uuid', id: 'uuid', provider_message_id: 'text' },
       sent.map((s) => ({ business_id: s.businessId, id: s.id, provider_message_id: s.providerMessageId })),
     );
-    await sql`
+    const { rows } = await sql<{ business_id: string; id: string }>`
       with sent as (
         update messages m
         set status = 'SENT', provider_message_id = v.provider_message_id, status_at = now(), provider_call_at = null, error = null
         from ${messages}
-        where m.business_id = v.business_id and m.id = v.id and m.status = 'PENDING')
-      update outbox o set state = 'done', locked_until = null, last_error = null
-      from ${keys(sent.map((s) => ({ businessId: s.businessId, id: s.jobId })))}
-      where o.business_id = v.business_id and o.id = v.id and o.state = 'running'`.execute(db);
+        where m.business_id = v.business_id and m.id = v.id and m.status = 'PENDING'
+        returning m.business_id, m.id),
+      done as (
+        update outbox o set state = 'done', locked_until = null, locked_by = null, last_error = null
+        from ${keys(sent.map((s) => ({ businessId: s.businessId, id: s.jobId })))}
+        where o.business_id = v.business_id and o.id = v.id and o.state = 'running')
+      select business_id, id from sent`.execute(db);
+    return rows.map((r) => ({ businessId: r.business_id, id: r.id }));
   },
 
-  /** The call failed but may be tried again: the message waits for its next attempt. */
-  async endCall(db: Db, businessId: string, id: string, error: string): Promise<void> {
+  /**
+   * The attempt failed but the message may be tried again: it waits for its next attempt, with the
+   * attempt's error and the number of attempts so far (`attempts`, which the call's start counted
+   * already when the request was written).
+   */
+  async endCall(db: Db, businessId: string, id: string, error: string, attempts: number): Promise<void> {
     await db
       .updateTable('messages')
-      .set({ provider_call_at: null, error })
+      .set({ provider_call_at: null, error, send_attempts: attempts })
       .where('business_id', '=', businessId)
       .where('id', '=', id)
       .where('status', '=', 'PENDING')
       .execute();
   },
 
-  /** The send failed for good (or its outcome cannot be known). */
-  async markError(db: Db, businessId: string, id: string, error: string): Promise<void> {
-    await db
+  /**
+   * The send failed for good (or its outcome cannot be known), after `attempts` attempts when an
+   * attempt ended it. Whether the message was still waiting (and so moved to ERROR).
+   */
+  async markError(db: Db, businessId: string, id: string, error: string, attempts?: number): Promise<boolean> {
+    const result = await db
       .updateTable('messages')
-      .set({ status: 'ERROR', error, status_at: sql<string>`now()`, provider_call_at: null })
+      .set({
+        status: 'ERROR',
+        error,
+        status_at: sql<string>`now()`,
+        provider_call_at: null,
+        ...(attempts === undefined ? {} : { send_attempts: attempts }),
+      })
       .where('business_id', '=', businessId)
       .where('id', '=', id)
       .where('status', '=', 'PENDING')
-      .execute();
+      .executeTakeFirst();
+    return result.numUpdatedRows > 0n;
   },
 };

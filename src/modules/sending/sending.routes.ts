@@ -57,6 +57,9 @@ export const sendingRoutes: FastifyPluginAsyncTypebox = async (app) => {
         summary: 'Delivery status of a message sent through the API',
         description:
           'status: `enqueued` while queued, then `sent` (accepted by the provider), `delivered`, `read`, or `failed` (with `error`). ' +
+          "A send whose attempt failed stays `enqueued` while it is retried, with the attempt's `error` and the `attempts` so far; " +
+          'a send whose outcome cannot be known (the service stopped, or the connection dropped, while the provider may have had ' +
+          'it) is `failed` with an error starting `outcome unknown`, and never sent again. ' +
           "payload.type is `template` for template messages, else `session`; whatsappMessageId is the provider's id (null until sent). " +
           '404 for an unknown message, an inbound one, or one of another business.',
         params: UuidParams,

@@ -99,7 +99,17 @@ export const MessageStatusResponse = Type.Object({
   message: Type.Object({
     uuid: Uuid,
     status: Type.String({ description: 'enqueued (queued, PENDING), sent, delivered, read or failed' }),
-    error: Nullable(Type.String(), { description: 'delivery error detail when failed (an extension)' }),
+    error: Nullable(Type.String(), {
+      description:
+        'an extension: when failed, why; while enqueued, why the last attempt failed (the send is retried), ' +
+        'null before any attempt failed and once sent',
+    }),
+    attempts: Type.Integer({
+      minimum: 0,
+      description:
+        'an extension: attempts to hand the message to the provider so far (0 while it waits for its first; ' +
+        'a failed send is retried with backoff up to 10 attempts)',
+    }),
     messageStatusPayload: Type.Object({
       id: Uuid,
       type: Type.String({ description: 'same as status' }),

@@ -10,6 +10,7 @@ import type { TemplatesService } from '../templates/templates.service.ts';
 import { usersRepository } from '../users/users.repository.ts';
 import { ChannelPacer } from './channel-pacer.ts';
 import { SendJobHandler, type SendJobOptions } from './send.job.ts';
+import type { ChannelFailureLog } from './channel-failures.ts';
 import type { DomainEventDispatcher } from '../domain-events/domain-events.dispatcher.ts';
 import { Batcher } from '../../lib/batcher.ts';
 import { acceptSends, plainSendAnswer, type SendOutcome, type SendPlan } from './sending.accept.ts';
@@ -82,9 +83,15 @@ export class SendingService {
     private readonly domainEvents: Pick<DomainEventDispatcher, 'dispatch'>,
   ) {}
 
-  /** The worker side: delivers queued sends to the providers (register it on the outbox worker). */
-  sendJobHandler(options?: SendJobOptions): SendJobHandler {
-    return new SendJobHandler(this.db, this.channels, new ChannelPacer(), options);
+  /**
+   * The worker side: delivers queued sends to the providers (register it on the outbox worker);
+   * channels whose sends fail are reported to `log`.
+   */
+  sendJobHandler(log?: ChannelFailureLog, options?: SendJobOptions): SendJobHandler {
+    return new SendJobHandler(
+      { db: this.db, channels: this.channels, pacer: new ChannelPacer(), log, domainEvents: this.domainEvents },
+      options,
+    );
   }
 
   /** POST /messages/send; with an Idempotency-Key claim, the answer is stored with the send (storeAnswerIn). */

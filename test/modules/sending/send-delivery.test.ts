@@ -250,10 +250,10 @@ describe('send worker: provider failures', () => {
   it('gives up after the last attempt', async () => {
     await t.app.worker.stop();
     const worker = new OutboxWorker(t.database.db, { error: () => undefined }, { pollMs: 20 }).register(
-      new SendJobHandler(t.database.db, t.app.services.channels, new ChannelPacer(), {
-        maxAttempts: 3,
-        baseDelaySeconds: 0.05,
-      }),
+      new SendJobHandler(
+        { db: t.database.db, channels: t.app.services.channels, pacer: new ChannelPacer() },
+        { maxAttempts: 3, baseDelaySeconds: 0.05 },
+      ),
     );
     try {
       const { phone } = await inboundContact(t, tenant, channel, 1);

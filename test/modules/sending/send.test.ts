@@ -435,6 +435,8 @@ describe('GET /messages/status/:uuid', () => {
         uuid: id,
         status: 'enqueued',
         error: null,
+        // 0, or 1 once the worker has started the call.
+        attempts: expect.any(Number),
         messageStatusPayload: {
           id,
           type: 'enqueued',
@@ -445,7 +447,7 @@ describe('GET /messages/status/:uuid', () => {
     });
     const row = await settled(t, id);
     const after = (await status(id)).json().message;
-    expect(after.status).toBe('sent');
+    expect(after).toMatchObject({ status: 'sent', error: null, attempts: 1 });
     expect(after.messageStatusPayload).toEqual({
       id,
       type: 'sent',
