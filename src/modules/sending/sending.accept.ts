@@ -51,8 +51,9 @@ type NewEvent = Parameters<typeof writeEvents>[2][number];
  * statement per step for all of them: the recipients' phone locks (the ones contact creation takes,
  * so a concurrent create or send cannot add a twin); the recipients, found by phone key (country
  * variants included); the refusals: an opted-out contact without an opt-in (`blocked`), free-form
- * content to a contact without an inbound message on the channel within 24 hours
- * (`template_required`; a contact that does not exist yet has none); the contacts a template creates;
+ * content to a contact without an inbound message on the channel within its kind's service window
+ * (`template_required`; a contact that does not exist yet has none; a kind without a window takes
+ * free-form content always); the contacts a template (or a free-form send without a window) creates;
  * the opt-ins; the open conversations (found, created, or reopened with their event) and the changes
  * a send asks of them (bot_status, assignment, team, agent, with their events); the PENDING messages
  * with their conversations' counters, their outbox jobs and their message_created events, in
@@ -135,21 +136,25 @@ async function recipientsOf(
   mine: number[],
   outcomes: (SendOutcome | undefined)[],
 ): Promise<Writable[]> {
-  const freeForm = (i: number) => sends[i].type !== 'template';
+  // The service window of the send's channel kind, in hours, when its content needs one: free-form
+  // content on a kind that has a window (templates go outside it).
+  const windowOf = (i: number): number | null =>
+    sends[i].type === 'template' ? null : channelKind(sends[i].channel.provider_kind)!.capabilities.serviceWindowHours;
   const contacts = await messagingRepository.contactsByPhoneKey(trx, businessId, [
     ...new Set(mine.map((i) => sends[i].recipient.key)),
   ]);
   const candidates: number[] = [];
   for (const i of mine) {
     const contact = contacts.get(sends[i].recipient.key);
+    const hours = windowOf(i);
     if (!contact) {
-      if (freeForm(i)) outcomes[i] = { refused: templateRequired() };
+      if (hours !== null) outcomes[i] = { refused: templateRequired(hours) };
       else candidates.push(i);
     } else if (contact.collected_data.opted_out === true && sends[i].optIn !== true)
       outcomes[i] = { refused: blocked() };
     else candidates.push(i);
   }
-  const windowed = candidates.filter((i) => freeForm(i));
+  const windowed = candidates.filter((i) => windowOf(i) !== null);
   const open = await sendingRepository.inServiceWindows(
     trx,
     businessId,
@@ -157,11 +162,13 @@ async function recipientsOf(
       contact_id: contacts.get(sends[i].recipient.key)!.id,
       channel_id: sends[i].channel.id,
       channel: sends[i].channel.type,
+      hours: windowOf(i)!,
     })),
   );
   const writable = candidates.filter((i) => {
-    if (!freeForm(i) || open.has(`${contacts.get(sends[i].recipient.key)!.id}:${sends[i].channel.id}`)) return true;
-    outcomes[i] = { refused: templateRequired() };
+    const hours = windowOf(i);
+    if (hours === null || open.has(`${contacts.get(sends[i].recipient.key)!.id}:${sends[i].channel.id}`)) return true;
+    outcomes[i] = { refused: templateRequired(hours) };
     return false;
   });
 

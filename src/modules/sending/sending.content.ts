@@ -1,3 +1,4 @@
+import type { ChannelCapabilities } from '../../channels/channel-kind.ts';
 import type { MediaKind, OutboundContent } from '../../channels/provider.ts';
 import { DomainError, invalid } from '../../lib/domain-errors.ts';
 import type { SendBody } from './sending.schemas.ts';
@@ -11,10 +12,14 @@ export interface FreeFormContent {
 const captionKinds = new Set<MediaKind>(['image', 'video', 'document']);
 const field = (name: string) => [{ path: `/content/${name}` }];
 
-/** Outbound content of a text or media send; refuses fields that do not belong to the type. */
+/**
+ * Outbound content of a text or media send; refuses fields that do not belong to the type, and a
+ * media type the channel's kind does not send (its capabilities' mediaKinds).
+ */
 export function freeFormContent(
   type: Exclude<SendBody['type'], 'template'>,
   content: SendBody['content'],
+  capabilities: Pick<ChannelCapabilities, 'mediaKinds'>,
 ): FreeFormContent {
   if (type === 'text') {
     if (content.text === undefined) throw invalid('a text message needs content.text', field('text'));
@@ -22,6 +27,12 @@ export function freeFormContent(
       if (content[name] !== undefined) throw invalid(`content.${name} does not belong to a text message`, field(name));
     }
     return { content: { kind: 'text', text: content.text }, text: content.text };
+  }
+  if (!capabilities.mediaKinds.includes(type)) {
+    const supported = capabilities.mediaKinds.length > 0 ? capabilities.mediaKinds.join(', ') : 'none';
+    throw invalid(`this channel does not send ${type} messages; the media types it sends: ${supported}`, [
+      { path: '/type', supported: [...capabilities.mediaKinds] },
+    ]);
   }
   if (content.url === undefined) throw invalid(`a ${type} message needs content.url`, field('url'));
   if (content.text !== undefined)
@@ -50,10 +61,13 @@ export const blocked = () =>
     'the contact opted out of messages; send optin_contact: true once they opted in again',
   );
 
-/** Outside the 24-hour service window only templates may be sent. */
-export const templateRequired = () =>
+/** A service window's length as answers and descriptions say it: "24 hours", "1 hour". */
+export const windowLength = (hours: number) => `${hours} hour${hours === 1 ? '' : 's'}`;
+
+/** Outside the service window of the channel's kind (`hours` long) only templates may be sent. */
+export const templateRequired = (hours: number) =>
   new DomainError(
     'invalid',
     'template_required',
-    'the contact has not written on this channel in the last 24 hours; send a template',
+    `the contact has not written on this channel in the last ${hours === 1 ? 'hour' : windowLength(hours)}; send a template`,
   );

@@ -54,26 +54,28 @@ export const sendingRepository = {
 
   /**
    * The (contact, channel) pairs whose service window is open: the contact wrote on the channel
-   * within the last 24 hours (messages recorded without a channel id, imports, count for channels
-   * of their type). One statement for all pairs, keyed `${contact_id}:${channel_id}`.
+   * within the last `hours` of the pair (its channel kind's window; messages recorded without a
+   * channel id, imports, count for channels of their type). One statement for all pairs, whatever
+   * their windows, keyed `${contact_id}:${channel_id}`.
    */
   async inServiceWindows(
     db: Db,
     businessId: string,
-    pairs: { contact_id: string; channel_id: string; channel: string }[],
+    pairs: { contact_id: string; channel_id: string; channel: string; hours: number }[],
   ): Promise<Set<string>> {
     if (pairs.length === 0) return new Set();
+    const rows = jsonRows('p', { contact_id: 'uuid', channel_id: 'uuid', channel: 'text', hours: 'float8' }, pairs);
     // LATERAL ... LIMIT 1: one probe of messages_contact per pair, never a scan of the business's day.
-    const { rows } = await sql<{ lookup: string }>`
+    const { rows: open } = await sql<{ lookup: string }>`
       select p.contact_id || ':' || p.channel_id as lookup
-      from ${jsonRows('p', { contact_id: 'uuid', channel_id: 'uuid', channel: 'text' }, pairs)}
+      from ${rows}
       cross join lateral (
         select 1 from messages m
         where m.business_id = ${businessId} and m.contact_id = p.contact_id
-          and m.created_at > now() - interval '24 hours' and m.direction = 'inbound'
+          and m.created_at > now() - p.hours * interval '1 hour' and m.direction = 'inbound'
           and (m.channel_id = p.channel_id or (m.channel_id is null and m.channel = p.channel))
         limit 1) w`.execute(db);
-    return new Set(rows.map((r) => r.lookup));
+    return new Set(open.map((r) => r.lookup));
   },
 
   conversation(db: Db, businessId: string, id: string): Promise<ConversationRow> {

@@ -1,7 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { responses, UuidParams } from '../../http/common.schemas.ts';
 import { idempotencyClaimOf } from '../../http/idempotency.ts';
+import { channelKinds } from '../../channels/registry.ts';
+import { windowLength } from './sending.content.ts';
 import {
+  MESSAGE_TYPES,
   MessageStatusResponse,
   SendBody,
   SendResponse,
@@ -12,6 +15,32 @@ import {
 
 const tags = ['messages'];
 const security = [{ apiKey: [] }];
+
+// What the descriptions say of the channel kinds' capabilities, read from their entries: the kinds
+// differ in them, and the document must say what each does.
+
+/** The service window: the length every kind shares ("24 hours", a "24-hour window"), or each channel type's. */
+function serviceWindows(): { within: string; window: string } {
+  const lengths = new Set(channelKinds.map((k) => k.capabilities.serviceWindowHours));
+  const [shared] = lengths;
+  if (lengths.size === 1 && shared !== null) return { within: windowLength(shared), window: `${shared}-hour window` };
+  const each = channelKinds.map((k) => {
+    const hours = k.capabilities.serviceWindowHours;
+    return `${k.channelTypes.join(', ')}: ${hours === null ? 'none, free-form always allowed' : windowLength(hours)}`;
+  });
+  return { within: `the service window of the channel's kind (${each.join('; ')})`, window: 'service window' };
+}
+const windows = serviceWindows();
+
+/** The media types some kind does not send, and what each kind sends; nothing when every kind sends them all. */
+function mediaTypes(): string {
+  const all = MESSAGE_TYPES.filter((t) => t !== 'text' && t !== 'template');
+  if (channelKinds.every((k) => all.every((t) => k.capabilities.mediaKinds.includes(t)))) return '';
+  const each = channelKinds.map(
+    (k) => `${k.channelTypes.join(', ')}: ${k.capabilities.mediaKinds.join(', ') || 'none'}`,
+  );
+  return `A media type the channel's kind does not send answers 400 \`validation_error\` (${each.join('; ')}). `;
+}
 
 /** Public sending: free-form and template sends, and the status of a sent message. */
 export const sendingRoutes: FastifyPluginAsyncTypebox = async (app) => {
@@ -31,9 +60,10 @@ export const sendingRoutes: FastifyPluginAsyncTypebox = async (app) => {
           'The recipient contact is found by phone (country variants included) or created. Types: text (`content.text`), ' +
           'image, audio, video, document, sticker (`content.url`; `caption` for image, video, document; `filename` for document) ' +
           'and template (`template_uuid`, `template_values` filling its variables in order, `content: {}`). ' +
+          mediaTypes() +
           'A send with `template_uuid` is a template send with type `template` or `text`; its `content` may carry `text`, ' +
           'which is ignored: the message delivered and stored (type template) is the template filled with `template_values`. ' +
-          'Free-form messages need an inbound message of the contact on this channel within 24 hours (else 400 `template_required`). ' +
+          `Free-form messages need an inbound message of the contact on this channel within ${windows.within} (else 400 \`template_required\`). ` +
           'A contact who opted out (collected_data.opted_out) is refused with 400 `blocked` unless `optin_contact: true`, which records ' +
           'the opt-in on the contact (collected_data.<channel>_opt_in and _opt_in_at). `assigned_user` (a user email) and `team_uuid` ' +
           'assign the conversation; unknown ones answer 400. `bot_status: bot_end` sets manual control (event manual_control_activated), ' +
@@ -83,7 +113,7 @@ export const sendingRoutes: FastifyPluginAsyncTypebox = async (app) => {
           'business answers 403 `forbidden`. A missing variable or button value (400 `template_variable_missing`), or a contact who ' +
           'opted out (400 `blocked`), refuses the send; so does a named variable `phone`, `buttons` or `__proto__`, which this body cannot carry ' +
           '(POST /messages/send fills those by position). `agent_id` assigns the agent to the conversation (events agent_assigned or ' +
-          'agent_switched). No 24-hour window applies. Delivered like POST /messages/send; honours Idempotency-Key.',
+          `agent_switched). No ${windows.window} applies. Delivered like POST /messages/send; honours Idempotency-Key.`,
         querystring: SendTemplateQuery,
         body: SendTemplateBody,
         response: responses({ 200: SendTemplateResponse }, 400, 401, 403, 409, 422),

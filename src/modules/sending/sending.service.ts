@@ -1,6 +1,7 @@
 import type { Db } from '../../db/database.ts';
 import { DomainError, forbidden, invalid, notFound } from '../../lib/domain-errors.ts';
 import type { OutboxWorker } from '../../jobs/outbox.worker.ts';
+import type { ChannelKind } from '../../channels/channel-kind.ts';
 import { channelKind, templateChannelTypes } from '../../channels/registry.ts';
 import { agentsRepository } from '../agents/agents.repository.ts';
 import { storeAnswerIn, type IdempotencyClaim } from '../idempotency/idempotency.service.ts';
@@ -100,10 +101,11 @@ export class SendingService {
     if (!channel) throw notFound('channel');
     if (body.from !== channel.type)
       throw invalid(`from must be the type of channel_uuid (${channel.type})`, [{ path: '/from' }]);
-    const recipient = this.recipientOf(channel, body.to, 'to');
+    const kind = this.kindOf(channel);
+    const recipient = this.recipientOf(kind, body.to, 'to');
     const fields = new Set(body.fields?.split(',') ?? []);
     if (isPlain(body, fields)) {
-      const { content, text } = freeFormContent(body.type, body.content);
+      const { content, text } = freeFormContent(body.type, body.content, kind.capabilities);
       const outcome = await this.plainSends.submit({
         businessId,
         channel,
@@ -127,7 +129,7 @@ export class SendingService {
       metadata: body.metadata ?? {},
       optIn: body.optin_contact === true,
       botStatus: body.bot_status,
-      ...(await this.contentOf(businessId, channel, body)),
+      ...(await this.contentOf(businessId, channel, kind, body)),
     };
     const result = await this.db.transaction().execute(async (trx) => {
       if (body.assigned_user !== undefined) {
@@ -172,7 +174,7 @@ export class SendingService {
     if (template.channel_id !== null && template.channel_id !== channel.id) {
       throw invalid('the template belongs to another number of the business', [{ path: '/from_phone_number' }]);
     }
-    const recipient = this.recipientOf(channel, body.phone, 'phone');
+    const recipient = this.recipientOf(this.kindOf(channel), body.phone, 'phone');
     const unreachable = template.variables.find((v) => SEND_TEMPLATE_RESERVED.has(v));
     if (unreachable !== undefined) {
       throw new DomainError(
@@ -249,13 +251,18 @@ export class SendingService {
     return undefined;
   }
 
+  /** The registry entry of the channel's provider kind: its address rules and capabilities. */
+  private kindOf(channel: ChannelRow): ChannelKind {
+    const kind = channelKind(channel.provider_kind);
+    if (!kind) throw invalid(`channel ${channel.id} has no provider to send with`, [{ path: '/channel_uuid' }]);
+    return kind;
+  }
+
   /**
    * The recipient's address by the rules of the address kind of the channel's provider (registry.ts),
    * as the send stores it: the contact's phone number and phone key.
    */
-  private recipientOf(channel: ChannelRow, to: string, field: string): SendPlan['recipient'] {
-    const kind = channelKind(channel.provider_kind);
-    if (!kind) throw invalid(`channel ${channel.id} has no provider to send with`, [{ path: '/channel_uuid' }]);
+  private recipientOf(kind: ChannelKind, to: string, field: string): SendPlan['recipient'] {
     const address = kind.address.normalise(to);
     if (!address) throw invalid(`${field} is not ${kind.address.description}`, [{ path: `/${field}` }]);
     return { digits: address.value, key: address.key };
@@ -268,13 +275,13 @@ export class SendingService {
    * `content.text`. That text is not what the template renders, so it is ignored: what is
    * delivered, and stored as the message, is the template filled with template_values.
    */
-  private async contentOf(businessId: string, channel: ChannelRow, body: SendBody) {
+  private async contentOf(businessId: string, channel: ChannelRow, kind: ChannelKind, body: SendBody) {
     if (body.template_uuid === undefined) {
       if (body.type === 'template')
         throw invalid('a template message needs template_uuid', [{ path: '/template_uuid' }]);
       if (body.template_values !== undefined)
         throw invalid('template_values needs template_uuid', [{ path: '/template_values' }]);
-      return { type: body.type, ...freeFormContent(body.type, body.content) };
+      return { type: body.type, ...freeFormContent(body.type, body.content, kind.capabilities) };
     }
     if (body.type !== 'template' && body.type !== 'text')
       throw invalid('a send with template_uuid takes type template (or text)', [{ path: '/type' }]);
