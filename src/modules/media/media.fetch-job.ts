@@ -2,9 +2,9 @@ import { createHash } from 'node:crypto';
 import type { ChannelProvider, FetchedMedia } from '../../channels/provider.ts';
 import type { Db } from '../../db/database.ts';
 import { repeatableTries, type JobHandler, type JobOutcome } from '../../jobs/outbox.worker.ts';
-import type { OutboxJob } from '../../jobs/outbox.repository.ts';
+import { outboxRepository, type OutboxJob } from '../../jobs/outbox.repository.ts';
 import type { FileStorage } from '../../storage/file-storage.ts';
-import { mediaRepository, type MediaRow } from './media.repository.ts';
+import { mediaRepository, type MediaFile, type MediaRow } from './media.repository.ts';
 
 /** The outbox kind of inbound media downloads; `ref_id` is the message id. */
 export const MEDIA_FETCH_JOB = 'media_fetch';
@@ -20,21 +20,24 @@ class LocalError extends Error {}
 
 /**
  * Downloads the files of an inbound message from its provider into the file store. Safe to run
- * twice: stored files are skipped and a file is written whole before its row points at it. A final
- * failure leaves the message in place with its media row but no file.
+ * twice: stored files are skipped and a file is written whole before its row points at it. The rows
+ * of the files it stored and the job's end (done, due again, failed) are one commit, so a job is
+ * done exactly when its files are recorded. A final failure leaves the message in place with its
+ * media row but no file.
  */
 export function mediaFetchJobHandler(db: Db, storage: FileStorage, providerFor: ProviderLookup): JobHandler {
-  async function fetchOne(provider: ChannelProvider, item: MediaRow): Promise<void> {
+  async function fetchOne(provider: ChannelProvider, item: MediaRow): Promise<MediaFile> {
     // Only the provider call is judged by the provider's rules; failures after it are ours.
     const fetched = await provider.fetchMedia(item.provider_media_id!);
     try {
-      await store(item, fetched);
+      return await store(item, fetched);
     } catch (err) {
       throw err instanceof LocalError ? err : new LocalError(`storing media ${item.id}: ${(err as Error).message}`);
     }
   }
 
-  async function store(item: MediaRow, fetched: FetchedMedia): Promise<void> {
+  /** Writes the file whole into the store; answers the row's fields that will point at it. */
+  async function store(item: MediaRow, fetched: FetchedMedia): Promise<MediaFile> {
     const digest = createHash('sha256').update(fetched.bytes).digest();
     // Meta gives the hash in hex (media endpoint) or base64 (some notifications); either must match.
     for (const expected of [item.sha256, fetched.sha256]) {
@@ -45,12 +48,24 @@ export function mediaFetchJobHandler(db: Db, storage: FileStorage, providerFor: 
     const key = `${item.business_id}/${item.id}`;
     const contentType = fetched.mimeType || item.content_type || 'application/octet-stream';
     const { size } = await storage.put(key, fetched.bytes, contentType);
-    await mediaRepository.recordFile(db, item.business_id, item.id, {
+    return {
+      id: item.id,
       storage_key: key,
       size_bytes: size,
       content_type: contentType,
       sha256: digest.toString('hex'),
+    };
+  }
+
+  /** The files stored and the job's end, in one transaction (outbox.worker.ts, `recorded`). */
+  async function record(job: OutboxJob, files: MediaFile[], outcome: JobOutcome): Promise<JobOutcome> {
+    await db.transaction().execute(async (trx) => {
+      await mediaRepository.recordFiles(trx, job.business_id, files);
+      if ('done' in outcome) await outboxRepository.complete(trx, job);
+      else if ('failed' in outcome) await outboxRepository.fail(trx, job, outcome.failed);
+      else await outboxRepository.retryAt(trx, job, outcome.retryInSeconds, outcome.error);
     });
+    return { ...outcome, recorded: true };
   }
 
   async function handle(job: OutboxJob): Promise<JobOutcome> {
@@ -60,16 +75,18 @@ export function mediaFetchJobHandler(db: Db, storage: FileStorage, providerFor: 
     if (!channelId) return { failed: 'the message has no channel to fetch its media from' };
     const provider = await providerFor(job.business_id, channelId);
     if (!provider) return { failed: `channel ${channelId} not found` };
+    const files: MediaFile[] = [];
     for (const item of items) {
       try {
-        await fetchOne(provider, item);
+        files.push(await fetchOne(provider, item));
       } catch (err) {
         const { retryable, detail } =
           err instanceof LocalError ? { retryable: true, detail: err.message } : provider.classifyError(err);
-        return tries.afterFailure(job, retryable, detail);
+        // The files stored before the failure are kept: the next try skips them.
+        return record(job, files, tries.afterFailure(job, retryable, detail));
       }
     }
-    return { done: true };
+    return record(job, files, { done: true });
   }
 
   return {

@@ -4,6 +4,15 @@ import type { MediaTable } from '../../db/types.ts';
 
 export type MediaRow = Selectable<MediaTable>;
 
+/** A downloaded file's place in the file store, for its media row. */
+export interface MediaFile {
+  id: number;
+  storage_key: string;
+  size_bytes: number;
+  content_type: string;
+  sha256: string;
+}
+
 export const mediaRepository = {
   find(db: Db, businessId: string, id: number): Promise<MediaRow | undefined> {
     return db
@@ -44,13 +53,10 @@ export const mediaRepository = {
       .execute();
   },
 
-  async recordFile(
-    db: Db,
-    businessId: string,
-    id: number,
-    file: { storage_key: string; size_bytes: number; content_type: string; sha256: string },
-  ): Promise<void> {
-    await db.updateTable('media').set(file).where('business_id', '=', businessId).where('id', '=', id).execute();
+  /** Points media rows at their stored files. */
+  async recordFiles(db: Db, businessId: string, files: readonly MediaFile[]): Promise<void> {
+    for (const { id, ...file } of files)
+      await db.updateTable('media').set(file).where('business_id', '=', businessId).where('id', '=', id).execute();
   },
 
   /** The channel a message travelled on. */

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sql } from 'kysely';
 import { enqueueJob } from '../../../src/jobs/outbox.worker.ts';
 import { signedMediaUrl } from '../../../src/modules/media/media.signing.ts';
 import { startFakeGraphApi, type FakeGraphApi } from '../../helpers/fake-graph-api.ts';
@@ -257,6 +258,40 @@ describe('inbound media', () => {
     expect(res.statusCode).toBe(200);
     const file = await download(res.json().media.url);
     expect(file.statusCode).toBe(404);
+  });
+
+  it("records the file and the job's end in one commit: when the end fails, the file is not recorded either", async () => {
+    const db = t.database.db;
+    // The job's end fails (as if the process stopped between the two writes).
+    await sql`create function media_job_refuse_done() returns trigger language plpgsql as $$
+      begin if new.kind = 'media_fetch' and new.state = 'done' then raise exception 'refused'; end if; return new; end $$`.execute(
+      db,
+    );
+    await sql`create trigger media_job_refuse_done before update on outbox for each row execute function media_job_refuse_done()`.execute(
+      db,
+    );
+    try {
+      const served = graph.addMedia({ bytes: PNG, mimeType: 'image/png' });
+      const { message, media } = await inboundMedia(acme, { providerMediaId: served.id, sha256: served.sha256 });
+      await until(async () => (await job(message.id)).attempts === 1 && (await job(message.id)).state === 'pending');
+      expect((await job(message.id)).last_error).toContain('refused');
+      expect((await mediaRow(acme.businessId, media.id)).storage_key).toBeNull();
+
+      await sql`drop trigger media_job_refuse_done on outbox`.execute(db);
+      await db
+        .updateTable('outbox')
+        .set({ run_at: sql`now()` })
+        .where('ref_id', '=', message.id)
+        .execute();
+      t.app.worker.wake('media_fetch');
+      await until(async () => (await job(message.id)).state === 'done');
+      expect(await mediaRow(acme.businessId, media.id)).toMatchObject({
+        storage_key: `${acme.businessId}/${media.id}`,
+        sha256: served.sha256,
+      });
+    } finally {
+      await sql`drop function if exists media_job_refuse_done() cascade`.execute(db);
+    }
   });
 
   it('retries later when the bytes do not match the announced sha256', async () => {
