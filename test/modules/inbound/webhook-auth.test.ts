@@ -1,17 +1,24 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inboundMessage, signedNotification } from '../../helpers/fake-graph-api.ts';
 import { adminHeaders, createTenant, type Tenant } from '../../helpers/tenants.ts';
-import { buildTestApp, type TestApp } from '../../helpers/test-app.ts';
-import { createWhatsAppChannel, notificationFor, postSigned, WEBHOOK, type TestChannel } from './whatsapp-helpers.ts';
+import type { TestApp } from '../../helpers/test-app.ts';
+import {
+  createWhatsAppChannel,
+  notificationFor,
+  postSigned,
+  WEBHOOK,
+  withWhatsAppChannel,
+  type TestChannel,
+  type WhatsAppFixture,
+} from './whatsapp-helpers.ts';
 
 let t: TestApp;
 let tenant: Tenant;
 let channel: TestChannel;
+let post: WhatsAppFixture['post'];
 
 beforeAll(async () => {
-  t = await buildTestApp();
-  tenant = await createTenant(t.app);
-  channel = await createWhatsAppChannel(t.app, tenant.businessId);
+  ({ t, tenant, channel, post } = await withWhatsAppChannel());
 });
 afterAll(() => t.close());
 
@@ -83,7 +90,7 @@ describe('GET /channels/whatsapp/webhook (verification handshake)', () => {
 describe('POST /channels/whatsapp/webhook refuses what is not signed by the channel', () => {
   it('accepts a correctly signed notification (the control case)', async () => {
     const before = await counts();
-    const res = await postSigned(t.app, textNotification(), channel.appSecret);
+    const res = await post(textNotification());
     expect(res.statusCode).toBe(200);
     expect(res.json()).toEqual({ success: true });
     const after = await counts();
@@ -168,7 +175,7 @@ describe('POST /channels/whatsapp/webhook refuses what is not signed by the chan
       payload: '{"object":',
     });
     expect(notJson.statusCode).toBe(400);
-    const other = await postSigned(t.app, { object: 'page', entry: [] }, channel.appSecret);
+    const other = await post({ object: 'page', entry: [] });
     expect(other.statusCode).toBe(400);
     const empty = await t.app.inject({
       method: 'POST',
@@ -194,7 +201,7 @@ describe('POST /channels/whatsapp/webhook refuses what is not signed by the chan
     const body = notificationFor(channel, {
       messages: [inboundMessage('5491122334455', 'text', { body: 'y'.repeat(2 * 1024 * 1024) })],
     });
-    const res = await postSigned(t.app, body, channel.appSecret);
+    const res = await post(body);
     expect(res.statusCode).toBe(200);
   });
 

@@ -2,9 +2,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { phoneKey } from '../../../src/lib/phone.ts';
 import { insertContact, insertConversation } from '../../helpers/factories.ts';
 import { inboundMessage } from '../../helpers/fake-graph-api.ts';
-import { createTenant, type Tenant } from '../../helpers/tenants.ts';
-import { buildTestApp, type TestApp } from '../../helpers/test-app.ts';
-import { createWhatsAppChannel, notificationFor, postSigned, type TestChannel } from './whatsapp-helpers.ts';
+import type { Tenant } from '../../helpers/tenants.ts';
+import type { TestApp } from '../../helpers/test-app.ts';
+import {
+  notificationFor,
+  postSigned,
+  withWhatsAppChannel,
+  type TestChannel,
+  type WhatsAppFixture,
+} from './whatsapp-helpers.ts';
 
 // Notifications that arrive together are written in one transaction (InboundService's batches):
 // the same rules must hold as when they arrive one by one.
@@ -12,11 +18,10 @@ import { createWhatsAppChannel, notificationFor, postSigned, type TestChannel } 
 let t: TestApp;
 let tenant: Tenant;
 let channel: TestChannel;
+let notify: WhatsAppFixture['notify'];
 
 beforeAll(async () => {
-  t = await buildTestApp();
-  tenant = await createTenant(t.app);
-  channel = await createWhatsAppChannel(t.app, tenant.businessId);
+  ({ t, tenant, channel, notify } = await withWhatsAppChannel());
 });
 afterAll(() => t.close());
 
@@ -49,14 +54,10 @@ describe('notifications posted at the same time', () => {
     }));
     const redelivered = messages[5];
     const posts = [...messages, redelivered, redelivered].map(({ from, message }) =>
-      postSigned(
-        t.app,
-        notificationFor(channel, {
-          contacts: [{ waId: from, name: `Profile ${from.slice(-3)}` }],
-          messages: [message],
-        }),
-        channel.appSecret,
-      ),
+      notify({
+        contacts: [{ waId: from, name: `Profile ${from.slice(-3)}` }],
+        messages: [message],
+      }),
     );
     const answers = await Promise.all(posts);
     expect(answers.map((a) => a.statusCode)).toEqual(answers.map(() => 200));
@@ -115,13 +116,7 @@ describe('notifications posted at the same time', () => {
       message: inboundMessage(from, 'text', { body: `r${i}` }),
     }));
     const answers = await Promise.all(
-      sent.map(({ from, message }) =>
-        postSigned(
-          t.app,
-          notificationFor(channel, { contacts: [{ waId: from, name: 'Rule' }], messages: [message] }),
-          channel.appSecret,
-        ),
-      ),
+      sent.map(({ from, message }) => notify({ contacts: [{ waId: from, name: 'Rule' }], messages: [message] })),
     );
     expect(answers.map((a) => a.statusCode)).toEqual(answers.map(() => 200));
 
@@ -143,14 +138,10 @@ describe('notifications posted at the same time', () => {
   it('a refused notification among concurrent ones is refused alone, and nothing of it is stored', async () => {
     const good = Array.from({ length: 6 }, () => {
       const from = freshWaId();
-      return postSigned(
-        t.app,
-        notificationFor(channel, {
-          contacts: [{ waId: from, name: 'Good' }],
-          messages: [inboundMessage(from, 'text', { body: 'ok' })],
-        }),
-        channel.appSecret,
-      );
+      return notify({
+        contacts: [{ waId: from, name: 'Good' }],
+        messages: [inboundMessage(from, 'text', { body: 'ok' })],
+      });
     });
     const badMessage = inboundMessage(freshWaId(), 'text', { body: 'x' });
     const bad = postSigned(t.app, notificationFor(channel, { messages: [badMessage] }), 'not-the-secret');

@@ -1,20 +1,20 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inboundMessage } from '../../helpers/fake-graph-api.ts';
-import { createTenant, type Tenant } from '../../helpers/tenants.ts';
-import { buildTestApp, type TestApp } from '../../helpers/test-app.ts';
-import { createWhatsAppChannel, notificationFor, postSigned, type TestChannel } from './whatsapp-helpers.ts';
+import type { Tenant } from '../../helpers/tenants.ts';
+import type { TestApp } from '../../helpers/test-app.ts';
+import { notificationFor, withWhatsAppChannel, type TestChannel, type WhatsAppFixture } from './whatsapp-helpers.ts';
 
 let t: TestApp;
 let tenant: Tenant;
 let channel: TestChannel;
+let post: WhatsAppFixture['post'];
+let notify: WhatsAppFixture['notify'];
 const waId = '5491133445566';
 
 beforeAll(async () => {
   // No worker: the media_fetch jobs stay in the outbox for the assertions.
-  t = await buildTestApp();
+  ({ t, tenant, channel, post, notify } = await withWhatsAppChannel());
   await t.app.worker.stop();
-  tenant = await createTenant(t.app);
-  channel = await createWhatsAppChannel(t.app, tenant.businessId);
 });
 afterAll(() => t.close());
 
@@ -22,11 +22,7 @@ const db = () => t.database.db;
 
 async function receive(type: string, content: unknown, extra: Record<string, unknown> = {}) {
   const m = inboundMessage(waId, type, content, extra);
-  const res = await postSigned(
-    t.app,
-    notificationFor(channel, { contacts: [{ waId, name: 'Content Tester' }], messages: [m] }),
-    channel.appSecret,
-  );
+  const res = await notify({ contacts: [{ waId, name: 'Content Tester' }], messages: [m] });
   expect(res.statusCode, res.body).toBe(200);
   return db()
     .selectFrom('messages')
@@ -225,7 +221,7 @@ describe('inbound content types', () => {
   it('queues one media_fetch job however often the media message is redelivered', async () => {
     const m = inboundMessage(waId, 'image', { id: '2001', mime_type: 'image/png', sha256: 'ff' });
     const body = notificationFor(channel, { messages: [m] });
-    for (let i = 0; i < 3; i++) expect((await postSigned(t.app, body, channel.appSecret)).statusCode).toBe(200);
+    for (let i = 0; i < 3; i++) expect((await post(body)).statusCode).toBe(200);
     const row = await db()
       .selectFrom('messages')
       .selectAll()

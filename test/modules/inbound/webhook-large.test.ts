@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTenant, type Tenant } from '../../helpers/tenants.ts';
-import { buildTestApp, type TestApp } from '../../helpers/test-app.ts';
-import { createWhatsAppChannel, notificationFor, postSigned, type TestChannel } from './whatsapp-helpers.ts';
+import type { Tenant } from '../../helpers/tenants.ts';
+import type { TestApp } from '../../helpers/test-app.ts';
+import { withWhatsAppChannel, type WhatsAppFixture } from './whatsapp-helpers.ts';
 
 // One signed notification may carry thousands of messages (Meta batches a backlog): every row of
 // every step travels in a fixed number of parameters, never one per column per row, so PostgreSQL's
@@ -9,12 +9,10 @@ import { createWhatsAppChannel, notificationFor, postSigned, type TestChannel } 
 
 let t: TestApp;
 let tenant: Tenant;
-let channel: TestChannel;
+let notify: WhatsAppFixture['notify'];
 
 beforeAll(async () => {
-  t = await buildTestApp();
-  tenant = await createTenant(t.app);
-  channel = await createWhatsAppChannel(t.app, tenant.businessId);
+  ({ t, tenant, notify } = await withWhatsAppChannel());
 });
 afterAll(() => t.close());
 
@@ -42,11 +40,7 @@ describe('a notification of 10 000 messages', () => {
         };
       return { from, id, timestamp, type: 'text', text: { body: `m${i}` } };
     });
-    const res = await postSigned(
-      t.app,
-      notificationFor(channel, { contacts: senders.map((waId) => ({ waId, name: `P ${waId.slice(-4)}` })), messages }),
-      channel.appSecret,
-    );
+    const res = await notify({ contacts: senders.map((waId) => ({ waId, name: `P ${waId.slice(-4)}` })), messages });
     expect(res.statusCode, res.body.slice(0, 300)).toBe(200);
 
     const stored = await db()

@@ -1,48 +1,26 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { inboundMessage, startFakeGraphApi, type FakeGraphApi } from '../../helpers/fake-graph-api.ts';
-import { adminHeaders, createTenant, type Tenant } from '../../helpers/tenants.ts';
-import { buildTestApp, type TestApp } from '../../helpers/test-app.ts';
-import { notificationFor, postSigned } from './whatsapp-helpers.ts';
+import type { TestApp } from '../../helpers/test-app.ts';
+import { withWhatsAppChannel, type WhatsAppFixture } from './whatsapp-helpers.ts';
 
 let t: TestApp;
 let graph: FakeGraphApi;
-let tenant: Tenant;
+let notify: WhatsAppFixture['notify'];
 
 beforeAll(async () => {
   graph = await startFakeGraphApi();
-  // The fake Graph API listens on loopback, a private target.
-  t = await buildTestApp({ ALLOW_PRIVATE_WEBHOOK_TARGETS: 'true' });
-  tenant = await createTenant(t.app);
+  // The fake Graph API listens on loopback, a private target; the channel calls it with its token.
+  ({ t, notify } = await withWhatsAppChannel({
+    env: { ALLOW_PRIVATE_WEBHOOK_TARGETS: 'true' },
+    channel: { apiBaseUrl: graph.baseUrl, accessToken: graph.accessToken },
+  }));
 });
 afterAll(async () => {
-  await t.close();
+  await t?.close();
   await graph.close();
 });
 
 it('answers before the download, and the queued media_fetch job then fetches the file from the Graph API', async () => {
-  const provider = {
-    kind: 'whatsapp_cloud',
-    phone_number_id: '106540352242922',
-    access_token: graph.accessToken,
-    app_secret: 'media-secret',
-    verify_token: 'v',
-    api_base_url: graph.baseUrl,
-  };
-  const created = await t.app.inject({
-    method: 'POST',
-    url: `/admin/v1/businesses/${tenant.businessId}/channels`,
-    headers: adminHeaders,
-    payload: { type: 'whatsapp', identifier: '15550783881', provider },
-  });
-  expect(created.statusCode).toBe(201);
-  const channel = {
-    id: created.json().channel.id,
-    businessId: tenant.businessId,
-    identifier: '15550783881',
-    phoneNumberId: provider.phone_number_id,
-    appSecret: 'media-secret',
-    verifyToken: 'v',
-  };
   const bytes = Buffer.from('%PDF-1.4 fake invoice');
   const media = graph.addMedia({ bytes, mimeType: 'application/pdf' });
   const m = inboundMessage('5491122334455', 'document', {
@@ -52,7 +30,7 @@ it('answers before the download, and the queued media_fetch job then fetches the
     filename: 'invoice.pdf',
   });
 
-  const res = await postSigned(t.app, notificationFor(channel, { messages: [m] }), channel.appSecret);
+  const res = await notify({ messages: [m] });
   expect(res.statusCode).toBe(200);
 
   const db = t.database.db;

@@ -4,19 +4,26 @@ import { phoneKey } from '../../../src/lib/phone.ts';
 import { insertContact, insertConversation, insertMessage } from '../../helpers/factories.ts';
 import { inboundMessage } from '../../helpers/fake-graph-api.ts';
 import { createTenant, type Tenant } from '../../helpers/tenants.ts';
-import { buildTestApp, type TestApp } from '../../helpers/test-app.ts';
-import { createWhatsAppChannel, notificationFor, postSigned, type TestChannel } from './whatsapp-helpers.ts';
+import type { TestApp } from '../../helpers/test-app.ts';
+import {
+  createWhatsAppChannel,
+  notificationFor,
+  postSigned,
+  withWhatsAppChannel,
+  type TestChannel,
+  type WhatsAppFixture,
+} from './whatsapp-helpers.ts';
 
 let t: TestApp;
 let tenant: Tenant;
 let channel: TestChannel;
+let post: WhatsAppFixture['post'];
+let notify: WhatsAppFixture['notify'];
 let other: Tenant;
 
 beforeAll(async () => {
-  t = await buildTestApp();
-  tenant = await createTenant(t.app);
+  ({ t, tenant, channel, post, notify } = await withWhatsAppChannel({ channel: { identifier: '15550783881' } }));
   other = await createTenant(t.app, 'Other');
-  channel = await createWhatsAppChannel(t.app, tenant.businessId, { identifier: '15550783881' });
 });
 afterAll(() => t.close());
 
@@ -26,7 +33,7 @@ const freshWaId = () => `54911${String(40_000_000 + ++phoneSeq).padStart(8, '0')
 const db = () => t.database.db;
 
 async function deliver(messages: Record<string, unknown>[], contacts: { waId: string; name: string }[] = []) {
-  const res = await postSigned(t.app, notificationFor(channel, { contacts, messages }), channel.appSecret);
+  const res = await notify({ contacts, messages });
   expect(res.statusCode, res.body).toBe(200);
 }
 const messageBy = (providerId: string) =>
@@ -193,7 +200,7 @@ describe('inbound message: contact, conversation, message', () => {
     const waId = freshWaId();
     const m = inboundMessage(waId, 'text', { body: 'race' });
     const body = notificationFor(channel, { contacts: [{ waId, name: 'Race' }], messages: [m] });
-    const answers = await Promise.all([1, 2, 3].map(() => postSigned(t.app, body, channel.appSecret)));
+    const answers = await Promise.all([1, 2, 3].map(() => post(body)));
     expect(answers.map((a) => a.statusCode)).toEqual([200, 200, 200]);
     const rows = await db()
       .selectFrom('messages')

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inboundMessage } from '../../helpers/fake-graph-api.ts';
-import { createTenant, type Tenant } from '../../helpers/tenants.ts';
-import { buildTestApp, type TestApp } from '../../helpers/test-app.ts';
-import { createWhatsAppChannel, notificationFor, postSigned, type TestChannel } from './whatsapp-helpers.ts';
+import type { Tenant } from '../../helpers/tenants.ts';
+import type { TestApp } from '../../helpers/test-app.ts';
+import { withWhatsAppChannel, type TestChannel, type WhatsAppFixture } from './whatsapp-helpers.ts';
 
 // Every inbound message is stored by one path, whatever it carries: within one notification, a
 // reply or a reaction points at a message stored before or earlier in the same notification (as if
@@ -11,11 +11,10 @@ import { createWhatsAppChannel, notificationFor, postSigned, type TestChannel } 
 let t: TestApp;
 let tenant: Tenant;
 let channel: TestChannel;
+let notify: WhatsAppFixture['notify'];
 
 beforeAll(async () => {
-  t = await buildTestApp();
-  tenant = await createTenant(t.app);
-  channel = await createWhatsAppChannel(t.app, tenant.businessId);
+  ({ t, tenant, channel, notify } = await withWhatsAppChannel());
 });
 afterAll(() => t.close());
 
@@ -28,11 +27,7 @@ const rowOf = (providerId: unknown) =>
     .where('provider_message_id', '=', providerId as string)
     .executeTakeFirstOrThrow();
 const deliver = async (messages: Record<string, unknown>[], from: string) => {
-  const res = await postSigned(
-    t.app,
-    notificationFor(channel, { contacts: [{ waId: from, name: 'Ana Ruiz' }], messages }),
-    channel.appSecret,
-  );
+  const res = await notify({ contacts: [{ waId: from, name: 'Ana Ruiz' }], messages });
   expect(res.statusCode, res.body).toBe(200);
   return res;
 };

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inboundMessage, signedNotification } from '../../helpers/fake-graph-api.ts';
-import { createTenant, type Tenant } from '../../helpers/tenants.ts';
-import { buildTestApp, type TestApp } from '../../helpers/test-app.ts';
-import { createWhatsAppChannel, notificationFor, WEBHOOK, type TestChannel } from './whatsapp-helpers.ts';
+import type { Tenant } from '../../helpers/tenants.ts';
+import type { TestApp } from '../../helpers/test-app.ts';
+import { notificationFor, WEBHOOK, withWhatsAppChannel, type TestChannel } from './whatsapp-helpers.ts';
 
 // The generic webhook route: a provider kind answers under /channels/<kind>/webhook and under each
 // path segment its registry entry declares (WhatsApp Cloud: `whatsapp`, the path Meta's apps know).
@@ -14,9 +14,7 @@ let tenant: Tenant;
 let channel: TestChannel;
 
 beforeAll(async () => {
-  t = await buildTestApp();
-  tenant = await createTenant(t.app);
-  channel = await createWhatsAppChannel(t.app, tenant.businessId);
+  ({ t, tenant, channel } = await withWhatsAppChannel());
 });
 afterAll(() => t.close());
 

@@ -6,19 +6,26 @@ import { newId } from '../../../src/lib/ids.ts';
 import { insertContact, insertConversation, insertMessage } from '../../helpers/factories.ts';
 import { signedNotification, statusReceipt } from '../../helpers/fake-graph-api.ts';
 import { createTenant, type Tenant } from '../../helpers/tenants.ts';
-import { buildTestApp, engine, type TestApp } from '../../helpers/test-app.ts';
-import { createWhatsAppChannel, notificationFor, postSigned, type TestChannel } from './whatsapp-helpers.ts';
+import { engine, type TestApp } from '../../helpers/test-app.ts';
+import {
+  createWhatsAppChannel,
+  notificationFor,
+  postSigned,
+  withWhatsAppChannel,
+  type TestChannel,
+  type WhatsAppFixture,
+} from './whatsapp-helpers.ts';
 
 let t: TestApp;
 let tenant: Tenant;
 let channel: TestChannel;
+let post: WhatsAppFixture['post'];
+let notify: WhatsAppFixture['notify'];
 let conversation: { id: string; contact_id: string; channel: string };
 const recipient = '5491155667788';
 
 beforeAll(async () => {
-  t = await buildTestApp();
-  tenant = await createTenant(t.app);
-  channel = await createWhatsAppChannel(t.app, tenant.businessId);
+  ({ t, tenant, channel, post, notify } = await withWhatsAppChannel());
   const contact = await insertContact(t.database.db, tenant.businessId, { phone_number: recipient });
   conversation = await insertConversation(t.database.db, tenant.businessId, contact.id, { channel_id: channel.id });
 });
@@ -40,7 +47,7 @@ async function outbound(status = 'SENT', onChannel = channel) {
   return { id: row.id, providerId };
 }
 async function receipts(...statuses: Record<string, unknown>[]) {
-  const res = await postSigned(t.app, notificationFor(channel, { statuses }), channel.appSecret);
+  const res = await notify({ statuses });
   expect(res.statusCode, res.body).toBe(200);
 }
 const stored = (id: string) =>
@@ -160,7 +167,7 @@ describe('delivery receipts', () => {
       messages: [{ from: recipient, id: inboundId, timestamp: '1700000050', type: 'text', text: { body: 'got it' } }],
       statuses: [statusReceipt(m.providerId, 'read', recipient)],
     });
-    expect((await postSigned(t.app, body, channel.appSecret)).statusCode).toBe(200);
+    expect((await post(body)).statusCode).toBe(200);
     expect((await stored(m.id)).status).toBe('READ');
     const reply = await db()
       .selectFrom('messages')

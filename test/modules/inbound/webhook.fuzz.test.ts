@@ -2,11 +2,11 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { normalisePhone } from '../../../src/lib/phone.ts';
 import { fuzzOptions } from '../../helpers/schema-arbitraries.ts';
-import { adminHeaders, createTenant, type Tenant } from '../../helpers/tenants.ts';
+import { adminHeaders, type Tenant } from '../../helpers/tenants.ts';
 import { exportEverything } from '../exports/export-helpers.ts';
 import { expectDeliveriesFor } from '../webhooks/webhook-harness.ts';
-import { buildTestApp, type TestApp } from '../../helpers/test-app.ts';
-import { createWhatsAppChannel, postSigned, type TestChannel } from './whatsapp-helpers.ts';
+import type { TestApp } from '../../helpers/test-app.ts';
+import { withWhatsAppChannel, type TestChannel, type WhatsAppFixture } from './whatsapp-helpers.ts';
 
 /**
  * What Meta signs is stored or refused, never a 500, and what was stored can be read back through
@@ -22,16 +22,15 @@ const FUZZ = fuzzOptions(100);
 let t: TestApp;
 let tenant: Tenant;
 let channel: TestChannel;
+let post: WhatsAppFixture['post'];
 
 beforeAll(async () => {
   // The read-back walks an export window per month of generated timestamps. The webhook's target is
   // never called (no workers): its deliveries, written with each message, are read from the table.
-  t = await buildTestApp(
-    { RATE_LIMIT_EXPORTS_PER_MINUTE: '100000', ALLOW_PRIVATE_WEBHOOK_TARGETS: 'true' },
-    { workers: false },
-  );
-  tenant = await createTenant(t.app);
-  channel = await createWhatsAppChannel(t.app, tenant.businessId);
+  ({ t, tenant, channel, post } = await withWhatsAppChannel({
+    env: { RATE_LIMIT_EXPORTS_PER_MINUTE: '100000', ALLOW_PRIVATE_WEBHOOK_TARGETS: 'true' },
+    workers: false,
+  }));
   const webhook = await t.app.inject({
     method: 'POST',
     url: `/admin/v1/businesses/${tenant.businessId}/webhooks`,
@@ -249,7 +248,7 @@ describe('signed notifications with generated content', () => {
     const statuses = new Map<number, number>();
     await fc.assert(
       fc.asyncProperty(notification(), async (body) => {
-        const res = await postSigned(t.app, body, channel.appSecret);
+        const res = await post(body);
         statuses.set(res.statusCode, (statuses.get(res.statusCode) ?? 0) + 1);
         const label = `${res.statusCode} ${res.body.slice(0, 300)} for ${JSON.stringify(body).slice(0, 1500)}`;
         expect([200, 400], label).toContain(res.statusCode);

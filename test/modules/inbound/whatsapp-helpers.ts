@@ -1,7 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import { randomBytes } from 'node:crypto';
 import { metaNotification, signedNotification, type NotificationParts } from '../../helpers/fake-graph-api.ts';
-import { adminHeaders } from '../../helpers/tenants.ts';
+import { adminHeaders, createTenant, type Tenant } from '../../helpers/tenants.ts';
+import { buildTestApp, type TestApp } from '../../helpers/test-app.ts';
 
 export const WEBHOOK = '/channels/whatsapp/webhook';
 
@@ -15,11 +16,20 @@ export interface TestChannel {
   verifyToken: string;
 }
 
+/** What a test may choose of a channel; the rest is fresh. */
+export interface ChannelOptions {
+  identifier?: string;
+  apiBaseUrl?: string;
+  accessToken?: string;
+  phoneNumberId?: string;
+  appSecret?: string;
+}
+
 /** Creates a whatsapp_cloud channel with fresh secrets and a unique phone_number_id. */
 export async function createWhatsAppChannel(
   app: FastifyInstance,
   businessId: string,
-  options: { identifier?: string; apiBaseUrl?: string; phoneNumberId?: string; appSecret?: string } = {},
+  options: ChannelOptions = {},
 ): Promise<TestChannel> {
   const phoneNumberId =
     options.phoneNumberId ?? String(100_000_000_000_000n + BigInt(`0x${randomBytes(5).toString('hex')}`));
@@ -36,7 +46,7 @@ export async function createWhatsAppChannel(
       provider: {
         kind: 'whatsapp_cloud',
         phone_number_id: phoneNumberId,
-        access_token: `EAAG${randomBytes(8).toString('hex')}`,
+        access_token: options.accessToken ?? `EAAG${randomBytes(8).toString('hex')}`,
         app_secret: appSecret,
         verify_token: verifyToken,
         ...(options.apiBaseUrl ? { api_base_url: options.apiBaseUrl } : {}),
@@ -56,4 +66,39 @@ export function postSigned(app: FastifyInstance, body: unknown, secret: string) 
 /** One `messages` change for the channel. */
 export function notificationFor(channel: TestChannel, parts: Omit<NotificationParts, 'phoneNumberId'>) {
   return metaNotification({ phoneNumberId: channel.phoneNumberId, displayPhoneNumber: channel.identifier, ...parts });
+}
+
+/** A test app with a business and its WhatsApp channel, and posts signed as Meta signs that channel's. */
+export interface WhatsAppFixture {
+  t: TestApp;
+  tenant: Tenant;
+  channel: TestChannel;
+  /** Posts a body signed with the channel's app secret. */
+  post(body: unknown): ReturnType<typeof postSigned>;
+  /** Posts one `messages` change for the channel (notificationFor), signed with its app secret. */
+  notify(parts: Omit<NotificationParts, 'phoneNumberId'>): ReturnType<typeof postSigned>;
+}
+
+/**
+ * The set-up of the inbound tests: a test app (with `env`; `workers: false` leaves its workers
+ * stopped), a business and its WhatsApp channel. The caller closes `t`.
+ */
+export async function withWhatsAppChannel(
+  options: { env?: Record<string, string>; workers?: boolean; channel?: ChannelOptions } = {},
+): Promise<WhatsAppFixture> {
+  const t = await buildTestApp(options.env, { workers: options.workers });
+  try {
+    const tenant = await createTenant(t.app);
+    const channel = await createWhatsAppChannel(t.app, tenant.businessId, options.channel);
+    return {
+      t,
+      tenant,
+      channel,
+      post: (body) => postSigned(t.app, body, channel.appSecret),
+      notify: (parts) => postSigned(t.app, notificationFor(channel, parts), channel.appSecret),
+    };
+  } catch (err) {
+    await t.close();
+    throw err;
+  }
 }
