@@ -1,5 +1,18 @@
 import { Type, type Static, type TSchema } from 'typebox';
 
+/**
+ * One of the strings of `values`: a union of literals, typed as the union of the strings (TypeBox
+ * types a union built from a mapped array as never).
+ */
+export function OneOf<const T extends readonly string[]>(values: T, options: { description?: string } = {}) {
+  return Type.Unsafe<T[number]>(
+    Type.Union(
+      values.map((v) => Type.Literal(v)),
+      options,
+    ),
+  );
+}
+
 export const Uuid = Type.String({ format: 'uuid', description: 'UUID' });
 export const Timestamp = Type.String({ format: 'date-time', description: 'ISO 8601, UTC, microseconds' });
 

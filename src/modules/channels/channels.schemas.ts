@@ -1,12 +1,10 @@
-import { Type, type Static, type TLiteral } from 'typebox';
+import { Type, type Static } from 'typebox';
 import { CHANNELS } from '../../channels/channel-types.ts';
 import { ProviderConfigSchema, providerUpdateProperties } from '../../channels/registry.ts';
-import { Nullable, Timestamp, Uuid } from '../../http/common.schemas.ts';
-
-type Literals<T extends readonly string[]> = { -readonly [K in keyof T]: TLiteral<T[K]> };
+import { Nullable, OneOf, Timestamp, Uuid } from '../../http/common.schemas.ts';
 
 /** Channel values of the contract. */
-export const ChannelType = Type.Union(CHANNELS.map((c) => Type.Literal(c)) as Literals<typeof CHANNELS>, {
+export const ChannelType = OneOf(CHANNELS, {
   description: 'one of the channel values of the contract',
 });
 

@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { Nullable, Uuid } from '../../http/common.schemas.ts';
+import { Nullable, OneOf, Uuid } from '../../http/common.schemas.ts';
 import { ContactCamel } from '../contacts/contacts.schemas.ts';
 
 export const MESSAGE_TYPES = ['text', 'image', 'audio', 'video', 'document', 'sticker', 'template'] as const;
@@ -34,7 +34,7 @@ export const SendBody = Type.Object(
       description: 'recipient: phone number with country code (WhatsApp)',
     }),
     from: Type.String({ minLength: 1, maxLength: 32, description: 'channel type of channel_uuid, e.g. whatsapp' }),
-    type: Type.Union(MESSAGE_TYPES.map((t) => Type.Literal(t))),
+    type: OneOf(MESSAGE_TYPES),
     content: MessageContent,
     channel_uuid: Uuid,
     template_uuid: Type.Optional(

@@ -43,7 +43,10 @@ type PlainSend = Pick<
 type PlainSendOutcome = { messageId: string } | { refused: Error };
 
 /** A send that asks for nothing but its message: written with others by writePlainSends. */
-function isPlain(body: SendBody, fields: Set<string>): boolean {
+function isPlain(
+  body: SendBody,
+  fields: Set<string>,
+): body is SendBody & { type: Exclude<SendBody['type'], 'template'> } {
   return (
     body.type !== 'template' &&
     body.template_uuid === undefined &&
