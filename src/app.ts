@@ -63,6 +63,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   // Resolved API keys are cached; with PostgreSQL only while revocations of other processes are heard.
   const apiKeyCache = new ApiKeyCache({ trusted: deps.database.listen === undefined });
   const services = createServices(db, config, worker, {
+    engine: deps.database.engine,
     apiKeyCache,
     clock: deps.clock,
     webhookWorker: deps.webhookWorker,

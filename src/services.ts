@@ -1,5 +1,6 @@
 import type { Config } from './config.ts';
-import type { Db } from './db/database.ts';
+import type { Db, Engine } from './db/database.ts';
+import { sliceSizes } from './db/slices.ts';
 import type { OutboxWorker } from './jobs/outbox.worker.ts';
 import { dashboardLinks } from './lib/links.ts';
 import { SecretBox } from './lib/secret-box.ts';
@@ -39,9 +40,12 @@ export function createServices(
   db: Db,
   config: Config,
   worker: OutboxWorker,
-  options: { apiKeyCache: ApiKeyCache; clock?: Clock; webhookWorker?: WebhookWorkerOptions },
+  options: { engine: Engine; apiKeyCache: ApiKeyCache; clock?: Clock; webhookWorker?: WebhookWorkerOptions },
 ) {
   const links = dashboardLinks(config.publicUrl);
+  // How much of a long operation one transaction or statement carries on this engine.
+  const { engine } = options;
+  const slices = sliceSizes(engine);
   // Every provider call carries a channel's secrets: its URLs and each connection obey the address
   // policy of webhook deliveries. The pool is closed with the app (components.ts).
   const targets = { allowPrivate: config.allowPrivateWebhookTargets };
@@ -63,14 +67,19 @@ export function createServices(
   return {
     channels,
     providerConnections,
-    inbound: new InboundService(db, channels, worker, domainEvents),
+    inbound: new InboundService(db, channels, worker, domainEvents, slices.inboundItems),
     businesses: new BusinessesService(db),
     apiKeys: new ApiKeysService(db, options.apiKeyCache),
     contacts,
     users: new UsersService(db),
     teams: new TeamsService(db),
     contactFields: new ContactFieldsService(db),
-    imports: new ImportService(db, { parallel: config.databaseUrl ? 3 : 1 }),
+    imports: new ImportService(db, {
+      parallel: engine === 'postgres' ? 3 : 1,
+      batchRows: slices.importRows,
+      engine,
+      domainEvents,
+    }),
     conversations: new ConversationsService(db),
     messages: new MessagesService(db, media),
     contactMerge: new ContactMergeService(db),

@@ -1,8 +1,29 @@
 import { sql } from 'kysely';
 import type { Db, Engine } from './database.ts';
+import { nextTurn } from './slices.ts';
 
-/** default_statistics_target of the analyses on PGlite (PostgreSQL's default is 100); see analyze(). */
+/** default_statistics_target of the analyses on PGlite (PostgreSQL's default is 100); see analyzeTable(). */
 export const PGLITE_STATISTICS_TARGET = 30;
+
+/**
+ * Refreshes the planner's statistics of one table. On PGlite an ANALYZE holds the only connection,
+ * and every request waits for it: 190-250 ms for a table of 200 000 messages with PostgreSQL's
+ * default sample (300 x default_statistics_target rows), which put a 200 ms pause into the lookups
+ * once a minute (docs/PERFORMANCE.md#statistics-on-pglite). A third of the sample takes a third of
+ * the time (62 ms); the plans of the service are index probes, which need row counts more than fine
+ * histograms. PostgreSQL analyses on a connection of its own, beside the others, with the server's
+ * own target.
+ */
+export async function analyzeTable(db: Db, engine: Engine, table: string): Promise<void> {
+  if (engine !== 'pglite') {
+    await sql`analyze ${sql.table(table)}`.execute(db);
+    return;
+  }
+  await db.transaction().execute(async (trx) => {
+    await sql`set local default_statistics_target = ${sql.lit(PGLITE_STATISTICS_TARGET)}`.execute(trx);
+    await sql`analyze ${sql.table(table)}`.execute(trx);
+  });
+}
 
 /**
  * Keeps the planner's statistics current where no autovacuum daemon does (PGlite, which is
@@ -50,27 +71,11 @@ export class StatisticsKeeper {
           or ((${this.engine === 'pglite'} or current_setting('autovacuum') = 'off')
             and (s.last_analyze is null or s.last_analyze < now() - current_setting('autovacuum_naptime')::interval)))
       order by s.relname`.execute(this.db);
-    for (const { name } of rows) await this.analyze(name);
-    return rows.map((r) => r.name);
-  }
-
-  /**
-   * On PGlite an ANALYZE holds the only connection, and every request waits for it: 190-250 ms for
-   * a table of 200 000 messages with PostgreSQL's default sample (300 x default_statistics_target
-   * rows), which put a 200 ms pause into the lookups once a minute (docs/PERFORMANCE.md#statistics-on-pglite).
-   * A third of the sample takes a third of the time (62 ms); the plans of the
-   * service are index probes, which need row counts more than fine histograms. PostgreSQL analyses
-   * on a connection of its own, beside the others, with the server's own target.
-   */
-  private async analyze(table: string): Promise<void> {
-    if (this.engine !== 'pglite') {
-      await sql`analyze ${sql.table(table)}`.execute(this.db);
-      return;
+    for (const { name } of rows) {
+      await nextTurn(); // each analysis holds PGlite's only connection: requests go between two
+      await analyzeTable(this.db, this.engine, name);
     }
-    await this.db.transaction().execute(async (trx) => {
-      await sql`set local default_statistics_target = ${sql.lit(PGLITE_STATISTICS_TARGET)}`.execute(trx);
-      await sql`analyze ${sql.table(table)}`.execute(trx);
-    });
+    return rows.map((r) => r.name);
   }
 
   /**

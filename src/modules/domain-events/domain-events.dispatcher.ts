@@ -1,4 +1,5 @@
 import type { Db } from '../../db/database.ts';
+import { nextTurn } from '../../db/slices.ts';
 import { domainEventsRepository } from './domain-events.repository.ts';
 import type { DomainEventType, Subscriber } from './domain-events.types.ts';
 
@@ -61,6 +62,7 @@ class SubscriberRunner {
         });
         after?.();
         if (count < size) return;
+        await nextTurn(); // requests that arrived meanwhile go before the next batch (see nextTurn)
       }
     } catch (err) {
       // Nothing was handed over; the next pass (a commit, the poll) tries again.

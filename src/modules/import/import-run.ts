@@ -1,4 +1,7 @@
-import type { Db } from '../../db/database.ts';
+import type { Db, Engine } from '../../db/database.ts';
+import { nextTurn } from '../../db/slices.ts';
+import { analyzeTable } from '../../db/statistics.ts';
+import { contactsChanged } from '../domain-events/domain-events.writer.ts';
 import type { Line } from './line-reader.ts';
 import { parseLine } from './import.records.ts';
 import {
@@ -12,18 +15,14 @@ import {
 import type { ImportResult } from './import.schemas.ts';
 
 /**
- * Rows per table and statement: large enough to amortise a statement, small enough to keep memory
- * flat. Messages are most of any file, but 5 000 a statement made the embedded engine's memory
- * peak past 300 MB (301 MB through 1 200 000 records, 277 MB at 1 000: its heap keeps its largest
- * size), for 10% more records/s on PostgreSQL (29 249 against 26 173/s;
- * docs/PERFORMANCE.md#import-batches-and-statistics).
+ * Rows per table and statement, unless the engine's slice says otherwise (src/db/slices.ts): large
+ * enough to amortise a statement, small enough to keep memory flat. Messages are most of any file,
+ * but 5 000 a statement made the embedded engine's memory peak past 300 MB (301 MB through 1 200 000
+ * records, 277 MB at 1 000: its heap keeps its largest size), for 10% more records/s on PostgreSQL
+ * (29 249 against 26 173/s; docs/PERFORMANCE.md#import-batches-and-statistics). On the embedded
+ * engine a statement holds the only connection, so there the slice is smaller.
  */
-export const BATCH_ROWS: { [T in ImportTable]: number } = {
-  contacts: 1000,
-  conversations: 1000,
-  messages: 1000,
-  events: 1000,
-};
+export const DEFAULT_BATCH_ROWS = 1000;
 /** Only the first errors are kept (a bad file must not fill memory); error_count counts them all. */
 export const MAX_ERRORS_KEPT = 1000;
 /**
@@ -50,11 +49,24 @@ type Pending<T extends ImportTable> = { line: number; row: Rows[T] };
 const TABLES: ImportTable[] = ['contacts', 'conversations', 'messages', 'events'];
 
 const inserters: { [T in ImportTable]: (db: Db, businessId: string, rows: Rows[T][]) => Promise<number> } = {
-  contacts: repo.insertContacts,
+  contacts: insertContacts,
   conversations: repo.insertConversations,
   messages: repo.insertMessages,
   events: repo.insertEvents,
 };
+
+/**
+ * Contacts go in with their `contact_changed` domain events (created), in one transaction: one
+ * statement for the rows and one for the events of those that went in (an id that existed is skipped
+ * and changes nothing).
+ */
+function insertContacts(db: Db, businessId: string, rows: ContactImportRow[]): Promise<number> {
+  return db.transaction().execute(async (trx) => {
+    const ids = await repo.insertContacts(trx, businessId, rows);
+    await contactsChanged(trx, businessId, ids, 'created');
+    return ids.length;
+  });
+}
 
 /*
  * When batches are stored on several connections at once, each is split into groups that cannot
@@ -102,11 +114,15 @@ export class ImportRun {
     events: FIRST_ANALYZE_ROWS,
   };
 
+  /**
+   * `parallel`: connections a batch is stored on at once; `batchRows`: rows per table and
+   * statement; `engine`: how the statistics of the tables it grows are refreshed (analyzeTable).
+   */
   constructor(
     private readonly db: Db,
     private readonly businessId: string,
     private readonly maxLineBytes: number,
-    private readonly parallel = 1,
+    private readonly options: { parallel?: number; batchRows?: number; engine: Engine },
   ) {}
 
   /** Takes one line; true when a batch is full and the caller must flush before reading on. */
@@ -123,7 +139,7 @@ export class ImportRun {
     }
     const queue = this.pending[parsed.table] as Pending<typeof parsed.table>[];
     queue.push({ line: line.number, row: parsed.row });
-    return queue.length >= BATCH_ROWS[parsed.table];
+    return queue.length >= (this.options.batchRows ?? DEFAULT_BATCH_ROWS);
   }
 
   /**
@@ -135,10 +151,13 @@ export class ImportRun {
     this.pending = { contacts: [], conversations: [], messages: [], events: [] };
     for (const table of TABLES) {
       if (batches[table].length > 0)
-        await Promise.all(split(table, batches[table], this.parallel).map((group) => this.store(table, group)));
+        await Promise.all(
+          split(table, batches[table], this.options.parallel ?? 1).map((group) => this.store(table, group)),
+        );
       if (this.imported[table] >= this.analyzeAt[table]) {
         this.analyzeAt[table] = this.imported[table] * 4;
-        await repo.analyze(this.db, table);
+        await nextTurn();
+        await analyzeTable(this.db, this.options.engine, table);
       }
     }
   }
@@ -158,6 +177,8 @@ export class ImportRun {
 
   private async insert<T extends ImportTable>(table: T, rows: Rows[T][]): Promise<number> {
     for (let attempt = 1; ; attempt++) {
+      // The requests that arrived during the previous statement take the connection first (nextTurn).
+      await nextTurn();
       try {
         return await inserters[table](this.db, this.businessId, rows);
       } catch (err) {

@@ -73,20 +73,16 @@ const column = <R, K extends keyof R>(rows: R[], key: K) => rows.map((r) => r[ke
 const distinct = (values: string[]) => [...new Set(values)];
 
 export const importRepository = {
-  insertContacts(db: Db, businessId: string, rows: ContactImportRow[]): Promise<number> {
-    return count(
-      sql<{ n: number }>`
-      WITH inserted AS (
+  /** The ids of the contacts that went in (an id that exists is skipped). */
+  async insertContacts(db: Db, businessId: string, rows: ContactImportRow[]): Promise<string[]> {
+    const { rows: inserted } = await sql<{ id: string }>`
         INSERT INTO contacts (business_id, id, first_name, last_name, email, phone_number, phone_key, external_id, tags, custom_fields, is_test, created_at, updated_at)
         SELECT ${businessId}::uuid, r.id, r.first_name, r.last_name, r.email, r.phone_number, r.phone_key, r.external_id, r.tags, r.custom_fields, r.is_test, r.created_at, r.created_at
         FROM json_to_recordset(${JSON.stringify(rows)}::json) AS r(id uuid, first_name text, last_name text, email text, phone_number text, phone_key text,
           external_id text, tags text[], custom_fields jsonb, is_test boolean, created_at timestamptz)
         ON CONFLICT (business_id, id) DO NOTHING
-        RETURNING 1
-      )
-      SELECT count(*)::int AS n FROM inserted`,
-      db,
-    );
+        RETURNING id`.execute(db);
+    return inserted.map((r) => r.id);
   },
 
   /** A conversation's channel_id, when given, names a channel of the business of the conversation's channel type. */
@@ -176,11 +172,6 @@ export const importRepository = {
       SELECT count(*)::int AS n FROM inserted`,
       db,
     );
-  },
-
-  /** Refreshes the planner's statistics of a table the import has grown. */
-  async analyze(db: Db, table: ImportTable): Promise<void> {
-    await sql`ANALYZE ${sql.table(table)}`.execute(db);
   },
 
   /** Which of `ids` exist in `table` for this business (the slow path: after a batch left rows out). */

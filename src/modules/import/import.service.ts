@@ -1,4 +1,5 @@
-import type { Db } from '../../db/database.ts';
+import type { Db, Engine } from '../../db/database.ts';
+import type { DomainEventDispatcher } from '../domain-events/domain-events.dispatcher.ts';
 import { notFound } from '../../lib/domain-errors.ts';
 import { businessesRepository } from '../businesses/businesses.repository.ts';
 import { ImportRun } from './import-run.ts';
@@ -19,11 +20,19 @@ export class ImportService {
   /**
    * `parallel`: connections a batch is stored on at once. One PostgreSQL backend uses one core, so
    * a server with several connections stores groups of a batch side by side; the embedded engine
-   * is one session, where 1 is right.
+   * is one session, where 1 is right. `batchRows`: rows of a table in one statement, the engine's
+   * slice (src/db/slices.ts): between two statements the other callers of the database get their
+   * turn. `domainEvents`: hands the `contact_changed` events of the contacts created over before the
+   * import answers.
    */
   constructor(
     private readonly db: Db,
-    private readonly options: { parallel?: number } = {},
+    private readonly options: {
+      engine?: Engine;
+      parallel?: number;
+      batchRows?: number;
+      domainEvents?: Pick<DomainEventDispatcher, 'dispatch'>;
+    } = {},
   ) {}
 
   /** Imports NDJSON records from a byte stream into one business. */
@@ -32,7 +41,8 @@ export class ImportService {
     source: AsyncIterable<Buffer | string> | Iterable<Buffer | string>,
   ): Promise<ImportResult> {
     if (!(await businessesRepository.find(this.db, businessId))) throw notFound('business');
-    const run = new ImportRun(this.db, businessId, MAX_LINE_BYTES, this.options.parallel);
+    const { engine = 'pglite', parallel, batchRows } = this.options;
+    const run = new ImportRun(this.db, businessId, MAX_LINE_BYTES, { engine, parallel, batchRows });
     // One batch is stored while the next is read and checked; never more than one at a time, so
     // reading waits for the database and memory holds at most two batches.
     let storing: Promise<void> = Promise.resolve();
@@ -45,7 +55,9 @@ export class ImportService {
     }
     await storing;
     await run.flush();
-    return run.result();
+    const result = run.result();
+    if (result.imported.contacts > 0) await this.options.domainEvents?.dispatch(['contact_changed']);
+    return result;
   }
 
   /** Imports records built in code (the demo data set) through the same path. */

@@ -10,6 +10,7 @@ import type { ChannelRow, ChannelsService } from '../channels/channels.service.t
 import { identityLockName } from '../contacts/contact-identity.ts';
 import { messagingRepository } from '../messaging/messaging.repository.ts';
 import { Batcher } from '../../lib/batcher.ts';
+import { inSlices, nextTurn } from '../../db/slices.ts';
 import { isUuid } from '../../lib/ids.ts';
 import { storableText } from '../../lib/json-check.ts';
 import { MEDIA_FETCH_JOB } from '../media/media.fetch-job.ts';
@@ -71,19 +72,28 @@ interface Notification {
  * authenticated by the channel's signature before anything is stored and written in one transaction.
  */
 export class InboundService {
-  // Two batches in flight: one is written while the next one gathers (see Batcher).
-  private readonly batcher = new Batcher<Notification, InboundSummary>((items) => this.storeBatch(items), {
-    maxRunning: 1,
-    maxItems: 200,
-    sizeOf: (n) => Math.max(1, n.parsed.messages.length + n.parsed.statuses.length),
-  });
+  // One batch written at a time while the next one gathers (see Batcher), of at most `sliceItems`
+  // messages and receipts.
+  private readonly batcher: Batcher<Notification, InboundSummary>;
 
+  /**
+   * `sliceItems`: messages and receipts written in one transaction (src/db/slices.ts). A larger
+   * notification is written in slices of that size, one transaction each, so the other callers of
+   * the database get their turn between two of them.
+   */
   constructor(
     private readonly db: Db,
     private readonly channels: ChannelsService,
     private readonly worker: OutboxWorker,
     private readonly domainEvents: Pick<DomainEventDispatcher, 'dispatch'>,
-  ) {}
+    private readonly sliceItems = 200,
+  ) {
+    this.batcher = new Batcher((items) => this.storeBatch(items), {
+      maxRunning: 1,
+      maxItems: sliceItems,
+      sizeOf: (n) => Math.max(1, n.parsed.messages.length + n.parsed.statuses.length),
+    });
+  }
 
   /**
    * The provider's subscription handshake (Meta's `hub.challenge`): the answer of the channel whose
@@ -104,10 +114,14 @@ export class InboundService {
   /**
    * A webhook notification of a provider kind as received. Every account it names must be a
    * channel's, and the signature of the raw bytes must match each of those channels' secret (401
-   * otherwise, nothing stored). Then its messages and receipts are written in one transaction (shared
-   * with the notifications that arrived meanwhile; see storeBatch), which first checks that each
-   * channel is still the one read here: a channel read from the cache may have been deleted or given
-   * to another business by another server process since, and then the channels are read again.
+   * otherwise, nothing stored). Then its messages and receipts are written, in arrival order, in
+   * transactions of at most `sliceItems` of them (shared with the notifications that arrived
+   * meanwhile; see storeBatch), each of which first checks that each channel is still the one read
+   * here: a channel read from the cache may have been deleted or given to another business by another
+   * server process since, and then the channels are read again. It is answered once every slice has
+   * committed: a notification cut short by a crash was not answered, and its redelivery skips the
+   * messages stored already (by provider id) and the receipts applied already (a status only moves
+   * forward), so nothing is stored twice.
    */
   async receive(kind: string, raw: Buffer, headers: IncomingHeaders): Promise<InboundSummary> {
     const transport = webhookOf(kind);
@@ -119,15 +133,17 @@ export class InboundService {
       if (err instanceof ProviderError) throw invalid(err.message);
       throw err;
     }
-    const receive = async (fresh: boolean) => {
-      const channels = await this.signedChannels(transport, kind, raw, headers, read.accounts, fresh);
-      if (channels.size === 0) return emptySummary(); // nothing addressed to an account: nothing to store
-      return this.batcher.submit({ kind, parsed: read.notification, channels });
-    };
-    const summary = await receive(false).catch((err: unknown) => {
-      if (err instanceof ChannelChanged) return receive(true);
-      throw err;
-    });
+    let channels = await this.signedChannels(transport, kind, raw, headers, read.accounts, false);
+    const summary = emptySummary();
+    if (channels.size === 0) return summary; // nothing addressed to an account: nothing to store
+    for (const parsed of slicesOf(read.notification, this.sliceItems)) {
+      const part = await this.batcher.submit({ kind, parsed, channels }).catch(async (err: unknown) => {
+        if (!(err instanceof ChannelChanged)) throw err;
+        channels = await this.signedChannels(transport, kind, raw, headers, read.accounts, true);
+        return this.batcher.submit({ kind, parsed, channels });
+      });
+      addTo(summary, part);
+    }
     // What the subscribers of this notification's events write (webhook deliveries) exists when it is answered.
     const types: DomainEventType[] = [
       ...(summary.stored > 0 ? (['message_created', 'conversation_changed', 'contact_changed'] as const) : []),
@@ -166,6 +182,8 @@ export class InboundService {
   /** Notifications received while earlier ones are being written go into one transaction together. */
   private async storeBatch(notifications: Notification[]): Promise<InboundSummary[]> {
     const summaries = notifications.map(emptySummary);
+    // The requests that arrived during the previous batch or slice go first (see nextTurn).
+    await nextTurn();
     const { mediaQueued } = await this.db.transaction().execute((trx) => this.store(trx, notifications, summaries));
     if (mediaQueued) this.worker.wake(MEDIA_FETCH_JOB);
     return summaries;
@@ -228,17 +246,21 @@ export class InboundService {
       await messagesCreated(trx, businessId, ids);
     }
     const moved = new Map<string, { id: string; status: string }[]>();
+    const held = await heldProviderIds(trx, notifications);
     for (const [n, { parsed, channels }] of notifications.entries()) {
       for (const status of parsed.statuses) {
         const channel = channels.get(status.from);
         if (!channel) continue;
-        const changed = await this.applyStatus(trx, channel, status);
+        const key = `${channel.id}:${status.providerMessageId}`;
+        const changed = await this.applyStatus(trx, channel, status, held.has(key));
         if (changed) {
+          held.add(key); // recorded by its reference, if it was not held yet
           summaries[n].statuses++;
           const ofBusiness = moved.get(channel.business_id) ?? [];
           ofBusiness.push(changed);
           moved.set(channel.business_id, ofBusiness);
         } else if (
+          !held.has(key) &&
           !(await messagingRepository.findByProviderMessageId(
             trx,
             channel.business_id,
@@ -275,6 +297,7 @@ export class InboundService {
     trx: Db,
     channel: ChannelRow,
     status: StatusUpdate,
+    held: boolean,
   ): Promise<{ id: string; status: string } | undefined> {
     const to = messageStatusOf(status.status);
     const error = to === 'ERROR' ? errorText(status.errors) : null;
@@ -288,7 +311,9 @@ export class InboundService {
       );
       return moved && { id: moved.id, status: moved.status };
     };
-    const moved = await byProviderId();
+    // A provider id no message held when the transaction began (heldProviderIds) is not tried by
+    // itself: a flood of receipts for messages the service never sent costs no statement each.
+    const moved = held ? await byProviderId() : undefined;
     if (moved) return moved;
     const reference = messageReference(status);
     if (!reference) return undefined;
@@ -302,6 +327,29 @@ export class InboundService {
     );
     return recorded ?? byProviderId();
   }
+}
+
+/**
+ * A notification's messages then its receipts (the order one transaction writes them in), in
+ * consecutive slices of at most `size` items.
+ */
+function slicesOf(notification: ParsedNotification, size: number): ParsedNotification[] {
+  const { messages, statuses, contacts } = notification;
+  if (messages.length + statuses.length <= size) return [notification];
+  const items = [...messages.map((m) => ({ m })), ...statuses.map((s) => ({ s }))];
+  return inSlices(items, size).map((slice) => ({
+    messages: slice.flatMap((i) => ('m' in i ? [i.m] : [])),
+    statuses: slice.flatMap((i) => ('s' in i ? [i.s] : [])),
+    contacts,
+  }));
+}
+
+function addTo(summary: InboundSummary, part: InboundSummary): void {
+  summary.stored += part.stored;
+  summary.duplicates += part.duplicates;
+  summary.statuses += part.statuses;
+  summary.unknownStatusIds.push(...part.unknownStatusIds);
+  summary.duplicateSends.push(...part.duplicateSends);
 }
 
 /** The webhook transport of a provider kind (the route only passes kinds it resolved). */
@@ -328,6 +376,28 @@ async function lockAccounts(trx: Db, notifications: Notification[]): Promise<Map
       current.set(`${kind}:${account}`, holder);
   }
   return current;
+}
+
+/**
+ * The receipts' provider ids that a message of their channel holds, as `${channelId}:${providerMessageId}`,
+ * read in one statement per business.
+ */
+async function heldProviderIds(trx: Db, notifications: Notification[]): Promise<Set<string>> {
+  const refs = new Map<string, { channelId: string; providerMessageId: string }[]>();
+  for (const { parsed, channels } of notifications) {
+    for (const status of parsed.statuses) {
+      const channel = channels.get(status.from);
+      if (!channel) continue;
+      const ofBusiness = refs.get(channel.business_id) ?? [];
+      ofBusiness.push({ channelId: channel.id, providerMessageId: status.providerMessageId });
+      refs.set(channel.business_id, ofBusiness);
+    }
+  }
+  const held = new Set<string>();
+  for (const [businessId, ofBusiness] of refs)
+    for (const key of (await messagingRepository.idsByProviderMessageId(trx, businessId, ofBusiness)).keys())
+      held.add(key);
+  return held;
 }
 
 /** The message id a receipt echoes (SendRequest.reference), when it is one: anything else names no message. */

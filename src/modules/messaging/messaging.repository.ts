@@ -305,7 +305,8 @@ export const messagingRepository = {
         ...(extra.providerMessageId !== undefined ? { provider_message_id: extra.providerMessageId } : {}),
       })
       .where('business_id', '=', businessId)
-      .where('status', 'in', from);
+      // `= any` of one array: one statement text whatever the number of statuses, so it stays prepared.
+      .where(sql<boolean>`status = any(${from}::text[])`);
     query =
       'id' in ref
         ? query.where('id', '=', ref.id)
