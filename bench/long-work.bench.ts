@@ -86,8 +86,7 @@ interface CallFigures {
  * Fires a call every 1/rate s (open loop) until `until` resolves, and answers each call's latency
  * from its due time.
  */
-async function callsDuring(url: string, next: ReturnType<typeof apiCalls>, until: Promise<unknown>) {
-  const pool = new Pool(url, { connections: 64, pipelining: 1 });
+async function callsDuring(url: string, next: ReturnType<typeof apiCalls>, until: Promise<unknown>, pool: Pool) {
   const all: number[] = [];
   const reads: number[] = [];
   const sends: number[] = [];
@@ -118,7 +117,6 @@ async function callsDuring(url: string, next: ReturnType<typeof apiCalls>, until
     inFlight.add(run);
   }
   await Promise.all([...inFlight]);
-  await pool.close();
   return {
     calls: all.length,
     failures,
@@ -145,7 +143,17 @@ async function postNotification(url: string, payload: string, headers: Record<st
 
 const storage = await freshStorage(engine, values.db);
 const fake = await startFakeGraphApi();
-const service = await startService(storage, Number(values.port));
+const PROFILE_FILE = '/tmp/long-work.cpuprofile';
+const service = await startService(
+  storage,
+  Number(values.port),
+  process.env.BENCH_PROFILE
+    ? {
+        NODE_OPTIONS: `--import ${new URL('./lib/cpu-profile-preload.mjs', import.meta.url).pathname}`,
+        CPU_PROFILE_FILE: PROFILE_FILE,
+      }
+    : {},
+);
 const report: Record<string, unknown> = { startedAt: new Date().toISOString(), options: values };
 try {
   const tenant = await createTenant(service.url);
@@ -168,7 +176,15 @@ try {
   );
   const next = apiCalls(tenant, channel, contacts);
 
-  const baseline = await callsDuring(service.url, next, sleep(Number(values.baseline) * 1000));
+  // The client's connections are open before the measures, as a busy client's are.
+  const pool = new Pool(service.url, { connections: 64, pipelining: 1 });
+  await Promise.all(
+    Array.from({ length: 64 }, async () => {
+      const res = await pool.request({ method: 'GET', path: '/healthz' });
+      await res.body.dump();
+    }),
+  );
+  const baseline = await callsDuring(service.url, next, sleep(Number(values.baseline) * 1000), pool);
 
   // The long work: the import and the notification(s), started together.
   const shape = { contacts: Number(values.contacts), messagesPerConversation: Number(values.messages) };
@@ -199,17 +215,25 @@ try {
         )
       : undefined;
   const loadBefore = loadavg()[0];
+  if (process.env.BENCH_PROFILE) process.kill(service.pid, 'SIGUSR2');
   const started = performance.now();
-  const importDone = runImport(service, tenant, shape, '', engine === 'postgres' ? values.db : undefined);
-  const notificationDone = postNotification(service.url, notification.payload, notification.headers).then((sec) => {
+  const importDone =
+    shape.contacts > 0
+      ? runImport(service, tenant, shape, '', engine === 'postgres' ? values.db : undefined)
+      : undefined;
+  const notificationDone = (
+    messages.length > 0 ? postNotification(service.url, notification.payload, notification.headers) : Promise.resolve(0)
+  ).then((sec) => {
     process.stderr.write(`  notification answered after ${fmt(sec)} s\n`);
     return sec;
   });
   const receiptsDone = receipts ? postNotification(service.url, receipts.payload, receipts.headers) : undefined;
   const longWork = Promise.all([importDone, notificationDone, receiptsDone]);
-  const during = await callsDuring(service.url, next, longWork);
+  const during = await callsDuring(service.url, next, longWork, pool);
+  await pool.close();
   const [imported, notificationSec, receiptsSec] = await longWork;
   const wallSec = (performance.now() - started) / 1000;
+  if (process.env.BENCH_PROFILE) process.kill(service.pid, 'SIGUSR2');
   report.result = {
     baseline,
     during,
@@ -224,7 +248,7 @@ try {
   const row = (label: string, f: CallFigures) =>
     `| ${label} | ${f.calls} | ${fmt(f.latency.p50)} / ${fmt(f.latency.p99)} / ${fmt(f.latency.max, 0)} | ${fmt(f.reads.p99)} | ${fmt(f.sends.p99)} | ${f.failures.length} |`;
   const lines = [
-    `Long work on ${engine}: import of ${recordCount(shape)} records (${fmt(imported.seconds)} s, ${fmt(imported.recordsPerSec, 0)} records/s), ` +
+    `Long work on ${engine}: import of ${recordCount(shape)} records (${fmt(imported?.seconds ?? 0)} s, ${fmt(imported?.recordsPerSec ?? 0, 0)} records/s), ` +
       `a notification of ${messages.length} messages (${fmt(notificationSec)} s)` +
       (receiptsSec !== undefined ? `, one of ${receiptCount} receipts (${fmt(receiptsSec)} s)` : '') +
       `; API calls at ${rate}/s; load average ${fmt(loadBefore)} before, ${fmt(loadavg()[0])} after`,
@@ -241,7 +265,7 @@ try {
     '',
   );
   if (during.failures.length > 0) lines.push(`first failure: ${during.failures[0]}`, '');
-  if (imported.errorCount > 0) lines.push(`import errors: ${JSON.stringify(imported.firstErrors)}`, '');
+  if (imported && imported.errorCount > 0) lines.push(`import errors: ${JSON.stringify(imported.firstErrors)}`, '');
   process.stdout.write(lines.join('\n') + '\n');
   const file = `/tmp/long-work-${engine}.json`;
   writeFileSync(file, JSON.stringify(report, null, 2));

@@ -38,17 +38,38 @@ export function inSlices<T>(items: readonly T[], size: number): T[][] {
   return slices;
 }
 
+const waiting: (() => void)[] = [];
+let scheduled = false;
+
+function releaseOne(): void {
+  scheduled = false;
+  waiting.shift()?.();
+  // The next one is released on a later turn, after that turn's poll phase has read the requests:
+  // a timer set now would already be due when this slice ends, and run in this same timers phase.
+  if (waiting.length > 0) setImmediate(schedule);
+}
+
+function schedule(): void {
+  if (scheduled) return;
+  scheduled = true;
+  setTimeout(releaseOne, 0);
+}
+
 /**
- * Waits for the event loop's next turn. On the embedded engine a statement runs in this thread and
- * its answer comes back as a promise, so a chain of statements never leaves the microtask queue:
- * requests that arrived meanwhile are not even read until it ends. Long work awaits this before each
- * slice, so the requests that came in are read, and run their statements, first. A timer rather than
- * setImmediate: the shared lookups start on setImmediate (prepared-queries.ts), and a request read in
- * this turn's poll phase runs them in its check phase, which comes before the next turn's timers;
- * resumed on setImmediate, the slice would start ahead of them. When nothing else waits, this costs
- * the timer's millisecond. (Every PGlite call deferred to the next turn made the short lookups slower:
+ * Waits for a turn of the event loop of its own. On the embedded engine a statement runs in this
+ * thread and its answer comes back as a promise, so a chain of statements never leaves the microtask
+ * queue: requests that arrived meanwhile are not even read until it ends. Long work awaits this
+ * before each slice, so the requests that came in are read, and run their statements, first; and
+ * one slice runs per turn, whichever long work it belongs to (an import beside a notification), so a
+ * request waits for one slice at most. A timer rather than setImmediate: the shared lookups start on
+ * setImmediate (prepared-queries.ts), and a request read in a turn's poll phase runs them in its check
+ * phase, which comes before the next turn's timers. When nothing else waits, this costs the timer's
+ * millisecond. (Every PGlite call deferred to the next turn made the short lookups slower:
  * docs/PERFORMANCE.md#tried-and-not-kept.)
  */
 export function nextTurn(): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, 0));
+  return new Promise((resolve) => {
+    waiting.push(resolve);
+    schedule();
+  });
 }
