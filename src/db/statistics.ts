@@ -3,16 +3,16 @@ import type { Db, Engine } from './database.ts';
 import { nextTurn } from './slices.ts';
 
 /** default_statistics_target of the analyses on PGlite (PostgreSQL's default is 100); see analyzeTable(). */
-export const PGLITE_STATISTICS_TARGET = 30;
+export const PGLITE_STATISTICS_TARGET = 10;
 
 /**
  * Refreshes the planner's statistics of one table. On PGlite an ANALYZE holds the only connection,
- * and every request waits for it: 190-250 ms for a table of 200 000 messages with PostgreSQL's
- * default sample (300 x default_statistics_target rows), which put a 200 ms pause into the lookups
- * once a minute (docs/PERFORMANCE.md#statistics-on-pglite). A third of the sample takes a third of
- * the time (62 ms); the plans of the service are index probes, which need row counts more than fine
- * histograms. PostgreSQL analyses on a connection of its own, beside the others, with the server's
- * own target.
+ * and every request waits for it, so it is sized like a slice of long work (slices.ts): a table of
+ * 200 000 messages took 211 ms with PostgreSQL's default sample (300 x default_statistics_target
+ * rows), 60-78 ms with a third of it and 27-31 ms with a tenth, most of which is reading the sample
+ * (docs/PERFORMANCE.md#statistics-on-pglite). The plans of the service are index probes, which need
+ * row counts more than fine histograms. PostgreSQL analyses on a connection of its own, beside the
+ * others, with the server's own target.
  */
 export async function analyzeTable(db: Db, engine: Engine, table: string): Promise<void> {
   if (engine !== 'pglite') {
