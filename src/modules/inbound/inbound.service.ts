@@ -69,7 +69,7 @@ interface Notification {
 
 /**
  * Provider notifications: Meta's subscription handshake, and inbound messages and delivery receipts,
- * authenticated by the channel's signature before anything is stored and written in one transaction.
+ * authenticated by the channel's signature before anything is stored, and written a bounded slice per transaction.
  */
 export class InboundService {
   // One batch written at a time while the next one gathers (see Batcher), of at most `sliceItems`
