@@ -75,6 +75,22 @@ export interface ContactAliasesTable {
   created_at: Timestamp;
 }
 
+/**
+ * The contact each address names (src/modules/contacts/contact-identity.ts): phone and email rows
+ * are kept by triggers from contacts and contact_aliases (migration 0017), other kinds are written
+ * by the contacts repository.
+ */
+export interface ContactIdentitiesTable {
+  business_id: string;
+  /** An address kind (channels/addresses.ts). */
+  kind: string;
+  /** The address's lookup key: a phone key, a lower-cased email, a page-scoped id... */
+  value: string;
+  contact_id: string;
+  /** The contact's created_at: the oldest holder of an address is the one it names. */
+  contact_created_at: Timestamp;
+}
+
 export interface ConversationsTable {
   business_id: string;
   id: string;
@@ -371,6 +387,7 @@ export interface Database {
   contact_fields: ContactFieldsTable;
   contacts: ContactsTable;
   contact_aliases: ContactAliasesTable;
+  contact_identities: ContactIdentitiesTable;
   conversations: ConversationsTable;
   messages: MessagesTable;
   events: EventsTable;

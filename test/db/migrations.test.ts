@@ -123,3 +123,42 @@ describe.runIf(engine === 'pglite')('migration 0016 (webhook header secrets)', (
     await migrateToLatest(db);
   });
 });
+
+describe.runIf(engine === 'pglite')('migration 0017 (contact identities)', () => {
+  it('names each phone and email of the contacts there are, and of their aliases, by its oldest holder; undone, it leaves no trace', async () => {
+    const db = database.db;
+    await migrateTo(db, '0016-webhook-header-secrets');
+    const businessId = newId();
+    const [a, b, c, d] = [newId(), newId(), newId(), newId()];
+    await sql`INSERT INTO businesses (id, name) VALUES (${businessId}, 'Before identities')`.execute(db);
+    await sql`INSERT INTO contacts (business_id, id, phone_number, phone_key, email, created_at) VALUES
+      (${businessId}, ${a}, '5491155550101', '541155550101', 'Mixed@Case.com', '2020-01-01T00:00:00Z'),
+      (${businessId}, ${b}, '541155550101', '541155550101', NULL, '2019-01-01T00:00:00Z'),
+      (${businessId}, ${c}, NULL, NULL, 'c@example.com', '2021-01-01T00:00:00Z'),
+      (${businessId}, ${d}, NULL, NULL, NULL, '2018-01-01T00:00:00Z')`.execute(db);
+    await sql`INSERT INTO contact_aliases (business_id, kind, value, contact_id) VALUES
+      (${businessId}, 'phone', '34612345678', ${c}),
+      (${businessId}, 'email', 'mixed@case.com', ${d})`.execute(db);
+
+    await migrateToLatest(db);
+    const identities = await db
+      .selectFrom('contact_identities')
+      .select(['kind', 'value', 'contact_id'])
+      .where('business_id', '=', businessId)
+      .orderBy('kind')
+      .orderBy('value')
+      .execute();
+    expect(identities).toEqual([
+      { kind: 'email', value: 'c@example.com', contact_id: c },
+      { kind: 'email', value: 'mixed@case.com', contact_id: d },
+      { kind: 'phone', value: '34612345678', contact_id: c },
+      { kind: 'phone', value: '541155550101', contact_id: b },
+    ]);
+
+    await migrateTo(db, '0016-webhook-header-secrets');
+    const { rows: left } = await sql<{ n: number }>`
+      SELECT count(*)::int AS n FROM pg_class WHERE relname LIKE 'contact_identities%'`.execute(db);
+    expect(left[0].n).toBe(0);
+    await migrateToLatest(db);
+  });
+});

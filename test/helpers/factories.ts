@@ -1,8 +1,9 @@
 import { sql, type Insertable } from 'kysely';
 import type { Db } from '../../src/db/database.ts';
-import type { ContactsTable, ConversationsTable, MessagesTable } from '../../src/db/types.ts';
+import type { ContactAliasesTable, ContactsTable, ConversationsTable, MessagesTable } from '../../src/db/types.ts';
 import { newId } from '../../src/lib/ids.ts';
 import { phoneKey } from '../../src/lib/phone.ts';
+import { contactsRepository } from '../../src/modules/contacts/contacts.repository.ts';
 
 /**
  * Rows inserted straight into the database, for tests that need data the public API cannot make
@@ -10,23 +11,28 @@ import { phoneKey } from '../../src/lib/phone.ts';
  */
 type Overrides<T> = Partial<Omit<Insertable<T>, 'business_id'>>;
 
-/** A contact; phone_key follows phone_number unless given. */
+/** A contact, through the contacts' writer (with its identities); phone_key follows phone_number unless given. */
 export async function insertContact(db: Db, businessId: string, overrides: Overrides<ContactsTable> = {}) {
   const phone = overrides.phone_number ?? null;
-  return db
-    .insertInto('contacts')
-    .values({
-      id: newId(),
-      first_name: 'Ada',
-      last_name: 'Lovelace',
-      email: null,
-      phone_key: phone === null ? null : phoneKey(phone),
-      ...overrides,
-      phone_number: phone,
-      business_id: businessId,
-    })
-    .returningAll()
-    .executeTakeFirstOrThrow();
+  return contactsRepository.insert(db, {
+    id: newId(),
+    first_name: 'Ada',
+    last_name: 'Lovelace',
+    email: null,
+    phone_key: phone === null ? null : phoneKey(phone),
+    ...overrides,
+    phone_number: phone,
+    business_id: businessId,
+  });
+}
+
+/** Aliases, as a merge leaves them, through the contacts' writer (which names their addresses' identities). */
+export async function insertAliases(
+  db: Db,
+  rows: Insertable<ContactAliasesTable> | Insertable<ContactAliasesTable>[],
+): Promise<void> {
+  for (const row of Array.isArray(rows) ? rows : [rows])
+    await contactsRepository.addAliases(db, row.business_id, row.contact_id, [{ kind: row.kind, value: row.value }]);
 }
 
 export async function insertConversation(

@@ -1,5 +1,7 @@
 import type { Db } from '../../db/database.ts';
 import { invalid, notFound } from '../../lib/domain-errors.ts';
+import { contactIdentitiesRepository } from '../contacts/contact-identities.repository.ts';
+import { contactsRepository } from '../contacts/contacts.repository.ts';
 import { contactFieldChanged } from '../events/events.writer.ts';
 import { contactsChanged } from '../domain-events/domain-events.writer.ts';
 import { planMerge } from './contact-merge.rules.ts';
@@ -10,9 +12,9 @@ export class ContactMergeService {
   constructor(private readonly db: Db) {}
 
   /**
-   * Merges the loser into the survivor in one transaction: history and aliases move, the survivor
-   * takes the loser's values where the rules say, the loser's email and phone become aliases, one
-   * contact_field_changed event records what changed, and the loser is deleted.
+   * Merges the loser into the survivor in one transaction: history, aliases and identities move, the
+   * survivor takes the loser's values where the rules say, the loser's email and phone become
+   * aliases, one contact_field_changed event records what changed, and the loser is deleted.
    */
   async merge(businessId: string, body: MergeBody): Promise<{ success: true; survivor_id: string }> {
     const { survivor_id: survivorId, loser_id: loserId } = body;
@@ -34,19 +36,22 @@ export class ContactMergeService {
       const plan = planMerge(survivor, loser, body.field_choices ?? {}, loserAssignee);
       // external_id is unique per business: the loser lets go of it before the survivor takes it.
       if (plan.patch.external_id !== undefined)
-        await repo.updateContact(trx, businessId, loser.id, { external_id: null });
-      await repo.updateContact(trx, businessId, survivor.id, plan.patch);
+        await contactsRepository.update(trx, businessId, loser.id, { external_id: null });
+      await contactsRepository.update(trx, businessId, survivor.id, plan.patch);
       await repo.moveHistory(trx, businessId, loser.id, survivor.id);
       await repo.syncConversationTags(trx, businessId, survivor.id, plan.patch.tags ?? survivor.tags);
-      await repo.copyAliases(trx, businessId, loser.id, survivor.id);
-      await repo.addAliases(trx, businessId, survivor.id, plan.aliases);
+      await contactsRepository.copyAliases(trx, businessId, loser.id, survivor.id);
+      await contactsRepository.addAliases(trx, businessId, survivor.id, plan.aliases);
+      // The loser's addresses name the survivor: those without a column (a page-scoped id) would
+      // otherwise go with it; its phones and emails are settled again as it is deleted.
+      await contactIdentitiesRepository.move(trx, businessId, loser.id, survivor.id);
       await contactFieldChanged(trx, businessId, {
         contactId: survivor.id,
         actorType: 'api',
         source: 'merge',
         changes: plan.changes,
       });
-      await repo.deleteContact(trx, businessId, loser.id);
+      await contactsRepository.remove(trx, businessId, loser.id);
       await contactsChanged(trx, businessId, [survivor.id, loser.id], 'merged', {
         survivor_id: survivor.id,
         loser_id: loser.id,

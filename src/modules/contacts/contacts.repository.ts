@@ -1,8 +1,10 @@
-import { sql, type Insertable, type Selectable, type Updateable } from 'kysely';
+import { sql, type Insertable, type RawBuilder, type Selectable, type Updateable } from 'kysely';
 import type { Db } from '../../db/database.ts';
 import { jsonRows } from '../../db/json-rows.ts';
 import { batchedOnce } from '../../db/prepared-queries.ts';
 import type { ContactsTable } from '../../db/types.ts';
+import { claimIdentities, contactIdentitiesRepository } from './contact-identities.repository.ts';
+import { COLUMN_KINDS, columnIdentities, type AddressIdentity } from './contact-identity.ts';
 
 export type ContactRow = Selectable<ContactsTable>;
 
@@ -12,14 +14,19 @@ export interface ConversationSummary {
   closedAt: string | null;
 }
 
-/** A contact created by a message: its phone and, for a sender, the name of its profile. */
+/**
+ * A contact created by a message (an inbound sender, a send's recipient): the address it was reached
+ * at and, for a sender, the name of its profile.
+ */
 export interface NewMessageContact {
   business_id: string;
   id: string;
   first_name?: string;
   last_name?: string;
-  phone_number: string | null;
-  phone_key: string;
+  /** The address's identity (a phone's key, a lower-cased email, a page-scoped id...). */
+  identity: AddressIdentity;
+  /** The address as its kind's column stores it (a phone's digits); null when nothing of it is storable. */
+  address: string | null;
   tags?: string[];
   custom_fields?: Record<string, unknown>;
   source: string | null;
@@ -42,6 +49,66 @@ const IDENTIFIER_PLACEHOLDERS: [string, string, string, string, number] = [
 ];
 const IDENTIFIER_TYPES = ['uuid', 'text', 'text', 'text', 'int4'] as const;
 const identifierLookups = new Map<string, (db: Db, ...args: typeof IDENTIFIER_PLACEHOLDERS) => Promise<ContactRow[]>>();
+
+/**
+ * A contact to write: its columns (the others take their defaults) and, for an address of a kind
+ * without a column (a page-scoped id), its identity; a phone or an email goes in its columns.
+ */
+export type NewContact = Insertable<ContactsTable> & { identity?: AddressIdentity };
+
+/** An email (lower-cased) or phone key a merge left a contact as an alias. */
+export interface ContactAlias {
+  kind: 'email' | 'phone';
+  value: string;
+}
+
+/** The columns a writer may give, by their types (jsonRows). */
+const contactColumns = {
+  business_id: 'uuid',
+  id: 'uuid',
+  first_name: 'text',
+  last_name: 'text',
+  email: 'text',
+  phone_number: 'text',
+  phone_key: 'text',
+  external_id: 'text',
+  tags: 'text[]',
+  custom_fields: 'jsonb',
+  collected_data: 'jsonb',
+  avatar_url: 'text',
+  source: 'text',
+  assigned_user_id: 'uuid',
+  is_test: 'boolean',
+  created_at: 'timestamptz',
+  updated_at: 'timestamptz',
+  identity_kind: 'text',
+  identity_value: 'text',
+} as const;
+
+/** The insert of contactsRepository.insertRows, answering `answer` (a select from `inserted`). */
+function insertStatement<R>(rows: NewContact[], options: { skipExisting?: boolean }, answer: RawBuilder<R>) {
+  const columned = rows.find((r) => r.identity && COLUMN_KINDS.includes(r.identity.kind));
+  if (columned) throw new Error(`a ${columned.identity!.kind} identity is written from its column, not given`);
+  const values = rows.map(({ identity, ...row }) => ({
+    ...row,
+    identity_kind: identity?.kind,
+    identity_value: identity?.value,
+  }));
+  return sql<R>`
+    with v as materialized (select * from ${jsonRows('v', contactColumns, values)}),
+    inserted as (
+      insert into contacts (business_id, id, first_name, last_name, email, phone_number, phone_key, external_id, tags,
+        custom_fields, collected_data, avatar_url, source, assigned_user_id, is_test, created_at, updated_at)
+      select v.business_id, v.id, coalesce(v.first_name, ''), coalesce(v.last_name, ''), v.email, v.phone_number,
+        v.phone_key, v.external_id, coalesce(v.tags, '{}'), coalesce(v.custom_fields, '{}'),
+        coalesce(v.collected_data, '{}'), v.avatar_url, v.source, v.assigned_user_id, coalesce(v.is_test, false),
+        coalesce(v.created_at, now()), coalesce(v.updated_at, v.created_at, now())
+      from v
+      ${options.skipExisting ? sql`on conflict (business_id, id) do nothing` : sql``}
+      returning *
+    ), ${claimIdentities}
+    ${answer}`;
+}
 
 export const contactsRepository = {
   find(db: Db, businessId: string, id: string): Promise<ContactRow | undefined> {
@@ -180,66 +247,146 @@ export const contactsRepository = {
     }
   },
 
-  insert(db: Db, row: Insertable<ContactsTable>): Promise<ContactRow> {
-    return db
-      .insertInto('contacts')
-      .values({ ...row, custom_fields: JSON.stringify(row.custom_fields ?? {}) })
-      .returningAll()
-      .executeTakeFirstOrThrow();
-  },
-
-  /**
-   * Contacts created by messages (an inbound sender, a send's recipient), in one statement, their
-   * rows as one JSON value (jsonRows); the columns not given take the table's defaults.
-   */
-  async insertMany(db: Db, rows: NewMessageContact[]): Promise<ContactRow[]> {
-    if (rows.length === 0) return [];
-    const { rows: inserted } = await sql<ContactRow>`
-      insert into contacts (business_id, id, first_name, last_name, phone_number, phone_key, tags, custom_fields, source)
-      select v.business_id, v.id, coalesce(v.first_name, ''), coalesce(v.last_name, ''), v.phone_number, v.phone_key,
-        coalesce(v.tags, '{}'), coalesce(v.custom_fields, '{}'), v.source
-      from ${jsonRows(
-        'v',
-        {
-          business_id: 'uuid',
-          id: 'uuid',
-          first_name: 'text',
-          last_name: 'text',
-          phone_number: 'text',
-          phone_key: 'text',
-          tags: 'text[]',
-          custom_fields: 'jsonb',
-          source: 'text',
-        },
-        rows,
-      )}
-      returning *`.execute(db);
+  /** Inserts one contact (the API's creation), with its identities; see insertRows. */
+  async insert(db: Db, row: NewContact): Promise<ContactRow> {
+    const [inserted] = await contactsRepository.insertRows(db, [row]);
     return inserted;
   },
 
-  update(db: Db, businessId: string, id: string, changes: Updateable<ContactsTable>): Promise<ContactRow> {
-    const values =
-      changes.custom_fields === undefined
-        ? changes
-        : { ...changes, custom_fields: JSON.stringify(changes.custom_fields) };
-    return db
+  /**
+   * Contacts created by messages (an inbound sender, a send's recipient), the address each was
+   * reached at in its column (a phone's digits and key, an email) or, for a kind without one, as its
+   * identity; see insertRows.
+   */
+  insertMany(db: Db, rows: NewMessageContact[]): Promise<ContactRow[]> {
+    return contactsRepository.insertRows(
+      db,
+      rows.map(({ identity, address, ...row }) => {
+        if (identity.kind === 'phone') return { ...row, phone_number: address, phone_key: identity.value };
+        if (identity.kind === 'email') return { ...row, email: address ?? identity.value };
+        return { ...row, identity };
+      }),
+    );
+  },
+
+  /** Contacts of an import; a contact whose id exists is skipped. Answers the ids that went in; see insertRows. */
+  async insertImported(db: Db, businessId: string, rows: Omit<NewContact, 'business_id'>[]): Promise<string[]> {
+    if (rows.length === 0) return [];
+    const { rows: inserted } = await insertStatement(
+      rows.map((row) => ({ ...row, business_id: businessId })),
+      { skipExisting: true },
+      sql<{ id: string }>`select id from inserted`,
+    ).execute(db);
+    return inserted.map((r) => r.id);
+  },
+
+  /**
+   * The one statement that writes contacts, with their identities (claimIdentities): the contacts'
+   * writers (insert, insertMany, insertImported) all come here, so the phone and email identities
+   * never drift from the columns. Here rather than in triggers on contacts, which would lengthen
+   * every write of the table unseen by its writer (docs/ARCHITECTURE.md#contact-identities). Rows
+   * travel as one JSON value (jsonRows); columns not given take their defaults, updated_at the
+   * created_at given.
+   */
+  async insertRows(db: Db, rows: NewContact[]): Promise<ContactRow[]> {
+    if (rows.length === 0) return [];
+    const { rows: inserted } = await insertStatement(rows, {}, sql<ContactRow>`select * from inserted`).execute(db);
+    return inserted;
+  },
+
+  /**
+   * Changes a contact. A changed phone or email (a merge) settles again the addresses it held and
+   * holds (contactIdentitiesRepository.settle), as does a changed created_at with its aliases too.
+   */
+  async update(db: Db, businessId: string, id: string, changes: Updateable<ContactsTable>): Promise<ContactRow> {
+    const values = { ...changes };
+    // Serialised here: a driver would send a top-level JSON array as a PostgreSQL array.
+    if (changes.custom_fields !== undefined) values.custom_fields = JSON.stringify(changes.custom_fields);
+    if (changes.collected_data !== undefined) values.collected_data = JSON.stringify(changes.collected_data);
+    const addressed =
+      changes.phone_key !== undefined || changes.email !== undefined || changes.created_at !== undefined;
+    const before = addressed ? await contactsRepository.addressKeys(db, businessId, id) : undefined;
+    const row = await db
       .updateTable('contacts')
       .set({ ...values, updated_at: sql<string>`now()` })
       .where('business_id', '=', businessId)
       .where('id', '=', id)
       .returningAll()
       .executeTakeFirstOrThrow();
+    if (before) {
+      const after = await contactsRepository.addressKeys(db, businessId, id);
+      const moved = before.created_at !== row.created_at;
+      if (moved) await contactIdentitiesRepository.followCreatedAt(db, businessId, id, row.created_at);
+      const aliases = moved ? await contactsRepository.aliasesOf(db, businessId, id) : [];
+      await contactIdentitiesRepository.settle(db, businessId, [
+        ...columnIdentities(before),
+        ...columnIdentities(after),
+        ...aliases,
+      ]);
+    }
+    return row;
   },
 
-  /** Deletes the contact; its aliases, conversations, messages and events go with it (FK cascades). */
+  /**
+   * Deletes the contact; its aliases, identities, conversations, messages and events go with it (FK
+   * cascades), and an address it shared with a twin names the twin now (settled again).
+   */
   async remove(db: Db, businessId: string, id: string): Promise<boolean> {
-    const row = await db
-      .deleteFrom('contacts')
+    const { rows } = await sql<{ phone_key: string | null; email: string | null; aliases: ContactAlias[] }>`
+      delete from contacts c where c.business_id = ${businessId} and c.id = ${id}
+      returning c.phone_key, lower(c.email) as email, (
+        select coalesce(json_agg(json_build_object('kind', a.kind, 'value', a.value)), '[]')
+        from contact_aliases a where a.business_id = c.business_id and a.contact_id = c.id) as aliases`.execute(db);
+    if (!rows[0]) return false;
+    await contactIdentitiesRepository.settle(db, businessId, [...columnIdentities(rows[0]), ...rows[0].aliases]);
+    return true;
+  },
+
+  /** The contact's phone key and lower-cased email, as its identities hold them, and its created_at. */
+  async addressKeys(db: Db, businessId: string, id: string) {
+    const { rows } = await sql<{ phone_key: string | null; email: string | null; created_at: string }>`
+      select phone_key, lower(email) as email, created_at from contacts
+      where business_id = ${businessId} and id = ${id}`.execute(db);
+    return rows[0];
+  },
+
+  /** The emails and phone keys a merge left the contact as aliases. */
+  aliasesOf(db: Db, businessId: string, contactId: string): Promise<ContactAlias[]> {
+    return db
+      .selectFrom('contact_aliases')
+      .select(['kind', 'value'])
       .where('business_id', '=', businessId)
-      .where('id', '=', id)
-      .returning('id')
-      .executeTakeFirst();
-    return row !== undefined;
+      .where('contact_id', '=', contactId)
+      .execute();
+  },
+
+  /** Aliases for a contact (a merge's survivor), which their addresses then name when it is their oldest holder. */
+  async addAliases(db: Db, businessId: string, contactId: string, aliases: ContactAlias[]): Promise<void> {
+    if (aliases.length === 0) return;
+    await db
+      .insertInto('contact_aliases')
+      .values(aliases.map((a) => ({ business_id: businessId, contact_id: contactId, kind: a.kind, value: a.value })))
+      .onConflict((oc) => oc.doNothing())
+      .execute();
+    await contactIdentitiesRepository.settle(db, businessId, aliases);
+  },
+
+  /** Copies a contact's aliases to another (a merge's loser's to the survivor); the originals go with their contact. */
+  async copyAliases(db: Db, businessId: string, fromId: string, toId: string): Promise<void> {
+    const copied = await db
+      .insertInto('contact_aliases')
+      .columns(['business_id', 'kind', 'value', 'contact_id'])
+      .expression((eb) =>
+        eb
+          .selectFrom('contact_aliases')
+          .select(['business_id', 'kind', 'value', eb.val(toId).as('contact_id')])
+          .where('business_id', '=', businessId)
+          .where('contact_id', '=', fromId),
+      )
+      .onConflict((oc) => oc.doNothing())
+      .returning(['kind', 'value'])
+      .execute();
+    await contactIdentitiesRepository.settle(db, businessId, copied);
   },
 
   /** What the camelCase form needs from the contact's conversations, in one query. */

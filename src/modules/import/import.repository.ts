@@ -1,5 +1,6 @@
 import { sql, type RawBuilder } from 'kysely';
 import type { Db } from '../../db/database.ts';
+import { contactsRepository } from '../contacts/contacts.repository.ts';
 
 /** Rows as the import stores them; timestamps are the ISO strings of the file, read by PostgreSQL. */
 export interface ContactImportRow {
@@ -54,7 +55,8 @@ export type ImportTable = 'contacts' | 'conversations' | 'messages' | 'events';
  * Each batch is one statement that answers how many rows went in. The hot tables (conversations,
  * messages) travel as one text[] parameter per column, read by unnest and cast by PostgreSQL
  * (timestamps keep their microseconds): far less parsing than thousands of placeholders or one JSON
- * document. Contacts and events (arrays of arrays, few rows) travel as one JSON parameter.
+ * document. Contacts and events (arrays of arrays, few rows) travel as one JSON parameter; contacts
+ * are written by the contacts repository, with their identities.
  * ON CONFLICT on the primary key skips ids that exist; any other unique violation (a duplicate
  * external_id) fails the batch, and the caller retries it row by row. Rows referring to a parent that
  * is not this business's are left out by the join with the parents, read once per batch by primary
@@ -73,16 +75,12 @@ const column = <R, K extends keyof R>(rows: R[], key: K) => rows.map((r) => r[ke
 const distinct = (values: string[]) => [...new Set(values)];
 
 export const importRepository = {
-  /** The ids of the contacts that went in (an id that exists is skipped). */
-  async insertContacts(db: Db, businessId: string, rows: ContactImportRow[]): Promise<string[]> {
-    const { rows: inserted } = await sql<{ id: string }>`
-        INSERT INTO contacts (business_id, id, first_name, last_name, email, phone_number, phone_key, external_id, tags, custom_fields, is_test, created_at, updated_at)
-        SELECT ${businessId}::uuid, r.id, r.first_name, r.last_name, r.email, r.phone_number, r.phone_key, r.external_id, r.tags, r.custom_fields, r.is_test, r.created_at, r.created_at
-        FROM json_to_recordset(${JSON.stringify(rows)}::json) AS r(id uuid, first_name text, last_name text, email text, phone_number text, phone_key text,
-          external_id text, tags text[], custom_fields jsonb, is_test boolean, created_at timestamptz)
-        ON CONFLICT (business_id, id) DO NOTHING
-        RETURNING id`.execute(db);
-    return inserted.map((r) => r.id);
+  /**
+   * The ids of the contacts that went in (an id that exists is skipped), written by their owner's
+   * writer with their identities in the same statement.
+   */
+  insertContacts(db: Db, businessId: string, rows: ContactImportRow[]): Promise<string[]> {
+    return contactsRepository.insertImported(db, businessId, rows);
   },
 
   /** A conversation's channel_id, when given, names a channel of the business of the conversation's channel type. */

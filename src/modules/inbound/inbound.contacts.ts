@@ -3,7 +3,7 @@ import { channelKind } from '../../channels/registry.ts';
 import type { Db } from '../../db/database.ts';
 import { newId } from '../../lib/ids.ts';
 import type { ChannelRow } from '../channels/channels.service.ts';
-import type { ContactIdentity } from '../contacts/contact-identity.ts';
+import type { AddressIdentity } from '../contacts/contact-identity.ts';
 import { splitName } from '../contacts/contacts.changes.ts';
 import { contactsRepository, type ContactRow, type NewMessageContact } from '../contacts/contacts.repository.ts';
 import { contactFieldChanged, type FieldChange } from '../events/events.writer.ts';
@@ -19,13 +19,14 @@ export function senderAddress(channel: ChannelRow, address: string): ReportedAdd
 }
 
 /** The identity of a sender: its address's key, of the address kind of the channel's provider. */
-export function senderIdentity(channel: ChannelRow, address: string): ContactIdentity {
+export function senderIdentity(channel: ChannelRow, address: string): AddressIdentity {
   return { kind: channelKind(channel.provider_kind)!.address.kind, value: senderAddress(channel, address).key };
 }
 
-/** The row of a contact created by an inbound message: the profile name, the channel's type as source. */
+/** The row of a contact created by an inbound message: its address, the profile name, the channel's type as source. */
 export function newSenderRow(
   channel: ChannelRow,
+  identity: AddressIdentity,
   sender: ReportedAddress,
   profileName: string | null,
 ): NewMessageContact {
@@ -35,8 +36,8 @@ export function newSenderRow(
     id: newId(),
     first_name: name.first,
     last_name: name.last,
-    phone_number: sender.value,
-    phone_key: sender.key,
+    identity,
+    address: sender.value,
     tags: [],
     custom_fields: {},
     source: channel.type,

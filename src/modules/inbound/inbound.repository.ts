@@ -1,8 +1,6 @@
-import { sql, type Insertable } from 'kysely';
+import { sql } from 'kysely';
 import type { Db } from '../../db/database.ts';
 import { jsonRows } from '../../db/json-rows.ts';
-import type { ContactsTable } from '../../db/types.ts';
-import type { ContactRow } from '../contacts/contacts.repository.ts';
 import { advisoryLocks } from '../messaging/messaging.repository.ts';
 
 // Set-based statements for a batch of inbound messages: one statement per step for the whole batch
@@ -10,7 +8,7 @@ import { advisoryLocks } from '../messaging/messaging.repository.ts';
 
 export const inboundRepository = {
   /**
-   * Takes the senders' phone locks (messagingRepository.lock's, in the order given: callers sort)
+   * Takes the senders' identity locks (messagingRepository.lock's, in the order given: callers sort)
    * and, in the same round trip, answers which of the messages (at least one) are stored already,
    * as `${channelId}:${providerMessageId}`. The probe reads the snapshot from before any lock wait,
    * so a redelivery stored by the transaction waited for is not among them; the message insert's
@@ -54,14 +52,5 @@ export const inboundRepository = {
       .forShare()
       .execute();
     return new Map(rows.map((row) => [row.provider_account!, `${row.business_id}:${row.id}`]));
-  },
-
-  insertContacts(db: Db, rows: Insertable<ContactsTable>[]): Promise<ContactRow[]> {
-    if (rows.length === 0) return Promise.resolve([]);
-    return db
-      .insertInto('contacts')
-      .values(rows.map((row) => ({ ...row, custom_fields: JSON.stringify(row.custom_fields ?? {}) })))
-      .returningAll()
-      .execute();
   },
 };

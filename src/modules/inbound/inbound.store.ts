@@ -3,12 +3,19 @@ import type { Db } from '../../db/database.ts';
 import { enqueueJobs } from '../../jobs/outbox.worker.ts';
 import { contactsChanged } from '../domain-events/domain-events.writer.ts';
 import type { ChannelRow } from '../channels/channels.service.ts';
+import { identityKey } from '../contacts/contact-identity.ts';
 import { contactsRepository, type ContactRow, type NewMessageContact } from '../contacts/contacts.repository.ts';
 import { MEDIA_FETCH_JOB } from '../media/media.fetch-job.ts';
 import { openConversations } from '../messaging/messaging.conversations.ts';
 import { messagingRepository, type NewMessage } from '../messaging/messaging.repository.ts';
 import { inboundMessageRow } from './inbound.content.ts';
-import { newSenderRow, senderAddress, takeProfileName, wouldTakeProfileName } from './inbound.contacts.ts';
+import {
+  newSenderRow,
+  senderAddress,
+  senderIdentity,
+  takeProfileName,
+  wouldTakeProfileName,
+} from './inbound.contacts.ts';
 
 /** One inbound message and the channel it came on. */
 export interface InboundEntry {
@@ -29,11 +36,11 @@ export interface StoredMessages {
  * statement per step for all of them: senders, conversations, referenced messages, rows and
  * counters, attachments and their fetch jobs. The rules, as for each message in arrival order:
  * a provider id stored already, or earlier in the batch, is a redelivery and changes nothing; the
- * sender is found by phone key (its own number or an alias) or created with the profile name, and a
- * contact without any name takes it; the conversation is found, created, or reopened / bound
- * (openConversations); a reply or a reaction points at the message of its channel with the provider
- * id it names, stored before or earlier in the batch; an attachment gets its media row and a fetch
- * job. The caller holds the senders' phone locks and gives the messages stored already
+ * sender is found by its identity (its address, its own or an alias a merge left) or created with
+ * the profile name, and a contact without any name takes it; the conversation is found, created,
+ * or reopened / bound (openConversations); a reply or a reaction points at the message of its
+ * channel with the provider id it names, stored before or earlier in the batch; an attachment gets
+ * its media row and a fetch job. The caller holds the senders' identity locks and gives the messages stored already
  * (`${channelId}:${providerMessageId}`, inboundRepository.lockSenders).
  */
 export async function storeMessages(
@@ -51,7 +58,7 @@ export async function storeMessages(
     businessId,
     fresh.map((i) => entries[i]),
   );
-  // The sender lookup took the conversation locks of the senders found (sendersByPhoneKey); a
+  // The sender lookup took the conversation locks of the senders found (sendersByIdentity); a
   // contact created in this transaction is seen by no other writer.
   const conversations = await openConversations(
     trx,
@@ -139,25 +146,28 @@ function freshEntries(entries: InboundEntry[], known: ReadonlySet<string>): numb
 }
 
 /**
- * The sender of each message, in arrival order per phone key: the first message of a new sender
- * creates it, and later ones may rename it (the profile rule of takeProfileName). The lookup also
- * takes the conversation locks of the senders found (sendersByPhoneKey).
+ * The sender of each message, in arrival order per address: the first message of a new sender
+ * creates it, and later ones may rename it (the profile rule of takeProfileName). Senders are found
+ * by their identity, of their channel's address kind; the lookup also takes the conversation locks
+ * of the senders found (sendersByIdentity).
  */
 async function sendersOf(trx: Db, businessId: string, entries: InboundEntry[]): Promise<ContactRow[]> {
   const addresses = entries.map(({ channel, message }) => senderAddress(channel, message.from));
-  const keys = addresses.map((a) => a.key);
-  const contacts = await messagingRepository.sendersByPhoneKey(
+  const identities = entries.map(({ channel, message }) => senderIdentity(channel, message.from));
+  const keys = identities.map(identityKey);
+  const contacts = await messagingRepository.sendersByIdentity(
     trx,
     businessId,
-    entries.map(({ channel }, n) => ({ key: keys[n], channelId: channel.id })),
+    entries.map(({ channel }, n) => ({ identity: identities[n], channelId: channel.id })),
   );
   const pending = new Map<string, NewMessageContact>();
   entries.forEach(({ channel, message }, n) => {
     if (contacts.has(keys[n]) || pending.has(keys[n])) return;
-    pending.set(keys[n], newSenderRow(channel, addresses[n], message.profileName));
+    pending.set(keys[n], newSenderRow(channel, identities[n], addresses[n], message.profileName));
   });
   const created = await contactsRepository.insertMany(trx, [...pending.values()]);
-  for (const row of created) contacts.set(row.phone_key as string, row);
+  const createdById = new Map(created.map((c) => [c.id, c]));
+  for (const [key, row] of pending) contacts.set(key, createdById.get(row.id)!);
   await contactsChanged(
     trx,
     businessId,

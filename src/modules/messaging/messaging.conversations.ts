@@ -21,7 +21,7 @@ export interface ConversationTarget {
   tags?: string[];
 }
 
-/** The lock name of a (contact, channel) pair's conversation (sendersByPhoneKey takes the same). */
+/** The lock name of a (contact, channel) pair's conversation (sendersByIdentity takes the same). */
 export const conversationLockName = (contactId: string, channelId: string) => `conversation:${contactId}:${channelId}`;
 
 /**

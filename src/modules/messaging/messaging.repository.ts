@@ -3,6 +3,12 @@ import { canMoveStatus, type MessageStatus } from '../../channels/message-status
 import type { Db } from '../../db/database.ts';
 import { jsonRows } from '../../db/json-rows.ts';
 import type { ConversationsTable, MediaTable, MessagesTable } from '../../db/types.ts';
+import { identityKey, type AddressIdentity } from '../contacts/contact-identity.ts';
+import {
+  byIdentity,
+  contactIdentitiesRepository,
+  type IdentifiedContact,
+} from '../contacts/contact-identities.repository.ts';
 import type { ContactRow } from '../contacts/contacts.repository.ts';
 
 export type ConversationRow = Selectable<ConversationsTable>;
@@ -76,74 +82,39 @@ export function advisoryLocks(keys: { businessId: string; key: string }[]): RawB
   return sql<number>`(select count(pg_advisory_xact_lock(hashtextextended(k, 0))) from jsonb_array_elements_text(${names}::jsonb) as k)`;
 }
 
-/** The rows of contactsByPhoneKey: `lookup` (the key asked) and the contact's columns. */
-function contactsByPhoneKeyQuery(businessId: string, keys: string[]) {
-  return sql`
-    select p.key as lookup, k.*
-    from ${jsonRows(
-      'p',
-      { key: 'text' },
-      keys.map((key) => ({ key })),
-    )}
-    cross join lateral (
-      select c.* from (
-        select id from contacts where business_id = ${businessId} and phone_key = p.key
-        union
-        select contact_id from contact_aliases where business_id = ${businessId} and kind = 'phone' and value = p.key
-      ) m
-      cross join lateral (select * from contacts x where x.business_id = ${businessId} and x.id = m.id limit 1) c
-      order by c.created_at, c.id
-      limit 1) k`;
-}
-
 /**
  * The SQL that writes messages and keeps their conversations (inbound notifications, sends,
  * imports of live traffic). Every function takes the caller's transaction.
  */
 export const messagingRepository = {
   /**
-   * For each phone key, the oldest contact that has it as its own key or as an alias (what
-   * contactsRepository.findByIdentifiers answers for one key), in one statement: per key (jsonRows),
-   * a probe of contacts_phone_key and of the alias key, then a primary-key probe per id found.
-   * `phone_key IN (...)` was a named statement whose generic plan, made while the table was nearly
-   * empty, scanned every contact of the business (1 ms a batch at 5 000 contacts, growing with the
-   * table).
+   * The contacts the senders' addresses name (contactIdentitiesRepository.find), and in the same
+   * statement the lock openConversations takes (`conversation:${contactId}:${channelId}`) for each
+   * contact found and the channel given with its identity, all in one sorted order (as lockMany's
+   * callers sort). A contact the caller creates afterwards needs no such lock: no other transaction
+   * can see it until the commit. Keyed by identityKey.
    */
-  async contactsByPhoneKey(db: Db, businessId: string, keys: string[]): Promise<Map<string, ContactRow>> {
-    if (keys.length === 0) return new Map();
-    const { rows } = await sql<ContactRow & { lookup: string }>`${contactsByPhoneKeyQuery(businessId, keys)}`.execute(
-      db,
-    );
-    return new Map(rows.map(({ lookup, ...row }) => [lookup, row]));
-  },
-
-  /**
-   * contactsByPhoneKey for senders, which in the same statement takes the lock openConversations
-   * takes (`conversation:${contactId}:${channelId}`) for each contact found and the channel given
-   * with its key, all in one sorted order (as lockMany's callers sort). A contact the caller
-   * creates afterwards needs no such lock: no other transaction can see it until the commit.
-   */
-  async sendersByPhoneKey(
+  async sendersByIdentity(
     db: Db,
     businessId: string,
-    wanted: { key: string; channelId: string }[],
+    wanted: { identity: AddressIdentity; channelId: string }[],
   ): Promise<Map<string, ContactRow>> {
     if (wanted.length === 0) return new Map();
-    const keys = [...new Set(wanted.map((w) => w.key))];
-    const { rows } = await sql<ContactRow & { lookup: string }>`
-      with found as materialized (${contactsByPhoneKeyQuery(businessId, keys)}),
+    const identities = [...new Map(wanted.map((w) => [identityKey(w.identity), w.identity])).values()];
+    const { rows } = await sql<IdentifiedContact>`
+      with found as materialized (${contactIdentitiesRepository.query(businessId, identities)}),
       locked as (
         select count(pg_advisory_xact_lock(hashtextextended(l.name, 0))) as n
         from (
           select distinct (${businessId}::text || ':conversation:' || f.id || ':' || w.channel_id) collate "C" as name
           from found f join ${jsonRows(
             'w',
-            { key: 'text', channel_id: 'text' },
-            wanted.map((w) => ({ key: w.key, channel_id: w.channelId })),
-          )} on w.key = f.lookup
+            { kind: 'text', value: 'text', channel_id: 'text' },
+            wanted.map((w) => ({ kind: w.identity.kind, value: w.identity.value, channel_id: w.channelId })),
+          )} on w.kind = f.identity_kind and w.value = f.identity_value
           order by name) l)
       select found.* from found, locked`.execute(db);
-    return new Map(rows.map(({ lookup, ...row }) => [lookup, row]));
+    return byIdentity(rows);
   },
 
   /**

@@ -7,7 +7,8 @@ import { enqueueJobs } from '../../jobs/outbox.worker.ts';
 import { newId } from '../../lib/ids.ts';
 import type { NormalisedPhone } from '../../lib/phone.ts';
 import type { ChannelRow } from '../channels/channels.repository.ts';
-import { identityLockName } from '../contacts/contact-identity.ts';
+import { contactIdentitiesRepository } from '../contacts/contact-identities.repository.ts';
+import { identityKey, identityLockName, type AddressIdentity } from '../contacts/contact-identity.ts';
 import { contactsRepository, type ContactRow, type NewMessageContact } from '../contacts/contacts.repository.ts';
 import { manualControlChange } from '../conversations/manual-control.ts';
 import { contactsChanged, conversationsChanged, messagesCreated } from '../domain-events/domain-events.writer.ts';
@@ -48,12 +49,13 @@ type NewEvent = Parameters<typeof writeEvents>[2][number];
 
 /**
  * Writes sends (of any businesses; one is a batch of one) in the caller's transaction, with one
- * statement per step for all of them: the recipients' phone locks (the ones contact creation takes,
- * so a concurrent create or send cannot add a twin); the recipients, found by phone key (country
- * variants included); the refusals: an opted-out contact without an opt-in (`blocked`), free-form
- * content to a contact without an inbound message on the channel within its kind's service window
- * (`template_required`; a contact that does not exist yet has none; a kind without a window takes
- * free-form content always); the contacts a template (or a free-form send without a window) creates;
+ * statement per step for all of them: the recipients' identity locks (the ones contact creation
+ * takes, so a concurrent create or send cannot add a twin); the recipients, found by their identity
+ * (a phone's key: country variants included); the refusals: an opted-out contact without an opt-in
+ * (`blocked`), free-form content to a contact without an inbound message on the channel within its
+ * kind's service window (`template_required`; a contact that does not exist yet has none; a kind
+ * without a window takes free-form content always); the contacts a template (or a free-form send
+ * without a window) creates;
  * the opt-ins; the open conversations (found, created, or reopened with their event) and the changes
  * a send asks of them (bot_status, assignment, team, agent, with their events); the PENDING messages
  * with their conversations' counters, their outbox jobs and their message_created events, in
@@ -62,10 +64,7 @@ type NewEvent = Parameters<typeof writeEvents>[2][number];
  */
 export async function acceptSends(trx: Db, sends: SendPlan[]): Promise<{ outcomes: SendOutcome[] }> {
   const outcomes: (SendOutcome | undefined)[] = sends.map(() => undefined);
-  const lockOf = (s: SendPlan) => ({
-    businessId: s.businessId,
-    key: identityLockName({ kind: channelKind(s.channel.provider_kind)!.address.kind, value: s.recipient.key }),
-  });
+  const lockOf = (s: SendPlan) => ({ businessId: s.businessId, key: identityLockName(recipientIdentity(s)) });
   const locks = new Map(sends.map((s) => [`${s.businessId}:${lockOf(s).key}`, lockOf(s)]));
   await messagingRepository.lockMany(
     trx,
@@ -119,6 +118,12 @@ export async function acceptSends(trx: Db, sends: SendPlan[]): Promise<{ outcome
   return { outcomes: outcomes.map((o) => o!) };
 }
 
+/** The identity of a send's recipient: its address's key, of the address kind of the channel's provider. */
+const recipientIdentity = (send: SendPlan): AddressIdentity => ({
+  kind: channelKind(send.channel.provider_kind)!.address.kind,
+  value: send.recipient.key,
+});
+
 /** A send that passed the checks, with its recipient. */
 interface Writable {
   i: number;
@@ -140,12 +145,15 @@ async function recipientsOf(
   // content on a kind that has a window (templates go outside it).
   const windowOf = (i: number): number | null =>
     sends[i].type === 'template' ? null : channelKind(sends[i].channel.provider_kind)!.capabilities.serviceWindowHours;
-  const contacts = await messagingRepository.contactsByPhoneKey(trx, businessId, [
-    ...new Set(mine.map((i) => sends[i].recipient.key)),
-  ]);
+  const keyOf = (i: number) => identityKey(recipientIdentity(sends[i]));
+  const contacts = await contactIdentitiesRepository.find(
+    trx,
+    businessId,
+    mine.map((i) => recipientIdentity(sends[i])),
+  );
   const candidates: number[] = [];
   for (const i of mine) {
-    const contact = contacts.get(sends[i].recipient.key);
+    const contact = contacts.get(keyOf(i));
     const hours = windowOf(i);
     if (!contact) {
       if (hours !== null) outcomes[i] = { refused: templateRequired(hours) };
@@ -159,7 +167,7 @@ async function recipientsOf(
     trx,
     businessId,
     windowed.map((i) => ({
-      contact_id: contacts.get(sends[i].recipient.key)!.id,
+      contact_id: contacts.get(keyOf(i))!.id,
       channel_id: sends[i].channel.id,
       channel: sends[i].channel.type,
       hours: windowOf(i)!,
@@ -167,7 +175,7 @@ async function recipientsOf(
   );
   const writable = candidates.filter((i) => {
     const hours = windowOf(i);
-    if (hours === null || open.has(`${contacts.get(sends[i].recipient.key)!.id}:${sends[i].channel.id}`)) return true;
+    if (hours === null || open.has(`${contacts.get(keyOf(i))!.id}:${sends[i].channel.id}`)) return true;
     outcomes[i] = { refused: templateRequired(hours) };
     return false;
   });
@@ -175,18 +183,19 @@ async function recipientsOf(
   const created = new Map<string, NewMessageContact>();
   for (const i of writable) {
     const { recipient, channel } = sends[i];
-    if (contacts.has(recipient.key) || created.has(recipient.key)) continue;
-    created.set(recipient.key, {
+    if (contacts.has(keyOf(i)) || created.has(keyOf(i))) continue;
+    created.set(keyOf(i), {
       business_id: businessId,
       id: newId(),
-      phone_number: recipient.digits,
-      phone_key: recipient.key,
+      identity: recipientIdentity(sends[i]),
+      address: recipient.digits,
       source: channel.type,
       tags: [],
     });
   }
   const inserted = await contactsRepository.insertMany(trx, [...created.values()]);
-  for (const row of inserted) contacts.set(row.phone_key as string, row);
+  const insertedById = new Map(inserted.map((c) => [c.id, c]));
+  for (const [key, row] of created) contacts.set(key, insertedById.get(row.id)!);
   await contactsChanged(
     trx,
     businessId,
@@ -195,7 +204,7 @@ async function recipientsOf(
   );
   const result: Writable[] = [];
   for (const i of writable) {
-    const key = sends[i].recipient.key;
+    const key = keyOf(i);
     if (sends[i].optIn === true) contacts.set(key, await recordOptIn(trx, contacts.get(key)!, sends[i].channel.type));
     result.push({ i, contact: contacts.get(key)! });
   }
@@ -245,7 +254,7 @@ async function recordOptIn(trx: Db, contact: ContactRow, channelType: string): P
   const changed = [key, 'opted_out'].filter((k) => k in after && before[k] !== after[k]);
   if (changed.length === 0) return contact;
   const row = await contactsRepository.update(trx, contact.business_id, contact.id, {
-    collected_data: JSON.stringify(after),
+    collected_data: after,
   });
   await contactFieldChanged(trx, contact.business_id, {
     contactId: contact.id,

@@ -1,8 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../../src/lib/ids.ts';
-import { at, insertContact, insertConversation, insertMessage } from '../../helpers/factories.ts';
+import { at, insertAliases, insertContact, insertConversation, insertMessage } from '../../helpers/factories.ts';
 import { createTenant, type Tenant } from '../../helpers/tenants.ts';
 import { buildTestApp, type TestApp } from '../../helpers/test-app.ts';
+import { identityDrift } from '../../helpers/contact-identities.ts';
 
 let t: TestApp;
 let tenant: Tenant;
@@ -14,6 +15,10 @@ beforeAll(async () => {
   other = await createTenant(t.app, 'Other');
 });
 afterAll(() => t.close());
+// Whatever a test wrote, every address names its oldest holder (the contacts' writer keeps contact_identities).
+afterEach(async () => {
+  expect(await identityDrift(t.database.db)).toEqual([]);
+});
 
 const merge = (payload: unknown, headers: Record<string, string> = tenant.headers) =>
   t.app.inject({ method: 'POST', url: '/external/v2/contacts/merge', headers, payload: payload as object });
@@ -88,13 +93,10 @@ describe('POST /contacts/merge', () => {
       custom_fields: { city: 'London', shared: 'loser' },
       collected_data: { k2: 'l', k3: 'l' },
     });
-    await db
-      .insertInto('contact_aliases')
-      .values([
-        { business_id: tenant.businessId, kind: 'email', value: 'old@example.com', contact_id: loser.id },
-        { business_id: tenant.businessId, kind: 'phone', value: '4917000000099', contact_id: loser.id },
-      ])
-      .execute();
+    await insertAliases(db, [
+      { business_id: tenant.businessId, kind: 'email', value: 'old@example.com', contact_id: loser.id },
+      { business_id: tenant.businessId, kind: 'phone', value: '4917000000099', contact_id: loser.id },
+    ]);
     const kept = await insertConversation(db, tenant.businessId, survivor.id, { created_at: at(0) });
     await insertMessage(db, tenant.businessId, kept, { created_at: at(1) });
     const moved = [
@@ -289,13 +291,10 @@ describe('POST /contacts/merge', () => {
   it('writes no event when the survivor gains nothing, and tolerates aliases both contacts hold', async () => {
     const survivor = await contact({ email: 'same@x.test', tags: ['a'] });
     const loser = await contact({ email: 'SAME@x.test', first_name: 'Ada', last_name: 'Lovelace', tags: ['a'] });
-    await t.database.db
-      .insertInto('contact_aliases')
-      .values([
-        { business_id: tenant.businessId, kind: 'email', value: 'shared@x.test', contact_id: survivor.id },
-        { business_id: tenant.businessId, kind: 'email', value: 'shared@x.test', contact_id: loser.id },
-      ])
-      .execute();
+    await insertAliases(t.database.db, [
+      { business_id: tenant.businessId, kind: 'email', value: 'shared@x.test', contact_id: survivor.id },
+      { business_id: tenant.businessId, kind: 'email', value: 'shared@x.test', contact_id: loser.id },
+    ]);
     const res = await merge({ survivor_id: survivor.id, loser_id: loser.id });
     expect(res.statusCode, res.body).toBe(200);
     expect(await eventsOf(survivor.id)).toEqual([]);

@@ -1,6 +1,8 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inboundMessage, metaNotification } from '../../helpers/fake-graph-api.ts';
+import { phoneKey } from '../../../src/lib/phone.ts';
+import { identitiesOf } from '../../helpers/contact-identities.ts';
 import { fuzzOptions, weighted } from '../../helpers/schema-arbitraries.ts';
 import { adminHeaders, createTenant, type Tenant } from '../../helpers/tenants.ts';
 import { buildTestApp, type TestApp } from '../../helpers/test-app.ts';
@@ -13,8 +15,9 @@ import { createWhatsAppChannel, postSigned } from '../inbound/whatsapp-helpers.t
  * 1 of Mexico) and external ids, so that identifiers collide, move to survivors as aliases and
  * vanish with deleted contacts. After each step, lookups by any identifier (GET /contacts and
  * GET /conversations) find exactly the contacts and conversations the model says, in their
- * business only; creations conflict exactly where an identifier is taken; merges refuse what the
- * contract refuses. fast-check is seeded, and shrinks a failing sequence.
+ * business only, and each email, phone and alias names its contact (contact_identities); creations
+ * conflict exactly where an identifier is taken; merges refuse what the contract refuses. fast-check
+ * is seeded, and shrinks a failing sequence.
  */
 
 const FUZZ = fuzzOptions(50);
@@ -351,6 +354,28 @@ class ConversationLookup implements fc.AsyncCommand<Model, Real> {
   toString = () => `ConversationLookup(as business ${this.asBusiness}: ${spell(PHONES, this.phone)})`;
 }
 
+/** What each address names (contact_identities): each email, phone and alias of a live contact, that contact. */
+class Identities implements fc.AsyncCommand<Model, Real> {
+  constructor(readonly business: number) {}
+  check = () => true;
+  async run(m: Model, r: Real) {
+    const expected = live(m, this.business).flatMap((c) => [
+      ...[c.email && emailClass(c.email), ...c.aliasEmails].flatMap((value) =>
+        value ? [{ kind: 'email', value, contact_id: c.id }] : [],
+      ),
+      ...[c.phone, ...c.aliasPhones].flatMap((cls) =>
+        cls ? [{ kind: 'phone', value: phoneKey(PHONES[cls][0]), contact_id: c.id }] : [],
+      ),
+    ]);
+    const byAddress = (a: { kind: string; value: string }, b: { kind: string; value: string }) =>
+      a.kind.localeCompare(b.kind) || a.value.localeCompare(b.value);
+    expect(await identitiesOf(t.database.db, r.tenants[this.business].businessId), this.toString()).toEqual(
+      expected.sort(byAddress),
+    );
+  }
+  toString = () => `Identities(business ${this.business})`;
+}
+
 const business = fc.integer({ min: 0, max: 1 });
 const maybe = <T>(a: fc.Arbitrary<T>) => fc.option(a, { nil: null, freq: 2 });
 const commands: fc.Arbitrary<fc.AsyncCommand<Model, Real>>[] = [
@@ -399,6 +424,7 @@ const commands: fc.Arbitrary<fc.AsyncCommand<Model, Real>>[] = [
     2,
     fc.tuple(business, spelling(PHONES)).map(([b, p]) => new ConversationLookup(b, p)),
   ),
+  business.map((b) => new Identities(b)),
 ];
 
 describe('generated contact histories', () => {

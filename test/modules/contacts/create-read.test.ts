@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { insertContact } from '../../helpers/factories.ts';
+import { insertAliases, insertContact } from '../../helpers/factories.ts';
 import { createTenant, type Tenant } from '../../helpers/tenants.ts';
 import { buildTestApp, type TestApp } from '../../helpers/test-app.ts';
 
@@ -105,15 +105,12 @@ describe('POST /contacts', () => {
 
   it('answers 409 naming the survivor when the identifier is an alias', async () => {
     const survivor = await insertContact(t.database.db, tenant.businessId, { email: 'kept@example.com' });
-    await t.database.db
-      .insertInto('contact_aliases')
-      .values({
-        business_id: tenant.businessId,
-        kind: 'email',
-        value: 'merged-away@example.com',
-        contact_id: survivor.id,
-      })
-      .execute();
+    await insertAliases(t.database.db, {
+      business_id: tenant.businessId,
+      kind: 'email',
+      value: 'merged-away@example.com',
+      contact_id: survivor.id,
+    });
     const res = await create({ email: 'Merged-Away@example.com' });
     expect(res.statusCode).toBe(409);
     expect(res.json().error.details).toEqual([{ field: 'email', contact_id: survivor.id }]);

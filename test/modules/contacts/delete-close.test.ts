@@ -1,7 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { at, insertContact, insertConversation, insertMessage } from '../../helpers/factories.ts';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { at, insertAliases, insertContact, insertConversation, insertMessage } from '../../helpers/factories.ts';
 import { createTenant, type Tenant } from '../../helpers/tenants.ts';
 import { buildTestApp, PUBLIC_URL, type TestApp } from '../../helpers/test-app.ts';
+import { identityDrift } from '../../helpers/contact-identities.ts';
 
 let t: TestApp;
 let tenant: Tenant;
@@ -13,6 +14,10 @@ beforeAll(async () => {
   other = await createTenant(t.app, 'Other');
 });
 afterAll(() => t.close());
+// Whatever a test wrote, every address names its oldest holder (the contacts' writer keeps contact_identities).
+afterEach(async () => {
+  expect(await identityDrift(t.database.db)).toEqual([]);
+});
 
 const contact = () => insertContact(t.database.db, tenant.businessId, { phone_number: '56912345678' });
 const close = (
@@ -152,10 +157,12 @@ describe('DELETE /contacts/:uuid', () => {
     const c = await contact();
     const conversation = await insertConversation(t.database.db, tenant.businessId, c.id);
     await insertMessage(t.database.db, tenant.businessId, conversation);
-    await t.database.db
-      .insertInto('contact_aliases')
-      .values({ business_id: tenant.businessId, kind: 'email', value: 'alias@example.com', contact_id: c.id })
-      .execute();
+    await insertAliases(t.database.db, {
+      business_id: tenant.businessId,
+      kind: 'email',
+      value: 'alias@example.com',
+      contact_id: c.id,
+    });
     await close(c.id); // leaves an event behind
     expect(await count('events', 'contact_id', c.id)).toBe(1);
     const keep = await contact();

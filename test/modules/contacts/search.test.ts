@@ -1,7 +1,7 @@
 import { CompiledQuery, sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { contactsRepository } from '../../../src/modules/contacts/contacts.repository.ts';
-import { at, insertContact } from '../../helpers/factories.ts';
+import { at, insertAliases, insertContact } from '../../helpers/factories.ts';
 import { createTenant, type Tenant } from '../../helpers/tenants.ts';
 import { buildTestApp, type TestApp } from '../../helpers/test-app.ts';
 
@@ -99,13 +99,10 @@ describe('GET /contacts', () => {
       email: 'survivor@example.com',
       phone_number: '5491199990000',
     });
-    await t.database.db
-      .insertInto('contact_aliases')
-      .values([
-        { business_id: tenant.businessId, kind: 'email', value: 'old@example.com', contact_id: survivor.id },
-        { business_id: tenant.businessId, kind: 'phone', value: '541188887777', contact_id: survivor.id },
-      ])
-      .execute();
+    await insertAliases(t.database.db, [
+      { business_id: tenant.businessId, kind: 'email', value: 'old@example.com', contact_id: survivor.id },
+      { business_id: tenant.businessId, kind: 'phone', value: '541188887777', contact_id: survivor.id },
+    ]);
     expect(ids(await search('email=OLD@example.com'))).toEqual([survivor.id]);
     expect(ids(await search('phone=5491188887777'))).toEqual([survivor.id]);
     expect(ids(await search('phone=541188887777&email=old@example.com'))).toEqual([survivor.id]);

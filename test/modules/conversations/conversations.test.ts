@@ -1,5 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { at, insertContact, insertContactField, insertConversation, insertMessage } from '../../helpers/factories.ts';
+import {
+  at,
+  insertAliases,
+  insertContact,
+  insertContactField,
+  insertConversation,
+  insertMessage,
+} from '../../helpers/factories.ts';
 import { createTenant, type Tenant } from '../../helpers/tenants.ts';
 import { buildTestApp, type TestApp } from '../../helpers/test-app.ts';
 
@@ -123,10 +130,12 @@ describe('GET /conversations by phone', () => {
 
   it('finds a contact through a phone alias left by a merge', async () => {
     const { contact } = await contactWithMessages({ phone_number: '4915112345682' }, 1);
-    await t.database.db
-      .insertInto('contact_aliases')
-      .values({ business_id: tenant.businessId, kind: 'phone', value: '4915199999999', contact_id: contact.id })
-      .execute();
+    await insertAliases(t.database.db, {
+      business_id: tenant.businessId,
+      kind: 'phone',
+      value: '4915199999999',
+      contact_id: contact.id,
+    });
     const res = await lookup('phone=4915199999999');
     expect(res.statusCode).toBe(200);
     expect(res.json().contact.id).toBe(contact.id);

@@ -1,9 +1,10 @@
 import { sql } from 'kysely';
 import { v7 } from 'uuid';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ImportService } from '../../../src/modules/import/import.service.ts';
 import { createTenant, type Tenant } from '../../helpers/tenants.ts';
 import { buildTestApp, type TestApp } from '../../helpers/test-app.ts';
+import { identityDrift } from '../../helpers/contact-identities.ts';
 import { ndjson, postImport, sampleRecords } from './import-helpers.ts';
 
 let t: TestApp;
@@ -14,6 +15,10 @@ beforeAll(async () => {
   tenant = await createTenant(t.app, 'Batches');
 });
 afterAll(() => t.close());
+// Whatever a test wrote, every address names its oldest holder (the contacts' writer keeps contact_identities).
+afterEach(async () => {
+  expect(await identityDrift(t.database.db)).toEqual([]);
+});
 
 const db = () => t.database.db;
 

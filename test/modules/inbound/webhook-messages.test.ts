@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../../src/lib/ids.ts';
 import { phoneKey } from '../../../src/lib/phone.ts';
-import { insertContact, insertConversation, insertMessage } from '../../helpers/factories.ts';
+import { insertAliases, insertContact, insertConversation, insertMessage } from '../../helpers/factories.ts';
 import { inboundMessage } from '../../helpers/fake-graph-api.ts';
 import { createTenant, type Tenant } from '../../helpers/tenants.ts';
 import type { TestApp } from '../../helpers/test-app.ts';
@@ -126,10 +126,12 @@ describe('inbound message: contact, conversation, message', () => {
       email: `alias${phoneSeq}@acme.test`,
     });
     const aliasWaId = freshWaId();
-    await db()
-      .insertInto('contact_aliases')
-      .values({ business_id: tenant.businessId, kind: 'phone', value: phoneKey(aliasWaId), contact_id: aliasOwner.id })
-      .execute();
+    await insertAliases(db(), {
+      business_id: tenant.businessId,
+      kind: 'phone',
+      value: phoneKey(aliasWaId),
+      contact_id: aliasOwner.id,
+    });
     const m = inboundMessage(aliasWaId, 'text', { body: 'b' });
     await deliver([m]);
     expect((await messageBy(m.id as string)).contact_id).toBe(aliasOwner.id);

@@ -1,4 +1,5 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { identityDrift } from '../../helpers/contact-identities.ts';
 import { startFakeGraphApi, type FakeGraphApi } from '../../helpers/fake-graph-api.ts';
 import { adminHeaders, createTenant, type Tenant } from '../../helpers/tenants.ts';
 import { buildTestApp, type TestApp } from '../../helpers/test-app.ts';
@@ -51,6 +52,10 @@ afterAll(async () => {
   await fake.close();
 });
 beforeEach(() => fake.reset());
+// The contacts a template send creates are named by their numbers (contact_identities).
+afterEach(async () => {
+  expect(await identityDrift(t.database.db)).toEqual([]);
+});
 
 const sendsTo = (phone: string) => fake.sends().filter((r) => (r.body as { to?: string }).to === phone);
 const sendTemplate = (query: Record<string, string>, payload: unknown, headers = tenant.headers) =>

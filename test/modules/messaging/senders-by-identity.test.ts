@@ -2,6 +2,8 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db } from '../../../src/db/database.ts';
 import { phoneKey } from '../../../src/lib/phone.ts';
+import { identityKey } from '../../../src/modules/contacts/contact-identity.ts';
+import { contactIdentitiesRepository } from '../../../src/modules/contacts/contact-identities.repository.ts';
 import { messagingRepository } from '../../../src/modules/messaging/messaging.repository.ts';
 import { insertContact } from '../../helpers/factories.ts';
 import { createTenant, type Tenant } from '../../helpers/tenants.ts';
@@ -41,8 +43,8 @@ async function advisoryLocks(trx: Db): Promise<number> {
   return rows[0].n;
 }
 
-describe('messagingRepository.sendersByPhoneKey', () => {
-  it("finds senders as contactsByPhoneKey does and holds openConversation's lock for each one found", async () => {
+describe('messagingRepository.sendersByIdentity', () => {
+  it("finds senders as contactIdentitiesRepository.find does and holds openConversation's lock for each one found", async () => {
     const known = await insertContact(t.database.db, tenant.businessId, {
       phone_number: '5491155550101',
       first_name: 'Known',
@@ -51,18 +53,18 @@ describe('messagingRepository.sendersByPhoneKey', () => {
     await insertContact(t.database.db, other.businessId, { phone_number: '5491155550202', first_name: 'Elsewhere' });
     const keyKnown = phoneKey('5491155550101');
     const keyElsewhere = phoneKey('5491155550202');
+    const known1 = { kind: 'phone', value: keyKnown } as const;
+    const elsewhere = { kind: 'phone', value: keyElsewhere } as const;
 
     await t.database.db.transaction().execute(async (trx) => {
-      const found = await messagingRepository.sendersByPhoneKey(trx, tenant.businessId, [
-        { key: keyKnown, channelId: channel.id },
-        { key: keyKnown, channelId: channel.id },
-        { key: keyElsewhere, channelId: channel.id },
+      const found = await messagingRepository.sendersByIdentity(trx, tenant.businessId, [
+        { identity: known1, channelId: channel.id },
+        { identity: known1, channelId: channel.id },
+        { identity: elsewhere, channelId: channel.id },
       ]);
-      expect([...found.keys()]).toEqual([keyKnown]);
-      expect(found.get(keyKnown)).toMatchObject({ id: known.id, first_name: 'Known' });
-      expect(found).toEqual(
-        await messagingRepository.contactsByPhoneKey(trx, tenant.businessId, [keyKnown, keyElsewhere]),
-      );
+      expect([...found.keys()]).toEqual([identityKey(known1)]);
+      expect(found.get(identityKey(known1))).toMatchObject({ id: known.id, first_name: 'Known' });
+      expect(found).toEqual(await contactIdentitiesRepository.find(trx, tenant.businessId, [known1, elsewhere]));
 
       expect(await holds(trx, `${tenant.businessId}:conversation:${known.id}:${channel.id}`)).toBe(true);
       expect(await advisoryLocks(trx)).toBe(1);
@@ -81,8 +83,8 @@ describe('messagingRepository.sendersByPhoneKey', () => {
 
   it('takes no lock when no sender is known', async () => {
     await t.database.db.transaction().execute(async (trx) => {
-      const found = await messagingRepository.sendersByPhoneKey(trx, tenant.businessId, [
-        { key: phoneKey('5491155550303'), channelId: channel.id },
+      const found = await messagingRepository.sendersByIdentity(trx, tenant.businessId, [
+        { identity: { kind: 'phone', value: phoneKey('5491155550303') }, channelId: channel.id },
       ]);
       expect(found.size).toBe(0);
       expect(await advisoryLocks(trx)).toBe(0);
