@@ -15,8 +15,8 @@ import * as mediaIds from './migrations/0013-media-ids.ts';
 import * as webhookQueueHeads from './migrations/0014-webhook-queue-heads.ts';
 import * as domainEvents from './migrations/0015-domain-events.ts';
 import * as webhookHeaderSecrets from './migrations/0016-webhook-header-secrets.ts';
-import * as contactIdentities from './migrations/0017-contact-identities.ts';
 import * as outboxOwners from './migrations/0018-outbox-owners.ts';
+import * as contactIdentities from './migrations/0019-contact-identities.ts';
 
 /** Migrations are imported statically so they run the same under tsx, Vitest and a bundle. */
 const migrations: Record<string, Migration> = {
@@ -36,8 +36,8 @@ const migrations: Record<string, Migration> = {
   '0014-webhook-queue-heads': webhookQueueHeads,
   '0015-domain-events': domainEvents,
   '0016-webhook-header-secrets': webhookHeaderSecrets,
-  '0017-contact-identities': contactIdentities,
   '0018-outbox-owners': outboxOwners,
+  '0019-contact-identities': contactIdentities,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -76,9 +76,8 @@ export interface ContactAliasesTable {
 }
 
 /**
- * The contact each address names (src/modules/contacts/contact-identity.ts): phone and email rows
- * are kept by triggers from contacts and contact_aliases (migration 0017), other kinds are written
- * by the contacts repository.
+ * The contact each address names (src/modules/contacts/contact-identity.ts), written by the contacts
+ * repository in the statements that write contacts and their aliases (migration 0019).
  */
 export interface ContactIdentitiesTable {
   business_id: string;

@@ -124,10 +124,10 @@ describe.runIf(engine === 'pglite')('migration 0016 (webhook header secrets)', (
   });
 });
 
-describe.runIf(engine === 'pglite')('migration 0017 (contact identities)', () => {
+describe.runIf(engine === 'pglite')('migration 0019 (contact identities)', () => {
   it('names each phone and email of the contacts there are, and of their aliases, by its oldest holder; undone, it leaves no trace', async () => {
     const db = database.db;
-    await migrateTo(db, '0016-webhook-header-secrets');
+    await migrateTo(db, '0018-outbox-owners');
     const businessId = newId();
     const [a, b, c, d] = [newId(), newId(), newId(), newId()];
     await sql`INSERT INTO businesses (id, name) VALUES (${businessId}, 'Before identities')`.execute(db);
@@ -155,7 +155,7 @@ describe.runIf(engine === 'pglite')('migration 0017 (contact identities)', () =>
       { kind: 'phone', value: '541155550101', contact_id: b },
     ]);
 
-    await migrateTo(db, '0016-webhook-header-secrets');
+    await migrateTo(db, '0018-outbox-owners');
     const { rows: left } = await sql<{ n: number }>`
       SELECT count(*)::int AS n FROM pg_class WHERE relname LIKE 'contact_identities%'`.execute(db);
     expect(left[0].n).toBe(0);
