@@ -10,10 +10,18 @@ import { SecretBox } from '../../../src/lib/secret-box.ts';
 import { ChannelsService } from '../../../src/modules/channels/channels.service.ts';
 import type { DomainEvent } from '../../../src/modules/domain-events/domain-events.types.ts';
 import { OUTCOME_UNKNOWN, SendJobHandler } from '../../../src/modules/sending/send.job.ts';
-import { startFakeGraphApi, type FakeGraphApi } from '../../helpers/fake-graph-api.ts';
-import { createTenant, type Tenant } from '../../helpers/tenants.ts';
-import { buildTestApp, type TestApp } from '../../helpers/test-app.ts';
-import { createChannel, inboundContact, messageRow, settled, until, type TestChannel } from './sending.fixtures.ts';
+import type { FakeGraphApi } from '../../helpers/fake-graph-api.ts';
+import type { Tenant } from '../../helpers/tenants.ts';
+import type { TestApp } from '../../helpers/test-app.ts';
+import {
+  createChannel,
+  inboundContact,
+  messageRow,
+  settled,
+  until,
+  type TestChannel,
+  withSendingChannel,
+} from './sending.fixtures.ts';
 
 // When a send counts as started: only once its request is about to be written to the provider.
 // Before that (a connection being opened, a provider out of reach) it provably never left, so it is
@@ -23,18 +31,12 @@ let t: TestApp;
 let fake: FakeGraphApi;
 let tenant: Tenant;
 let channel: TestChannel;
+let close: () => Promise<void>;
 
 beforeAll(async () => {
-  fake = await startFakeGraphApi();
-  // The fake Graph API listens on loopback.
-  t = await buildTestApp({ ALLOW_PRIVATE_WEBHOOK_TARGETS: 'true' });
-  tenant = await createTenant(t.app);
-  channel = await createChannel(t.app, tenant, fake);
+  ({ t, fake, tenant, channel, close } = await withSendingChannel());
 });
-afterAll(async () => {
-  await t.close();
-  await fake.close();
-});
+afterAll(() => close());
 beforeEach(() => fake.reset());
 
 const silent = { error: () => undefined };

@@ -4,10 +4,10 @@ import { channelKind } from '../../../src/channels/registry.ts';
 import { DomainError } from '../../../src/lib/domain-errors.ts';
 import { freeFormContent } from '../../../src/modules/sending/sending.content.ts';
 import { sendingRepository } from '../../../src/modules/sending/sending.repository.ts';
-import { startFakeGraphApi, type FakeGraphApi } from '../../helpers/fake-graph-api.ts';
-import { createTenant, type Tenant } from '../../helpers/tenants.ts';
-import { buildTestApp, type TestApp } from '../../helpers/test-app.ts';
-import { createChannel, inboundContact, newPhone, settled, type TestChannel } from './sending.fixtures.ts';
+import type { FakeGraphApi } from '../../helpers/fake-graph-api.ts';
+import type { Tenant } from '../../helpers/tenants.ts';
+import type { TestApp } from '../../helpers/test-app.ts';
+import { inboundContact, newPhone, settled, type TestChannel, withSendingChannel } from './sending.fixtures.ts';
 
 // Sends obey the capabilities of their channel's kind (registry.ts): the service window's length, or
 // none, and the media types it sends. The registry's kinds are fixed where the service is built
@@ -19,18 +19,12 @@ let t: TestApp;
 let fake: FakeGraphApi;
 let tenant: Tenant;
 let channel: TestChannel;
+let close: () => Promise<void>;
 
 beforeAll(async () => {
-  fake = await startFakeGraphApi();
-  // The fake Graph API listens on loopback, a private target.
-  t = await buildTestApp({ ALLOW_PRIVATE_WEBHOOK_TARGETS: 'true' });
-  tenant = await createTenant(t.app, 'Acme');
-  channel = await createChannel(t.app, tenant, fake);
+  ({ t, fake, tenant, channel, close } = await withSendingChannel());
 });
-afterAll(async () => {
-  await t.close();
-  await fake.close();
-});
+afterAll(() => close());
 beforeEach(() => fake.reset());
 
 const send = (to: string, extra: Record<string, unknown> = {}) =>

@@ -8,31 +8,32 @@ import { OUTCOME_UNKNOWN, SendJobHandler } from '../../../src/modules/sending/se
 import {
   metaNotification,
   signedNotification,
-  startFakeGraphApi,
   statusReceipt,
   type FakeGraphApi,
   type GraphFailure,
 } from '../../helpers/fake-graph-api.ts';
-import { createTenant, type Tenant } from '../../helpers/tenants.ts';
-import { buildTestApp, engine, type TestApp } from '../../helpers/test-app.ts';
-import { createChannel, inboundContact, messageRow, settled, until, type TestChannel } from './sending.fixtures.ts';
+import type { Tenant } from '../../helpers/tenants.ts';
+import { engine, type TestApp } from '../../helpers/test-app.ts';
+import {
+  createChannel,
+  inboundContact,
+  messageRow,
+  settled,
+  until,
+  type TestChannel,
+  withSendingChannel,
+} from './sending.fixtures.ts';
 
 let t: TestApp;
 let fake: FakeGraphApi;
 let tenant: Tenant;
 let channel: TestChannel;
+let close: () => Promise<void>;
 
 beforeAll(async () => {
-  fake = await startFakeGraphApi();
-  // The fake Graph API listens on loopback, a private target.
-  t = await buildTestApp({ ALLOW_PRIVATE_WEBHOOK_TARGETS: 'true' });
-  tenant = await createTenant(t.app);
-  channel = await createChannel(t.app, tenant, fake);
+  ({ t, fake, tenant, channel, close } = await withSendingChannel());
 });
-afterAll(async () => {
-  await t.close();
-  await fake.close();
-});
+afterAll(() => close());
 beforeEach(() => fake.reset());
 
 const sendsTo = (phone: string) => fake.sends().filter((r) => (r.body as { to?: string }).to === phone);

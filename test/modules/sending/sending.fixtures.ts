@@ -1,9 +1,9 @@
 import { randomInt } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { insertContact, insertConversation, insertMessage } from '../../helpers/factories.ts';
-import type { FakeGraphApi } from '../../helpers/fake-graph-api.ts';
-import { adminHeaders, type Tenant } from '../../helpers/tenants.ts';
-import type { TestApp } from '../../helpers/test-app.ts';
+import { startFakeGraphApi, type FakeGraphApi } from '../../helpers/fake-graph-api.ts';
+import { adminHeaders, createTenant, type Tenant } from '../../helpers/tenants.ts';
+import { buildTestApp, type TestApp } from '../../helpers/test-app.ts';
 
 // Shared set-up of the sending tests: channels and templates made through the operator API,
 // inbound history inserted with chosen times, and waiting for the worker.
@@ -117,4 +117,34 @@ export function messageRow(t: TestApp, id: string) {
 export async function settled(t: TestApp, id: string, ms?: number) {
   await until(async () => (await messageRow(t, id)).status !== 'PENDING', ms);
   return messageRow(t, id);
+}
+
+export interface SendingFixture {
+  t: TestApp;
+  fake: FakeGraphApi;
+  tenant: Tenant;
+  channel: TestChannel;
+  /** Closes the app, then the fake Graph API. */
+  close(): Promise<void>;
+}
+
+/**
+ * The set-up of the sending tests: a fake Graph API, a test app that may reach it (it listens on
+ * loopback, a private target), a business and its WhatsApp channel on the fake.
+ */
+export async function withSendingChannel(tenantName?: string): Promise<SendingFixture> {
+  const fake = await startFakeGraphApi();
+  const t = await buildTestApp({ ALLOW_PRIVATE_WEBHOOK_TARGETS: 'true' });
+  const tenant = await createTenant(t.app, tenantName);
+  const channel = await createChannel(t.app, tenant, fake);
+  return {
+    t,
+    fake,
+    tenant,
+    channel,
+    close: async () => {
+      await t.close();
+      await fake.close();
+    },
+  };
 }
