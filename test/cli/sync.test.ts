@@ -212,10 +212,9 @@ describe('sync tool', () => {
     }
   });
 
-  it('runs as a command', async () => {
-    const { tenant } = await business(30);
-    const out = tmp();
-    const { stdout } = await promisify(execFile)(
+  /** The sync tool run as a user runs it, over the test window. */
+  const syncCommand = (key: string, out: string, ...extra: string[]) =>
+    promisify(execFile)(
       'npx',
       [
         'tsx',
@@ -223,41 +222,29 @@ describe('sync tool', () => {
         '--url',
         url,
         '--key',
-        tenant.key,
+        key,
         '--since',
         '2026-05-20',
         '--until',
         '2026-10-01',
         '--out',
         out,
-        '--quiet',
+        ...extra,
       ],
       { cwd: process.cwd() },
     );
+
+  it('runs as a command', async () => {
+    const { tenant } = await business(30);
+    const out = tmp();
+    const { stdout } = await syncCommand(tenant.key, out, '--quiet');
     expect(stdout).toContain('messages: 30 stored');
     expect(lines(join(out, 'messages.ndjson'))).toHaveLength(30);
   });
 
   it('prints a progress line per kind, named, when the output is no terminal', async () => {
     const { tenant } = await business(12);
-    const { stderr } = await promisify(execFile)(
-      'npx',
-      [
-        'tsx',
-        'src/cli/sync.ts',
-        '--url',
-        url,
-        '--key',
-        tenant.key,
-        '--since',
-        '2026-05-20',
-        '--until',
-        '2026-10-01',
-        '--out',
-        tmp(),
-      ],
-      { cwd: process.cwd() },
-    );
+    const { stderr } = await syncCommand(tenant.key, tmp());
     expect(stderr).not.toContain('{');
     expect(stderr).toMatch(/^ messages +\|.*\| 100% \| 12 stored \|/m);
     expect(stderr).toMatch(/^ events +\|.*\| 100% \| 5 stored \|/m);
