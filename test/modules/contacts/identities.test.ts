@@ -8,9 +8,9 @@ import { contactsRepository } from '../../../src/modules/contacts/contacts.repos
 import { identitiesOf, identityDrift } from '../../helpers/contact-identities.ts';
 import { inboundMessage } from '../../helpers/fake-graph-api.ts';
 import { createTenant, type Tenant } from '../../helpers/tenants.ts';
-import { buildTestApp, type TestApp } from '../../helpers/test-app.ts';
+import type { TestApp } from '../../helpers/test-app.ts';
 import { postImport } from '../import/import-helpers.ts';
-import { createWhatsAppChannel, notificationFor, postSigned, type TestChannel } from '../inbound/whatsapp-helpers.ts';
+import { withWhatsAppChannel, type WhatsAppFixture } from '../inbound/whatsapp-helpers.ts';
 
 // Each address names one contact per business (contact_identities), the one inbound traffic from it
 // lands on: every writer of contacts leaves them as the contacts' columns and aliases say.
@@ -18,13 +18,11 @@ import { createWhatsAppChannel, notificationFor, postSigned, type TestChannel } 
 let t: TestApp;
 let tenant: Tenant;
 let other: Tenant;
-let channel: TestChannel;
+let notify: WhatsAppFixture['notify'];
 
 beforeAll(async () => {
-  t = await buildTestApp();
-  tenant = await createTenant(t.app);
+  ({ t, tenant, notify } = await withWhatsAppChannel());
   other = await createTenant(t.app, 'Other');
-  channel = await createWhatsAppChannel(t.app, tenant.businessId);
 });
 afterAll(() => t.close());
 afterEach(async () => {
@@ -46,14 +44,10 @@ async function namedBy(identity: AddressIdentity, businessId = tenant.businessId
 }
 
 async function inbound(from: string, name = 'Ada') {
-  const res = await postSigned(
-    t.app,
-    notificationFor(channel, {
-      contacts: [{ waId: from, name }],
-      messages: [inboundMessage(from, 'text', { body: 'hi' })],
-    }),
-    channel.appSecret,
-  );
+  const res = await notify({
+    contacts: [{ waId: from, name }],
+    messages: [inboundMessage(from, 'text', { body: 'hi' })],
+  });
   expect(res.statusCode).toBe(200);
 }
 

@@ -7,8 +7,8 @@ import { contactIdentitiesRepository } from '../../../src/modules/contacts/conta
 import { messagingRepository } from '../../../src/modules/messaging/messaging.repository.ts';
 import { insertContact } from '../../helpers/factories.ts';
 import { createTenant, type Tenant } from '../../helpers/tenants.ts';
-import { buildTestApp, engine, type TestApp } from '../../helpers/test-app.ts';
-import { createWhatsAppChannel, type TestChannel } from '../inbound/whatsapp-helpers.ts';
+import { engine, type TestApp } from '../../helpers/test-app.ts';
+import { withWhatsAppChannel, type TestChannel } from '../inbound/whatsapp-helpers.ts';
 
 // The inbound batch takes openConversation's locks in the sender lookup: the same lock names, for
 // the contacts found only.
@@ -19,10 +19,8 @@ let other: Tenant;
 let channel: TestChannel;
 
 beforeAll(async () => {
-  t = await buildTestApp();
-  tenant = await createTenant(t.app);
+  ({ t, tenant, channel } = await withWhatsAppChannel());
   other = await createTenant(t.app, 'Other');
-  channel = await createWhatsAppChannel(t.app, tenant.businessId);
 });
 afterAll(() => t.close());
 
