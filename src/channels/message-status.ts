@@ -19,7 +19,7 @@ const rank: Partial<Record<MessageStatus, number>> = { PENDING: 0, SENT: 1, DELI
  * - ERROR is final: a failed message does not come back (Meta's "failed" is final for a wamid,
  *   and a retried send is a new provider message). The one exception is not a move by this rule:
  *   a send that has no wamid because its answer was lost takes the status of its first receipt
- *   (messagingRepository.recordByReference);
+ *   (messageStatusRepository.recordByReference);
  * - RECEIVED belongs to inbound messages and neither moves nor is reached.
  */
 export function canMoveStatus(from: MessageStatus, to: MessageStatus): boolean {

@@ -1,5 +1,6 @@
 import { sql, type ExpressionBuilder, type RawBuilder, type Selectable, type SelectQueryBuilder } from 'kysely';
 import type { Db } from '../db/database.ts';
+import { jsonRows } from '../db/json-rows.ts';
 import { WORKER_LOCK_CLASS } from './worker-session.ts';
 import type { Database, OutboxTable } from '../db/types.ts';
 
@@ -38,6 +39,23 @@ export const outboxRepository = {
       .set({ state: 'done', locked_until: null, locked_by: null, last_error: null })
       .where((eb) => heldBy(eb, job))
       .execute();
+  },
+
+  /**
+   * Completes running jobs by business and id, in one statement (jsonRows): the send job's, in the
+   * transaction that records their messages as SENT, so a job is done exactly when its message's
+   * outcome is stored.
+   */
+  async completeMany(db: Db, jobs: { businessId: string; id: string }[]): Promise<void> {
+    if (jobs.length === 0) return;
+    await sql`
+      update outbox o set state = 'done', locked_until = null, locked_by = null, last_error = null
+      from ${jsonRows(
+        'v',
+        { business_id: 'uuid', id: 'uuid' },
+        jobs.map((j) => ({ business_id: j.businessId, id: j.id })),
+      )}
+      where o.business_id = v.business_id and o.id = v.id and o.state = 'running'`.execute(db);
   },
 
   async retryAt(db: Db, job: OutboxJob, delaySeconds: number, error: string): Promise<void> {

@@ -56,6 +56,21 @@ const identifierLookups = new Map<string, (db: Db, ...args: typeof IDENTIFIER_PL
  */
 export type NewContact = Insertable<ContactsTable> & { identity?: AddressIdentity };
 
+/** A contact as the import stores it; timestamps are the ISO strings of the file, read by PostgreSQL. */
+export interface ContactImportRow {
+  id: string;
+  first_name: string;
+  last_name: string;
+  email: string | null;
+  phone_number: string | null;
+  phone_key: string | null;
+  external_id: string | null;
+  tags: string[];
+  custom_fields: Record<string, unknown>;
+  is_test: boolean;
+  created_at: string;
+}
+
 /** An email (lower-cased) or phone key a merge left a contact as an alias. */
 export interface ContactAlias {
   kind: 'email' | 'phone';
@@ -269,8 +284,12 @@ export const contactsRepository = {
     );
   },
 
-  /** Contacts of an import; a contact whose id exists is skipped. Answers the ids that went in; see insertRows. */
-  async insertImported(db: Db, businessId: string, rows: Omit<NewContact, 'business_id'>[]): Promise<string[]> {
+  /**
+   * Contacts of an import batch in one statement; a contact whose id exists is skipped, and any
+   * other unique violation (a duplicate external_id) fails the batch. Answers the ids that went in;
+   * see insertRows.
+   */
+  async insertImported(db: Db, businessId: string, rows: ContactImportRow[]): Promise<string[]> {
     if (rows.length === 0) return [];
     const { rows: inserted } = await insertStatement(
       rows.map((row) => ({ ...row, business_id: businessId })),
@@ -416,31 +435,12 @@ export const contactsRepository = {
     };
   },
 
-  /** The transaction's time: what now() gives every statement of it, the time closeOpenConversations writes. */
+  /**
+   * The transaction's time: what now() gives every statement of it, the time
+   * conversationOpsRepository.closeOpenOfContact writes.
+   */
   async transactionTime(db: Db): Promise<string> {
     const { rows } = await sql<{ now: string }>`select now() as now`.execute(db);
     return rows[0].now;
-  },
-
-  /** Closes every open conversation of the contact at the transaction's time. */
-  closeOpenConversations(db: Db, businessId: string, contactId: string) {
-    return db
-      .updateTable('conversations')
-      .set({ closed_at: sql<string>`now()` })
-      .where('business_id', '=', businessId)
-      .where('contact_id', '=', contactId)
-      .where('closed_at', 'is', null)
-      .returning(['id', 'channel', 'closed_at'])
-      .execute();
-  },
-
-  /** Copies the contact's tag list onto all its conversations. */
-  async setConversationTags(db: Db, businessId: string, contactId: string, tags: string[]): Promise<void> {
-    await db
-      .updateTable('conversations')
-      .set({ tags })
-      .where('business_id', '=', businessId)
-      .where('contact_id', '=', contactId)
-      .execute();
   },
 };

@@ -4,6 +4,7 @@ import { conflict, invalid, notFound } from '../../lib/domain-errors.ts';
 import { isUuid, newId } from '../../lib/ids.ts';
 import type { DashboardLinks } from '../../lib/links.ts';
 import { normalisePhone } from '../../lib/phone.ts';
+import { conversationOpsRepository } from '../conversations/conversation-ops.repository.ts';
 import { contactFieldChanged, writeEvents } from '../events/events.writer.ts';
 import { contactsChanged } from '../domain-events/domain-events.writer.ts';
 import { usersRepository } from '../users/users.repository.ts';
@@ -131,7 +132,7 @@ export class ContactsService {
         : null;
       const { values, changes } = planUpdate(row, body, assignee, current);
       const updated = changes.length > 0 ? await contactsRepository.update(trx, businessId, id, values) : row;
-      if (body.tags !== undefined) await contactsRepository.setConversationTags(trx, businessId, id, updated.tags);
+      if (body.tags !== undefined) await conversationOpsRepository.setContactTags(trx, businessId, id, updated.tags);
       await contactFieldChanged(trx, businessId, { contactId: id, actorType: 'api', source: 'api', changes });
       return this.camelForm(updated, trx);
     });
@@ -159,7 +160,7 @@ export class ContactsService {
     if (!isUuid(id)) throw notFound('contact');
     return this.db.transaction().execute(async (trx) => {
       const row = await this.require(trx, businessId, id, true);
-      const closed = await contactsRepository.closeOpenConversations(trx, businessId, id);
+      const closed = await conversationOpsRepository.closeOpenOfContact(trx, businessId, id);
       await writeEvents(
         trx,
         businessId,

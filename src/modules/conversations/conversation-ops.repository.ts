@@ -1,6 +1,7 @@
 import { sql, type Updateable } from 'kysely';
 import type { Db } from '../../db/database.ts';
 import type { ConversationsTable } from '../../db/types.ts';
+import type { ConversationRow } from './conversation-store.repository.ts';
 
 const columns = [
   'id',
@@ -12,7 +13,22 @@ const columns = [
   'agent_id',
 ] as const;
 
+/**
+ * The operations on conversations after they opened: the operator's (close, reopen, manual control,
+ * assignment), a send's changes (bot_status, assignment, team, agent), a contact's (closing all its
+ * conversations, its tags).
+ */
 export const conversationOpsRepository = {
+  /** The whole conversation (a send's `fields=conversation`). */
+  find(db: Db, businessId: string, id: string): Promise<ConversationRow> {
+    return db
+      .selectFrom('conversations')
+      .selectAll()
+      .where('business_id', '=', businessId)
+      .where('id', '=', id)
+      .executeTakeFirstOrThrow();
+  },
+
   /** The conversation, locked for the operation's transaction. */
   findForUpdate(db: Db, businessId: string, id: string) {
     return db
@@ -43,6 +59,39 @@ export const conversationOpsRepository = {
       .where('id', '=', id)
       .returning(columns)
       .executeTakeFirstOrThrow();
+  },
+
+  /** update, answering the whole conversation. */
+  updateRow(db: Db, businessId: string, id: string, changes: Updateable<ConversationsTable>): Promise<ConversationRow> {
+    return db
+      .updateTable('conversations')
+      .set(changes)
+      .where('business_id', '=', businessId)
+      .where('id', '=', id)
+      .returningAll()
+      .executeTakeFirstOrThrow();
+  },
+
+  /** Closes every open conversation of the contact at the transaction's time. */
+  closeOpenOfContact(db: Db, businessId: string, contactId: string) {
+    return db
+      .updateTable('conversations')
+      .set({ closed_at: sql<string>`now()` })
+      .where('business_id', '=', businessId)
+      .where('contact_id', '=', contactId)
+      .where('closed_at', 'is', null)
+      .returning(['id', 'channel', 'closed_at'])
+      .execute();
+  },
+
+  /** Copies the contact's tag list onto all its conversations. */
+  async setContactTags(db: Db, businessId: string, contactId: string, tags: string[]): Promise<void> {
+    await db
+      .updateTable('conversations')
+      .set({ tags })
+      .where('business_id', '=', businessId)
+      .where('contact_id', '=', contactId)
+      .execute();
   },
 };
 

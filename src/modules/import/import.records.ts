@@ -4,7 +4,10 @@ import type { TLocalizedValidationError } from 'typebox/error';
 import { registerStorableFormats } from '../../lib/formats.ts';
 import { jsonProblem, underflowProblem } from '../../lib/json-check.ts';
 import { normalisePhone } from '../../lib/phone.ts';
-import type { ContactImportRow, ConversationImportRow, EventImportRow, MessageImportRow } from './import.repository.ts';
+import type { ContactImportRow } from '../contacts/contacts.repository.ts';
+import type { ConversationImportRow } from '../conversations/conversation-store.repository.ts';
+import type { EventImportRow } from '../events/events.repository.ts';
+import type { MessageImportRow } from '../messages/messages.repository.ts';
 import { ContactRecord, ConversationRecord, EventRecord, MessageRecord } from './import.schemas.ts';
 
 /** A line turned into the row of one table, or the reason it cannot be. */

@@ -1,7 +1,7 @@
 import type { InboundMessage, ProviderErrorDetail } from '../../channels/provider.ts';
 import { newId } from '../../lib/ids.ts';
 import type { ChannelRow } from '../channels/channels.service.ts';
-import type { NewMessage } from '../messaging/messaging.repository.ts';
+import type { NewMessage } from '../messages/messages.repository.ts';
 
 /**
  * The structured parts of an inbound message, kept in `messages.metadata` (snake_case) so later

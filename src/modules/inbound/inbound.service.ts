@@ -8,7 +8,8 @@ import { DomainError, forbidden, invalid, unauthorized } from '../../lib/domain-
 import type { OutboxWorker } from '../../jobs/outbox.worker.ts';
 import type { ChannelRow, ChannelsService } from '../channels/channels.service.ts';
 import { identityLockName } from '../contacts/contact-identity.ts';
-import { messagingRepository } from '../messaging/messaging.repository.ts';
+import { messageStatusRepository } from '../messages/message-status.repository.ts';
+import { messagesRepository } from '../messages/messages.repository.ts';
 import { Batcher } from '../../lib/batcher.ts';
 import { inSlices, nextTurn } from '../../db/slices.ts';
 import { isUuid } from '../../lib/ids.ts';
@@ -261,7 +262,7 @@ export class InboundService {
           moved.set(channel.business_id, ofBusiness);
         } else if (
           !held.has(key) &&
-          !(await messagingRepository.findByProviderMessageId(
+          !(await messagesRepository.findByProviderMessageId(
             trx,
             channel.business_id,
             channel.id,
@@ -270,7 +271,7 @@ export class InboundService {
         ) {
           const reference = messageReference(status);
           const sent = reference
-            ? await messagingRepository.outboundProviderId(trx, channel.business_id, channel.id, reference)
+            ? await messagesRepository.outboundProviderId(trx, channel.business_id, channel.id, reference)
             : undefined;
           if (sent)
             summaries[n].duplicateSends.push({
@@ -302,7 +303,7 @@ export class InboundService {
     const to = messageStatusOf(status.status);
     const error = to === 'ERROR' ? errorText(status.errors) : null;
     const byProviderId = async () => {
-      const moved = await messagingRepository.moveStatus(
+      const moved = await messageStatusRepository.moveStatus(
         trx,
         channel.business_id,
         { channelId: channel.id, providerMessageId: status.providerMessageId },
@@ -317,7 +318,7 @@ export class InboundService {
     if (moved) return moved;
     const reference = messageReference(status);
     if (!reference) return undefined;
-    const recorded = await messagingRepository.recordByReference(
+    const recorded = await messageStatusRepository.recordByReference(
       trx,
       channel.business_id,
       { channelId: channel.id, id: reference },
@@ -395,7 +396,7 @@ async function heldProviderIds(trx: Db, notifications: Notification[]): Promise<
   }
   const held = new Set<string>();
   for (const [businessId, ofBusiness] of refs)
-    for (const key of (await messagingRepository.idsByProviderMessageId(trx, businessId, ofBusiness)).keys())
+    for (const key of (await messagesRepository.idsByProviderMessageId(trx, businessId, ofBusiness)).keys())
       held.add(key);
   return held;
 }

@@ -5,10 +5,12 @@ import { contactsChanged } from '../domain-events/domain-events.writer.ts';
 import type { ChannelRow } from '../channels/channels.service.ts';
 import { identityKey } from '../contacts/contact-identity.ts';
 import { contactsRepository, type ContactRow, type NewMessageContact } from '../contacts/contacts.repository.ts';
+import { openConversations } from '../conversations/open-conversations.ts';
 import { MEDIA_FETCH_JOB } from '../media/media.fetch-job.ts';
-import { openConversations } from '../messaging/messaging.conversations.ts';
-import { messagingRepository, type NewMessage } from '../messaging/messaging.repository.ts';
+import { mediaRepository } from '../media/media.repository.ts';
+import { messagesRepository, type NewMessage } from '../messages/messages.repository.ts';
 import { inboundMessageRow } from './inbound.content.ts';
+import { inboundRepository } from './inbound.repository.ts';
 import {
   newSenderRow,
   senderAddress,
@@ -83,7 +85,7 @@ export async function storeMessages(
       id ? [{ channelId: channel.id, providerMessageId: id }] : [],
     );
   });
-  const stored = await messagingRepository.idsByProviderMessageId(trx, businessId, referenced);
+  const stored = await messagesRepository.idsByProviderMessageId(trx, businessId, referenced);
   const earlier = new Map<string, string>();
   const idOf = (key: string | undefined) => (key ? (stored.get(key) ?? earlier.get(key) ?? null) : null);
 
@@ -104,7 +106,7 @@ export async function storeMessages(
     earlier.set(`${channel.id}:${message.providerMessageId}`, row.id);
     return row;
   });
-  const { inserted } = await messagingRepository.insertMessages(trx, businessId, rows);
+  const { inserted } = await messagesRepository.insertMessages(trx, businessId, rows);
   const insertedIds = new Set(inserted.map((r) => r.id));
   fresh.forEach((i, n) => {
     if (insertedIds.has(rows[n].id)) ids[i] = rows[n].id;
@@ -114,7 +116,7 @@ export async function storeMessages(
     const media = entries[i].message.media;
     return media && insertedIds.has(rows[n].id) ? [{ messageId: rows[n].id, media }] : [];
   });
-  await messagingRepository.insertMedia(
+  await mediaRepository.insertMany(
     trx,
     businessId,
     withMedia.map(({ messageId, media }) => ({
@@ -155,7 +157,7 @@ async function sendersOf(trx: Db, businessId: string, entries: InboundEntry[]): 
   const addresses = entries.map(({ channel, message }) => senderAddress(channel, message.from));
   const identities = entries.map(({ channel, message }) => senderIdentity(channel, message.from));
   const keys = identities.map(identityKey);
-  const contacts = await messagingRepository.sendersByIdentity(
+  const contacts = await inboundRepository.sendersByIdentity(
     trx,
     businessId,
     entries.map(({ channel }, n) => ({ identity: identities[n], channelId: channel.id })),

@@ -1,8 +1,15 @@
-import type { Selectable } from 'kysely';
+import { sql, type Insertable, type Selectable } from 'kysely';
 import type { Db } from '../../db/database.ts';
+import { jsonRows } from '../../db/json-rows.ts';
 import type { MediaTable } from '../../db/types.ts';
 
 export type MediaRow = Selectable<MediaTable>;
+
+/** An attachment of an inbound message, by the provider's media id. */
+export type NewMedia = Pick<
+  Insertable<MediaTable>,
+  'message_id' | 'provider_media_id' | 'content_type' | 'filename' | 'sha256'
+>;
 
 /** A downloaded file's place in the file store, for its media row. */
 export interface MediaFile {
@@ -14,6 +21,17 @@ export interface MediaFile {
 }
 
 export const mediaRepository = {
+  /** Attachments of messages, in one statement; the bytes are fetched later (outbox kind `media_fetch`). */
+  async insertMany(db: Db, businessId: string, rows: NewMedia[]): Promise<void> {
+    if (rows.length === 0) return;
+    await sql`
+      insert into media (business_id, message_id, provider_media_id, content_type, filename, sha256)
+      select ${businessId}::uuid, v.message_id, v.provider_media_id, v.content_type, v.filename, v.sha256
+      from ${jsonRows('v', { message_id: 'uuid', provider_media_id: 'text', content_type: 'text', filename: 'text', sha256: 'text' }, rows)}`.execute(
+      db,
+    );
+  },
+
   find(db: Db, businessId: string, id: number): Promise<MediaRow | undefined> {
     return db
       .selectFrom('media')

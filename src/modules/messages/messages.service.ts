@@ -4,7 +4,7 @@ import { contactsRepository, type ContactRow } from '../contacts/contacts.reposi
 import { messagesRepository, type ContactMessageRow } from './messages.repository.ts';
 import type { MediaLink, MediaService } from '../media/media.service.ts';
 import type { ContactMessage } from './messages.schemas.ts';
-import { messageAddresses } from '../messaging/message-addresses.ts';
+import { messageAddresses } from './message-addresses.ts';
 
 /** Files of a message: signed download addresses (valid 120 minutes) and their descriptions. */
 function filesOf(links: MediaLink[]): Pick<ContactMessage, 'attachments' | 'media'> {

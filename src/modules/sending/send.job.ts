@@ -8,7 +8,11 @@ import type { DomainEventDispatcher } from '../domain-events/domain-events.dispa
 import { messageStatusesChanged } from '../domain-events/domain-events.writer.ts';
 import { Batcher } from '../../lib/batcher.ts';
 import { ChannelFailures, type ChannelFailureLog } from './channel-failures.ts';
-import { sendingRepository as repo, type MessageKey, type OutboundMessage } from './sending.repository.ts';
+import {
+  messageStatusRepository as repo,
+  type MessageKey,
+  type OutboundMessage,
+} from '../messages/message-status.repository.ts';
 
 const keyOf = (ref: MessageKey) => `${ref.businessId}:${ref.id}`;
 
@@ -99,12 +103,16 @@ export class SendJobHandler implements JobHandler {
     },
     { maxRunning: 1, maxItems: 100, gatherMs: MARK_GATHER_MS },
   );
-  // The SENT mark completes the outbox job in the same statement (see markSentMany), and the
-  // messages it moved get their domain events in the same commit.
+  // The SENT marks complete their outbox jobs in the same transaction (a job is done exactly when its
+  // message's outcome is stored), and the messages they moved get their domain events in it too.
   private readonly sents = new Batcher<MessageKey & { providerMessageId: string; jobId: string }, true>(
     async (items) => {
       const moved = await this.db.transaction().execute(async (trx) => {
-        const moved = await repo.markSentMany(trx, items);
+        const moved = await repo.markSent(trx, items);
+        await outboxRepository.completeMany(
+          trx,
+          items.map((item) => ({ businessId: item.businessId, id: item.jobId })),
+        );
         await statusMoves(trx, moved, 'SENT');
         return moved;
       });

@@ -1,6 +1,7 @@
 import type { Updateable } from 'kysely';
 import type { OutboundContent } from '../../channels/provider.ts';
 import { channelKind } from '../../channels/registry.ts';
+import { lockMany } from '../../db/advisory-locks.ts';
 import type { Db } from '../../db/database.ts';
 import type { ConversationsTable, EventsTable } from '../../db/types.ts';
 import { enqueueJobs } from '../../jobs/outbox.worker.ts';
@@ -10,14 +11,15 @@ import type { ChannelRow } from '../channels/channels.repository.ts';
 import { contactIdentitiesRepository } from '../contacts/contact-identities.repository.ts';
 import { identityKey, identityLockName, type AddressIdentity } from '../contacts/contact-identity.ts';
 import { contactsRepository, type ContactRow, type NewMessageContact } from '../contacts/contacts.repository.ts';
+import { conversationOpsRepository } from '../conversations/conversation-ops.repository.ts';
+import type { ConversationRow } from '../conversations/conversation-store.repository.ts';
 import { manualControlChange } from '../conversations/manual-control.ts';
+import { openConversations } from '../conversations/open-conversations.ts';
 import { contactsChanged, conversationsChanged, messagesCreated } from '../domain-events/domain-events.writer.ts';
 import { contactFieldChanged, writeEvents, type EventType } from '../events/events.writer.ts';
 import { storeAnswerIn, type IdempotencyClaim } from '../idempotency/idempotency.service.ts';
-import { openConversations } from '../messaging/messaging.conversations.ts';
-import { messagingRepository, type NewMessage } from '../messaging/messaging.repository.ts';
+import { messagesRepository, type NewMessage } from '../messages/messages.repository.ts';
 import { blocked, templateRequired } from './sending.content.ts';
-import { sendingRepository, type ConversationRow } from './sending.repository.ts';
 
 /** Everything one send writes, decided and validated before the transaction. */
 export interface SendPlan {
@@ -66,7 +68,7 @@ export async function acceptSends(trx: Db, sends: SendPlan[]): Promise<{ outcome
   const outcomes: (SendOutcome | undefined)[] = sends.map(() => undefined);
   const lockOf = (s: SendPlan) => ({ businessId: s.businessId, key: identityLockName(recipientIdentity(s)) });
   const locks = new Map(sends.map((s) => [`${s.businessId}:${lockOf(s).key}`, lockOf(s)]));
-  await messagingRepository.lockMany(
+  await lockMany(
     trx,
     [...locks.keys()].sort().map((k) => locks.get(k)!),
   );
@@ -101,7 +103,7 @@ export async function acceptSends(trx: Db, sends: SendPlan[]): Promise<{ outcome
       outcomes[w.i] = { messageId, contact: w.contact, conversationId: conversation.id };
       accepted.push({ i: w.i, businessId, messageId });
     }
-    await messagingRepository.insertMessages(trx, businessId, rows);
+    await messagesRepository.insertMessages(trx, businessId, rows);
     await messagesCreated(
       trx,
       businessId,
@@ -163,7 +165,7 @@ async function recipientsOf(
     else candidates.push(i);
   }
   const windowed = candidates.filter((i) => windowOf(i) !== null);
-  const open = await sendingRepository.inServiceWindows(
+  const open = await messagesRepository.inServiceWindows(
     trx,
     businessId,
     windowed.map((i) => ({
@@ -315,5 +317,5 @@ async function applyConversationChanges(
   }
   if (events.length > 0) await writeEvents(trx, conversation.business_id, events);
   if (Object.keys(changes).length === 0) return conversation;
-  return sendingRepository.updateConversation(trx, conversation.business_id, conversation.id, changes);
+  return conversationOpsRepository.updateRow(trx, conversation.business_id, conversation.id, changes);
 }

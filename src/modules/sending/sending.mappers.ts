@@ -1,9 +1,8 @@
 import type { Db } from '../../db/database.ts';
+import type { ConversationRow } from '../conversations/conversation-store.repository.ts';
+import type { OutboundMessage } from '../messages/message-status.repository.ts';
 import { usersRepository } from '../users/users.repository.ts';
-import type { ConversationRow, sendingRepository } from './sending.repository.ts';
 import type { SendConversation } from './sending.schemas.ts';
-
-type OutboundRow = NonNullable<Awaited<ReturnType<typeof sendingRepository.outboundMessage>>>;
 
 /** Status names of the status endpoint: `enqueued` while queued, then the delivery state in lower case. */
 const statusNames: Record<string, string> = {
@@ -18,7 +17,7 @@ const statusNames: Record<string, string> = {
  * The sent-message status record of the contract, with two extensions: `error`, why the send failed
  * or, while it is still queued, why its last attempt failed; and `attempts`, the attempts so far.
  */
-export function toStatusRecord(row: OutboundRow) {
+export function toStatusRecord(row: OutboundMessage) {
   const status = statusNames[row.status] ?? row.status.toLowerCase();
   return {
     uuid: row.id,

@@ -4,6 +4,9 @@ import type { OutboxWorker } from '../../jobs/outbox.worker.ts';
 import type { ChannelKind } from '../../channels/channel-kind.ts';
 import { channelKind, templateChannelTypes } from '../../channels/registry.ts';
 import { agentsRepository } from '../agents/agents.repository.ts';
+import { conversationOpsRepository } from '../conversations/conversation-ops.repository.ts';
+import { messageStatusRepository } from '../messages/message-status.repository.ts';
+import { teamsRepository } from '../teams/teams.repository.ts';
 import { storeAnswerIn, type IdempotencyClaim } from '../idempotency/idempotency.service.ts';
 import type { ChannelRow, ChannelsService } from '../channels/channels.service.ts';
 import type { ContactsService } from '../contacts/contacts.service.ts';
@@ -17,7 +20,6 @@ import { Batcher } from '../../lib/batcher.ts';
 import { acceptSends, plainSendAnswer, type SendOutcome, type SendPlan } from './sending.accept.ts';
 import { freeFormContent } from './sending.content.ts';
 import { toSendConversation, toStatusRecord } from './sending.mappers.ts';
-import { sendingRepository } from './sending.repository.ts';
 import type { SendBody, SendTemplateBody, SendTemplateQuery } from './sending.schemas.ts';
 
 const notTheBusiness = (what: string) => forbidden(`${what} does not belong to the business`);
@@ -141,7 +143,7 @@ export class SendingService {
         plan.assignedUserId = user.id;
       }
       if (body.team_uuid !== undefined) {
-        if (!(await sendingRepository.team(trx, businessId, body.team_uuid)))
+        if (!(await teamsRepository.find(trx, businessId, body.team_uuid)))
           throw invalid('team_uuid is not a team of the business', [{ path: '/team_uuid' }]);
         plan.teamId = body.team_uuid;
       }
@@ -153,7 +155,7 @@ export class SendingService {
           ? {
               conversation: await toSendConversation(
                 trx,
-                await sendingRepository.conversation(trx, businessId, accepted.conversationId),
+                await conversationOpsRepository.find(trx, businessId, accepted.conversationId),
               ),
             }
           : {}),
@@ -240,7 +242,7 @@ export class SendingService {
 
   /** GET /messages/status/:uuid: outbound messages of the business only. */
   async status(businessId: string, id: string) {
-    const message = await sendingRepository.outboundMessage(this.db, businessId, id);
+    const message = await messageStatusRepository.outboundMessage(this.db, businessId, id);
     if (!message) throw notFound('message');
     return { message: toStatusRecord(message) };
   }

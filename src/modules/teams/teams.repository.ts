@@ -9,6 +9,15 @@ export const teamsRepository = {
       .executeTakeFirstOrThrow();
   },
 
+  find(db: Db, businessId: string, id: string) {
+    return db
+      .selectFrom('teams')
+      .select(['id', 'name'])
+      .where('business_id', '=', businessId)
+      .where('id', '=', id)
+      .executeTakeFirst();
+  },
+
   list(db: Db, businessId: string, limit: number) {
     return db
       .selectFrom('teams')

@@ -4,7 +4,7 @@ import type { DashboardLinks } from '../../lib/links.ts';
 import type { ContactRow } from '../contacts/contacts.repository.ts';
 import { toContactCamel } from '../contacts/contacts.mappers.ts';
 import { signedMediaUrl, type MediaSigningKey } from '../media/media.signing.ts';
-import { messageAddresses } from '../messaging/message-addresses.ts';
+import { messageAddresses } from '../messages/message-addresses.ts';
 import type { MessageCreatedPayload } from './webhook-payload.schemas.ts';
 
 type MessageRow = Selectable<MessagesTable>;

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { sql } from 'kysely';
 import { sliceSizes } from '../../../src/db/slices.ts';
 import { newId } from '../../../src/lib/ids.ts';
-import { messagingRepository } from '../../../src/modules/messaging/messaging.repository.ts';
+import { messagesRepository } from '../../../src/modules/messages/messages.repository.ts';
 import { insertContact, insertConversation, insertMessage } from '../../helpers/factories.ts';
 import { statusReceipt } from '../../helpers/fake-graph-api.ts';
 import { createTenant, type Tenant } from '../../helpers/tenants.ts';
@@ -86,9 +86,9 @@ describe('a notification of many slices', () => {
     const messages = messagesOf('retry', total, 25);
     const body = notificationFor(channel, { messages });
     // The second slice's messages fail to be written, as in a crash between two slices.
-    const insert = messagingRepository.insertMessages;
+    const insert = messagesRepository.insertMessages;
     let calls = 0;
-    const spy = vi.spyOn(messagingRepository, 'insertMessages').mockImplementation((...args) => {
+    const spy = vi.spyOn(messagesRepository, 'insertMessages').mockImplementation((...args) => {
       calls += 1;
       if (calls === 2) return Promise.reject(new Error('the database went away'));
       return insert(...args);

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { buildApp } from '../../../src/app.ts';
-import { messagingRepository } from '../../../src/modules/messaging/messaging.repository.ts';
-import { sendingRepository } from '../../../src/modules/sending/sending.repository.ts';
+import { outboxRepository } from '../../../src/jobs/outbox.repository.ts';
+import { messageStatusRepository } from '../../../src/modules/messages/message-status.repository.ts';
 import { newId } from '../../../src/lib/ids.ts';
 import { insertContact, insertConversation, insertMessage } from '../../helpers/factories.ts';
 import { signedNotification, statusReceipt } from '../../helpers/fake-graph-api.ts';
@@ -356,15 +356,18 @@ describe.runIf(engine === 'postgres')("receipts racing the send's answer (Postgr
       })
       .execute();
     const wamid = `wamid.${newId()}`;
-    const moveStatus = messagingRepository.moveStatus.bind(messagingRepository);
+    const moveStatus = messageStatusRepository.moveStatus.bind(messageStatusRepository);
     let answered = false;
-    const hook = vi.spyOn(messagingRepository, 'moveStatus').mockImplementation(async (...args) => {
+    const hook = vi.spyOn(messageStatusRepository, 'moveStatus').mockImplementation(async (...args) => {
       const result = await moveStatus(...args);
       if (!answered) {
         answered = true;
-        await sendingRepository.markSentMany(t.database.db, [
-          { businessId: tenant.businessId, id: row.id, providerMessageId: wamid, jobId },
-        ]);
+        await t.database.db.transaction().execute(async (trx) => {
+          await messageStatusRepository.markSent(trx, [
+            { businessId: tenant.businessId, id: row.id, providerMessageId: wamid },
+          ]);
+          await outboxRepository.completeMany(trx, [{ businessId: tenant.businessId, id: jobId }]);
+        });
       }
       return result;
     });
@@ -396,9 +399,9 @@ describe.runIf(engine === 'postgres')("receipts racing the send's answer (Postgr
     const wamid = `wamid.${newId()}`;
     const other = await buildApp(t.config, { database: t.database, logger: false, workers: false });
     await other.ready();
-    const recordByReference = messagingRepository.recordByReference.bind(messagingRepository);
+    const recordByReference = messageStatusRepository.recordByReference.bind(messageStatusRepository);
     let second: Promise<{ statusCode: number }> | undefined;
-    const hook = vi.spyOn(messagingRepository, 'recordByReference').mockImplementation(async (...args) => {
+    const hook = vi.spyOn(messageStatusRepository, 'recordByReference').mockImplementation(async (...args) => {
       const result = await recordByReference(...args);
       if (!second) {
         // This process has recorded "sent", not committed; the other receives "delivered" now.

@@ -3,7 +3,7 @@ import type { ChannelCapabilities } from '../../../src/channels/channel-kind.ts'
 import { channelKind } from '../../../src/channels/registry.ts';
 import { DomainError } from '../../../src/lib/domain-errors.ts';
 import { freeFormContent } from '../../../src/modules/sending/sending.content.ts';
-import { sendingRepository } from '../../../src/modules/sending/sending.repository.ts';
+import { messagesRepository } from '../../../src/modules/messages/messages.repository.ts';
 import type { FakeGraphApi } from '../../helpers/fake-graph-api.ts';
 import type { Tenant } from '../../helpers/tenants.ts';
 import type { TestApp } from '../../helpers/test-app.ts';
@@ -63,7 +63,7 @@ describe('the service window of a pair, by its hours (one statement for all pair
       channel: 'whatsapp',
       hours,
     });
-    const open = await sendingRepository.inServiceWindows(t.database.db, tenant.businessId, [
+    const open = await messagesRepository.inServiceWindows(t.database.db, tenant.businessId, [
       pair(thirtyAgo, 48),
       pair(thirtyAgoToo, 24),
       pair(halfAgo, 1),

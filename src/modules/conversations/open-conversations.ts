@@ -1,8 +1,13 @@
+import { lockMany } from '../../db/advisory-locks.ts';
 import type { Db } from '../../db/database.ts';
 import type { EventsTable } from '../../db/types.ts';
 import { newId } from '../../lib/ids.ts';
 import { writeEvents } from '../events/events.writer.ts';
-import { messagingRepository, type ConversationRow, type NewConversation } from './messaging.repository.ts';
+import {
+  conversationStoreRepository,
+  type ConversationRow,
+  type NewConversation,
+} from './conversation-store.repository.ts';
 
 /** Who causes a conversation to open, for the `conversation_unarchived` event a reopening writes. */
 export interface OpenedBy {
@@ -21,7 +26,7 @@ export interface ConversationTarget {
   tags?: string[];
 }
 
-/** The lock name of a (contact, channel) pair's conversation (sendersByIdentity takes the same). */
+/** The lock name of a (contact, channel) pair's conversation (inboundRepository.sendersByIdentity takes the same). */
 export const conversationLockName = (contactId: string, channelId: string) => `conversation:${contactId}:${channelId}`;
 
 /**
@@ -44,11 +49,11 @@ export async function openConversations(
   for (const t of targets) unique.set(`${t.contactId}:${t.channelId}`, t);
   const keys = [...unique.keys()].sort();
   if (!options.locksHeld)
-    await messagingRepository.lockMany(
+    await lockMany(
       trx,
       keys.map((k) => ({ businessId, key: conversationLockName(unique.get(k)!.contactId, unique.get(k)!.channelId) })),
     );
-  const found = await messagingRepository.findConversations(
+  const found = await conversationStoreRepository.findLatest(
     trx,
     businessId,
     keys.map((k) => ({
@@ -73,12 +78,11 @@ export async function openConversations(
         tags: target.tags ?? [],
       });
     } else if (row.closed_at !== null) {
-      await messagingRepository.reopenConversation(trx, businessId, row.id, target.channelId);
+      await conversationStoreRepository.reopen(trx, businessId, row.id, target.channelId);
       reopened.push(row);
       result.set(key, { ...row, closed_at: null, channel_id: target.channelId });
     } else {
-      if (row.channel_id === null)
-        await messagingRepository.bindConversation(trx, businessId, row.id, target.channelId);
+      if (row.channel_id === null) await conversationStoreRepository.bind(trx, businessId, row.id, target.channelId);
       result.set(key, { ...row, channel_id: target.channelId });
     }
   }
@@ -97,7 +101,7 @@ export async function openConversations(
         data: { origin: by.origin },
       })),
     );
-  for (const row of await messagingRepository.insertConversations(trx, missing))
+  for (const row of await conversationStoreRepository.insertMany(trx, missing))
     result.set(`${row.contact_id}:${row.channel_id}`, row);
   return result;
 }

@@ -4,11 +4,11 @@ import type { Db } from '../../../src/db/database.ts';
 import { phoneKey } from '../../../src/lib/phone.ts';
 import { identityKey } from '../../../src/modules/contacts/contact-identity.ts';
 import { contactIdentitiesRepository } from '../../../src/modules/contacts/contact-identities.repository.ts';
-import { messagingRepository } from '../../../src/modules/messaging/messaging.repository.ts';
+import { inboundRepository } from '../../../src/modules/inbound/inbound.repository.ts';
 import { insertContact } from '../../helpers/factories.ts';
 import { createTenant, type Tenant } from '../../helpers/tenants.ts';
 import { engine, type TestApp } from '../../helpers/test-app.ts';
-import { withWhatsAppChannel, type TestChannel } from '../inbound/whatsapp-helpers.ts';
+import { withWhatsAppChannel, type TestChannel } from './whatsapp-helpers.ts';
 
 // The inbound batch takes openConversation's locks in the sender lookup: the same lock names, for
 // the contacts found only.
@@ -41,7 +41,7 @@ async function advisoryLocks(trx: Db): Promise<number> {
   return rows[0].n;
 }
 
-describe('messagingRepository.sendersByIdentity', () => {
+describe('inboundRepository.sendersByIdentity', () => {
   it("finds senders as contactIdentitiesRepository.find does and holds openConversation's lock for each one found", async () => {
     const known = await insertContact(t.database.db, tenant.businessId, {
       phone_number: '5491155550101',
@@ -55,7 +55,7 @@ describe('messagingRepository.sendersByIdentity', () => {
     const elsewhere = { kind: 'phone', value: keyElsewhere } as const;
 
     await t.database.db.transaction().execute(async (trx) => {
-      const found = await messagingRepository.sendersByIdentity(trx, tenant.businessId, [
+      const found = await inboundRepository.sendersByIdentity(trx, tenant.businessId, [
         { identity: known1, channelId: channel.id },
         { identity: known1, channelId: channel.id },
         { identity: elsewhere, channelId: channel.id },
@@ -81,7 +81,7 @@ describe('messagingRepository.sendersByIdentity', () => {
 
   it('takes no lock when no sender is known', async () => {
     await t.database.db.transaction().execute(async (trx) => {
-      const found = await messagingRepository.sendersByIdentity(trx, tenant.businessId, [
+      const found = await inboundRepository.sendersByIdentity(trx, tenant.businessId, [
         { identity: { kind: 'phone', value: phoneKey('5491155550303') }, channelId: channel.id },
       ]);
       expect(found.size).toBe(0);
