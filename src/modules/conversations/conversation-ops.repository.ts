@@ -61,7 +61,7 @@ export const conversationOpsRepository = {
       .executeTakeFirstOrThrow();
   },
 
-  /** update, answering the whole conversation. */
+  /** Changes the conversation (a send's bot_status, assignment, team, agent), answering the whole row. */
   updateRow(db: Db, businessId: string, id: string, changes: Updateable<ConversationsTable>): Promise<ConversationRow> {
     return db
       .updateTable('conversations')
