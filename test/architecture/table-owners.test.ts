@@ -25,7 +25,7 @@ function lint(filename: string, code: string): string[] {
   const config: Linter.Config[] = [
     {
       files: ['**/*.ts'],
-      languageOptions: { parser: tseslint.parser as Linter.Parser },
+      languageOptions: { parser: tseslint.parser },
       plugins: { 'table-owners': tableOwners },
       rules: { 'table-owners/writes-own-tables': 'error' },
     },
