@@ -12,6 +12,7 @@ import { ApiKeyCache } from './modules/api-keys/api-key-cache.ts';
 import type { Clock } from './lib/clock.ts';
 import type { WebhookWorkerOptions } from './modules/webhooks/webhook-worker.ts';
 import { createServices, type Services } from './services.ts';
+import { DASHBOARD_API_PREFIX, dashboardApi } from './surfaces/dashboard-api.ts';
 import { ADMIN_PREFIX, operatorApi } from './surfaces/operator-api.ts';
 import { PUBLIC_PREFIX, publicApi } from './surfaces/public-api.ts';
 import { unauthenticatedRoutes } from './surfaces/unauthenticated.ts';
@@ -45,6 +46,14 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       ? { loggerInstance: deps.loggerInstance }
       : { logger: deps.logger ?? loggerOptions(config.logLevel) }),
     bodyLimit: 1024 * 1024,
+    // A number of proxies is a rule on the hop (Fastify's types take no number).
+    trustProxy:
+      typeof config.trustProxy === 'number'
+        ? (
+            (hops: number) => (_address: string, hop: number) =>
+              hop < hops
+          )(config.trustProxy)
+        : config.trustProxy,
     routerOptions: { maxParamLength: 200 },
     ajv: { customOptions: { removeAdditional: false } },
     frameworkErrors: answerRouterError,
@@ -84,5 +93,6 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   await app.register(unauthenticatedRoutes, { db });
   await app.register(publicApi, { prefix: PUBLIC_PREFIX, config, db });
   if (config.adminToken) await app.register(operatorApi, { prefix: ADMIN_PREFIX, token: config.adminToken });
+  await app.register(dashboardApi, { prefix: DASHBOARD_API_PREFIX, publicUrl: config.publicUrl });
   return app;
 }

@@ -97,6 +97,14 @@ export function appComponents(
       stop: () => services.idempotency.stopCleanup(),
     },
     {
+      name: 'dashboard-sessions-cleanup',
+      start: () =>
+        services.dashboardSessions.startCleanup((err) =>
+          log.error({ err }, 'expired dashboard sessions cleanup failed'),
+        ),
+      stop: () => services.dashboardSessions.stopCleanup(),
+    },
+    {
       name: 'statistics',
       background: true,
       start: () => statistics.start((err) => log.error({ err }, 'analyzing changed tables failed')),

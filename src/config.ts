@@ -27,6 +27,31 @@ export interface Config {
   rateLimitWindowSeconds: number;
   /** Where search items' embeddings are computed (an OpenAI-compatible API); unset = not computed. */
   embeddings: EmbeddingsConfig | undefined;
+  /**
+   * Whose X-Forwarded-For names the client (sign-in throttling, logs): none, every proxy, the nearest
+   * `n` proxies, or proxies at these addresses or CIDR ranges.
+   */
+  trustProxy: boolean | number | string[];
+  /** Dashboard sign-in: sessions, invitations, throttling. */
+  dashboard: DashboardConfig;
+}
+
+/** Failures of one key (an account's email, or a client address) before sign-in slows, then refuses. */
+export interface SignInLimit {
+  /** From this many failures on, each attempt waits 1 s after the last failure, doubling with each failure. */
+  delayAfter: number;
+  /** At this many failures, attempts are refused for `lockMs`. */
+  lockAfter: number;
+}
+
+export interface DashboardConfig {
+  /** A session unused this long ends. */
+  sessionIdleMs: number;
+  /** A session ends this long after sign-in, however used. */
+  sessionMaxMs: number;
+  /** How long an invitation link stays valid. */
+  invitationMs: number;
+  signIn: { account: SignInLimit; address: SignInLimit; lockMs: number };
 }
 
 export interface EmbeddingsConfig {
@@ -134,6 +159,43 @@ function embeddings(env: Env): EmbeddingsConfig | undefined {
   };
 }
 
+/** TRUST_PROXY: unset or false = none; true = every proxy; a number of proxies; else addresses or CIDRs. */
+function trustProxy(env: Env): boolean | number | string[] {
+  const raw = (env.TRUST_PROXY ?? '').trim();
+  if (raw === '' || /^(0|false|no|off)$/i.test(raw)) return false;
+  if (/^(true|yes|on)$/i.test(raw)) return true;
+  if (/^[0-9]+$/.test(raw)) return Number(raw);
+  return raw
+    .split(',')
+    .map((address) => address.trim())
+    .filter((address) => address !== '');
+}
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+function signInLimit(env: Env, kind: 'ACCOUNT' | 'ADDRESS', delay: number, lock: number): SignInLimit {
+  const delayAfter = positiveInt(env, `DASHBOARD_SIGN_IN_${kind}_DELAY_AFTER`, delay);
+  const lockAfter = positiveInt(env, `DASHBOARD_SIGN_IN_${kind}_LOCK_AFTER`, lock);
+  if (delayAfter > lockAfter)
+    throw new ConfigError(`DASHBOARD_SIGN_IN_${kind}_DELAY_AFTER must not exceed DASHBOARD_SIGN_IN_${kind}_LOCK_AFTER`);
+  return { delayAfter, lockAfter };
+}
+
+function dashboard(env: Env): DashboardConfig {
+  const sessionIdleMs = positiveInt(env, 'DASHBOARD_SESSION_IDLE_DAYS', 7) * DAY_MS;
+  const sessionMaxMs = positiveInt(env, 'DASHBOARD_SESSION_MAX_DAYS', 30) * DAY_MS;
+  return {
+    sessionIdleMs: Math.min(sessionIdleMs, sessionMaxMs),
+    sessionMaxMs,
+    invitationMs: positiveInt(env, 'DASHBOARD_INVITATION_DAYS', 7) * DAY_MS,
+    signIn: {
+      account: signInLimit(env, 'ACCOUNT', 5, 10),
+      address: signInLimit(env, 'ADDRESS', 25, 50),
+      lockMs: positiveInt(env, 'DASHBOARD_SIGN_IN_LOCK_MINUTES', 15) * 60 * 1000,
+    },
+  };
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const host = env.HOST || '127.0.0.1';
   const listenPort = port(env);
@@ -170,5 +232,7 @@ export function loadConfig(env: Env = process.env): Config {
     rateLimitExportsPerWindow: positiveInt(env, 'RATE_LIMIT_EXPORTS_PER_MINUTE', 120),
     rateLimitWindowSeconds: positiveInt(env, 'RATE_LIMIT_WINDOW_SECONDS', 60),
     embeddings: embeddings(env),
+    trustProxy: trustProxy(env),
+    dashboard: dashboard(env),
   };
 }

@@ -26,7 +26,9 @@ import { AgentsService } from './modules/agents/agents.service.ts';
 import { openAiEmbeddings } from './modules/search/embeddings.client.ts';
 import { SearchService } from './modules/search/search.service.ts';
 import { createFileStorage } from './storage/create-file-storage.ts';
-import type { Clock } from './lib/clock.ts';
+import { systemClock, type Clock } from './lib/clock.ts';
+import { InvitationsService } from './modules/dashboard-auth/invitations.service.ts';
+import { DashboardSessionsService } from './modules/dashboard-auth/sessions.service.ts';
 import type { WebhookWorkerOptions } from './modules/webhooks/webhook-worker.ts';
 import { createWebhooks } from './modules/webhooks/webhooks.module.ts';
 import { ExportsService } from './modules/exports/exports.service.ts';
@@ -64,6 +66,14 @@ export function createServices(
     const channel = await channels.find(businessId, channelId);
     return channel?.provider_kind ? channels.providerFor(channel) : undefined;
   });
+  const clock = options.clock ?? systemClock;
+  const dashboardSessions = new DashboardSessionsService(db, config.dashboard, clock);
+  const invitations = new InvitationsService(
+    db,
+    { secretKeys: config.secretKeys, publicUrl: config.publicUrl, invitationMs: config.dashboard.invitationMs },
+    clock,
+    dashboardSessions,
+  );
   return {
     channels,
     providerConnections,
@@ -71,7 +81,9 @@ export function createServices(
     businesses: new BusinessesService(db),
     apiKeys: new ApiKeysService(db, options.apiKeyCache),
     contacts,
-    users: new UsersService(db),
+    users: new UsersService(db, invitations, dashboardSessions, clock),
+    dashboardSessions,
+    invitations,
     teams: new TeamsService(db),
     contactFields: new ContactFieldsService(db),
     imports: new ImportService(db, {

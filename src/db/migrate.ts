@@ -17,6 +17,7 @@ import * as domainEvents from './migrations/0015-domain-events.ts';
 import * as webhookHeaderSecrets from './migrations/0016-webhook-header-secrets.ts';
 import * as outboxOwners from './migrations/0018-outbox-owners.ts';
 import * as contactIdentities from './migrations/0019-contact-identities.ts';
+import * as dashboardAuth from './migrations/0021-dashboard-auth.ts';
 
 /** Migrations are imported statically so they run the same under tsx, Vitest and a bundle. */
 const migrations: Record<string, Migration> = {
@@ -38,6 +39,7 @@ const migrations: Record<string, Migration> = {
   '0016-webhook-header-secrets': webhookHeaderSecrets,
   '0018-outbox-owners': outboxOwners,
   '0019-contact-identities': contactIdentities,
+  '0021-dashboard-auth': dashboardAuth,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -27,7 +27,53 @@ export interface UsersTable {
   email: string;
   name: string;
   password_hash: string | null;
+  role: Generated<UserRole>;
+  /** When the user last signed in or switched to this business: where their next sign-in lands. */
+  last_active_at: Timestamp | null;
+  /** Set when removed: the row stays so the history it wrote still names it. */
+  deleted_at: Timestamp | null;
   created_at: Timestamp;
+}
+
+export type UserRole = 'owner' | 'admin' | 'agent';
+
+export interface DashboardSessionsTable {
+  id: string;
+  /** SHA-256 of the cookie's token, hex. */
+  token_hash: string;
+  business_id: string;
+  user_id: string;
+  csrf_token: string;
+  created_at: Timestamp;
+  last_seen_at: Timestamp;
+  expires_at: Timestamp;
+  ip: string | null;
+  user_agent: string | null;
+}
+
+/** The businesses a session's sign-in opened, and its user in each. */
+export interface DashboardSessionUsersTable {
+  session_id: string;
+  business_id: string;
+  user_id: string;
+}
+
+export interface DashboardInvitationsTable {
+  business_id: string;
+  id: string;
+  user_id: string;
+  /** SHA-256 of the invitation token, hex. */
+  token_hash: string;
+  created_at: Timestamp;
+  expires_at: Timestamp;
+  accepted_at: Timestamp | null;
+}
+
+export interface DashboardSignInFailuresTable {
+  /** SHA-256 of the throttled key (an email, a client address), hex. */
+  key: string;
+  failures: number;
+  last_failure_at: Timestamp;
 }
 
 export interface TeamsTable {
@@ -382,6 +428,10 @@ export interface Database {
   businesses: BusinessesTable;
   api_keys: ApiKeysTable;
   users: UsersTable;
+  dashboard_sessions: DashboardSessionsTable;
+  dashboard_session_users: DashboardSessionUsersTable;
+  dashboard_invitations: DashboardInvitationsTable;
+  dashboard_sign_in_failures: DashboardSignInFailuresTable;
   teams: TeamsTable;
   contact_fields: ContactFieldsTable;
   contacts: ContactsTable;

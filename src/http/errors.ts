@@ -41,8 +41,10 @@ const statusOf: Record<ErrorKind, number> = {
   forbidden: 403,
   not_found: 404,
   conflict: 409,
+  gone: 410,
   key_reused: 422,
   unsupported: 415,
+  throttled: 429,
   unavailable: 503,
 };
 
@@ -107,6 +109,7 @@ export function registerErrorHandling(app: FastifyInstance): void {
       return reply.status(err.status).send(errorBody(err.code, err.message, err.details));
     }
     if (err instanceof DomainError) {
+      if (err.retryAfterSeconds !== undefined) reply.header('Retry-After', String(err.retryAfterSeconds));
       return reply.status(statusOf[err.kind]).send(errorBody(err.code, err.message, err.details));
     }
     const status = err.statusCode ?? 500;

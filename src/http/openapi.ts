@@ -55,12 +55,13 @@ function documented(schema: FastifySchema | undefined, method: string, url: stri
 /**
  * A stable operationId from the method and path, for client generators that name methods after it:
  * `GET /external/v2/contacts/:uuid/messages` -> `getContactsByUuidMessages`; the operator API's
- * start with `admin`. Method and path are unique per route, so the ids are too.
+ * start with `admin`, the dashboard's with `dashboard`. Method and path are unique per route, so the ids are too.
  */
 export function operationId(method: string, url: string): string {
   const words = url
     .replace(/^\/external\/v2(?=\/|$)/, '')
     .replace(/^\/admin\/v1(?=\/|$)/, '/admin')
+    .replace(/^\/dashboard\/api(?=\/|$)/, '/dashboard')
     .split(/[/_.-]+/)
     .filter((part) => part !== '')
     .map((part) => (part.startsWith(':') ? `by-${part.slice(1)}` : part))
@@ -97,7 +98,8 @@ export async function registerOpenApi(app: FastifyInstance, publicUrl: string): 
         title: 'Business Messaging and Contacts API',
         version: '2',
         description:
-          'Public API under /external/v2 (header X-API-Key) and operator API under /admin/v1 (Bearer ADMIN_TOKEN). ' +
+          'Public API under /external/v2 (header X-API-Key), operator API under /admin/v1 (Bearer ADMIN_TOKEN) and ' +
+          "the dashboard's session API under /dashboard/api (cookie `session`, header x-csrf-token on writes). " +
           'Errors answer {"error": {"code", "message", "details"?}}. Timestamps are ISO 8601 in UTC with microseconds.',
       },
       servers: [{ url: publicUrl }],
@@ -106,6 +108,13 @@ export async function registerOpenApi(app: FastifyInstance, publicUrl: string): 
         securitySchemes: {
           apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
           adminToken: { type: 'http', scheme: 'bearer' },
+          sessionCookie: {
+            type: 'apiKey',
+            in: 'cookie',
+            name: 'session',
+            description:
+              'The dashboard session, set by POST /dashboard/api/session; every write also sends its x-csrf-token header',
+          },
         },
       },
     },

@@ -3,7 +3,16 @@
  * layer (src/http/errors.ts) turns each kind into its status, so no module knows HTTP.
  */
 export type ErrorKind =
-  'invalid' | 'unauthorized' | 'forbidden' | 'not_found' | 'conflict' | 'key_reused' | 'unsupported' | 'unavailable';
+  | 'invalid'
+  | 'unauthorized'
+  | 'forbidden'
+  | 'not_found'
+  | 'conflict'
+  | 'gone'
+  | 'key_reused'
+  | 'unsupported'
+  | 'throttled'
+  | 'unavailable';
 
 /** A refusal: its kind, the error code clients read, a message, and details (which field, say). */
 export class DomainError extends Error {
@@ -12,6 +21,8 @@ export class DomainError extends Error {
     readonly code: string,
     message: string,
     readonly details?: unknown[],
+    /** For a `throttled` refusal: when to try again, in seconds. */
+    readonly retryAfterSeconds?: number,
   ) {
     super(message);
   }
@@ -24,3 +35,5 @@ export const conflict = (message: string, details?: unknown[]) =>
   new DomainError('conflict', 'conflict', message, details);
 export const forbidden = (message: string) => new DomainError('forbidden', 'forbidden', message);
 export const unauthorized = (message: string) => new DomainError('unauthorized', 'unauthorized', message);
+export const throttled = (code: string, message: string, retryAfterSeconds: number) =>
+  new DomainError('throttled', code, message, undefined, retryAfterSeconds);

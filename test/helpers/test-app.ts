@@ -6,6 +6,7 @@ import { buildApp } from '../../src/app.ts';
 import { loadConfig, type Config } from '../../src/config.ts';
 import { openDatabase, type DatabaseHandle, type Engine } from '../../src/db/database.ts';
 import { migrateToLatest } from '../../src/db/migrate.ts';
+import type { Clock } from '../../src/lib/clock.ts';
 import { databaseUrlOf } from '../global-setup.ts';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789';
@@ -92,11 +93,11 @@ export async function postgresTestDatabase(): Promise<PostgresTestDatabase> {
  * The real app over a real, empty database of the current engine: a fresh in-memory PGlite, or a
  * fresh PostgreSQL database (postgresTestDatabase) that is dropped afterwards. `workers: false`
  * leaves the background workers (outbox, webhooks, statistics) stopped, for a test that drives one
- * itself.
+ * itself. `clock` is where the app reads time (sessions, throttling, webhook schedules).
  */
 export async function buildTestApp(
   env: Record<string, string> = {},
-  options: { workers?: boolean } = {},
+  options: { workers?: boolean; clock?: Clock } = {},
 ): Promise<TestApp> {
   const postgres = engine === 'postgres' ? await postgresTestDatabase() : undefined;
   const config = testConfig(env);
@@ -110,7 +111,7 @@ export async function buildTestApp(
   });
   // A copy of the run's migrated database needs no migrations (checking costs 0.05-0.3 s a file).
   if (postgres ? postgres.schema : !snapshot) await migrateToLatest(database.db, postgres?.schema);
-  const app = await buildApp(config, { database, logger: false, workers: options.workers });
+  const app = await buildApp(config, { database, logger: false, workers: options.workers, clock: options.clock });
   await app.ready();
   return {
     app,

@@ -33,6 +33,17 @@ describe('the OpenAPI document', () => {
     );
     expect(document.paths['/healthz'].get.security).toEqual([]);
     expect(document.paths['/external/v2/contacts'].get.security).toEqual([{ apiKey: [] }]);
+    expect(document.paths['/dashboard/api/session'].get).toMatchObject({
+      operationId: 'getDashboardSession',
+      tags: ['dashboard'],
+      security: [{ sessionCookie: [] }],
+    });
+    expect(document.paths['/dashboard/api/session'].post.security).toEqual([]);
+    expect(document.components.securitySchemes.sessionCookie).toMatchObject({
+      type: 'apiKey',
+      in: 'cookie',
+      name: 'session',
+    });
     expect(document.webhooks.message_created.post).toMatchObject({ operationId: 'messageCreated', security: [] });
   });
 });

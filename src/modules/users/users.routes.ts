@@ -1,8 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { responses } from '../../http/common.schemas.ts';
-import { BusinessParams, ListQuery } from '../admin/admin.schemas.ts';
-import { CreateUserBody, User } from './users.schemas.ts';
+import { BusinessItemParams, BusinessParams, ListQuery } from '../admin/admin.schemas.ts';
+import { CreatedUser, CreateUserBody, UpdateUserBody, User } from './users.schemas.ts';
 
 const tags = ['operator'];
 const security = [{ adminToken: [] }];
@@ -16,14 +16,15 @@ export const usersAdminRoutes: FastifyPluginAsyncTypebox = async (app) => {
         tags,
         security,
         summary: 'Create a user of the business',
-        description: '409 when the business already has a user with this email (in any case).',
+        description:
+          '409 when the business already has a user with this email (in any case). With `invite`, the answer ' +
+          'holds the invitation link, shown only now.',
         params: BusinessParams,
         body: CreateUserBody,
-        response: responses({ 201: Type.Object({ user: User }) }, 400, 401, 404, 409),
+        response: responses({ 201: CreatedUser }, 400, 401, 404, 409),
       },
     },
-    async (request, reply) =>
-      reply.status(201).send({ user: await app.services.users.create(request.params.bid, request.body) }),
+    async (request, reply) => reply.status(201).send(await app.services.users.create(request.params.bid, request.body)),
   );
 
   app.get(
@@ -39,5 +40,45 @@ export const usersAdminRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request) => ({ users: await app.services.users.list(request.params.bid, request.query.limit ?? 100) }),
+  );
+
+  app.patch(
+    '/businesses/:bid/users/:id',
+    {
+      schema: {
+        tags,
+        security,
+        summary: 'Rename a user or change their role',
+        description:
+          'A role change applies to the next request of their dashboard sessions. 409 `last_owner` when it would ' +
+          'leave the business without an owner.',
+        params: BusinessItemParams,
+        body: UpdateUserBody,
+        response: responses({ 200: Type.Object({ user: User }) }, 400, 401, 404, 409),
+      },
+    },
+    async (request) => ({
+      user: await app.services.users.update(request.params.bid, request.params.id, request.body),
+    }),
+  );
+
+  app.delete(
+    '/businesses/:bid/users/:id',
+    {
+      schema: {
+        tags,
+        security,
+        summary: 'Remove a user',
+        description:
+          'They can no longer sign in; their dashboard sessions end and their invitations close. Messages and ' +
+          "events they wrote still name them. 409 `last_owner` for the business's only owner.",
+        params: BusinessItemParams,
+        response: responses({ 200: Type.Object({ success: Type.Boolean() }) }, 400, 401, 404, 409),
+      },
+    },
+    async (request) => {
+      await app.services.users.remove(request.params.bid, request.params.id);
+      return { success: true };
+    },
   );
 };

@@ -1,37 +1,55 @@
-import { randomBytes, scrypt, type ScryptOptions } from 'node:crypto';
 import type { Db } from '../../db/database.ts';
 import { isUniqueViolation } from '../../db/errors.ts';
-import { conflict } from '../../lib/domain-errors.ts';
+import type { UserRole } from '../../db/types.ts';
+import { isoAt, type Clock } from '../../lib/clock.ts';
+import { conflict, DomainError, forbidden, invalid, notFound } from '../../lib/domain-errors.ts';
 import { newId } from '../../lib/ids.ts';
+import type { Invitation, InvitationsService } from '../dashboard-auth/invitations.service.ts';
+import type { DashboardSessionsService } from '../dashboard-auth/sessions.service.ts';
+import { hashPassword } from './passwords.ts';
 import { usersRepository } from './users.repository.ts';
 
-const SCRYPT = { N: 16384, r: 8, p: 1, keyLength: 64 };
-
-function scryptAsync(password: string, salt: Buffer, options: ScryptOptions): Promise<Buffer> {
-  return new Promise((resolve, reject) =>
-    scrypt(password, salt, SCRYPT.keyLength, options, (err, key) => (err ? reject(err) : resolve(key))),
-  );
+export interface CreateUserInput {
+  email: string;
+  name: string;
+  password?: string;
+  role?: UserRole;
+  /** Create without a password and answer an invitation link. */
+  invite?: boolean;
 }
 
-/** `scrypt$N$r$p$salt$hash` (base64url parts), so the parameters can be raised later without a migration. */
-export async function hashPassword(password: string): Promise<string> {
-  const salt = randomBytes(16);
-  const key = await scryptAsync(password, salt, { N: SCRYPT.N, r: SCRYPT.r, p: SCRYPT.p });
-  return ['scrypt', SCRYPT.N, SCRYPT.r, SCRYPT.p, salt.toString('base64url'), key.toString('base64url')].join('$');
-}
+const lastOwner = () =>
+  new DomainError('conflict', 'last_owner', 'the business must keep an owner: make another user owner first');
 
-/** Team members of a business (assignees, dashboard users). */
+/** Team members of a business (assignees, dashboard users) and their roles. */
 export class UsersService {
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    private readonly invitations: InvitationsService,
+    private readonly sessions: DashboardSessionsService,
+    private readonly clock: Clock,
+  ) {}
 
-  async create(businessId: string, input: { email: string; name: string; password?: string }) {
+  /** A new user, agent unless told; with `invite`, the link that lets them choose their password. */
+  async create(businessId: string, input: CreateUserInput) {
+    if (input.invite && input.password !== undefined)
+      throw invalid('an invited user chooses their own password: send invite or password, not both', [
+        { path: '/password' },
+      ]);
     const passwordHash = input.password === undefined ? null : await hashPassword(input.password);
     try {
-      return await usersRepository.insert(this.db, businessId, {
-        id: newId(),
-        email: input.email,
-        name: input.name,
-        password_hash: passwordHash,
+      return await this.db.transaction().execute(async (trx) => {
+        const user = await usersRepository.insert(trx, businessId, {
+          id: newId(),
+          email: input.email,
+          name: input.name,
+          password_hash: passwordHash,
+          role: input.role ?? 'agent',
+        });
+        const invitation: Invitation | undefined = input.invite
+          ? await this.invitations.issue(trx, businessId, user.id)
+          : undefined;
+        return { user, ...(invitation ? { invitation } : {}) };
       });
     } catch (err) {
       if (isUniqueViolation(err))
@@ -40,7 +58,43 @@ export class UsersService {
     }
   }
 
+  /** An invitation sent from the dashboard: only an owner may invite an owner. */
+  invite(businessId: string, byRole: UserRole, input: { email: string; name: string; role?: UserRole }) {
+    if (input.role === 'owner' && byRole !== 'owner') throw forbidden('only an owner may invite an owner');
+    return this.create(businessId, { ...input, invite: true });
+  }
+
   list(businessId: string, limit: number) {
     return usersRepository.list(this.db, businessId, limit);
+  }
+
+  /** Renames a user or changes their role; a business that has owners keeps one. */
+  async update(businessId: string, id: string, changes: { name?: string; role?: UserRole }) {
+    return this.db.transaction().execute(async (trx) => {
+      if (changes.role !== undefined && changes.role !== 'owner') await this.keepAnOwner(trx, businessId, id);
+      const user = await usersRepository.update(trx, businessId, id, changes);
+      if (!user) throw notFound('user');
+      return user;
+    });
+  }
+
+  /**
+   * Removes a user: they can no longer sign in, their sessions end, and their invitations close. The
+   * row stays, so the messages and events they wrote still name them.
+   */
+  async remove(businessId: string, id: string): Promise<void> {
+    await this.db.transaction().execute(async (trx) => {
+      await this.keepAnOwner(trx, businessId, id);
+      const now = isoAt(this.clock.now());
+      if (!(await usersRepository.markDeleted(trx, businessId, id, now))) throw notFound('user');
+      await this.sessions.endSessionsOf(trx, [{ business_id: businessId, user_id: id }]);
+      await this.invitations.closeForUser(trx, businessId, id);
+    });
+  }
+
+  /** Refuses to take away the business's last owner; its owners stay locked until the change commits. */
+  private async keepAnOwner(db: Db, businessId: string, id: string): Promise<void> {
+    const owners = await usersRepository.lockOwners(db, businessId);
+    if (owners.length === 1 && owners[0].id === id) throw lastOwner();
   }
 }
