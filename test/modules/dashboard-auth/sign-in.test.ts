@@ -15,18 +15,18 @@ const nextAddress = () => `10.0.0.${++address}`;
 beforeAll(async () => {
   t = await buildTestApp({}, { workers: false, clock });
   businessId = (await createTenant(t.app, 'Acme')).businessId;
-  await createUser(t.app, businessId, { email: 'owner@acme.test', name: 'Olga', password: 'correct horse', role: 'owner' });
+  await createUser(t.app, businessId, {
+    email: 'owner@acme.test',
+    name: 'Olga',
+    password: 'correct horse',
+    role: 'owner',
+  });
 });
 afterAll(() => t.close());
 
 const passwordHash = async (email: string) =>
-  (
-    await t.database.db
-      .selectFrom('users')
-      .select('password_hash')
-      .where('email', '=', email)
-      .executeTakeFirstOrThrow()
-  ).password_hash!;
+  (await t.database.db.selectFrom('users').select('password_hash').where('email', '=', email).executeTakeFirstOrThrow())
+    .password_hash!;
 
 describe('sign-in', () => {
   it('signs in, sets the session cookie, answers the session, and signs out', async () => {
