@@ -2,7 +2,7 @@ import { buildApp } from './app.ts';
 import { ConfigError, loadConfig } from './config.ts';
 import { openDatabase } from './db/database.ts';
 import { migrateToLatest } from './db/migrate.ts';
-import { seedDemoIfEmpty } from './modules/demo/demo.seed.ts';
+import { seedDemoIfEmpty, type DemoSeed } from './modules/demo/demo.seed.ts';
 import { loggerOptions } from './http/logging.ts';
 import { pino } from 'pino';
 
@@ -53,13 +53,12 @@ async function main(): Promise<void> {
   }
 }
 
-function printDemo(
-  publicUrl: string,
-  { key, contactPhone, agentId }: { key: string; contactPhone: string; agentId: string },
-): void {
-  // Printed once, to the terminal only (never to the log): the key is not stored in clear anywhere.
+function printDemo(publicUrl: string, { key, contactPhone, agentId, owner }: DemoSeed): void {
+  // Printed once, to the terminal only (never to the log): the key and the password are not stored in clear anywhere.
   process.stdout.write(
-    `\nA demo business was created. Its API key (shown only now):\n\n  ${key}\n\nTry it:\n\n` +
+    `\nA demo business was created. Sign in to its dashboard at ${publicUrl}/dashboard with\n\n` +
+      `  email:    ${owner.email}\n  password: ${owner.password}\n\n` +
+      `Its API key (shown only now, like the password):\n\n  ${key}\n\nTry it:\n\n` +
       `  curl -s '${publicUrl}/external/v2/contacts?phone=${contactPhone}' -H 'X-API-Key: ${key}'\n` +
       `  curl -s '${publicUrl}/external/v2/conversations?phone=${contactPhone}' -H 'X-API-Key: ${key}'\n` +
       `  curl -s '${publicUrl}/external/v2/agents/${agentId}' -H 'X-API-Key: ${key}'\n\n`,

@@ -57,3 +57,48 @@ describe('ADMIN_TOKEN', () => {
     expect(config({ ADMIN_TOKEN: '' }).adminToken).toBeUndefined();
   });
 });
+
+describe('the dashboard and TRUST_PROXY', () => {
+  const config = (env: Record<string, string>) => loadConfig({ DATA_DIR: 'memory://', SECRET_KEY: KEY, ...env });
+  const DAY = 24 * 3600 * 1000;
+
+  it('keeps sessions 7 days idle and 30 in all, invitations 7 days, and throttles sign-in 5/10 per account, 25/50 per address', () => {
+    expect(config({}).dashboard).toEqual({
+      sessionIdleMs: 7 * DAY,
+      sessionMaxMs: 30 * DAY,
+      invitationMs: 7 * DAY,
+      signIn: {
+        account: { delayAfter: 5, lockAfter: 10 },
+        address: { delayAfter: 25, lockAfter: 50 },
+        lockMs: 15 * 60 * 1000,
+      },
+    });
+    expect(config({}).trustProxy).toBe(false);
+  });
+
+  it('reads each setting, never an idle time past the whole, and refuses a delay after the lock', () => {
+    const dashboard = config({
+      DASHBOARD_SESSION_IDLE_DAYS: '40',
+      DASHBOARD_SESSION_MAX_DAYS: '20',
+      DASHBOARD_INVITATION_DAYS: '2',
+      DASHBOARD_SIGN_IN_ACCOUNT_DELAY_AFTER: '3',
+      DASHBOARD_SIGN_IN_ACCOUNT_LOCK_AFTER: '3',
+      DASHBOARD_SIGN_IN_LOCK_MINUTES: '60',
+    }).dashboard;
+    expect(dashboard).toMatchObject({
+      sessionIdleMs: 20 * DAY,
+      sessionMaxMs: 20 * DAY,
+      invitationMs: 2 * DAY,
+      signIn: { account: { delayAfter: 3, lockAfter: 3 }, lockMs: 3600 * 1000 },
+    });
+    expect(() => config({ DASHBOARD_SIGN_IN_ADDRESS_DELAY_AFTER: '60' })).toThrow(/must not exceed/);
+    expect(() => config({ DASHBOARD_SESSION_IDLE_DAYS: '0' })).toThrow(ConfigError);
+  });
+
+  it('reads TRUST_PROXY as off, on, a number of proxies or a list of addresses', () => {
+    expect(config({ TRUST_PROXY: 'false' }).trustProxy).toBe(false);
+    expect(config({ TRUST_PROXY: 'true' }).trustProxy).toBe(true);
+    expect(config({ TRUST_PROXY: '2' }).trustProxy).toBe(2);
+    expect(config({ TRUST_PROXY: '10.0.0.1, 192.168.0.0/16' }).trustProxy).toEqual(['10.0.0.1', '192.168.0.0/16']);
+  });
+});

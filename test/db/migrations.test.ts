@@ -162,3 +162,49 @@ describe.runIf(engine === 'pglite')('migration 0019 (contact identities)', () =>
     await migrateToLatest(db);
   });
 });
+
+describe.runIf(engine === 'pglite')('migration 0021 (dashboard sign-in)', () => {
+  it("makes each business's first user its owner and the others admins; undone, it leaves no trace", async () => {
+    const db = database.db;
+    await migrateTo(db, '0019-contact-identities');
+    const [acme, solo] = [newId(), newId()];
+    const [first, second, third, only] = [newId(), newId(), newId(), newId()];
+    await sql`INSERT INTO businesses (id, name) VALUES (${acme}, 'Acme'), (${solo}, 'Solo')`.execute(db);
+    await sql`INSERT INTO users (business_id, id, email, name, created_at) VALUES
+      (${acme}, ${second}, 'b@acme.test', 'B', '2021-01-01T00:00:00Z'),
+      (${acme}, ${first}, 'a@acme.test', 'A', '2020-01-01T00:00:00Z'),
+      (${acme}, ${third}, 'c@acme.test', 'C', '2022-01-01T00:00:00Z'),
+      (${solo}, ${only}, 'a@acme.test', 'Solo', '2023-01-01T00:00:00Z')`.execute(db);
+
+    await migrateToLatest(db);
+    const roles = await db
+      .selectFrom('users')
+      .select(['id', 'role'])
+      .where('business_id', 'in', [acme, solo])
+      .execute();
+    expect(Object.fromEntries(roles.map((u) => [u.id, u.role]))).toEqual({
+      [first]: 'owner',
+      [second]: 'admin',
+      [third]: 'admin',
+      [only]: 'owner',
+    });
+
+    await migrateTo(db, '0019-contact-identities');
+    const { rows: left } = await sql<{ n: number }>`
+      SELECT count(*)::int AS n FROM pg_class WHERE relname LIKE 'dashboard_%' OR relname = 'users_sign_in'`.execute(
+      db,
+    );
+    expect(left[0].n).toBe(0);
+    const { rows: columns } = await sql<{ column_name: string }>`
+      SELECT column_name FROM information_schema.columns WHERE table_name = 'users' ORDER BY column_name`.execute(db);
+    expect(columns.map((c) => c.column_name)).toEqual([
+      'business_id',
+      'created_at',
+      'email',
+      'id',
+      'name',
+      'password_hash',
+    ]);
+    await migrateToLatest(db);
+  });
+});

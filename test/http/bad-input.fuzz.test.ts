@@ -11,14 +11,15 @@ import {
 } from '../helpers/schema-arbitraries.ts';
 import { adminHeaders, createTenant, type Tenant } from '../helpers/tenants.ts';
 import { buildTestApp, type TestApp } from '../helpers/test-app.ts';
+import { createUser, signIn, type Browser } from '../modules/dashboard-auth/dashboard-helpers.ts';
 
 /**
  * Bad input never gets a 500. For every operation of the OpenAPI document, requests generated from
  * its own schemas (values at and past their bounds, of the wrong type, awkward strings, unknown
  * fields, ids of the business, of another business and of nothing, bodies that are not JSON)
- * answer below 500, every 4xx carries the error body, and no answer of the public API holds an
- * id of another business that its request did not name. fast-check is seeded, so a failure names
- * its seed and the smallest request that fails.
+ * answer below 500, every 4xx carries the error body, and no answer of the public API or of a
+ * dashboard session holds an id of another business that its request did not name. fast-check is
+ * seeded, so a failure names its seed and the smallest request that fails.
  */
 
 type Operation = OpenApiDocument['paths'][string][string];
@@ -38,6 +39,12 @@ let tame: GeneratorContext;
 let wild: GeneratorContext;
 /** The other business's ids, which no answer to this business's key may hold unless its request did. */
 let foreignIds: string[];
+/** A dashboard session of the business's owner, signed in again when a generated request ended it. */
+let browser: Browser | undefined;
+const DASHBOARD_OWNER = { email: 'fuzz-owner@fuzz.test', password: 'fuzz owner password' };
+// Its own address: the generated sign-ins fail from the default one until they are throttled.
+const dashboardBrowser = async () =>
+  (browser ??= await signIn(t.app, DASHBOARD_OWNER.email, DASHBOARD_OWNER.password, { remoteAddress: '10.9.9.9' }));
 
 beforeAll(async () => {
   t = await buildTestApp({}, { workers: false });
@@ -57,6 +64,7 @@ beforeAll(async () => {
     payload: { key: 'plan', name: 'Plan' },
   });
   expect(field.statusCode, field.body).toBe(201);
+  await createUser(t.app, tenant.businessId, { ...DASHBOARD_OWNER, role: 'owner' });
   const openApi = await openApiDocument(t.app);
   doc = openApi.doc;
   const { resolve } = openApi;
@@ -167,10 +175,17 @@ describe('generated bad input', () => {
         fc.asyncProperty(
           fc.oneof(requestArbitrary(path, operation, tame), requestArbitrary(path, operation, wild)),
           async (generated) => {
-            const res = await t.app.inject({ method: method.toUpperCase() as 'GET', ...generated });
+            let headers = generated.headers;
+            if (path.startsWith('/dashboard/')) {
+              const { token, csrf } = await dashboardBrowser();
+              headers = { ...headers, cookie: `session=${token}`, 'x-csrf-token': csrf };
+            }
+            const res = await t.app.inject({ method: method.toUpperCase() as 'GET', ...generated, headers });
+            // Signing out, or ending its own session, ends the session the next requests use.
+            if (path.startsWith('/dashboard/') && method === 'delete' && res.statusCode === 204) browser = undefined;
             const label = `${method.toUpperCase()} ${generated.url} ${generated.payload?.slice(0, 300) ?? ''}: ${res.statusCode} ${res.body.slice(0, 300)}`;
             expect(res.statusCode, label).toBeLessThan(500);
-            if (path.startsWith('/external/')) {
+            if (path.startsWith('/external/') || path.startsWith('/dashboard/')) {
               const asked = generated.url + (generated.payload ?? '');
               for (const id of foreignIds) if (!asked.includes(id)) expect(res.body, label).not.toContain(id);
             }

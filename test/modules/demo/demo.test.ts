@@ -82,6 +82,20 @@ describe('demo seed', () => {
       agent: { name: 'Sofía', tools: { human_handoff: { enabled: true } } },
       business_id: businessId,
     });
+
+    // Its owner signs in to the dashboard with the password made for it.
+    expect(demo!.owner).toEqual({ email: 'owner@demo.example', password: expect.stringMatching(/^[\w-]{16}$/) });
+    const signIn = await t.app.inject({
+      method: 'POST',
+      url: '/dashboard/api/session',
+      headers: { 'content-type': 'application/json' },
+      payload: JSON.stringify(demo!.owner),
+    });
+    expect(signIn.statusCode).toBe(200);
+    expect(signIn.json()).toMatchObject({
+      user: { role: 'owner' },
+      business: { id: businessId, name: 'Demo business' },
+    });
   });
 
   it('does nothing on a database that has data', async () => {
