@@ -204,6 +204,19 @@ describe('roles and removal through the operator API', () => {
       user: { email: 'new@roles.test', role: 'agent' },
       invitation: { url: expect.stringMatching(/^http:\/\/dashboard\.test\/dashboard\/invitations\//) },
     });
+    const duplicate = await call(t.app, browser, 'POST', '/users', invite);
+    expect(duplicate.statusCode).toBe(409);
+    for (const payload of [
+      {},
+      { email: 'x@roles.test' },
+      { email: 'nope', name: 'X' },
+      { email: 'x@roles.test', name: 'X', role: 'boss' },
+      { email: 'x@roles.test', name: 'X', password: 'chosen password' },
+    ]) {
+      const res = await call(t.app, browser, 'POST', '/users', payload);
+      expect(res.statusCode, JSON.stringify(payload)).toBe(400);
+      expect(res.json().error.code).toBe('validation_error');
+    }
     const ownerInvite = await call(t.app, browser, 'POST', '/users', {
       email: 'o2@roles.test',
       name: 'O',

@@ -87,18 +87,21 @@ describe('sign-in', () => {
     expect(best.known).toBeGreaterThan(best.unknown / 3);
   });
 
-  it('marks the cookie Secure only when PUBLIC_URL is https', async () => {
-    const https = await buildTestApp({ PUBLIC_URL: 'https://dashboard.test' }, { workers: false });
+  it('marks the cookie Secure only when PUBLIC_URL is https; behind a trusted proxy, takes its client address', async () => {
+    const https = await buildTestApp({ PUBLIC_URL: 'https://dashboard.test', TRUST_PROXY: '1' }, { workers: false });
     try {
       const tenant = await createTenant(https.app);
       await createUser(https.app, tenant.businessId, { email: 'a@secure.test', password: 'correct horse' });
       const res = await postSignIn(
         https.app,
         { email: 'a@secure.test', password: 'correct horse' },
-        { headers: { origin: 'https://dashboard.test' } },
+        { headers: { origin: 'https://dashboard.test', 'x-forwarded-for': '198.51.100.4, 203.0.113.7' } },
       );
       expect(res.statusCode).toBe(200);
       expect(sessionCookie(res)).toMatchObject({ secure: true, httpOnly: true, sameSite: 'Lax', path: '/dashboard' });
+      const browser = { token: sessionCookie(res)!.value, csrf: res.json().csrf_token };
+      const [session] = (await call(https.app, browser, 'GET', '/sessions')).json().sessions;
+      expect(session.ip).toBe('203.0.113.7');
     } finally {
       await https.close();
     }
