@@ -56,6 +56,22 @@ export const sessionsRepository = {
       .executeTakeFirst();
   },
 
+  /** Whether the session with this id is live (as findLive reads a token's). */
+  async isLive(db: Db, id: string, now: string, idleSince: string): Promise<boolean> {
+    const row = await db
+      .selectFrom('dashboard_sessions as s')
+      .innerJoin('users as u', (join) =>
+        join.onRef('u.business_id', '=', 's.business_id').onRef('u.id', '=', 's.user_id'),
+      )
+      .select('s.id')
+      .where('s.id', '=', id)
+      .where('s.expires_at', '>', now)
+      .where('s.last_seen_at', '>', idleSince)
+      .where('u.deleted_at', 'is', null)
+      .executeTakeFirst();
+    return row !== undefined;
+  },
+
   touch(db: Db, id: string, at: string) {
     return db.updateTable('dashboard_sessions').set({ last_seen_at: at }).where('id', '=', id).execute();
   },

@@ -146,6 +146,15 @@ export class DashboardSessionsService {
     };
   }
 
+  /**
+   * Whether a session is still live: a long-lived answer (a stream) asks from time to time and ends
+   * when it is not. Its use is not noted: only requests keep a session from going idle.
+   */
+  isLive(sessionId: string): Promise<boolean> {
+    const now = this.clock.now();
+    return sessionsRepository.isLive(this.db, sessionId, isoAt(now), isoAt(now - this.config.sessionIdleMs));
+  }
+
   view(principal: SessionPrincipal): Promise<SessionView> {
     return this.viewOf(this.db, principal.sessionId);
   }

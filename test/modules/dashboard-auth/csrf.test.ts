@@ -55,7 +55,7 @@ describe('the session API', () => {
     const writes = operations.filter((o) => !o.open && o.method !== 'GET');
     for (const { method, path } of writes) {
       for (const token of [undefined, '', 'wrong', other.csrf]) {
-        const res = await call(t.app, browser, method as 'POST', path, method === 'DELETE' ? undefined : {}, {
+        const res = await call(t.app, browser, method, path, method === 'DELETE' ? undefined : {}, {
           'x-csrf-token': token,
         });
         expect(res.statusCode, `${method} ${path} with ${token}`).toBe(403);

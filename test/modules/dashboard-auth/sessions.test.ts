@@ -36,6 +36,20 @@ describe('session expiry', () => {
     expect(ended.json().error.code).toBe('unauthorized');
   });
 
+  it('tells a long-lived answer whether its session is still live', async () => {
+    await createUser(t.app, businessId, { email: 'stream@acme.test', password: 'correct horse' });
+    const browser = await signIn(t.app, 'stream@acme.test', 'correct horse');
+    const { id } = (await call(t.app, browser, 'GET', '/sessions')).json().sessions[0];
+    const sessions = t.app.services.dashboardSessions;
+    expect(await sessions.isLive(id)).toBe(true);
+    clock.advance(7 * DAY);
+    expect(await sessions.isLive(id)).toBe(false);
+    const next = await signIn(t.app, 'stream@acme.test', 'correct horse');
+    const nextId = (await call(t.app, next, 'GET', '/sessions')).json().sessions[0].id;
+    await call(t.app, next, 'DELETE', '/session');
+    expect(await sessions.isLive(nextId)).toBe(false);
+  });
+
   it('ends a session 30 days after sign-in however used, and cleanup deletes it', async () => {
     await createUser(t.app, businessId, { email: 'long@acme.test', password: 'correct horse' });
     const browser = await signIn(t.app, 'long@acme.test', 'correct horse');
