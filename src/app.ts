@@ -39,6 +39,12 @@ export interface AppDeps {
   webhookWorker?: WebhookWorkerOptions;
 }
 
+/** TRUST_PROXY as Fastify takes it: a number of proxies becomes a rule on the hop (its types take no number). */
+function trustProxyOption(trust: Config['trustProxy']) {
+  if (typeof trust !== 'number') return trust;
+  return (_address: string, hop: number) => hop < trust;
+}
+
 /** Builds the whole HTTP app over an open database: infrastructure, services, components, then surfaces. */
 export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
@@ -46,14 +52,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       ? { loggerInstance: deps.loggerInstance }
       : { logger: deps.logger ?? loggerOptions(config.logLevel) }),
     bodyLimit: 1024 * 1024,
-    // A number of proxies is a rule on the hop (Fastify's types take no number).
-    trustProxy:
-      typeof config.trustProxy === 'number'
-        ? (
-            (hops: number) => (_address: string, hop: number) =>
-              hop < hops
-          )(config.trustProxy)
-        : config.trustProxy,
+    trustProxy: trustProxyOption(config.trustProxy),
     routerOptions: { maxParamLength: 200 },
     ajv: { customOptions: { removeAdditional: false } },
     frameworkErrors: answerRouterError,

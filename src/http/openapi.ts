@@ -55,7 +55,8 @@ function documented(schema: FastifySchema | undefined, method: string, url: stri
 /**
  * A stable operationId from the method and path, for client generators that name methods after it:
  * `GET /external/v2/contacts/:uuid/messages` -> `getContactsByUuidMessages`; the operator API's
- * start with `admin`, the dashboard's with `dashboard`. Method and path are unique per route, so the ids are too.
+ * start with `admin`, the dashboard's with `dashboard`. Method and path are unique per route, so
+ * the ids are too.
  */
 export function operationId(method: string, url: string): string {
   const words = url

@@ -1,6 +1,5 @@
 import cookie from '@fastify/cookie';
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
-import type { UserRole } from '../db/types.ts';
 import {
   CSRF_HEADER,
   csrfMatches,
@@ -11,17 +10,16 @@ import {
 } from '../http/dashboard-session.ts';
 import { AppError } from '../http/errors.ts';
 import { dashboardSessionRoutes } from '../modules/dashboard-auth/dashboard-auth.routes.ts';
+import type { SessionPrincipal } from '../modules/dashboard-auth/sessions.service.ts';
 import { dashboardTeamRoutes } from '../modules/users/users.dashboard-routes.ts';
 
 export const DASHBOARD_API_PREFIX = '/dashboard/api';
 
-/** Who a dashboard request acts as: set by the session hook on every route that needs a session. */
-export interface DashboardPrincipal {
-  sessionId: string;
-  userId: string;
-  businessId: string;
-  role: UserRole;
-}
+/**
+ * Who a dashboard request acts as, `{ sessionId, userId, businessId, role }`: set by the session
+ * hook on every route that needs a session. Its business is the only one the request may reach.
+ */
+export type DashboardPrincipal = SessionPrincipal;
 
 declare module 'fastify' {
   interface FastifyRequest {
