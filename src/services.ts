@@ -22,6 +22,7 @@ import { TemplatesService } from './modules/templates/templates.service.ts';
 import { IdempotencyService } from './modules/idempotency/idempotency.service.ts';
 import { MediaService } from './modules/media/media.service.ts';
 import { SendingService } from './modules/sending/sending.service.ts';
+import { RepliesService } from './modules/sending/replies.service.ts';
 import { AgentsService } from './modules/agents/agents.service.ts';
 import { openAiEmbeddings } from './modules/search/embeddings.client.ts';
 import { SearchService } from './modules/search/search.service.ts';
@@ -98,6 +99,7 @@ export function createServices(
     templates,
     idempotency: new IdempotencyService(db),
     sending: new SendingService(db, worker, channels, templates, contacts, domainEvents),
+    replies: new RepliesService(db, worker, channels, templates, domainEvents),
     agents: new AgentsService(db),
     search: new SearchService(db, worker, config.embeddings ? openAiEmbeddings(config.embeddings) : undefined),
     webhooks,

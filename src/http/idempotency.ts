@@ -50,10 +50,14 @@ export function idempotencyClaimOf(request: FastifyRequest): IdempotencyClaim | 
 
 /**
  * Adds the Idempotency-Key behaviour (docs/ARCHITECTURE.md#idempotency) to every route of `scope` whose config names an
- * `idempotency` route. Register on the API-key scope, before the routes: the business of the key
- * scopes the records.
+ * `idempotency` route. Register before the routes; the records are scoped by `businessOf` the request
+ * (the API key's business, or the dashboard session's).
  */
-export function registerIdempotency(scope: FastifyInstance, service: IdempotencyService): void {
+export function registerIdempotency(
+  scope: FastifyInstance,
+  service: IdempotencyService,
+  businessOf: (request: FastifyRequest) => string = (request) => request.businessId,
+): void {
   // The header joins the route's OpenAPI description and is validated with the rest of the request.
   scope.addHook('onRoute', (route) => {
     if (!route.config?.idempotency) return;
@@ -71,7 +75,7 @@ export function registerIdempotency(scope: FastifyInstance, service: Idempotency
       throw new AppError(400, 'validation_error', 'Idempotency-Key must be 1-255 printable characters');
     }
     const decision = await service.begin(
-      { businessId: request.businessId, route, key },
+      { businessId: businessOf(request), route, key },
       requestHash(request.method, route, request.body, request.query),
     );
     switch (decision.kind) {

@@ -12,6 +12,9 @@ import { AppError } from '../http/errors.ts';
 import { dashboardSessionRoutes } from '../modules/dashboard-auth/dashboard-auth.routes.ts';
 import type { SessionPrincipal } from '../modules/dashboard-auth/sessions.service.ts';
 import { dashboardTeamRoutes } from '../modules/users/users.dashboard-routes.ts';
+import { dashboardConversationActionRoutes } from '../modules/conversations/conversation-actions.dashboard-routes.ts';
+import { dashboardReplyRoutes } from '../modules/sending/replies.dashboard-routes.ts';
+import { registerIdempotency } from '../http/idempotency.ts';
 
 export const DASHBOARD_API_PREFIX = '/dashboard/api';
 
@@ -41,7 +44,12 @@ declare module 'fastify' {
  * Each module's dashboard routes, in the order the OpenAPI document lists them: a module adds its
  * plugin here. Its routes see `request.dashboard` and may call `requireRole`.
  */
-export const dashboardModules: FastifyPluginAsync[] = [dashboardSessionRoutes, dashboardTeamRoutes];
+export const dashboardModules: FastifyPluginAsync[] = [
+  dashboardSessionRoutes,
+  dashboardTeamRoutes,
+  dashboardReplyRoutes,
+  dashboardConversationActionRoutes,
+];
 
 /**
  * `{ preHandler: requireRole('admin') }` on a route of admins and owners. Route modules import it from
@@ -87,5 +95,7 @@ export const dashboardApi: FastifyPluginAsync<{ publicUrl: string }> = async (sc
     request.dashboard = resolved.principal;
   });
 
+  // Keys of the session's business, as the public API's are of the key's (docs/ARCHITECTURE.md#idempotency).
+  registerIdempotency(scope, scope.services.idempotency, (request) => request.dashboard.businessId);
   for (const routes of dashboardModules) await scope.register(routes);
 };

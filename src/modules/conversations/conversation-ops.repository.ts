@@ -11,6 +11,8 @@ const columns = [
   'manual_control',
   'manual_control_locked',
   'agent_id',
+  'assigned_user_id',
+  'team_id',
 ] as const;
 
 /**
@@ -27,6 +29,16 @@ export const conversationOpsRepository = {
       .where('business_id', '=', businessId)
       .where('id', '=', id)
       .executeTakeFirstOrThrow();
+  },
+
+  /** The whole conversation, or undefined when the business has none with this id. */
+  get(db: Db, businessId: string, id: string): Promise<ConversationRow | undefined> {
+    return db
+      .selectFrom('conversations')
+      .selectAll()
+      .where('business_id', '=', businessId)
+      .where('id', '=', id)
+      .executeTakeFirst();
   },
 
   /** The conversation, locked for the operation's transaction. */

@@ -3,9 +3,18 @@ import { invalid, notFound } from '../../lib/domain-errors.ts';
 import { agentsRepository } from '../agents/agents.repository.ts';
 import { manualControlChange } from './manual-control.ts';
 import { usersRepository } from '../users/users.repository.ts';
+import { teamsRepository } from '../teams/teams.repository.ts';
+import { conversationsChanged } from '../domain-events/domain-events.writer.ts';
 import type { DomainEventDispatcher } from '../domain-events/domain-events.dispatcher.ts';
 import { conversationOpsRepository, type OpsConversationRow } from './conversation-ops.repository.ts';
 import * as events from '../events/events.writer.ts';
+
+/** Whom a conversation is assigned to: one of them, or none. */
+export interface Assignee {
+  user_id?: string;
+  team_id?: string;
+  agent_id?: string;
+}
 
 /** Who acts through the operator API: a team member (dashboard) when `user_id` is given, else the system. */
 export interface OpsActor {
@@ -75,6 +84,39 @@ export class ConversationOpsService {
       if (row.agent_id === body.agent_id) return row;
       await events.agentChanged(trx, businessId, row, actor, { from_agent: row.agent_id, to_agent: body.agent_id });
       return conversationOpsRepository.update(trx, businessId, id, { agent_id: body.agent_id });
+    });
+  }
+
+  /**
+   * Puts the conversation with one assignee, a user, a team or an AI agent, and takes it from the
+   * others; none given unassigns it. The agent's change writes its event (agent_assigned, _switched,
+   * _removed); the contract has no event for a user or a team, whose change writes only
+   * conversation_changed (assignment).
+   */
+  assign(businessId: string, id: string, body: OpsActor & { assignee: Assignee }) {
+    const { assignee } = body;
+    if (Object.values(assignee).filter((v) => v !== undefined).length > 1)
+      throw invalid('name one assignee: user_id, team_id or agent_id');
+    return this.run(businessId, id, body, async (trx, row, actor) => {
+      if (assignee.user_id !== undefined && !(await usersRepository.find(trx, businessId, assignee.user_id)))
+        throw notFound('user');
+      if (assignee.team_id !== undefined && !(await teamsRepository.find(trx, businessId, assignee.team_id)))
+        throw notFound('team');
+      if (assignee.agent_id !== undefined && !(await agentsRepository.find(trx, businessId, assignee.agent_id)))
+        throw notFound('agent');
+      const wanted = {
+        assigned_user_id: assignee.user_id ?? null,
+        team_id: assignee.team_id ?? null,
+        agent_id: assignee.agent_id ?? null,
+      };
+      await events.agentChanged(trx, businessId, row, actor, { from_agent: row.agent_id, to_agent: wanted.agent_id });
+      const people = row.assigned_user_id !== wanted.assigned_user_id || row.team_id !== wanted.team_id;
+      if (people)
+        await conversationsChanged(trx, businessId, [
+          { conversationId: id, change: 'assignment', data: { actor_type: actor.actorType, user_id: actor.userId ?? null } },
+        ]);
+      if (!people && row.agent_id === wanted.agent_id) return row;
+      return conversationOpsRepository.update(trx, businessId, id, wanted);
     });
   }
 

@@ -198,6 +198,38 @@ export const messagesRepository = {
         limit 1) w`.execute(db);
     return new Set(open.map((r) => r.lookup));
   },
+  /**
+   * When the contact's service window on the channel ends (its latest inbound message there plus
+   * `hours`) and whether that is still ahead, on the database's clock as the send's check
+   * (inServiceWindows); undefined when the contact never wrote there.
+   */
+  async serviceWindow(
+    db: Db,
+    businessId: string,
+    pair: { contact_id: string; channel_id: string; channel: string; hours: number },
+  ): Promise<{ ends_at: string; open: boolean } | undefined> {
+    const { rows } = await sql<{ ends_at: string; open: boolean }>`
+      select m.created_at + ${pair.hours}::float8 * interval '1 hour' as ends_at,
+        m.created_at > now() - ${pair.hours}::float8 * interval '1 hour' as open
+      from messages m
+      where m.business_id = ${businessId} and m.contact_id = ${pair.contact_id} and m.direction = 'inbound'
+        and (m.channel_id = ${pair.channel_id} or (m.channel_id is null and m.channel = ${pair.channel}))
+      order by m.created_at desc
+      limit 1`.execute(db);
+    return rows[0];
+  },
+
+  /** A message of the conversation as a reply quotes it, or undefined when the conversation has none with this id. */
+  inConversation(db: Db, businessId: string, conversationId: string, id: string) {
+    return db
+      .selectFrom('messages')
+      .select(['id', 'conversation_id', 'type', 'text', 'direction', 'status', 'created_at'])
+      .where('business_id', '=', businessId)
+      .where('conversation_id', '=', conversationId)
+      .where('id', '=', id)
+      .executeTakeFirst();
+  },
+
   /** The latest `limit` messages of a conversation, newest first (index messages_conversation, read backwards). */
   latestOfConversation(db: Db, businessId: string, conversationId: string, limit: number) {
     return db

@@ -19,7 +19,7 @@ import { contactsChanged, conversationsChanged, messagesCreated } from '../domai
 import { contactFieldChanged, writeEvents, type EventType } from '../events/events.writer.ts';
 import { storeAnswerIn, type IdempotencyClaim } from '../idempotency/idempotency.service.ts';
 import { messagesRepository, type NewMessage } from '../messages/messages.repository.ts';
-import { blocked, templateRequired } from './sending.content.ts';
+import { addressMoved, blocked, templateRequired } from './sending.content.ts';
 
 /** Everything one send writes, decided and validated before the transaction. */
 export interface SendPlan {
@@ -39,6 +39,16 @@ export interface SendPlan {
   agentId?: string;
   /** The send's hold on its Idempotency-Key: its plain answer (plainSendAnswer) is stored with it. */
   claim?: IdempotencyClaim;
+  /**
+   * The team member who wrote it in the dashboard: the message is stored with sender_type `human`
+   * and the user, which is what keeps it from firing message_created (firesMessageCreated), and a
+   * conversation the send reopens names the user. Without it the send is the public API's (`api`).
+   */
+  userId?: string;
+  /** The message this one answers (stored as reply_to_id). */
+  replyToId?: string;
+  /** The contact the recipient's address must name: a reply goes to its conversation's contact or nowhere. */
+  contactId?: string;
 }
 
 /** The message written for a send, its contact and conversation, or why it was refused (nothing written then). */
@@ -81,17 +91,26 @@ export async function acceptSends(trx: Db, sends: SendPlan[]): Promise<{ outcome
     if (writable.length === 0) continue;
 
     const pairKey = (w: Writable) => `${w.contact.id}:${sends[w.i].channel.id}`;
-    const conversations = await openConversations(
-      trx,
-      businessId,
-      writable.map((w) => ({
-        contactId: w.contact.id,
-        channel: sends[w.i].channel.type,
-        channelId: sends[w.i].channel.id,
-        tags: w.contact.tags,
-      })),
-      { actorType: 'api', origin: 'api' },
-    );
+    const conversations = new Map<string, ConversationRow>();
+    // Who reopens a closed conversation: the API, or each team member replying from the dashboard.
+    for (const userId of new Set(writable.map((w) => sends[w.i].userId))) {
+      const opened = await openConversations(
+        trx,
+        businessId,
+        writable
+          .filter((w) => sends[w.i].userId === userId)
+          .map((w) => ({
+            contactId: w.contact.id,
+            channel: sends[w.i].channel.type,
+            channelId: sends[w.i].channel.id,
+            tags: w.contact.tags,
+          })),
+        userId === undefined
+          ? { actorType: 'api', origin: 'api' }
+          : { actorType: 'human', origin: 'dashboard', userId },
+      );
+      for (const [key, row] of opened) conversations.set(key, row);
+    }
     const rows: NewMessage[] = [];
     for (const w of writable) {
       const send = sends[w.i];
@@ -118,6 +137,13 @@ export async function acceptSends(trx: Db, sends: SendPlan[]): Promise<{ outcome
   // A claim taken over fails the batch; the batcher then writes each send alone, and only that one fails.
   for (const a of accepted) await storeAnswerIn(trx, sends[a.i].claim, 200, plainSendAnswer(a.messageId));
   return { outcomes: outcomes.map((o) => o!) };
+}
+
+/** One send with its own transaction: a batch of one, whose refusal fails the transaction. */
+export async function acceptOne(trx: Db, plan: SendPlan) {
+  const [outcome] = (await acceptSends(trx, [plan])).outcomes;
+  if ('refused' in outcome) throw outcome.refused;
+  return outcome;
 }
 
 /** The identity of a send's recipient: its address's key, of the address kind of the channel's provider. */
@@ -157,7 +183,8 @@ async function recipientsOf(
   for (const i of mine) {
     const contact = contacts.get(keyOf(i));
     const hours = windowOf(i);
-    if (!contact) {
+    if (sends[i].contactId !== undefined && contact?.id !== sends[i].contactId) outcomes[i] = { refused: addressMoved() };
+    else if (!contact) {
       if (hours !== null) outcomes[i] = { refused: templateRequired(hours) };
       else candidates.push(i);
     } else if (contact.collected_data.opted_out === true && sends[i].optIn !== true)
@@ -227,14 +254,14 @@ function outboundMessageRow(
     channel: send.channel.type,
     channel_id: send.channel.id,
     direction: 'outbound',
-    sender_type: 'api',
-    user_id: null,
+    sender_type: send.userId === undefined ? 'api' : 'human',
+    user_id: send.userId ?? null,
     agent_id: null,
     type: send.type,
     text: send.text,
     status: 'PENDING',
     error: null,
-    reply_to_id: null,
+    reply_to_id: send.replyToId ?? null,
     metadata: send.metadata,
     sender_address: send.channel.identifier,
     recipient_address: send.recipient.digits,

@@ -71,3 +71,11 @@ export const templateRequired = (hours: number) =>
     'template_required',
     `the contact has not written on this channel in the last ${hours === 1 ? 'hour' : windowLength(hours)}; send a template`,
   );
+
+/** The address a reply goes to names another contact now (a merge or an import moved it). */
+export const addressMoved = () =>
+  new DomainError(
+    'conflict',
+    'recipient_changed',
+    "the conversation's contact no longer holds this address; write from the contact's current conversation",
+  );

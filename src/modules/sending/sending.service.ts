@@ -17,7 +17,7 @@ import { SendJobHandler, type SendJobOptions } from './send.job.ts';
 import type { ChannelFailureLog } from './channel-failures.ts';
 import type { DomainEventDispatcher } from '../domain-events/domain-events.dispatcher.ts';
 import { Batcher } from '../../lib/batcher.ts';
-import { acceptSends, plainSendAnswer, type SendOutcome, type SendPlan } from './sending.accept.ts';
+import { acceptOne, acceptSends, plainSendAnswer, type SendOutcome, type SendPlan } from './sending.accept.ts';
 import { freeFormContent } from './sending.content.ts';
 import { toSendConversation, toStatusRecord } from './sending.mappers.ts';
 import type { SendBody, SendTemplateBody, SendTemplateQuery } from './sending.schemas.ts';
@@ -59,13 +59,6 @@ function isPlain(
     body.team_uuid === undefined &&
     fields.size === 0
   );
-}
-
-/** One send with its own transaction: a batch of one, whose refusal fails the transaction. */
-async function acceptOne(trx: Db, plan: SendPlan) {
-  const [outcome]: SendOutcome[] = (await acceptSends(trx, [plan])).outcomes;
-  if ('refused' in outcome) throw outcome.refused;
-  return outcome;
 }
 
 /**

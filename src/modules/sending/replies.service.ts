@@ -1,0 +1,185 @@
+import type { ChannelKind } from '../../channels/channel-kind.ts';
+import { channelKind } from '../../channels/registry.ts';
+import type { Db } from '../../db/database.ts';
+import type { OutboxWorker } from '../../jobs/outbox.worker.ts';
+import { conflict, DomainError, invalid, notFound } from '../../lib/domain-errors.ts';
+import type { ChannelRow, ChannelsService } from '../channels/channels.service.ts';
+import { contactsRepository } from '../contacts/contacts.repository.ts';
+import { conversationOpsRepository } from '../conversations/conversation-ops.repository.ts';
+import type { ConversationRow } from '../conversations/conversation-store.repository.ts';
+import type { DomainEventDispatcher } from '../domain-events/domain-events.dispatcher.ts';
+import { storeAnswerIn, type IdempotencyClaim } from '../idempotency/idempotency.service.ts';
+import { messagesRepository } from '../messages/messages.repository.ts';
+import type { TemplatesService } from '../templates/templates.service.ts';
+import { usersRepository } from '../users/users.repository.ts';
+import { acceptOne, type SendPlan } from './sending.accept.ts';
+import { freeFormContent } from './sending.content.ts';
+import type { ComposeAnswer, ReplyAnswer, ReplyBody } from './replies.schemas.ts';
+
+/** Most templates the reply box offers. */
+const COMPOSE_TEMPLATES_MAX = 200;
+
+/** Where a reply in a conversation goes: its channel, the channel's kind and the contact's address there. */
+interface ReplyTarget {
+  conversation: ConversationRow;
+  channel: ChannelRow;
+  kind: ChannelKind;
+  recipient: SendPlan['recipient'];
+}
+
+/**
+ * What a team member writes in a conversation from the dashboard. A reply is a send like the public
+ * API's, through the same write path (acceptSends: window, opt-out, conversation, message, outbox
+ * job, message_created domain event), stored as the user's (`sender_type` human), which is why it
+ * fires no message_created webhook (firesMessageCreated): the rule lives with the data, not here.
+ */
+export class RepliesService {
+  constructor(
+    private readonly db: Db,
+    private readonly worker: OutboxWorker,
+    private readonly channels: ChannelsService,
+    private readonly templates: TemplatesService,
+    private readonly domainEvents: Pick<DomainEventDispatcher, 'dispatch'>,
+  ) {}
+
+  /** What the reply box may send now: free-form while the service window is open, the channel's templates always. */
+  async compose(businessId: string, conversationId: string): Promise<ComposeAnswer> {
+    const target = await this.target(businessId, conversationId);
+    const hours = target.kind.capabilities.serviceWindowHours;
+    const window =
+      hours === null
+        ? { open: true, ends_at: null }
+        : ((await messagesRepository.serviceWindow(this.db, businessId, {
+            contact_id: target.conversation.contact_id,
+            channel_id: target.channel.id,
+            channel: target.channel.type,
+            hours,
+          })) ?? { open: false, ends_at: null });
+    const templates = target.kind.capabilities.templates
+      ? (await this.templates.list(businessId, COMPOSE_TEMPLATES_MAX)).filter(
+          (t) => t.channel_id === null || t.channel_id === target.channel.id,
+        )
+      : [];
+    return {
+      window_open: window.open,
+      window_ends_at: window.ends_at,
+      templates: templates.map((t) => ({
+        id: t.id,
+        name: t.name,
+        language: t.language,
+        body: t.body,
+        variables: t.variables,
+      })),
+    };
+  }
+
+  /**
+   * Sends a text or a template into the conversation as the user. Outside the service window a text
+   * answers 409 `template_required`: the conversation's state, not the request, is what refuses it,
+   * and the page offers templates then. With an Idempotency-Key claim the answer is stored with the send.
+   */
+  async reply(
+    businessId: string,
+    userId: string,
+    conversationId: string,
+    body: ReplyBody,
+    claim?: IdempotencyClaim,
+  ): Promise<ReplyAnswer> {
+    const target = await this.target(businessId, conversationId);
+    const user = await usersRepository.find(this.db, businessId, userId);
+    if (!user) throw notFound('user');
+    const quoted =
+      body.reply_to === undefined
+        ? undefined
+        : await messagesRepository.inConversation(this.db, businessId, conversationId, body.reply_to);
+    if (body.reply_to !== undefined && !quoted) throw notFound('message');
+    const content = await this.contentOf(businessId, target, body);
+    const plan: SendPlan = {
+      businessId,
+      channel: target.channel,
+      recipient: target.recipient,
+      metadata: {},
+      userId,
+      contactId: target.conversation.contact_id,
+      ...(quoted ? { replyToId: quoted.id } : {}),
+      ...content,
+    };
+    const answer = await this.db.transaction().execute(async (trx) => {
+      let accepted;
+      try {
+        accepted = await acceptOne(trx, plan);
+      } catch (err) {
+        if (err instanceof DomainError && err.code === 'template_required')
+          throw new DomainError('conflict', err.code, err.message, err.details);
+        throw err;
+      }
+      const stored = await messagesRepository.inConversation(trx, businessId, accepted.conversationId, accepted.messageId);
+      if (!stored) throw new Error('the accepted message is not in its conversation');
+      const sent: ReplyAnswer = {
+        message: {
+          kind: 'message',
+          id: stored.id,
+          conversation_id: stored.conversation_id,
+          created_at: stored.created_at,
+          direction: 'outbound',
+          type: stored.type,
+          text: stored.text,
+          media: [],
+          location: null,
+          contacts: [],
+          choice: null,
+          reaction: null,
+          reply_to: quoted
+            ? { id: quoted.id, type: quoted.type, text: quoted.text, direction: quoted.direction }
+            : null,
+          forwarded: false,
+          status: stored.status,
+          error: null,
+          sender: { type: 'human', user: { id: user.id, name: user.name, email: user.email }, agent: null },
+        },
+      };
+      await storeAnswerIn(trx, claim, 202, sent);
+      return sent;
+    });
+    this.worker.wake('send');
+    await this.domainEvents.dispatch();
+    return answer;
+  }
+
+  /** The conversation, its channel (which must still send) and the contact's address of the channel's kind. */
+  private async target(businessId: string, conversationId: string): Promise<ReplyTarget> {
+    const conversation = await conversationOpsRepository.get(this.db, businessId, conversationId);
+    if (!conversation) throw notFound('conversation');
+    const channel =
+      conversation.channel_id === null
+        ? undefined
+        : await this.channels.findForSending(businessId, conversation.channel_id);
+    if (!channel) throw conflict('the conversation has no channel to send with');
+    const kind = channelKind(channel.provider_kind);
+    if (!kind) throw conflict(`channel ${channel.id} has no provider to send with`);
+    const contact = await contactsRepository.find(this.db, businessId, conversation.contact_id);
+    // The contact's address of the channel's kind: whichever of its addresses the kind reads.
+    const address = [contact?.phone_number, contact?.email]
+      .flatMap((a) => (a ? [kind.address.normalise(a)] : []))
+      .find((a) => a !== undefined);
+    if (!address) throw conflict(`the contact has no address this channel sends to (${kind.address.description})`);
+    return { conversation, channel, kind, recipient: { digits: address.value, key: address.key } };
+  }
+
+  /** A text through the free-form rules of the channel's kind, or a template of the business filled with `variables`. */
+  private async contentOf(
+    businessId: string,
+    target: ReplyTarget,
+    body: ReplyBody,
+  ): Promise<Pick<SendPlan, 'type' | 'content' | 'text' | 'templateId'>> {
+    if ('text' in body) return { type: 'text', ...freeFormContent('text', { text: body.text }, target.kind.capabilities) };
+    if (!target.kind.capabilities.templates)
+      throw invalid("this conversation's channel sends no templates", [{ path: '/template_id' }]);
+    const template = await this.templates.get(businessId, body.template_id);
+    if (!template) throw notFound('template');
+    if (template.channel_id !== null && template.channel_id !== target.channel.id)
+      throw invalid("the template belongs to another of the business's channels", [{ path: '/template_id' }]);
+    const rendered = this.templates.render(template, { byKey: body.variables ?? {} });
+    return { type: 'template', content: rendered.content, text: rendered.text, templateId: template.id };
+  }
+}
