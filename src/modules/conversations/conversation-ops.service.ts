@@ -111,7 +111,8 @@ export class ConversationOpsService {
       };
       await events.agentChanged(trx, businessId, row, actor, { from_agent: row.agent_id, to_agent: wanted.agent_id });
       const people = row.assigned_user_id !== wanted.assigned_user_id || row.team_id !== wanted.team_id;
-      if (people)
+      // The agent's event writes conversation_changed (assignment) already: one per operation.
+      if (people && row.agent_id === wanted.agent_id)
         await conversationsChanged(trx, businessId, [
           { conversationId: id, change: 'assignment', data: { actor_type: actor.actorType, user_id: actor.userId ?? null } },
         ]);
