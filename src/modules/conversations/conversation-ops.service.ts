@@ -114,7 +114,11 @@ export class ConversationOpsService {
       // The agent's event writes conversation_changed (assignment) already: one per operation.
       if (people && row.agent_id === wanted.agent_id)
         await conversationsChanged(trx, businessId, [
-          { conversationId: id, change: 'assignment', data: { actor_type: actor.actorType, user_id: actor.userId ?? null } },
+          {
+            conversationId: id,
+            change: 'assignment',
+            data: { actor_type: actor.actorType, user_id: actor.userId ?? null },
+          },
         ]);
       if (!people && row.agent_id === wanted.agent_id) return row;
       return conversationOpsRepository.update(trx, businessId, id, wanted);

@@ -71,7 +71,8 @@ export type ReplyAnswer = Static<typeof ReplyAnswer>;
 export const ComposeAnswer = Type.Object({
   window_open: Type.Boolean({ description: 'whether free-form text may be sent now' }),
   window_ends_at: Nullable(Timestamp, {
-    description: "when the service window closes (or closed); null when the contact never wrote or the channel has none",
+    description:
+      'when the service window closes (or closed); null when the contact never wrote or the channel has none',
   }),
   templates: Type.Array(
     Type.Object({

@@ -113,7 +113,12 @@ export class RepliesService {
           throw new DomainError('conflict', err.code, err.message, err.details);
         throw err;
       }
-      const stored = await messagesRepository.inConversation(trx, businessId, accepted.conversationId, accepted.messageId);
+      const stored = await messagesRepository.inConversation(
+        trx,
+        businessId,
+        accepted.conversationId,
+        accepted.messageId,
+      );
       if (!stored) throw new Error('the accepted message is not in its conversation');
       const sent: ReplyAnswer = {
         message: {
@@ -166,13 +171,14 @@ export class RepliesService {
     return { conversation, channel, kind, recipient: { digits: address.value, key: address.key } };
   }
 
-  /** A text through the free-form rules of the channel's kind, or a template of the business filled with `variables`. */
+  /** A text by the free-form rules of the channel's kind, or a template of the business filled with `variables`. */
   private async contentOf(
     businessId: string,
     target: ReplyTarget,
     body: ReplyBody,
   ): Promise<Pick<SendPlan, 'type' | 'content' | 'text' | 'templateId'>> {
-    if ('text' in body) return { type: 'text', ...freeFormContent('text', { text: body.text }, target.kind.capabilities) };
+    if ('text' in body)
+      return { type: 'text', ...freeFormContent('text', { text: body.text }, target.kind.capabilities) };
     if (!target.kind.capabilities.templates)
       throw invalid("this conversation's channel sends no templates", [{ path: '/template_id' }]);
     const template = await this.templates.get(businessId, body.template_id);

@@ -183,7 +183,8 @@ async function recipientsOf(
   for (const i of mine) {
     const contact = contacts.get(keyOf(i));
     const hours = windowOf(i);
-    if (sends[i].contactId !== undefined && contact?.id !== sends[i].contactId) outcomes[i] = { refused: addressMoved() };
+    if (sends[i].contactId !== undefined && contact?.id !== sends[i].contactId)
+      outcomes[i] = { refused: addressMoved() };
     else if (!contact) {
       if (hours !== null) outcomes[i] = { refused: templateRequired(hours) };
       else candidates.push(i);

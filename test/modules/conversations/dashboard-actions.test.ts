@@ -166,7 +166,14 @@ describe('replies', () => {
     const { conversation } = await inboundContact(f.t, f.tenant, f.channel, 1);
     const key = newId();
     const send = () =>
-      call(app(), agent, 'POST', `/conversations/${conversation.id}/messages`, { text: 'once' }, { 'idempotency-key': key });
+      call(
+        app(),
+        agent,
+        'POST',
+        `/conversations/${conversation.id}/messages`,
+        { text: 'once' },
+        { 'idempotency-key': key },
+      );
     const first = await send();
     const again = await send();
     expect(first.statusCode).toBe(202);
@@ -193,7 +200,9 @@ describe('replies', () => {
       expect(res.json().error.code).toBe('validation_error');
     }
     expect((await call(app(), agent, 'POST', `/conversations/nope/messages`, { text: 'x' })).statusCode).toBe(400);
-    const notMine = await call(app(), agent, 'POST', `/conversations/${foreign.conversation.id}/messages`, { text: 'x' });
+    const notMine = await call(app(), agent, 'POST', `/conversations/${foreign.conversation.id}/messages`, {
+      text: 'x',
+    });
     expect(notMine.statusCode).toBe(404);
     expect((await call(app(), agent, 'GET', `/conversations/${foreign.conversation.id}/compose`)).statusCode).toBe(404);
     const otherTemplate = await createTemplate(app(), other, { name: `t_${newId().slice(-8)}`, body: 'Hi' });
@@ -223,7 +232,7 @@ describe('conversation actions', () => {
       ['POST', 'unarchive', {}, { closed_at: null }],
     ];
     for (const [method, name, body, expected] of steps) {
-      const res = await call(app(), agent, method as 'PUT', `${base}/${name}`, body);
+      const res = await call(app(), agent, method, `${base}/${name}`, body);
       expect(res.statusCode, `${name} ${res.body}`).toBe(200);
       expect(res.json().conversation).toMatchObject({ id: conversation.id, ...expected });
     }
@@ -290,7 +299,10 @@ describe('conversation actions', () => {
     const { conversation } = await inboundContact(f.t, f.tenant, f.channel, 1);
     const foreign = await inboundContact(f.t, other, f.channel, 1);
     const base = `/conversations/${conversation.id}`;
-    const otherUser = await createUser(app(), other.businessId, { email: `o-${newId()}@other.test`, password: 'pw-other-1234' });
+    const otherUser = await createUser(app(), other.businessId, {
+      email: `o-${newId()}@other.test`,
+      password: 'pw-other-1234',
+    });
     const otherAgent = await createAgent(app(), other);
     const otherTeam = await db()
       .insertInto('teams')
