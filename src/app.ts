@@ -1,4 +1,5 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { fileURLToPath } from 'node:url';
 import { appComponents, runComponents } from './components.ts';
 import type { Config } from './config.ts';
 import type { DatabaseHandle } from './db/database.ts';
@@ -13,6 +14,7 @@ import type { Clock } from './lib/clock.ts';
 import type { WebhookWorkerOptions } from './modules/webhooks/webhook-worker.ts';
 import { createServices, type Services } from './services.ts';
 import { DASHBOARD_API_PREFIX, dashboardApi } from './surfaces/dashboard-api.ts';
+import { DASHBOARD_PREFIX, dashboardWeb } from './surfaces/dashboard-web.ts';
 import { ADMIN_PREFIX, operatorApi } from './surfaces/operator-api.ts';
 import { PUBLIC_PREFIX, publicApi } from './surfaces/public-api.ts';
 import { unauthenticatedRoutes } from './surfaces/unauthenticated.ts';
@@ -37,6 +39,8 @@ export interface AppDeps {
   clock?: Clock;
   /** Webhook delivery worker tuning (concurrency, poll, lease, jitter source). */
   webhookWorker?: WebhookWorkerOptions;
+  /** The dashboard's build (index.html and assets/); default web/dist (`npm run build:web`). */
+  dashboardRoot?: string;
 }
 
 /** TRUST_PROXY as Fastify takes it: a number of proxies becomes a rule on the hop (its types take no number). */
@@ -44,6 +48,12 @@ function trustProxyOption(trust: Config['trustProxy']) {
   if (typeof trust !== 'number') return trust;
   return (_address: string, hop: number) => hop < trust;
 }
+
+/**
+ * web/dist beside the package: this module is src/app.ts, or bundled into dist/server.js, one folder
+ * below the package's root either way.
+ */
+const DASHBOARD_BUILD = fileURLToPath(new URL('../web/dist', import.meta.url));
 
 /** Builds the whole HTTP app over an open database: infrastructure, services, components, then surfaces. */
 export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyInstance> {
@@ -93,5 +103,6 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   await app.register(publicApi, { prefix: PUBLIC_PREFIX, config, db });
   if (config.adminToken) await app.register(operatorApi, { prefix: ADMIN_PREFIX, token: config.adminToken });
   await app.register(dashboardApi, { prefix: DASHBOARD_API_PREFIX, publicUrl: config.publicUrl });
+  await app.register(dashboardWeb, { prefix: DASHBOARD_PREFIX, root: deps.dashboardRoot ?? DASHBOARD_BUILD });
   return app;
 }
