@@ -1,5 +1,6 @@
 // Lint rules for the whole repository: typescript-eslint's type-aware recommended rules.
 import js from '@eslint/js';
+import reactHooks from 'eslint-plugin-react-hooks';
 import { readdirSync } from 'node:fs';
 import tseslint from 'typescript-eslint';
 import { tableOwners } from './eslint.table-owners.js';
@@ -11,12 +12,23 @@ const PROVIDER_KINDS = `/\\b(${readdirSync(`${import.meta.dirname}/src/channels`
   .join('|')})\\b/`;
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', 'dist/**', 'coverage/**'] },
+  {
+    ignores: [
+      'node_modules/**',
+      'dist/**',
+      'coverage/**',
+      'web/dist/**',
+      'web/src/api/schema.d.ts',
+      'test-results/**',
+      'playwright-report/**',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
     languageOptions: {
       parserOptions: {
+        // The dashboard's pages (web/src) are checked with web/tsconfig.json, the nearest to them.
         projectService: { allowDefaultProject: ['*.js', 'bench/lib/*.mjs', 'scripts/*.mjs'] },
         tsconfigRootDir: import.meta.dirname,
       },
@@ -106,8 +118,13 @@ export default tseslint.config(
     rules: { 'table-owners/writes-own-tables': 'error' },
   },
   {
+    // The dashboard's pages: React's rules of hooks.
+    files: ['web/src/**/*.{ts,tsx}'],
+    ...reactHooks.configs.flat.recommended,
+  },
+  {
     // Tests read answers' JSON bodies as untyped values and assert on them field by field.
-    files: ['test/**/*.ts', 'bench/**/*.ts'],
+    files: ['test/**/*.ts', 'bench/**/*.ts', 'e2e/**/*.ts'],
     rules: {
       '@typescript-eslint/no-unsafe-member-access': 'off',
       '@typescript-eslint/no-unsafe-assignment': 'off',

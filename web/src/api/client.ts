@@ -1,0 +1,48 @@
+// The dashboard's one way to call the service: openapi-fetch typed by the paths generated from the
+// service's OpenAPI document (schema.d.ts, written by scripts/api-types.ts), so a changed schema breaks
+// the build where a page uses it.
+import createClient, { type Middleware } from 'openapi-fetch';
+import type { components } from './schema';
+import type { ApiPaths } from './session-contract';
+
+export type ErrorBody = components['schemas']['ErrorBody'];
+
+/** The session's CSRF token: the session API answers it on sign-in and on every read of the session. */
+let csrfToken: string | undefined;
+
+export function setCsrfToken(token: string | undefined): void {
+  csrfToken = token;
+}
+
+/** What happens when a call answers 401 (the session ended or expired): the session view signs out. */
+let onUnauthorized: () => void = () => window.location.assign('/dashboard/login');
+
+export function setUnauthorizedHandler(handler: () => void): void {
+  onUnauthorized = handler;
+}
+
+const SAFE_METHODS = new Set(['GET', 'HEAD']);
+const SESSION_PATH = '/dashboard/api/session';
+
+/** Writes carry the session's CSRF token; a 401 other than a refused sign-in ends the session view. */
+const sessionMiddleware: Middleware = {
+  onRequest({ request }) {
+    if (!SAFE_METHODS.has(request.method) && csrfToken) request.headers.set('x-csrf-token', csrfToken);
+    return request;
+  },
+  onResponse({ request, response }) {
+    const signingIn = request.method === 'POST' && new URL(request.url).pathname === SESSION_PATH;
+    if (response.status === 401 && !signingIn) onUnauthorized();
+    return response;
+  },
+};
+
+export const api = createClient<ApiPaths>({ baseUrl: window.location.origin, credentials: 'same-origin' });
+api.use(sessionMiddleware);
+
+/** The error body's message, or the status's when the answer had none (a proxy's page, a lost connection). */
+export function errorMessage(error: unknown, response?: Response): string {
+  const body = error as Partial<ErrorBody> | undefined;
+  if (body?.error?.message) return body.error.message;
+  return response ? `the service answered ${response.status}` : 'the service could not be reached';
+}

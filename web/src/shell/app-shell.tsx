@@ -1,0 +1,18 @@
+import { Outlet } from 'react-router';
+import { Sidebar } from './sidebar';
+import styles from './app-shell.module.css';
+
+/** The signed-in layout: the sidebar beside the page (above it on a phone), and a link past the sidebar. */
+export function AppShell() {
+  return (
+    <div className={styles.shell}>
+      <a className="skip-link" href="#main">
+        Skip to content
+      </a>
+      <Sidebar />
+      <main id="main" className={styles.main} tabIndex={-1}>
+        <Outlet />
+      </main>
+    </div>
+  );
+}
