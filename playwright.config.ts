@@ -1,0 +1,21 @@
+// The browser tests (e2e/): Debian's Chromium against the built service, which e2e/global-setup.ts
+// starts over a new embedded database with the demo business.
+import { defineConfig } from '@playwright/test';
+
+export default defineConfig({
+  testDir: 'e2e',
+  globalSetup: './e2e/global-setup.ts',
+  // The tests share one service and the machine's two cores with the rest of `npm test`.
+  workers: 1,
+  timeout: 30_000,
+  expect: { timeout: 10_000 },
+  forbidOnly: !!process.env.CI,
+  reporter: [['list']],
+  outputDir: 'test-results',
+  use: {
+    baseURL: process.env.E2E_BASE_URL,
+    viewport: { width: 1280, height: 800 },
+    launchOptions: { executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium' },
+    trace: 'retain-on-failure',
+  },
+});
