@@ -53,6 +53,13 @@ export default defineConfig({
     chunkSizeWarningLimit: 700,
   },
   server: {
-    proxy: { '/dashboard/api': 'http://127.0.0.1:3000' },
+    proxy: {
+      // The session API refuses a sign-in from another origin: the pages served here call it as if
+      // they came from the service itself.
+      '/dashboard/api': {
+        target: 'http://127.0.0.1:3000',
+        configure: (proxy) => proxy.on('proxyReq', (request) => request.setHeader('origin', 'http://127.0.0.1:3000')),
+      },
+    },
   },
 });
