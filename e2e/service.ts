@@ -47,3 +47,48 @@ export async function screenshot(page: Page, name: string): Promise<void> {
   await mkdir(dir, { recursive: true });
   await page.screenshot({ path: join(dir, `${name}.png`), animations: 'disabled' });
 }
+
+/** A call to the operator API (ADMIN_TOKEN), for the tests to provision users and businesses. */
+export async function operator<T>(method: string, path: string, body?: object): Promise<T> {
+  const response = await fetch(`${serviceUrl()}/admin/v1${path}`, {
+    method,
+    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+    body: body && JSON.stringify(body),
+  });
+  const text = await response.text();
+  if (!response.ok) throw new Error(`${method} /admin/v1${path} answered ${response.status}: ${text}`);
+  return (text ? JSON.parse(text) : undefined) as T;
+}
+
+export interface Account {
+  email: string;
+  password: string;
+}
+
+/** The demo business that the service created at its first start. */
+export async function demoBusinessId(): Promise<string> {
+  const { businesses } = await operator<{ businesses: { id: string; name: string }[] }>('GET', '/businesses?name=Demo');
+  const demo = businesses.find((business) => business.name === 'Demo business');
+  if (!demo) throw new Error('the service has no demo business');
+  return demo.id;
+}
+
+/** A user of a business with a password, made through the operator API; the email is new each time. */
+export async function createUser(
+  businessId: string,
+  role: 'owner' | 'admin' | 'agent',
+  { name, account }: { name: string; account?: Account },
+): Promise<Account> {
+  const email = account?.email ?? `${role}.${Math.random().toString(36).slice(2, 10)}@example.com`;
+  const password = account?.password ?? 'a long enough password';
+  await operator('POST', `/businesses/${businessId}/users`, { email, name, password, role });
+  return { email, password };
+}
+
+/** Signs in through the sign-in page and waits for the inbox. */
+export async function signIn(page: Page, account: Account): Promise<void> {
+  if (!page.url().includes('/dashboard/login')) await page.goto('/dashboard/login');
+  await page.getByLabel('Email').fill(account.email);
+  await page.getByLabel('Password').fill(account.password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+}

@@ -1,22 +1,24 @@
 import { useState } from 'react';
-import { NavLink, useMatch, useNavigate } from 'react-router';
+import { Link, matchPath, useLocation, useNavigate } from 'react-router';
 import { canManage, useSession, useSignedIn } from '../session/session';
 import { BusinessSwitcher } from './business-switcher';
 import { Icon, type IconName } from './icons';
 import styles from './sidebar.module.css';
 
-function Item({ to, icon, label, active }: { to: string; icon?: IconName; label: string; active?: boolean }) {
+/** A page's link, marked as the current page on its path and, for the inbox, on a conversation's. */
+function Item({ to, icon, label, alsoAt }: { to: string; icon?: IconName; label: string; alsoAt?: string }) {
+  const { pathname } = useLocation();
+  const current = matchPath(to, pathname) !== null || (alsoAt !== undefined && matchPath(alsoAt, pathname) !== null);
   return (
     <li>
-      <NavLink
+      <Link
         to={to}
-        end={to === '/'}
-        className={({ isActive }) => `${styles.link} ${isActive || active ? styles.active : ''}`}
-        aria-current={active ? 'page' : undefined}
+        className={`${styles.link} ${current ? styles.active : ''}`}
+        aria-current={current ? 'page' : undefined}
       >
         {icon && <Icon name={icon} />}
         {label}
-      </NavLink>
+      </Link>
     </li>
   );
 }
@@ -33,7 +35,6 @@ export function Sidebar() {
   const session = useSignedIn();
   const { signOut } = useSession();
   const navigate = useNavigate();
-  const inConversation = useMatch('/conversations/:conversationId') !== null;
   const [open, setOpen] = useState(false);
   const manager = canManage(session.user.role);
 
@@ -64,8 +65,8 @@ export function Sidebar() {
       <div id="sidebar-menu" className={styles.menu} data-open={open}>
         <nav aria-label="Main" onClick={(event) => (event.target as Element).closest('a') && setOpen(false)}>
           <ul className={styles.list}>
-            <Item to="/" icon="inbox" label="Inbox" active={inConversation} />
-            <Item to="/contacts" icon="contacts" label="Contacts" />
+            <Item to="/" icon="inbox" label="Inbox" alsoAt="/conversations/:conversationId" />
+            <Item to="/contacts" icon="contacts" label="Contacts" alsoAt="/contacts/:contactId" />
             {manager && <Item to="/dev-tools" icon="code" label="Dev Tools" />}
           </ul>
           {manager && (
