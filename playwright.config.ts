@@ -7,8 +7,9 @@ export default defineConfig({
   globalSetup: './e2e/global-setup.ts',
   // The tests share one service and the machine's two cores with the rest of `npm test`.
   workers: 1,
-  timeout: 30_000,
-  expect: { timeout: 10_000 },
+  // Generous: beside the rest of `npm test`, both cores are busy.
+  timeout: 60_000,
+  expect: { timeout: 15_000 },
   forbidOnly: !!process.env.CI,
   reporter: [['list']],
   outputDir: 'test-results',

@@ -37,4 +37,22 @@ test.describe('the sign-in page', () => {
     await expect(page).toHaveURL(/\/dashboard\/login$/);
     await expectAccessible(page);
   });
+
+  test('an account locked out after repeated failures is told for how long', async ({ page }) => {
+    test.skip(!(await hasSessionApi()), 'the service has no session API');
+    await page.goto('/dashboard/login');
+    // The service locks an account at its third failure (e2e/global-setup.ts).
+    await page.getByLabel('Email').fill(`locked.${Date.now()}@example.com`);
+    await page.getByLabel('Password').fill('not the password');
+    const attempt = async () => {
+      const answered = page.waitForResponse((response) => response.url().endsWith('/dashboard/api/session'));
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      return (await answered).status();
+    };
+    for (let failure = 1; failure <= 3; failure++) expect(await attempt()).toBe(401);
+    expect(await attempt()).toBe(429);
+    await expect(page.getByRole('alert')).toHaveText(
+      'Too many failed attempts. You are locked out: try again in 15 minutes.',
+    );
+  });
 });

@@ -1,6 +1,6 @@
 // What the browser tests share: the service the global setup started, an accessibility check, and the
 // screenshots the README shows.
-import AxeBuilder from '@axe-core/playwright';
+import { AxeBuilder } from '@axe-core/playwright';
 import { expect, type Page } from '@playwright/test';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
