@@ -51,10 +51,18 @@ test('a signed-out visitor of a conversation signs in and comes back to it; sign
   await expect(page).toHaveURL(/\/dashboard\/login$/);
 });
 
-test('an owner sees every page in the sidebar, and each opens', async ({ page }) => {
+test('an owner sees every page in the sidebar, and each opens, with nothing logged to the console', async ({
+  page,
+}) => {
   await signIn(page, owner);
   await expect(page).toHaveURL(/\/dashboard$/);
   await expect(page.getByRole('heading', { name: 'Inbox' })).toBeVisible();
+  // Once signed in (the sign-in page's first read of the session is a 401, which the browser logs).
+  const logged: string[] = [];
+  page.on('console', (message) => {
+    if (message.type() === 'error' || message.type() === 'warning') logged.push(`${message.type()}: ${message.text()}`);
+  });
+  page.on('pageerror', (error) => logged.push(`uncaught: ${error.message}`));
   await expectAccessible(page);
   await screenshot(page, 'inbox-1280');
   for (const [link, heading, path] of [
@@ -71,6 +79,12 @@ test('an owner sees every page in the sidebar, and each opens', async ({ page })
     await expect(page.getByRole('heading', { level: 1, name: heading })).toBeVisible();
     await expect(sidebar(page).getByRole('link', { name: link })).toHaveAttribute('aria-current', 'page');
   }
+  // A page whose code loads when first opened, opened by its address.
+  await page.goto('/dashboard/settings/team');
+  await expect(page.getByRole('heading', { level: 1, name: 'Team' })).toBeVisible();
+  await page.goto('/dashboard/no-such-page');
+  await expect(page.getByRole('heading', { level: 1, name: 'Page not found' })).toBeVisible();
+  expect(logged).toEqual([]);
 });
 
 test('an agent sees the inbox and contacts only, and is told so at an admin page', async ({ page }) => {

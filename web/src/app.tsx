@@ -37,6 +37,8 @@ const router = createBrowserRouter(
     {
       element: <RequireSession />,
       errorElement: <RouteErrorPage />,
+      // What shows while a page opened by its address loads its code.
+      hydrateFallbackElement: <Loading />,
       children: [
         { index: true, element: <InboxPage /> },
         { path: 'conversations/:conversationId', element: <InboxPage /> },
