@@ -73,6 +73,17 @@ export async function demoBusinessId(): Promise<string> {
   return demo.id;
 }
 
+/**
+ * The demo business's owner, as the service's first start printed their sign-in (e2e/global-setup.ts),
+ * or undefined when it printed none.
+ */
+export function demoOwner(): Account | undefined {
+  const output = process.env.E2E_SERVICE_OUTPUT ?? '';
+  const email = /^\s*email:\s+(\S+)$/m.exec(output)?.[1];
+  const password = /^\s*password:\s+(\S+)$/m.exec(output)?.[1];
+  return email && password ? { email, password } : undefined;
+}
+
 /** A user of a business with a password, made through the operator API; the email is new each time. */
 export async function createUser(
   businessId: string,

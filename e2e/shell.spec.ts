@@ -2,6 +2,7 @@ import { expect, test, type Page } from '@playwright/test';
 import {
   createUser,
   demoBusinessId,
+  demoOwner,
   expectAccessible,
   hasSessionApi,
   operator,
@@ -32,6 +33,18 @@ test.beforeAll(async () => {
 });
 
 const sidebar = (page: Page) => page.getByRole('navigation', { name: 'Main' });
+
+test('the demo owner signs in and lands on the inbox; sign-out returns to sign-in', async ({ page }) => {
+  const demo = demoOwner();
+  test.skip(!demo, 'the first start printed no demo sign-in');
+  await signIn(page, demo!);
+  await expect(page).toHaveURL(/\/dashboard$/);
+  await expect(page.getByRole('heading', { level: 1, name: 'Inbox' })).toBeVisible();
+  await expect(page.getByRole('banner')).toContainText('Demo business');
+  await page.getByRole('button', { name: 'Sign out' }).click();
+  await expect(page).toHaveURL(/\/dashboard\/login$/);
+  await expect(page.getByRole('button', { name: 'Sign in' })).toBeVisible();
+});
 
 test('a signed-out visitor of a conversation signs in and comes back to it; sign-out returns to sign-in', async ({
   page,
