@@ -154,7 +154,9 @@ test('a session that ended elsewhere sends the visitor to sign-in at the next ca
 test.describe('on a phone', () => {
   test.use({ viewport: PHONE });
 
-  test('the menu opens from a button, lists the pages, and closes when one is chosen', async ({ page }) => {
+  test('the menu opens from a button, lists the pages, and closes when one is chosen or on Escape', async ({
+    page,
+  }) => {
     await signIn(page, owner);
     await expect(page.getByRole('heading', { name: 'Inbox' })).toBeVisible();
     await expectAccessible(page);
@@ -171,6 +173,13 @@ test.describe('on a phone', () => {
     await sidebar(page).getByRole('link', { name: 'Contacts' }).click();
     await expect(page.getByRole('heading', { name: 'Contacts' })).toBeVisible();
     await expect(sidebar(page)).toBeHidden();
+
+    // Escape closes it from the keyboard, the focus back on its button.
+    await menu.click();
+    await sidebar(page).getByRole('link', { name: 'Inbox' }).focus();
+    await page.keyboard.press('Escape');
+    await expect(sidebar(page)).toBeHidden();
+    await expect(menu).toBeFocused();
   });
 });
 

@@ -1,4 +1,4 @@
-import { useState } from 'react';
+import { useRef, useState, type KeyboardEvent } from 'react';
 import { Link, matchPath, useLocation, useNavigate } from 'react-router';
 import { canManage, useSession, useSignedIn } from '../session/session';
 import { BusinessSwitcher } from './business-switcher';
@@ -36,7 +36,15 @@ export function Sidebar() {
   const { signOut } = useSession();
   const navigate = useNavigate();
   const [open, setOpen] = useState(false);
+  const menuButton = useRef<HTMLButtonElement>(null);
   const manager = canManage(session.user.role);
+
+  // Escape closes the phone's menu and gives the focus back to its button.
+  const closeOnEscape = (event: KeyboardEvent) => {
+    if (event.key !== 'Escape' || !open) return;
+    setOpen(false);
+    menuButton.current?.focus();
+  };
 
   const leave = async () => {
     await signOut();
@@ -51,6 +59,7 @@ export function Sidebar() {
           <span className={styles.business}>{session.business.name}</span>
         </p>
         <button
+          ref={menuButton}
           type="button"
           className={styles.menuButton}
           aria-expanded={open}
@@ -62,7 +71,7 @@ export function Sidebar() {
         </button>
       </div>
       {/* On a phone the menu covers the page: it closes when a page is chosen. */}
-      <div id="sidebar-menu" className={styles.menu} data-open={open}>
+      <div id="sidebar-menu" className={styles.menu} data-open={open} onKeyDown={closeOnEscape}>
         <nav aria-label="Main" onClick={(event) => (event.target as Element).closest('a') && setOpen(false)}>
           <ul className={styles.list}>
             <Item to="/" icon="inbox" label="Inbox" alsoAt="/conversations/:conversationId" />
