@@ -1,5 +1,5 @@
 import { expect, test } from '@playwright/test';
-import { expectAccessible, hasSessionApi, screenshot } from './service.ts';
+import { expectAccessible, screenshot } from './service.ts';
 
 test.describe('the sign-in page', () => {
   for (const viewport of [
@@ -28,7 +28,6 @@ test.describe('the sign-in page', () => {
   });
 
   test('a wrong password is refused, the error announced', async ({ page }) => {
-    test.skip(!(await hasSessionApi()), 'the service has no session API');
     await page.goto('/dashboard/login');
     await page.getByLabel('Email').fill('nobody@example.com');
     await page.getByLabel('Password').fill('not the password');
@@ -39,7 +38,6 @@ test.describe('the sign-in page', () => {
   });
 
   test('an account locked out after repeated failures is told for how long', async ({ page }) => {
-    test.skip(!(await hasSessionApi()), 'the service has no session API');
     await page.goto('/dashboard/login');
     // The service locks an account at its third failure (e2e/global-setup.ts).
     await page.getByLabel('Email').fill(`locked.${Date.now()}@example.com`);

@@ -14,15 +14,6 @@ export function serviceUrl(): string {
   return url;
 }
 
-/**
- * Whether the service has the session API (sign-in): the tests that sign in need it. Read from the
- * service's own OpenAPI document.
- */
-export async function hasSessionApi(): Promise<boolean> {
-  const document = (await (await fetch(`${serviceUrl()}/openapi.json`)).json()) as { paths: Record<string, unknown> };
-  return '/dashboard/api/session' in document.paths;
-}
-
 /** No serious or critical accessibility violation on the page as it is now (axe-core's WCAG 2.x A and AA rules). */
 export async function expectAccessible(page: Page): Promise<void> {
   const results = await new AxeBuilder({ page }).withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa']).analyze();
@@ -73,15 +64,13 @@ export async function demoBusinessId(): Promise<string> {
   return demo.id;
 }
 
-/**
- * The demo business's owner, as the service's first start printed their sign-in (e2e/global-setup.ts),
- * or undefined when it printed none.
- */
-export function demoOwner(): Account | undefined {
+/** The demo business's owner, as the service's first start printed their sign-in (e2e/global-setup.ts). */
+export function demoOwner(): Account {
   const output = process.env.E2E_SERVICE_OUTPUT ?? '';
   const email = /^\s*email:\s+(\S+)$/m.exec(output)?.[1];
   const password = /^\s*password:\s+(\S+)$/m.exec(output)?.[1];
-  return email && password ? { email, password } : undefined;
+  if (!email || !password) throw new Error(`the first start printed no demo sign-in:\n${output}`);
+  return { email, password };
 }
 
 /** A user of a business with a password, made through the operator API; the email is new each time. */

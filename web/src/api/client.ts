@@ -2,8 +2,7 @@
 // service's OpenAPI document (schema.d.ts, written by scripts/api-types.ts), so a changed schema breaks
 // the build where a page uses it.
 import createClient, { type Middleware } from 'openapi-fetch';
-import type { components } from './schema';
-import type { ApiPaths } from './session-contract';
+import type { components, paths } from './schema';
 
 export type ErrorBody = components['schemas']['ErrorBody'];
 
@@ -37,7 +36,7 @@ const sessionMiddleware: Middleware = {
   },
 };
 
-export const api = createClient<ApiPaths>({ baseUrl: window.location.origin, credentials: 'same-origin' });
+export const api = createClient<paths>({ baseUrl: window.location.origin, credentials: 'same-origin' });
 api.use(sessionMiddleware);
 
 /** The error body's message, or the status's when the answer had none (a proxy's page, a lost connection). */

@@ -2,9 +2,9 @@
 // a switch of business and sign-out, and dropped when any call answers 401.
 import { createContext, useCallback, useContext, useEffect, useMemo, useState, type ReactNode } from 'react';
 import { api, errorMessage, setCsrfToken, setUnauthorizedHandler } from '../api/client';
-import type { ApiPaths } from '../api/session-contract';
+import type { paths } from '../api/schema';
 
-export type Session = ApiPaths['/dashboard/api/session']['get']['responses'][200]['content']['application/json'];
+export type Session = paths['/dashboard/api/session']['get']['responses'][200]['content']['application/json'];
 export type Role = Session['user']['role'];
 
 export type SignInResult =
