@@ -10,6 +10,7 @@ import { ApiKeysService } from './modules/api-keys/api-keys.service.ts';
 import { BusinessesService } from './modules/businesses/businesses.service.ts';
 import { ContactFieldsService } from './modules/contact-fields/contact-fields.service.ts';
 import { ContactsService } from './modules/contacts/contacts.service.ts';
+import { DashboardContactsService } from './modules/contacts/contacts.dashboard.service.ts';
 import { TeamsService } from './modules/teams/teams.service.ts';
 import { UsersService } from './modules/users/users.service.ts';
 import { ImportService } from './modules/import/import.service.ts';
@@ -82,6 +83,7 @@ export function createServices(
     businesses: new BusinessesService(db),
     apiKeys: new ApiKeysService(db, options.apiKeyCache),
     contacts,
+    dashboardContacts: new DashboardContactsService(db, config.secretKeys, contacts),
     users: new UsersService(db, invitations, dashboardSessions, clock),
     dashboardSessions,
     invitations,

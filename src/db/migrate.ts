@@ -18,6 +18,7 @@ import * as webhookHeaderSecrets from './migrations/0016-webhook-header-secrets.
 import * as outboxOwners from './migrations/0018-outbox-owners.ts';
 import * as contactIdentities from './migrations/0019-contact-identities.ts';
 import * as dashboardAuth from './migrations/0021-dashboard-auth.ts';
+import * as contactsCreated from './migrations/0025-contacts-created.ts';
 
 /** Migrations are imported statically so they run the same under tsx, Vitest and a bundle. */
 const migrations: Record<string, Migration> = {
@@ -40,6 +41,7 @@ const migrations: Record<string, Migration> = {
   '0018-outbox-owners': outboxOwners,
   '0019-contact-identities': contactIdentities,
   '0021-dashboard-auth': dashboardAuth,
+  '0025-contacts-created': contactsCreated,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

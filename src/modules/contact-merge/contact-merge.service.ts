@@ -14,9 +14,14 @@ export class ContactMergeService {
   /**
    * Merges the loser into the survivor in one transaction: history, aliases and identities move, the
    * survivor takes the loser's values where the rules say, the loser's email and phone become
-   * aliases, one contact_field_changed event records what changed, and the loser is deleted.
+   * aliases, one contact_field_changed event records what changed (by the public API, or by the
+   * dashboard user who merged), and the loser is deleted.
    */
-  async merge(businessId: string, body: MergeBody): Promise<{ success: true; survivor_id: string }> {
+  async merge(
+    businessId: string,
+    body: MergeBody,
+    actor: { actorType: 'api' | 'human'; userId?: string | null } = { actorType: 'api' },
+  ): Promise<{ success: true; survivor_id: string }> {
     const { survivor_id: survivorId, loser_id: loserId } = body;
     if (survivorId.toLowerCase() === loserId.toLowerCase())
       throw invalid('survivor_id and loser_id must be two different contacts');
@@ -47,7 +52,8 @@ export class ContactMergeService {
       await contactIdentitiesRepository.move(trx, businessId, loser.id, survivor.id);
       await contactFieldChanged(trx, businessId, {
         contactId: survivor.id,
-        actorType: 'api',
+        actorType: actor.actorType,
+        userId: actor.userId,
         source: 'merge',
         changes: plan.changes,
       });

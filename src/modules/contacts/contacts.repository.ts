@@ -241,6 +241,24 @@ export const contactsRepository = {
       .limit(limit);
   },
 
+  /**
+   * A page of the business's contacts, newest first, after a keyset position (index
+   * contacts_created): the dashboard's list.
+   */
+  page(
+    db: Db,
+    businessId: string,
+    after: { createdAt: string; id: string } | undefined,
+    limit: number,
+  ): Promise<ContactRow[]> {
+    let query = db.selectFrom('contacts').selectAll().where('business_id', '=', businessId);
+    if (after)
+      query = query.where((eb) =>
+        eb(eb.refTuple('created_at', 'id'), '<', eb.tuple(sql<string>`${after.createdAt}::timestamptz`, after.id)),
+      );
+    return query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).execute();
+  },
+
   /** The contact, row-locked until the transaction ends, so concurrent updates merge in turn. */
   findForUpdate(db: Db, businessId: string, id: string): Promise<ContactRow | undefined> {
     return db

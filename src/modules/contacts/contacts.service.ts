@@ -20,6 +20,16 @@ import {
   type UpdateContactBody,
 } from './contacts.schemas.ts';
 
+/** Who changes a contact, for its event: the public API by default, or a dashboard user. */
+export interface ContactActor {
+  actorType: 'api' | 'human';
+  userId?: string | null;
+  /** The event's source: `api`, or `dashboard` for a dashboard user's edit. */
+  source: string;
+}
+
+const API_ACTOR: ContactActor = { actorType: 'api', source: 'api' };
+
 function parsePhone(input: string, field: string) {
   const phone = normalisePhone(input);
   if (!phone) throw invalid(`${field} is not a valid phone number with country code`, [{ path: `/${field}` }]);
@@ -35,13 +45,17 @@ export class ContactsService {
 
   /** Contacts matching any identifier sent (aliases resolve to the survivor), oldest first, at most 50. */
   async search(businessId: string, query: SearchQuery) {
+    return { results: (await this.searchRows(businessId, query)).map(toContactSnake) };
+  }
+
+  /** The rows of search, for a caller that shows more of each contact (the dashboard's list). */
+  async searchRows(businessId: string, query: SearchQuery): Promise<ContactRow[]> {
     if (query.email === undefined && query.phone === undefined && query.external_id === undefined) {
       throw invalid('send at least one of email, phone, external_id');
     }
     const ids: ContactIdentifiers = { email: query.email, externalId: query.external_id };
     if (query.phone !== undefined) ids.phoneKey = parsePhone(query.phone, 'phone').key;
-    const rows = await contactsRepository.findByIdentifiers(this.db, businessId, ids, SEARCH_LIMIT);
-    return { results: rows.map(toContactSnake) };
+    return contactsRepository.findByIdentifiers(this.db, businessId, ids, SEARCH_LIMIT);
   }
 
   async get(businessId: string, id: string) {
@@ -116,7 +130,12 @@ export class ContactsService {
   }
 
   /** Applies the changed fields and records them as one `contact_field_changed` event, in one transaction. */
-  async update(businessId: string, id: string, body: UpdateContactBody): Promise<ContactCamelForm> {
+  async update(
+    businessId: string,
+    id: string,
+    body: UpdateContactBody,
+    actor: ContactActor = API_ACTOR,
+  ): Promise<ContactCamelForm> {
     if (body.assigned_user !== undefined && body.unassign_user === true) {
       throw invalid('send either assigned_user or unassign_user, not both');
     }
@@ -133,7 +152,13 @@ export class ContactsService {
       const { values, changes } = planUpdate(row, body, assignee, current);
       const updated = changes.length > 0 ? await contactsRepository.update(trx, businessId, id, values) : row;
       if (body.tags !== undefined) await conversationOpsRepository.setContactTags(trx, businessId, id, updated.tags);
-      await contactFieldChanged(trx, businessId, { contactId: id, actorType: 'api', source: 'api', changes });
+      await contactFieldChanged(trx, businessId, {
+        contactId: id,
+        actorType: actor.actorType,
+        userId: actor.userId,
+        source: actor.source,
+        changes,
+      });
       return this.camelForm(updated, trx);
     });
   }

@@ -168,4 +168,27 @@ export const conversationsRepository = {
       .limit(limit)
       .execute();
   },
+  /** The contact's latest conversations, newest first (index conversations_contact): the dashboard's contact page. */
+  latestOfContact(db: Db, businessId: string, contactId: string, limit: number) {
+    return db
+      .selectFrom('conversations')
+      .select(['id', 'channel', 'created_at', 'last_message_at', 'message_count', 'closed_at'])
+      .where('business_id', '=', businessId)
+      .where('contact_id', '=', contactId)
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(limit)
+      .execute();
+  },
+
+  /** How many conversations the contact has (what deleting it removes). */
+  async countOfContact(db: Db, businessId: string, contactId: string): Promise<number> {
+    const row = await db
+      .selectFrom('conversations')
+      .select((eb) => eb.fn.countAll<string>().as('n'))
+      .where('business_id', '=', businessId)
+      .where('contact_id', '=', contactId)
+      .executeTakeFirstOrThrow();
+    return Number(row.n);
+  },
 };

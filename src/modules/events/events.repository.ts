@@ -47,4 +47,14 @@ export const eventsRepository = {
       SELECT count(*)::int AS n FROM inserted`.execute(db);
     return counted[0]?.n ?? 0;
   },
+  /** How many events the contact has (what deleting it removes; index events_contact). */
+  async countOfContact(db: Db, businessId: string, contactId: string): Promise<number> {
+    const row = await db
+      .selectFrom('events')
+      .select((eb) => eb.fn.countAll<string>().as('n'))
+      .where('business_id', '=', businessId)
+      .where('contact_id', '=', contactId)
+      .executeTakeFirstOrThrow();
+    return Number(row.n);
+  },
 };

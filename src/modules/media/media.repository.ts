@@ -87,4 +87,20 @@ export const mediaRepository = {
       .executeTakeFirst();
     return row && (row.channel_id ?? null);
   },
+  /** How many attachments the contact's messages have (what deleting it removes with them). */
+  async countOfContact(db: Db, businessId: string, contactId: string): Promise<number> {
+    const row = await db
+      .selectFrom('media')
+      .select((eb) => eb.fn.countAll<string>().as('n'))
+      .where('business_id', '=', businessId)
+      .where('message_id', 'in', (eb) =>
+        eb
+          .selectFrom('messages')
+          .select('id')
+          .where('business_id', '=', businessId)
+          .where('contact_id', '=', contactId),
+      )
+      .executeTakeFirstOrThrow();
+    return Number(row.n);
+  },
 };

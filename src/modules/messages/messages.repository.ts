@@ -278,6 +278,16 @@ export const messagesRepository = {
       .limit(limit)
       .execute();
   },
+  /** How many messages the contact has (what deleting it removes; index messages_contact). */
+  async countOfContact(db: Db, businessId: string, contactId: string): Promise<number> {
+    const row = await db
+      .selectFrom('messages')
+      .select((eb) => eb.fn.countAll<string>().as('n'))
+      .where('business_id', '=', businessId)
+      .where('contact_id', '=', contactId)
+      .executeTakeFirstOrThrow();
+    return Number(row.n);
+  },
 };
 
 export type ContactMessageRow = Awaited<ReturnType<typeof messagesRepository.latestOfContact>>[number];
