@@ -90,7 +90,7 @@ export class DashboardContactsService {
       conversationsRepository.countOfContact(this.db, businessId, id),
       row.assigned_user_id ? usersRepository.find(this.db, businessId, row.assigned_user_id) : undefined,
     ]);
-    const values = row.custom_fields as Record<string, unknown>;
+    const values = row.custom_fields;
     const defined = new Set(definitions.map((d) => d.key));
     return {
       contact: {

@@ -96,9 +96,9 @@ export const mediaRepository = {
       .where('message_id', 'in', (eb) =>
         eb
           .selectFrom('messages')
-          .select('id')
-          .where('business_id', '=', businessId)
-          .where('contact_id', '=', contactId),
+          .select('messages.id')
+          .where('messages.business_id', '=', businessId)
+          .where('messages.contact_id', '=', contactId),
       )
       .executeTakeFirstOrThrow();
     return Number(row.n);

@@ -328,7 +328,7 @@ describe('CSRF and sessions', () => {
       ['DELETE', `/contacts/${contact.id}`, undefined],
     ];
     for (const [method, path, payload] of writes) {
-      const res = await call(t.app, browser, method as 'POST', path, payload, { 'x-csrf-token': undefined });
+      const res = await call(t.app, browser, method, path, payload, { 'x-csrf-token': undefined });
       expect(res.statusCode, `${method} ${path}`).toBe(403);
       expect(errorCode(res)).toBe('csrf_failed');
     }
