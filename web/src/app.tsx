@@ -42,8 +42,14 @@ const router = createBrowserRouter(
       children: [
         { index: true, element: <InboxPage /> },
         { path: 'conversations/:conversationId', element: <InboxPage /> },
-        { path: 'contacts', ...placeholder('Contacts', 'The people your business talks to.') },
-        { path: 'contacts/:contactId', ...placeholder('Contact', 'A contact and their conversations.') },
+        {
+          path: 'contacts',
+          lazy: async () => ({ Component: (await import('./pages/contacts-page')).ContactsPage }),
+        },
+        {
+          path: 'contacts/:contactId',
+          lazy: async () => ({ Component: (await import('./pages/contact-page')).ContactPage }),
+        },
         {
           element: <RequireManager />,
           children: [
