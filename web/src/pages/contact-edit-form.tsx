@@ -78,9 +78,12 @@ export function ContactEditForm({
         <span className="field-label">Name</span>
         <input name="name" value={name} maxLength={400} onChange={(event) => setName(event.target.value)} />
       </label>
-      <label className="field">
-        <span className="field-label">Tags</span>
+      <div className="field">
+        <label className="field-label" htmlFor="contact-tags-input">
+          Tags
+        </label>
         <input
+          id="contact-tags-input"
           name="tags"
           value={tags}
           aria-describedby="contact-tags-hint"
@@ -89,7 +92,7 @@ export function ContactEditForm({
         <span id="contact-tags-hint" className={styles.muted}>
           Separate tags with commas.
         </span>
-      </label>
+      </div>
       {profile.custom_fields.map((field) => (
         <label key={field.key} className="field">
           <span className="field-label">{field.name ?? field.key}</span>
