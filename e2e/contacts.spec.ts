@@ -25,9 +25,7 @@ test.beforeAll(async () => {
   businessId = await demoBusinessId();
   agent = await createUser(businessId, 'agent', { name: 'Lucía Gómez' });
   ({ key: apiKey } = await operator<{ key: string }>('POST', `/businesses/${businessId}/api-keys`, {}));
-  await operator('POST', `/businesses/${businessId}/contact-fields`, { key: `plan_${run}`, name: `Plan ${run}` }).catch(
-    () => undefined,
-  );
+  await operator('POST', `/businesses/${businessId}/contact-fields`, { key: `plan_${run}`, name: `Plan ${run}` });
 });
 
 const heading = (page: Page, name: string) => page.getByRole('heading', { level: 1, name });

@@ -1,4 +1,4 @@
-import { useRef, useState, type FormEvent, type ReactNode } from 'react';
+import { useEffect, useRef, useState, type FormEvent, type ReactNode } from 'react';
 import { useNavigate } from 'react-router';
 import { api, errorMessage } from '../api/client';
 import type { paths } from '../api/schema';
@@ -29,7 +29,12 @@ function Dialog({
   const ref = useRef<HTMLDialogElement>(null);
   const [open, setOpen] = useState(false);
   const id = `dialog-${title.replace(/\W+/g, '-').toLowerCase()}`;
-  const close = () => ref.current?.close();
+  const close = () => setOpen(false);
+  useEffect(() => {
+    const dialog = ref.current;
+    if (open && dialog && !dialog.open) dialog.showModal();
+    if (!open && dialog?.open) dialog.close();
+  }, [open]);
   return (
     <>
       <button
@@ -38,7 +43,6 @@ function Dialog({
         aria-haspopup="dialog"
         onClick={() => {
           setOpen(true);
-          ref.current?.showModal();
           onOpen?.();
         }}
       >

@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useState } from 'react';
+import { useEffect, useState } from 'react';
 import { Link, useLocation, useParams } from 'react-router';
 import { api, errorMessage } from '../api/client';
 import type { paths } from '../api/schema';
@@ -25,32 +25,33 @@ export function ContactPage() {
   const { contactId = '' } = useParams();
   // A merge that keeps this contact navigates to its own address: a new location, read again.
   const { key } = useLocation();
-  const [profile, setProfile] = useState<ContactProfile | undefined>();
-  const [error, setError] = useState<string | undefined>();
-  useDocumentTitle(profile ? contactLabel(profile.contact) : 'Contact');
-
-  const load = useCallback(async () => {
-    const {
-      data,
-      error: failure,
-      response,
-    } = await api.GET('/dashboard/api/contacts/{uuid}', {
-      params: { path: { uuid: contactId } },
-    });
-    if (data) {
-      setProfile(data);
-      setError(undefined);
-    } else {
-      setProfile(undefined);
-      setError(response.status === 404 ? 'This contact does not exist.' : errorMessage(failure, response));
-    }
-  }, [contactId]);
+  const [loaded, setLoaded] = useState<{ at: string; profile?: ContactProfile; error?: string }>();
+  const at = `${contactId}:${key}`;
 
   useEffect(() => {
-    setProfile(undefined);
-    setError(undefined);
-    load().catch((failure: unknown) => setError(errorMessage(failure)));
-  }, [load, key]);
+    let current = true;
+    api
+      .GET('/dashboard/api/contacts/{uuid}', { params: { path: { uuid: contactId } } })
+      .then(({ data, error: failure, response }) => {
+        if (!current) return;
+        if (data) setLoaded({ at, profile: data });
+        else
+          setLoaded({
+            at,
+            error: response.status === 404 ? 'This contact does not exist.' : errorMessage(failure, response),
+          });
+      })
+      .catch((failure: unknown) => current && setLoaded({ at, error: errorMessage(failure) }));
+    return () => {
+      current = false;
+    };
+  }, [contactId, at]);
+
+  const shownState = loaded?.at === at ? loaded : undefined;
+  const profile = shownState?.profile;
+  const error = shownState?.error;
+  const setProfile = (next: ContactProfile) => setLoaded({ at, profile: next });
+  useDocumentTitle(profile ? contactLabel(profile.contact) : 'Contact');
 
   if (error)
     return (

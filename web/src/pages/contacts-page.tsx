@@ -21,25 +21,23 @@ export function ContactsPage() {
   const q = params.get('q') ?? '';
   const cursor = params.get('cursor') ?? undefined;
   const [text, setText] = useState(q);
-  const [result, setResult] = useState<ContactList | undefined>();
-  const [error, setError] = useState<string | undefined>();
+  const at = `${q}\n${cursor ?? ''}`;
+  const [loaded, setLoaded] = useState<{ at: string; result?: ContactList; error?: string }>();
 
   useEffect(() => {
     let current = true;
-    setResult(undefined);
-    setError(undefined);
     api
       .GET('/dashboard/api/contacts', { params: { query: q ? { q } : { cursor, limit: 25 } } })
       .then(({ data, error: failure, response }) => {
-        if (!current) return;
-        if (data) setResult(data);
-        else setError(errorMessage(failure, response));
+        if (current) setLoaded(data ? { at, result: data } : { at, error: errorMessage(failure, response) });
       })
-      .catch((failure: unknown) => current && setError(errorMessage(failure)));
+      .catch((failure: unknown) => current && setLoaded({ at, error: errorMessage(failure) }));
     return () => {
       current = false;
     };
-  }, [q, cursor]);
+  }, [q, cursor, at]);
+  const result = loaded?.at === at ? loaded.result : undefined;
+  const error = loaded?.at === at ? loaded.error : undefined;
 
   const search = (event: FormEvent) => {
     event.preventDefault();
