@@ -160,6 +160,9 @@ function MergeForm({ profile, close }: { profile: ContactProfile; close: () => v
   const [query, setQuery] = useState('');
   const [found, setFound] = useState<ContactSummary[] | undefined>();
   const [other, setOther] = useState<ContactProfile['contact'] | undefined>();
+  // The radio follows the choice at once; the chosen contact's fields arrive after.
+  const [chosenId, setChosenId] = useState<string | undefined>();
+  const latestChoice = useRef<string | undefined>(undefined);
   const [keep, setKeep] = useState<'this' | 'other'>('this');
   const [choices, setChoices] = useState<Record<string, 'this' | 'other'>>({});
   const [error, setError] = useState<string | undefined>();
@@ -181,6 +184,9 @@ function MergeForm({ profile, close }: { profile: ContactProfile; close: () => v
   };
 
   const choose = async (id: string) => {
+    setChosenId(id);
+    latestChoice.current = id;
+    setOther(undefined);
     setError(undefined);
     const {
       data,
@@ -189,6 +195,8 @@ function MergeForm({ profile, close }: { profile: ContactProfile; close: () => v
     } = await api.GET('/dashboard/api/contacts/{uuid}', {
       params: { path: { uuid: id } },
     });
+    // Only the answer for the latest choice counts, should an earlier one arrive after it.
+    if (latestChoice.current !== id) return;
     if (data) {
       setOther(data.contact);
       setChoices({});
@@ -247,7 +255,7 @@ function MergeForm({ profile, close }: { profile: ContactProfile; close: () => v
               <input
                 type="radio"
                 name="other-contact"
-                checked={other?.id === contact.id}
+                checked={chosenId === contact.id}
                 onChange={() => void choose(contact.id)}
               />
               {contactLabel(contact)} {contact.email && `(${contact.email})`}
