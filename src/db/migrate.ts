@@ -19,6 +19,7 @@ import * as outboxOwners from './migrations/0018-outbox-owners.ts';
 import * as contactIdentities from './migrations/0019-contact-identities.ts';
 import * as dashboardAuth from './migrations/0021-dashboard-auth.ts';
 import * as contactsCreated from './migrations/0025-contacts-created.ts';
+import * as apiKeyLastUse from './migrations/0026-api-key-last-use.ts';
 
 /** Migrations are imported statically so they run the same under tsx, Vitest and a bundle. */
 const migrations: Record<string, Migration> = {
@@ -42,6 +43,7 @@ const migrations: Record<string, Migration> = {
   '0019-contact-identities': contactIdentities,
   '0021-dashboard-auth': dashboardAuth,
   '0025-contacts-created': contactsCreated,
+  '0026-api-key-last-use': apiKeyLastUse,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

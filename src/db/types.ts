@@ -19,6 +19,8 @@ export interface ApiKeysTable {
   key_hash: string;
   created_at: Timestamp;
   revoked_at: Timestamp | null;
+  /** Written at most once a minute per key and process. */
+  last_used_at: Timestamp | null;
 }
 
 export interface UsersTable {

@@ -16,6 +16,8 @@ import { dashboardTeamRoutes } from '../modules/users/users.dashboard-routes.ts'
 import { dashboardConversationActionRoutes } from '../modules/conversations/conversation-actions.dashboard-routes.ts';
 import { dashboardReplyRoutes } from '../modules/sending/replies.dashboard-routes.ts';
 import { registerIdempotency } from '../http/idempotency.ts';
+import { dashboardApiKeyRoutes } from '../modules/api-keys/api-keys.dashboard-routes.ts';
+import { dashboardWebhookRoutes } from '../modules/webhooks/webhooks.dashboard-routes.ts';
 
 export const DASHBOARD_API_PREFIX = '/dashboard/api';
 
@@ -51,6 +53,8 @@ export const dashboardModules: FastifyPluginAsync[] = [
   dashboardReplyRoutes,
   dashboardConversationActionRoutes,
   dashboardContactsRoutes,
+  dashboardApiKeyRoutes,
+  dashboardWebhookRoutes,
 ];
 
 /**

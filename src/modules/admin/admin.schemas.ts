@@ -20,6 +20,9 @@ export const ApiKey = Type.Object({
   prefix: Type.String({ description: 'first characters of the key, to recognise it' }),
   created_at: Timestamp,
   revoked_at: Type.Optional(Nullable(Timestamp)),
+  last_used_at: Type.Optional(
+    Nullable(Timestamp, { description: 'when a request last used it, to the minute; null when never' }),
+  ),
 });
 
 /** Operator lists are bounded: `limit` records, oldest first. */

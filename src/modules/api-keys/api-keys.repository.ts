@@ -9,7 +9,7 @@ export const apiKeysRepository = {
     return db
       .insertInto('api_keys')
       .values(row)
-      .returning(['id', 'name', 'prefix', 'created_at'])
+      .returning(['id', 'name', 'prefix', 'created_at', 'revoked_at', 'last_used_at'])
       .executeTakeFirstOrThrow();
   },
 
@@ -24,12 +24,24 @@ export const apiKeysRepository = {
     return row?.business_id;
   },
 
-  list(db: Db, businessId: string) {
+  list(db: Db, businessId: string, limit: number) {
     return db
       .selectFrom('api_keys')
-      .select(['id', 'name', 'prefix', 'created_at', 'revoked_at'])
+      .select(['id', 'name', 'prefix', 'created_at', 'revoked_at', 'last_used_at'])
       .where('business_id', '=', businessId)
       .orderBy('created_at', 'desc')
+      .limit(limit)
+      .execute();
+  },
+
+  /** Marks a key used now, unless it was marked less than a minute ago (by another process). */
+  async markUsed(db: Db, keyHash: string): Promise<void> {
+    await db
+      .updateTable('api_keys')
+      .set({ last_used_at: sql`now()` })
+      .where('key_hash', '=', keyHash)
+      .where('revoked_at', 'is', null)
+      .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', sql<string>`now() - interval '1 minute'`)]))
       .execute();
   },
 

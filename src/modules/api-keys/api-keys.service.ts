@@ -27,10 +27,19 @@ function randomBase62(length: number): string {
  */
 const hashKey = (key: string) => createHash('sha256').update(key).digest('hex');
 
+/** A key's last use is written at most this often per process. */
+const LAST_USE_EVERY_MS = 60_000;
+/** Keys whose last write this process remembers; beyond it the memory starts over (a few extra writes). */
+const LAST_USE_MEMORY = 10_000;
+
 export class ApiKeysService {
+  /** When this process last wrote each key's last use (by hash). */
+  private readonly lastUseWritten = new Map<string, number>();
+
   constructor(
     private readonly db: Db,
     private readonly cache: ApiKeyCache,
+    private readonly now: () => number = Date.now,
   ) {}
 
   async create(businessId: string, name: string | undefined) {
@@ -50,11 +59,30 @@ export class ApiKeysService {
     if (!API_KEY_PATTERN.test(key)) return undefined;
     const hash = hashKey(key);
     const cached = this.cache.get(hash);
-    if (cached) return cached;
+    if (cached) {
+      this.noteUse(hash);
+      return cached;
+    }
     const readAt = this.cache.removals();
     const businessId = await apiKeysRepository.businessOfHash(this.db, hash);
-    if (businessId) this.cache.set(hash, businessId, readAt);
+    if (businessId) {
+      this.cache.set(hash, businessId, readAt);
+      this.noteUse(hash);
+    }
     return businessId;
+  }
+
+  /**
+   * Writes the key's last use at most once a minute, without holding up the request: the time is
+   * shown to people, so a write lost to a failing database costs nothing but a stale minute.
+   */
+  private noteUse(hash: string): void {
+    const now = this.now();
+    const written = this.lastUseWritten.get(hash);
+    if (written !== undefined && now - written < LAST_USE_EVERY_MS) return;
+    if (this.lastUseWritten.size >= LAST_USE_MEMORY) this.lastUseWritten.clear();
+    this.lastUseWritten.set(hash, now);
+    apiKeysRepository.markUsed(this.db, hash).catch(() => this.lastUseWritten.delete(hash));
   }
 
   /** A key revoked by another server process: forget it here too. */
@@ -62,8 +90,9 @@ export class ApiKeysService {
     this.cache.delete(hash);
   }
 
-  list(businessId: string) {
-    return apiKeysRepository.list(this.db, businessId);
+  /** The business's keys, newest first; at most 500 (a business holds far fewer). */
+  list(businessId: string, limit = 500) {
+    return apiKeysRepository.list(this.db, businessId, limit);
   }
 
   async revoke(businessId: string, id: string): Promise<void> {

@@ -5,6 +5,8 @@ import type { WebhookAttemptsTable, WebhookDeliveriesTable } from '../../db/type
 
 export type DeliveryRow = Selectable<WebhookDeliveriesTable>;
 export type AttemptRow = Selectable<WebhookAttemptsTable>;
+/** An attempt as the log shows it: with its delivery's next attempt, when one is pending after it. */
+export type LoggedAttempt = AttemptRow & { next_attempt_at: string | null };
 
 /** A claimed delivery with what sending it needs from its webhook. */
 export interface ClaimedDelivery {
@@ -254,29 +256,40 @@ export const webhookDeliveriesRepository = {
       .executeTakeFirst();
   },
 
-  /** The attempt log of a webhook, newest first, after the (created_at, id) cursor. */
+  /**
+   * The attempt log of a webhook, newest first, after the (created_at, id) cursor; each attempt with
+   * when its delivery is due again when it is that delivery's latest attempt and a retry is pending.
+   */
   attempts(
     db: Db,
     businessId: string,
     webhookId: string,
     limit: number,
     after?: { createdAt: string; id: string },
-  ): Promise<AttemptRow[]> {
+  ): Promise<LoggedAttempt[]> {
     let query = db
-      .selectFrom('webhook_attempts')
-      .selectAll()
-      .where('business_id', '=', businessId)
-      .where('webhook_id', '=', webhookId);
+      .selectFrom('webhook_attempts as a')
+      .leftJoin('webhook_deliveries as d', (join) =>
+        join.onRef('d.business_id', '=', 'a.business_id').onRef('d.id', '=', 'a.delivery_id'),
+      )
+      .selectAll('a')
+      .select(
+        sql<string | null>`case when d.state = 'pending' and d.attempts = a.attempt then d.next_attempt_at end`.as(
+          'next_attempt_at',
+        ),
+      )
+      .where('a.business_id', '=', businessId)
+      .where('a.webhook_id', '=', webhookId);
     if (after) {
       query = query.where(({ eb, refTuple, tuple }) =>
         eb(
-          refTuple('created_at', 'id'),
+          refTuple('a.created_at', 'a.id'),
           '<',
           tuple(sql<string>`${after.createdAt}::timestamptz`, sql<string>`${after.id}::uuid`),
         ),
       );
     }
-    return query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).execute();
+    return query.orderBy('a.created_at', 'desc').orderBy('a.id', 'desc').limit(limit).execute();
   },
 
   /**

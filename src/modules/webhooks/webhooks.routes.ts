@@ -19,7 +19,8 @@ const tags = ['operator'];
 const security = [{ adminToken: [] }];
 const One = Type.Object({ webhook: Webhook });
 
-const createDescription = `Registers an endpoint for \`message_created\` (the body every call carries is documented under
+/** What creating a webhook means: shared by the operator API and the dashboard. */
+export const createDescription = `Registers an endpoint for \`message_created\` (the body every call carries is documented under
 \`webhooks.message_created\` of this document). Calls are signed after Standard Webhooks: \`webhook-id\` (the same on every
 attempt of one delivery: dedupe on it), \`webhook-timestamp\` (Unix seconds of the attempt) and \`webhook-signature\`
 (\`v1,<base64 HMAC-SHA256 of "id.timestamp.body">\` with the secret; two entries while a rotated secret overlaps).
@@ -33,6 +34,23 @@ URLs expire 120 minutes after the delivery was created (retries reuse them): ren
 The URL must be http(s) and resolve only to public addresses (checked now and before every attempt, and on the
 connected socket) unless the service runs with ALLOW_PRIVATE_WEBHOOK_TARGETS=true. The secret is shown only here.
 409 beyond 20 webhooks per business.`;
+
+/** What editing a webhook means: shared by the operator API and the dashboard. */
+export const updateDescription = `Re-enabling clears \`disabled_reason\` and sends the deliveries held while it was disabled.
+\`headers\`, when sent, replaces the whole set of custom headers: a header sent with a value gets that value; one sent
+with the masked value read back (\`${HEADER_MASK}\` and the last 4 characters, names compared without case) keeps its stored value;
+one left out is removed, and \`{}\` removes them all. A masked value for a header that has no stored value, or that is
+not the mask of the stored one (it changed since it was read), is refused with 400.`;
+
+export const rotateDescription =
+  'Answers the new secret (shown once). For 24 hours calls carry signatures with both the new and the old secret.';
+
+export const deliveriesDescription =
+  'Each entry is one attempt; `id` is the delivery (its webhook-id), shared by its attempts. Kept 30 days. Page with `next_cursor`.';
+
+export const redeliverDescription =
+  'Same payload and webhook-id, a fresh retry schedule: the delivery is tried again at once, and that try is logged as ' +
+  'its next attempt (not a new delivery). 409 while it is being sent or when the webhook is disabled.';
 
 /** Operator routes for the webhooks of a business, their delivery log and redeliveries. */
 export const webhooksAdminRoutes: FastifyPluginAsyncTypebox = async (app) => {
@@ -91,11 +109,7 @@ export const webhooksAdminRoutes: FastifyPluginAsyncTypebox = async (app) => {
         tags,
         security,
         summary: 'Edit, enable or disable a webhook',
-        description: `Re-enabling clears \`disabled_reason\` and sends the deliveries held while it was disabled.
-\`headers\`, when sent, replaces the whole set of custom headers: a header sent with a value gets that value; one sent
-with the masked value read back (\`${HEADER_MASK}\` and the last 4 characters, names compared without case) keeps its stored value;
-one left out is removed, and \`{}\` removes them all. A masked value for a header that has no stored value, or that is
-not the mask of the stored one (it changed since it was read), is refused with 400.`,
+        description: updateDescription,
         params: WebhookItemParams,
         body: UpdateWebhookBody,
         response: responses({ 200: One }, 400, 401, 404),
@@ -125,8 +139,7 @@ not the mask of the stored one (it changed since it was read), is refused with 4
         tags,
         security,
         summary: 'Rotate the signing secret',
-        description:
-          'Answers the new secret (shown once). For 24 hours calls carry signatures with both the new and the old secret.',
+        description: rotateDescription,
         params: WebhookItemParams,
         response: responses({ 200: WebhookWithSecret }, 400, 401, 404),
       },
@@ -141,8 +154,7 @@ not the mask of the stored one (it changed since it was read), is refused with 4
         tags,
         security,
         summary: 'Delivery log: every attempt, newest first',
-        description:
-          'Each entry is one attempt; `id` is the delivery (its webhook-id), shared by its attempts. Kept 30 days. Page with `next_cursor`.',
+        description: deliveriesDescription,
         params: WebhookItemParams,
         querystring: DeliveriesQuery,
         response: responses({ 200: DeliveriesPage }, 400, 401, 404),
@@ -159,8 +171,7 @@ not the mask of the stored one (it changed since it was read), is refused with 4
         tags,
         security,
         summary: 'Send a delivery again now',
-        description:
-          'Same payload and webhook-id, a fresh retry schedule. 409 while it is being sent or when the webhook is disabled.',
+        description: redeliverDescription,
         params: DeliveryParams,
         response: responses({ 202: Type.Object({ delivery: Delivery }) }, 400, 401, 404, 409),
       },

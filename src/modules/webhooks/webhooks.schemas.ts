@@ -91,6 +91,10 @@ export const WebhookWithSecret = Type.Object({
 export const WebhookItemParams = Type.Object({ bid: Uuid, id: Uuid }, { additionalProperties: false });
 export const DeliveryParams = Type.Object({ bid: Uuid, id: Uuid, deliveryId: Uuid }, { additionalProperties: false });
 
+/** A webhook of the session's business (the dashboard's paths carry no business). */
+export const SessionWebhookParams = Type.Object({ id: Uuid }, { additionalProperties: false });
+export const SessionDeliveryParams = Type.Object({ id: Uuid, deliveryId: Uuid }, { additionalProperties: false });
+
 export const DeliveriesQuery = Type.Object(
   {
     limit: Type.Optional(
@@ -110,6 +114,10 @@ export const DeliveryAttempt = Type.Object({
   error: Nullable(Type.String()),
   duration_ms: Type.Integer(),
   response_body: Nullable(Type.String({ description: 'the first 1 KB of the answer' })),
+  next_attempt_at: Nullable(Timestamp, {
+    description:
+      "when the delivery is tried again after this attempt: set on the delivery's latest attempt while a retry is pending, else null",
+  }),
   created_at: Timestamp,
 });
 export type DeliveryAttemptForm = Static<typeof DeliveryAttempt>;

@@ -8,8 +8,8 @@ import { targetRefusal } from '../../net/target-refusal.ts';
 import { isoAt, type Clock } from '../../lib/clock.ts';
 import {
   webhookDeliveriesRepository as deliveries,
-  type AttemptRow,
   type DeliveryRow,
+  type LoggedAttempt,
 } from './webhook-deliveries.repository.ts';
 import { maskedHeaders, resealHeaders, sealGivenHeaders, type StoredHeaders } from './webhook-header-secrets.ts';
 import { checkCustomHeaders } from './webhook-headers.ts';
@@ -54,7 +54,7 @@ function toWebhookForm(row: WebhookRow, headerValues: SecretBox): WebhookForm {
   };
 }
 
-const toAttemptForm = (row: AttemptRow): DeliveryAttemptForm => ({
+const toAttemptForm = (row: LoggedAttempt): DeliveryAttemptForm => ({
   id: row.delivery_id,
   message_id: row.message_id,
   attempt: row.attempt,
@@ -63,6 +63,7 @@ const toAttemptForm = (row: AttemptRow): DeliveryAttemptForm => ({
   error: row.error,
   duration_ms: row.duration_ms,
   response_body: row.response_body,
+  next_attempt_at: row.next_attempt_at,
   created_at: row.created_at,
 });
 
