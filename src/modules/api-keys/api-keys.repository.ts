@@ -41,7 +41,9 @@ export const apiKeysRepository = {
       .set({ last_used_at: sql`now()` })
       .where('key_hash', '=', keyHash)
       .where('revoked_at', 'is', null)
-      .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', sql<string>`now() - interval '1 minute'`)]))
+      .where((eb) =>
+        eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', sql<string>`now() - interval '1 minute'`)]),
+      )
       .execute();
   },
 

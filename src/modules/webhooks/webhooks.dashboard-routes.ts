@@ -148,7 +148,12 @@ export const dashboardWebhookRoutes: FastifyPluginAsyncTypebox = async (app) => 
       },
     },
     async (request) =>
-      service.attempts(request.dashboard.businessId, request.params.id, request.query.limit ?? 50, request.query.cursor),
+      service.attempts(
+        request.dashboard.businessId,
+        request.params.id,
+        request.query.limit ?? 50,
+        request.query.cursor,
+      ),
   );
 
   app.post(

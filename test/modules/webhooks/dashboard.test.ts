@@ -109,24 +109,24 @@ describe('event triggers in the dashboard', () => {
     await storeMessage(t, acme.businessId);
     const [failed] = await logOf(webhook.id, 1);
     expect(failed).toMatchObject({ attempt: 1, status_code: 503, ok: false, response_body: 'busy' });
-    expect(Date.parse(failed!.next_attempt_at!)).toBeGreaterThan(Date.now());
+    expect(Date.parse(failed.next_attempt_at!)).toBeGreaterThan(Date.now());
 
     failing = false;
-    const again = await call(t.app, admin, 'POST', `/webhooks/${webhook.id}/deliveries/${failed!.id}/redeliver`);
+    const again = await call(t.app, admin, 'POST', `/webhooks/${webhook.id}/deliveries/${failed.id}/redeliver`);
     expect(again.statusCode).toBe(202);
-    expect(again.json().delivery).toMatchObject({ id: failed!.id, state: 'pending' });
+    expect(again.json().delivery).toMatchObject({ id: failed.id, state: 'pending' });
     const [second, first] = await logOf(webhook.id, 2);
-    expect(second).toMatchObject({ id: failed!.id, attempt: 2, status_code: 200, ok: true, next_attempt_at: null });
-    expect(first).toMatchObject({ id: failed!.id, attempt: 1, next_attempt_at: null });
+    expect(second).toMatchObject({ id: failed.id, attempt: 2, status_code: 200, ok: true, next_attempt_at: null });
+    expect(first).toMatchObject({ id: failed.id, attempt: 1, next_attempt_at: null });
     const calls = receiver.calls.filter((c) => c.url === '/log');
     expect(calls).toHaveLength(2);
-    expect(calls[1]!.headers['webhook-id']).toBe(calls[0]!.headers['webhook-id']);
+    expect(calls[1].headers['webhook-id']).toBe(calls[0].headers['webhook-id']);
 
     // Delivered, and sent again on request: a third attempt of the same delivery.
     expect(
-      (await call(t.app, admin, 'POST', `/webhooks/${webhook.id}/deliveries/${failed!.id}/redeliver`)).statusCode,
+      (await call(t.app, admin, 'POST', `/webhooks/${webhook.id}/deliveries/${failed.id}/redeliver`)).statusCode,
     ).toBe(202);
-    expect((await logOf(webhook.id, 3))[0]).toMatchObject({ id: failed!.id, attempt: 3, ok: true });
+    expect((await logOf(webhook.id, 3))[0]).toMatchObject({ id: failed.id, attempt: 3, ok: true });
 
     const page = await call(t.app, admin, 'GET', `/webhooks/${webhook.id}/deliveries?limit=2`);
     const { deliveries, next_cursor: cursor } = page.json();
