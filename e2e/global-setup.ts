@@ -48,6 +48,8 @@ export default async function globalSetup(): Promise<() => Promise<void>> {
       DATABASE_URL: '',
       ADMIN_TOKEN,
       SEED_DEMO: 'true',
+      // The Dev Tools tests' trigger and channel call a receiver on loopback.
+      ALLOW_PRIVATE_WEBHOOK_TARGETS: 'true',
       LOG_LEVEL: 'info',
       // An account is locked at its third failure, so that the test of the lockout message is short; the
       // client address (every test's) never is.

@@ -53,7 +53,10 @@ const router = createBrowserRouter(
         {
           element: <RequireManager />,
           children: [
-            { path: 'dev-tools', ...placeholder('Dev Tools', 'API keys and event triggers.') },
+            {
+              path: 'dev-tools',
+              lazy: async () => ({ Component: (await import('./pages/dev-tools-page')).DevToolsPage }),
+            },
             { path: 'settings/channels', ...placeholder('Channels', 'The accounts your business is reached on.') },
             { path: 'settings/templates', ...placeholder('Templates', 'Approved messages to start a conversation.') },
             { path: 'settings/agents', ...placeholder('AI agents', 'Agents that answer on your behalf.') },
