@@ -12,6 +12,7 @@ import { WorkerSession } from './jobs/worker-session.ts';
 import { ApiKeyCache } from './modules/api-keys/api-key-cache.ts';
 import type { Clock } from './lib/clock.ts';
 import type { WebhookWorkerOptions } from './modules/webhooks/webhook-worker.ts';
+import type { LiveLimits } from './modules/live/live.hub.ts';
 import { createServices, type Services } from './services.ts';
 import { DASHBOARD_API_PREFIX, dashboardApi } from './surfaces/dashboard-api.ts';
 import { DASHBOARD_PREFIX, dashboardWeb } from './surfaces/dashboard-web.ts';
@@ -41,6 +42,8 @@ export interface AppDeps {
   webhookWorker?: WebhookWorkerOptions;
   /** The dashboard's build (index.html and assets/); default web/dist (`npm run build:web`). */
   dashboardRoot?: string;
+  /** The dashboards' live streams: their bounds, and how often their sessions are checked. */
+  live?: { limits?: LiveLimits; sessionCheckMs?: number };
 }
 
 /** TRUST_PROXY as Fastify takes it: a number of proxies becomes a rule on the hop (its types take no number). */
@@ -85,6 +88,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     apiKeyCache,
     clock: deps.clock,
     webhookWorker: deps.webhookWorker,
+    live: deps.live,
   });
   app.decorate('services', services);
   app.decorate('worker', worker);

@@ -7,6 +7,7 @@ import type { WorkerSession } from './jobs/worker-session.ts';
 import type { ApiKeyCache } from './modules/api-keys/api-key-cache.ts';
 import { API_KEY_REVOKED_CHANNEL } from './modules/api-keys/api-keys.repository.ts';
 import { CHANNEL_CHANGED } from './modules/channels/channels.repository.ts';
+import { LIVE_CHANNEL } from './modules/live/live.events.ts';
 import type { Services } from './services.ts';
 
 /** A part of the process that runs beside the HTTP server (a worker, a timer, a listener). */
@@ -15,6 +16,8 @@ export interface Component {
   /** Only in processes that run the background work (`workers`, default on). */
   background?: boolean;
   start(): Promise<void> | void;
+  /** Before the server closes, which waits for its open responses: ends those that never end by themselves. */
+  closing?(): Promise<void> | void;
   stop?(): Promise<void> | void;
 }
 
@@ -30,6 +33,9 @@ export function runComponents(app: FastifyInstance, components: Component[], bac
       await component.start();
       app.log.debug({ component: component.name }, 'component started');
     }
+  });
+  app.addHook('preClose', async () => {
+    for (const component of components) await component.closing?.();
   });
   app.addHook('onClose', async () => {
     for (const component of [...components].reverse()) await component.stop?.();
@@ -91,6 +97,13 @@ export function appComponents(
   const listen = database.listen;
   if (listen) components.push(announcements(listen, services, apiKeyCache));
   components.push(
+    // The dashboards' live streams: ended before the server closes, checked against their sessions.
+    {
+      name: 'live-streams',
+      start: () => services.live.start(log),
+      closing: () => services.live.stop(),
+      stop: () => services.live.stop(),
+    },
     {
       name: 'idempotency-cleanup',
       start: () => services.idempotency.startCleanup((err) => log.error({ err }, 'idempotency key cleanup failed')),
@@ -116,7 +129,8 @@ export function appComponents(
 
 /**
  * Other server processes announce revoked keys and changed channels; until they are heard, this
- * process caches neither.
+ * process caches neither. Domain events for the dashboards' live streams are announced by every
+ * process, this one included; after a break, each stream catches up from the table.
  */
 function announcements(
   listen: NonNullable<DatabaseHandle['listen']>,
@@ -132,8 +146,10 @@ function announcements(
         {
           [API_KEY_REVOKED_CHANNEL]: (hash) => services.apiKeys.forgetRevoked(hash),
           [CHANNEL_CHANGED]: (keys) => services.channels.forgetAnnounced(keys),
+          [LIVE_CHANNEL]: (payload) => services.live.receive(payload),
         },
         (state) => {
+          services.live.listenState(state);
           apiKeyCache.setTrusted(state === 'listening');
           services.channels.setTrusted(state === 'listening');
         },

@@ -38,13 +38,22 @@ import { TimelineService } from './modules/timeline/timeline.service.ts';
 import { ConversationOpsService } from './modules/conversations/conversation-ops.service.ts';
 import { DomainEventDispatcher } from './modules/domain-events/domain-events.dispatcher.ts';
 import { webhookDeliveriesSubscriber } from './modules/webhooks/webhook-subscriber.ts';
+import { LiveCatchUp } from './modules/live/live.catch-up.ts';
+import { LiveHub, type LiveLimits } from './modules/live/live.hub.ts';
+import { liveStreamSubscriber } from './modules/live/live.subscriber.ts';
 
 /** Every service of the app, built once over one database; routes, CLI and seeding share them. */
 export function createServices(
   db: Db,
   config: Config,
   worker: OutboxWorker,
-  options: { engine: Engine; apiKeyCache: ApiKeyCache; clock?: Clock; webhookWorker?: WebhookWorkerOptions },
+  options: {
+    engine: Engine;
+    apiKeyCache: ApiKeyCache;
+    clock?: Clock;
+    webhookWorker?: WebhookWorkerOptions;
+    live?: { limits?: LiveLimits; sessionCheckMs?: number };
+  },
 ) {
   const links = dashboardLinks(config.publicUrl);
   // How much of a long operation one transaction or statement carries on this engine.
@@ -64,6 +73,10 @@ export function createServices(
   // Domain events are handed to their subscribers after the commit: webhook deliveries first.
   const domainEvents = new DomainEventDispatcher(db);
   void domainEvents.register(webhookDeliveriesSubscriber(webhooks.events));
+  // Open dashboards hear every event of their business; on PostgreSQL, transactions run side by
+  // side, and one that writes events may commit some seconds after drawing their ids.
+  const live = new LiveHub(new LiveCatchUp(db, { lateCommitMs: engine === 'postgres' ? 10_000 : 0 }), options.live);
+  void domainEvents.register(liveStreamSubscriber(live, engine));
   const media = new MediaService(db, createFileStorage(config.dataDir), config, async (businessId, channelId) => {
     const channel = await channels.find(businessId, channelId);
     return channel?.provider_kind ? channels.providerFor(channel) : undefined;
@@ -109,6 +122,7 @@ export function createServices(
     timeline: new TimelineService(db, config.secretKeys),
     conversationOps: new ConversationOpsService(db, domainEvents),
     domainEvents,
+    live,
     media,
   };
 }

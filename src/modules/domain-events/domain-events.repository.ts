@@ -3,6 +3,26 @@ import type { Db } from '../../db/database.ts';
 import { jsonRows } from '../../db/json-rows.ts';
 import type { DomainEvent, DomainEventType } from './domain-events.types.ts';
 
+interface EventRow {
+  id: number;
+  business_id: string;
+  type: string;
+  conversation_id: string | null;
+  subject_id: string;
+  data: Record<string, unknown>;
+  created_at: string;
+}
+
+const toEvent = (r: EventRow): DomainEvent => ({
+  id: Number(r.id),
+  businessId: r.business_id,
+  type: r.type as DomainEventType,
+  conversationId: r.conversation_id,
+  subjectId: r.subject_id,
+  data: r.data,
+  createdAt: r.created_at,
+});
+
 /** A domain event to write. */
 export interface NewDomainEvent {
   businessId: string;
@@ -115,15 +135,55 @@ export const domainEventsRepository = {
       .orderBy('p.event_id')
       .limit(limit)
       .execute();
-    return rows.map((r) => ({
-      id: Number(r.id),
-      businessId: r.business_id,
-      type: r.type as DomainEventType,
-      conversationId: r.conversation_id,
-      subjectId: r.subject_id,
-      data: r.data,
-      createdAt: r.created_at,
-    }));
+    return rows.map(toEvent);
+  },
+
+  /**
+   * What the kept events span: the oldest and newest kept ids (null when none is kept) and the last
+   * id drawn, kept or not (0 before the first).
+   */
+  async bounds(db: Db): Promise<{ oldest: number | null; newest: number | null; lastDrawn: number }> {
+    const { rows } = await sql<{ oldest: number | null; newest: number | null; last_drawn: number | null }>`select
+        (select min(id) from domain_events) as oldest,
+        (select max(id) from domain_events) as newest,
+        pg_sequence_last_value(pg_get_serial_sequence('domain_events', 'id')::regclass) as last_drawn`.execute(db);
+    const { oldest, newest, last_drawn } = rows[0];
+    return { oldest, newest, lastDrawn: last_drawn ?? 0 };
+  },
+
+  /** The business's kept events after `afterId`, in id order, at most `limit`. */
+  async ofBusinessAfter(db: Db, businessId: string, afterId: number, limit: number): Promise<DomainEvent[]> {
+    const rows = await db
+      .selectFrom('domain_events')
+      .select(['id', 'business_id', 'type', 'conversation_id', 'subject_id', 'data', 'created_at'])
+      .where('business_id', '=', businessId)
+      .where('id', '>', afterId)
+      .orderBy('id')
+      .limit(limit)
+      .execute();
+    return rows.map(toEvent);
+  },
+
+  /**
+   * The business's kept events before `beforeId` whose transaction began at most `withinMs` before
+   * that of the newest kept event up to `beforeId` (any business's), among the business's last
+   * `scan` before it, in id order. These are the events that may have drawn a smaller id and
+   * committed after it.
+   */
+  async ofBusinessJustBefore(
+    db: Db,
+    businessId: string,
+    beforeId: number,
+    withinMs: number,
+    scan: number,
+  ): Promise<DomainEvent[]> {
+    const { rows } = await sql<EventRow>`select r.* from (
+        select id, business_id, type, conversation_id, subject_id, data, created_at from domain_events
+        where business_id = ${businessId} and id < ${beforeId} order by id desc limit ${scan}) r
+      where r.created_at >= (select created_at from domain_events where id <= ${beforeId} order by id desc limit 1)
+        - make_interval(secs => ${withinMs / 1000})
+      order by r.id`.execute(db);
+    return rows.map(toEvent);
   },
 
   /** Moves the subscriber's position past these events. */
