@@ -9,7 +9,10 @@ export const DOMAIN_EVENT_TYPES = [
   'message_created',
   /** A receipt or the send job moved a message's status; subject: the message, `data.status` the new one. */
   'message_status_changed',
-  /** Manual control, assignment, resolution or archive (`data.change`); subject: the conversation. */
+  /**
+   * Manual control, assignment, resolution, archive, an alert, a transfer or a sentiment
+   * (`data.change`, and `data.event` the exported event it stands for); subject: the conversation.
+   */
   'conversation_changed',
   /** Creation, update, merge or deletion of a contact (`data.change`); subject: the contact. */
   'contact_changed',

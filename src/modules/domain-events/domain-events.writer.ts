@@ -28,7 +28,8 @@ export function messageStatusesChanged(
 }
 
 /** What changed in a conversation. */
-export type ConversationChange = 'manual_control' | 'assignment' | 'resolution' | 'archive';
+export type ConversationChange =
+  'manual_control' | 'assignment' | 'resolution' | 'archive' | 'alert' | 'transfer' | 'sentiment';
 
 /** `conversation_changed` for conversations this transaction changed (and holds locked). */
 export function conversationsChanged(

@@ -38,12 +38,22 @@ export interface FieldChange {
   to: unknown;
 }
 
-/** The `conversation_changed` change of each exported event about control, assignment, resolution or archive. */
-const CONVERSATION_CHANGES: Partial<Record<EventType, ConversationChange>> = {
+type ConversationEventType = Exclude<EventType, 'contact_field_changed'>;
+
+/**
+ * The `conversation_changed` change of each exported event about a conversation: every one, so an
+ * open dashboard hears of each (src/modules/live).
+ */
+const CONVERSATION_CHANGES: Record<ConversationEventType, ConversationChange> = {
   manual_control_activated: 'manual_control',
   manual_control_released: 'manual_control',
   manual_control_locked: 'manual_control',
   manual_control_unlocked: 'manual_control',
+  alert_triggered: 'alert',
+  transfer_accepted: 'transfer',
+  transfer_rejected: 'transfer',
+  transfer_fallback_required: 'transfer',
+  sentiment_analyzed: 'sentiment',
   agent_assigned: 'assignment',
   agent_switched: 'assignment',
   agent_removed: 'assignment',
@@ -54,8 +64,8 @@ const CONVERSATION_CHANGES: Partial<Record<EventType, ConversationChange>> = {
 
 /**
  * Writes exported events and, in the same transaction, the domain events they stand for:
- * `conversation_changed` for those of CONVERSATION_CHANGES, `contact_changed` (updated) for
- * contact_field_changed.
+ * `conversation_changed` for those about a conversation (CONVERSATION_CHANGES), `contact_changed`
+ * (updated) for contact_field_changed.
  */
 export async function writeEvents(
   trx: Db,
@@ -67,7 +77,7 @@ export async function writeEvents(
     events.map((e) => ({ ...e, business_id: businessId, id: newId() })),
   );
   const conversations = events.flatMap((e) => {
-    const change = CONVERSATION_CHANGES[e.type];
+    const change = e.type === 'contact_field_changed' ? undefined : CONVERSATION_CHANGES[e.type];
     return change && e.conversation_id
       ? [{ conversationId: e.conversation_id, change, data: { event: e.type, actor_type: e.actor_type } }]
       : [];
@@ -123,8 +133,6 @@ export interface EventActor {
   /** The AI agent that acted or is concerned, when known. */
   agentId?: string | null;
 }
-
-type ConversationEventType = Exclude<EventType, 'contact_field_changed'>;
 
 function conversationEvent(
   trx: Db,

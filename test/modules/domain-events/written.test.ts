@@ -242,13 +242,14 @@ describe('domain events are written with their cause', () => {
         return row;
       });
     expect((await eventsOf(message.id)).map((e) => e.type)).toEqual(['message_created']);
-    // Pending for the webhook deliveries' subscriber, which takes message_created.
+    // Pending for the subscribers that take message_created: the webhook deliveries and the live stream.
     const pendingFor = await db()
       .selectFrom('domain_event_pending as p')
       .innerJoin('domain_events as e', 'e.id', 'p.event_id')
       .select('p.subscriber')
       .where('e.subject_id', '=', message.id)
+      .orderBy('p.subscriber')
       .execute();
-    expect(pendingFor).toEqual([{ subscriber: 'webhooks' }]);
+    expect(pendingFor).toEqual([{ subscriber: 'live-stream' }, { subscriber: 'webhooks' }]);
   });
 });

@@ -177,6 +177,46 @@ describe('typed event writers', () => {
     });
   });
 
+  it('every one about a conversation writes conversation_changed in its transaction, so open dashboards hear of it', async () => {
+    const change: Record<string, string> = {
+      manual_control_activated: 'manual_control',
+      manual_control_released: 'manual_control',
+      manual_control_locked: 'manual_control',
+      manual_control_unlocked: 'manual_control',
+      alert_triggered: 'alert',
+      transfer_accepted: 'transfer',
+      transfer_rejected: 'transfer',
+      transfer_fallback_required: 'transfer',
+      sentiment_analyzed: 'sentiment',
+      conversation_archived: 'archive',
+      conversation_unarchived: 'archive',
+      conversation_resolved: 'resolution',
+      agent_assigned: 'assignment',
+      agent_switched: 'assignment',
+      agent_removed: 'assignment',
+    };
+    for (const [name, write, want] of cases) {
+      const { n: before } = await t.database.db
+        .selectFrom('domain_events')
+        .select((eb) => eb.fn.coalesce(eb.fn.max('id'), eb.lit(0)).as('n'))
+        .executeTakeFirstOrThrow();
+      await t.database.db.transaction().execute(write);
+      const written = await t.database.db
+        .selectFrom('domain_events')
+        .select(['type', 'conversation_id', 'subject_id', 'data'])
+        .where('id', '>', Number(before))
+        .execute();
+      expect(written, name).toEqual([
+        {
+          type: 'conversation_changed',
+          conversation_id: conv.id,
+          subject_id: conv.id,
+          data: { change: change[name], event: name, actor_type: want.actor },
+        },
+      ]);
+    }
+  });
+
   it('contact_field_changed has no conversation nor channel and groups the changes', async () => {
     const changes = [
       { field: 'first_name', custom: false, from: 'Ada', to: 'Ana' },
