@@ -66,12 +66,12 @@ export function createServices(
   const channels = new ChannelsService(db, new SecretBox(config.secretKeys, 'channel-secrets'), targets, {
     dispatcher: providerConnections,
   });
-  const contacts = new ContactsService(db, links);
+  const domainEvents = new DomainEventDispatcher(db);
+  const contacts = new ContactsService(db, links, domainEvents);
   const templates = new TemplatesService(db);
   // Webhook registrations (.service), the message_created hook (.events) and the delivery worker.
   const webhooks = createWebhooks(db, config, options.clock, options.webhookWorker);
   // Domain events are handed to their subscribers after the commit: webhook deliveries first.
-  const domainEvents = new DomainEventDispatcher(db);
   void domainEvents.register(webhookDeliveriesSubscriber(webhooks.events));
   // Open dashboards hear every event of their business; on PostgreSQL, transactions run side by
   // side, and one that writes events may commit some seconds after drawing their ids.
@@ -110,7 +110,7 @@ export function createServices(
     }),
     conversations: new ConversationsService(db),
     messages: new MessagesService(db, media),
-    contactMerge: new ContactMergeService(db),
+    contactMerge: new ContactMergeService(db, domainEvents),
     templates,
     idempotency: new IdempotencyService(db),
     sending: new SendingService(db, worker, channels, templates, contacts, domainEvents),

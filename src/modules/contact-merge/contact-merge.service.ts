@@ -3,13 +3,17 @@ import { invalid, notFound } from '../../lib/domain-errors.ts';
 import { contactIdentitiesRepository } from '../contacts/contact-identities.repository.ts';
 import { contactsRepository } from '../contacts/contacts.repository.ts';
 import { contactFieldChanged } from '../events/events.writer.ts';
+import type { DomainEventDispatcher } from '../domain-events/domain-events.dispatcher.ts';
 import { contactsChanged } from '../domain-events/domain-events.writer.ts';
 import { planMerge } from './contact-merge.rules.ts';
 import { contactMergeRepository as repo } from './contact-merge.repository.ts';
 import type { MergeBody } from './contact-merge.schemas.ts';
 
 export class ContactMergeService {
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    private readonly domainEvents: Pick<DomainEventDispatcher, 'dispatch'>,
+  ) {}
 
   /**
    * Merges the loser into the survivor in one transaction: history, aliases and identities move, the
@@ -63,6 +67,8 @@ export class ContactMergeService {
         loser_id: loser.id,
       });
     });
+    // Handed over before the answer: open dashboards hear of the merge at once.
+    await this.domainEvents.dispatch(['contact_changed']);
     return { success: true, survivor_id: survivorId.toLowerCase() };
   }
 }

@@ -6,6 +6,7 @@ import type { DashboardLinks } from '../../lib/links.ts';
 import { normalisePhone } from '../../lib/phone.ts';
 import { conversationOpsRepository } from '../conversations/conversation-ops.repository.ts';
 import { contactFieldChanged, writeEvents } from '../events/events.writer.ts';
+import type { DomainEventDispatcher } from '../domain-events/domain-events.dispatcher.ts';
 import { contactsChanged } from '../domain-events/domain-events.writer.ts';
 import { usersRepository } from '../users/users.repository.ts';
 import { identityLockName, type ContactIdentity } from './contact-identity.ts';
@@ -36,11 +37,15 @@ function parsePhone(input: string, field: string) {
   return phone;
 }
 
-/** Contacts of a business: search, create, read, update, delete, close their conversations. */
+/**
+ * Contacts of a business: search, create, read, update, delete, close their conversations. The
+ * domain events of a change are handed over before the answer (open dashboards hear of it at once).
+ */
 export class ContactsService {
   constructor(
     private readonly db: Db,
     private readonly links: DashboardLinks,
+    private readonly domainEvents: Pick<DomainEventDispatcher, 'dispatch'>,
   ) {}
 
   /** Contacts matching any identifier sent (aliases resolve to the survivor), oldest first, at most 50. */
@@ -121,6 +126,7 @@ export class ContactsService {
         await contactsChanged(trx, businessId, [created.id], 'created');
         return created;
       });
+      await this.domainEvents.dispatch(['contact_changed']);
       return toContactSnake(row);
     } catch (err) {
       if (isUniqueViolation(err))
@@ -139,7 +145,7 @@ export class ContactsService {
     if (body.assigned_user !== undefined && body.unassign_user === true) {
       throw invalid('send either assigned_user or unassign_user, not both');
     }
-    return this.db.transaction().execute(async (trx) => {
+    const form = await this.db.transaction().execute(async (trx) => {
       const row = await this.require(trx, businessId, id, true);
       let assignee: { id: string; email: string } | undefined;
       if (body.assigned_user !== undefined) {
@@ -161,6 +167,8 @@ export class ContactsService {
       });
       return this.camelForm(updated, trx);
     });
+    await this.domainEvents.dispatch(['contact_changed']);
+    return form;
   }
 
   /** Deletes the contact with its conversations, messages and events (an id that is no UUID names none). */
@@ -173,6 +181,7 @@ export class ContactsService {
         return true;
       }));
     if (!removed) throw notFound('contact');
+    await this.domainEvents.dispatch(['contact_changed']);
     return { success: true, contact_id: id };
   }
 
@@ -183,7 +192,7 @@ export class ContactsService {
    */
   async closeConversations(businessId: string, id: string): Promise<ContactCamelForm> {
     if (!isUuid(id)) throw notFound('contact');
-    return this.db.transaction().execute(async (trx) => {
+    const form = await this.db.transaction().execute(async (trx) => {
       const row = await this.require(trx, businessId, id, true);
       const closed = await conversationOpsRepository.closeOpenOfContact(trx, businessId, id);
       await writeEvents(
@@ -201,6 +210,8 @@ export class ContactsService {
       const form = await this.camelForm(row, trx);
       return { ...form, closedAt: form.closedAt ?? (await contactsRepository.transactionTime(trx)) };
     });
+    await this.domainEvents.dispatch(['conversation_changed']);
+    return form;
   }
 
   /**
