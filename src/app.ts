@@ -12,7 +12,7 @@ import { WorkerSession } from './jobs/worker-session.ts';
 import { ApiKeyCache } from './modules/api-keys/api-key-cache.ts';
 import type { Clock } from './lib/clock.ts';
 import type { WebhookWorkerOptions } from './modules/webhooks/webhook-worker.ts';
-import type { LiveLimits } from './modules/live/live.hub.ts';
+import type { LiveOptions } from './modules/live/live.hub.ts';
 import { createServices, type Services } from './services.ts';
 import { DASHBOARD_API_PREFIX, dashboardApi } from './surfaces/dashboard-api.ts';
 import { DASHBOARD_PREFIX, dashboardWeb } from './surfaces/dashboard-web.ts';
@@ -42,8 +42,8 @@ export interface AppDeps {
   webhookWorker?: WebhookWorkerOptions;
   /** The dashboard's build (index.html and assets/); default web/dist (`npm run build:web`). */
   dashboardRoot?: string;
-  /** The dashboards' live streams: their bounds, and how often their sessions are checked. */
-  live?: { limits?: LiveLimits; sessionCheckMs?: number };
+  /** The dashboards' live streams: their bounds, heartbeat, and how often their sessions are checked. */
+  live?: LiveOptions;
 }
 
 /** TRUST_PROXY as Fastify takes it: a number of proxies becomes a rule on the hop (its types take no number). */

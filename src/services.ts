@@ -39,7 +39,7 @@ import { ConversationOpsService } from './modules/conversations/conversation-ops
 import { DomainEventDispatcher } from './modules/domain-events/domain-events.dispatcher.ts';
 import { webhookDeliveriesSubscriber } from './modules/webhooks/webhook-subscriber.ts';
 import { LiveCatchUp } from './modules/live/live.catch-up.ts';
-import { LiveHub, type LiveLimits } from './modules/live/live.hub.ts';
+import { LiveHub, type LiveOptions } from './modules/live/live.hub.ts';
 import { liveStreamSubscriber } from './modules/live/live.subscriber.ts';
 
 /** Every service of the app, built once over one database; routes, CLI and seeding share them. */
@@ -52,7 +52,7 @@ export function createServices(
     apiKeyCache: ApiKeyCache;
     clock?: Clock;
     webhookWorker?: WebhookWorkerOptions;
-    live?: { limits?: LiveLimits; sessionCheckMs?: number };
+    live?: LiveOptions;
   },
 ) {
   const links = dashboardLinks(config.publicUrl);

@@ -41,11 +41,10 @@ export type AfterCommit = () => void;
  * that move or not at all (exactly once); an effect outside the database may be repeated after a
  * crash (at least once). A failure rolls the batch back; it is handed over again later.
  *
- * The slots that are coming, one registration each:
+ * Registered: webhook deliveries (`message_created`) and the dashboards' live stream (every type,
+ * src/modules/live). The slots that are coming, one registration each:
  * - the AI agent: `message_created` (inbound from a contact) and `conversation_changed` (manual
  *   control, assignment), enqueueing its reply job with `trx` (src/jobs/outbox.worker.ts enqueueJob);
- * - the dashboard's live stream: every type, announced with `NOTIFY` in `trx`, which PostgreSQL
- *   sends at the commit to the listeners of every server process, each forwarding to its clients;
  * - search indexing: `message_created` and `contact_changed`, writing its index rows or embedding
  *   jobs with `trx`.
  */

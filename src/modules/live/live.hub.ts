@@ -17,6 +17,14 @@ export interface LiveLimits {
 }
 export const LIVE_LIMITS: LiveLimits = { perSession: 5, perProcess: 1000 };
 
+export interface LiveOptions {
+  limits?: LiveLimits;
+  /** How often the sessions of open streams are checked (default 5 s). */
+  sessionCheckMs?: number;
+  /** How often a stream sends a comment line (default 15 s). */
+  heartbeatMs?: number;
+}
+
 /** Of these sessions, those still signed in, with the business each is signed in to now. */
 export type SessionCheck = (sessionIds: readonly string[]) => Promise<Map<string, string>>;
 
@@ -27,7 +35,7 @@ export type OpenRefusal = 'session_limit' | 'process_limit';
  * Events come from the live-stream subscriber: on PostgreSQL through NOTIFY, which every server
  * process hears (receive), on the embedded engine straight after the commit (publish). A stream
  * receives only its session's business's events, and ends when its session does: every
- * `sessionCheckMs` the sessions of the open streams are checked in one call.
+ * `sessionCheckMs` the sessions of its open streams are checked in one call.
  */
 export class LiveHub {
   private readonly byBusiness = new Map<string, Set<LiveConnection>>();
@@ -39,11 +47,16 @@ export class LiveHub {
 
   constructor(
     private readonly catchUp: LiveCatchUp,
-    private readonly options: { limits?: LiveLimits; sessionCheckMs?: number } = {},
+    private readonly options: LiveOptions = {},
   ) {}
 
   get size(): number {
     return this.count;
+  }
+
+  /** How often a stream sends a comment line, so proxies do not close it for idleness. */
+  get heartbeatMs(): number {
+    return this.options.heartbeatMs ?? 15_000;
   }
 
   /** Adds a stream of the session (its caller starts it), or says which bound refuses it. */
@@ -94,7 +107,7 @@ export class LiveHub {
 
   start(log: Log): void {
     this.log = log;
-    this.timer = setInterval(() => void this.checkSessions(), this.options.sessionCheckMs ?? 15_000);
+    this.timer = setInterval(() => void this.checkSessions(), this.options.sessionCheckMs ?? 5_000);
     this.timer.unref();
   }
 
