@@ -83,6 +83,8 @@ export function createServices(
   });
   const clock = options.clock ?? systemClock;
   const dashboardSessions = new DashboardSessionsService(db, config.dashboard, clock);
+  // A live stream ends with its session (signed out, expired, or moved to another business).
+  live.checkSessionsWith((ids) => dashboardSessions.liveBusinesses(ids));
   const invitations = new InvitationsService(
     db,
     { secretKeys: config.secretKeys, publicUrl: config.publicUrl, invitationMs: config.dashboard.invitationMs },

@@ -12,6 +12,7 @@ import { AppError } from '../http/errors.ts';
 import { dashboardSessionRoutes } from '../modules/dashboard-auth/dashboard-auth.routes.ts';
 import type { SessionPrincipal } from '../modules/dashboard-auth/sessions.service.ts';
 import { dashboardContactsRoutes } from '../modules/contacts/contacts.dashboard-routes.ts';
+import { liveRoutes } from '../modules/live/live.routes.ts';
 import { dashboardTeamRoutes } from '../modules/users/users.dashboard-routes.ts';
 import { dashboardConversationActionRoutes } from '../modules/conversations/conversation-actions.dashboard-routes.ts';
 import { dashboardReplyRoutes } from '../modules/sending/replies.dashboard-routes.ts';
@@ -55,6 +56,7 @@ export const dashboardModules: FastifyPluginAsync[] = [
   dashboardContactsRoutes,
   dashboardApiKeyRoutes,
   dashboardWebhookRoutes,
+  liveRoutes,
 ];
 
 /**

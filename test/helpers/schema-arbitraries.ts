@@ -25,6 +25,7 @@ export interface OpenApiDocument {
       {
         parameters?: { name: string; in: 'path' | 'query' | 'header'; required?: boolean; schema: JsonSchema }[];
         requestBody?: { content: Record<string, { schema: JsonSchema }> };
+        responses?: Record<string, { content?: Record<string, unknown> }>;
       }
     >
   >;

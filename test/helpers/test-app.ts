@@ -6,6 +6,7 @@ import { buildApp } from '../../src/app.ts';
 import { loadConfig, type Config } from '../../src/config.ts';
 import { openDatabase, type DatabaseHandle, type Engine } from '../../src/db/database.ts';
 import { migrateToLatest } from '../../src/db/migrate.ts';
+import type { LiveOptions } from '../../src/modules/live/live.hub.ts';
 import type { Clock } from '../../src/lib/clock.ts';
 import { databaseUrlOf } from '../global-setup.ts';
 
@@ -97,7 +98,7 @@ export async function postgresTestDatabase(): Promise<PostgresTestDatabase> {
  */
 export async function buildTestApp(
   env: Record<string, string> = {},
-  options: { workers?: boolean; clock?: Clock } = {},
+  options: { workers?: boolean; clock?: Clock; live?: LiveOptions } = {},
 ): Promise<TestApp> {
   const postgres = engine === 'postgres' ? await postgresTestDatabase() : undefined;
   const config = testConfig(env);
@@ -111,7 +112,13 @@ export async function buildTestApp(
   });
   // A copy of the run's migrated database needs no migrations (checking costs 0.05-0.3 s a file).
   if (postgres ? postgres.schema : !snapshot) await migrateToLatest(database.db, postgres?.schema);
-  const app = await buildApp(config, { database, logger: false, workers: options.workers, clock: options.clock });
+  const app = await buildApp(config, {
+    database,
+    logger: false,
+    workers: options.workers,
+    clock: options.clock,
+    live: options.live,
+  });
   await app.ready();
   return {
     app,

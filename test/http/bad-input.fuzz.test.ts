@@ -166,9 +166,11 @@ function requestArbitrary(path: string, operation: Operation, ctx: GeneratorCont
 
 describe('generated bad input', () => {
   it("never gets a 5xx, every 4xx carries the error body, and no public answer holds another business's ids", async () => {
-    const operations = Object.entries(doc.paths).flatMap(([path, item]) =>
-      Object.entries(item).map(([method, operation]) => ({ path, method, operation })),
-    );
+    // A stream (the dashboard's live updates) never ends, so inject would never answer: its bad input
+    // is tested over a listening server (test/modules/live/live-http.test.ts).
+    const operations = Object.entries(doc.paths)
+      .flatMap(([path, item]) => Object.entries(item).map(([method, operation]) => ({ path, method, operation })))
+      .filter(({ operation }) => !('text/event-stream' in (operation.responses?.['200']?.content ?? {})));
     expect(operations.length).toBeGreaterThan(50);
     for (const { path, method, operation } of operations) {
       await fc.assert(

@@ -130,6 +130,21 @@ export const sessionsRepository = {
     return db.deleteFrom('dashboard_sessions').where('id', '=', id).execute();
   },
 
+  /** Of these sessions, those still live (as findLive judges), with the business each acts for now. */
+  liveBusinesses(db: Db, ids: readonly string[], now: string, idleSince: string) {
+    return db
+      .selectFrom('dashboard_sessions as s')
+      .innerJoin('users as u', (join) =>
+        join.onRef('u.business_id', '=', 's.business_id').onRef('u.id', '=', 's.user_id'),
+      )
+      .select(['s.id', 's.business_id'])
+      .where(sql<boolean>`s.id = any(${[...ids]}::uuid[])`)
+      .where('s.expires_at', '>', now)
+      .where('s.last_seen_at', '>', idleSince)
+      .where('u.deleted_at', 'is', null)
+      .execute();
+  },
+
   /** The live sessions that may act for this user, newest first. */
   listForUser(db: Db, user: BusinessUser, now: string, idleSince: string, limit: number) {
     return db

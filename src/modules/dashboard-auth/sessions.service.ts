@@ -175,6 +175,19 @@ export class DashboardSessionsService {
     await sessionsRepository.delete(this.db, principal.sessionId);
   }
 
+  /** Of these sessions, those still live, with the business each acts for now (live streams end with the others). */
+  async liveBusinesses(sessionIds: readonly string[]): Promise<Map<string, string>> {
+    if (sessionIds.length === 0) return new Map();
+    const now = this.clock.now();
+    const rows = await sessionsRepository.liveBusinesses(
+      this.db,
+      sessionIds,
+      isoAt(now),
+      isoAt(now - this.config.sessionIdleMs),
+    );
+    return new Map(rows.map((row) => [row.id, row.business_id]));
+  }
+
   /** Acts for another business the sign-in opened; any other answers 404, as a business that does not exist. */
   async switchBusiness(principal: SessionPrincipal, businessId: string): Promise<SessionView> {
     return this.db.transaction().execute(async (trx) => {
