@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { metaNotification, signedNotification, type NotificationParts } from '../../helpers/fake-graph-api.ts';
 import { adminHeaders, createTenant, type Tenant } from '../../helpers/tenants.ts';
 import { buildTestApp, type TestApp } from '../../helpers/test-app.ts';
+import type { LiveOptions } from '../../../src/modules/live/live.hub.ts';
 
 export const WEBHOOK = '/channels/whatsapp/webhook';
 
@@ -84,9 +85,9 @@ export interface WhatsAppFixture {
  * stopped), a business and its WhatsApp channel. The caller closes `t`.
  */
 export async function withWhatsAppChannel(
-  options: { env?: Record<string, string>; workers?: boolean; channel?: ChannelOptions } = {},
+  options: { env?: Record<string, string>; workers?: boolean; channel?: ChannelOptions; live?: LiveOptions } = {},
 ): Promise<WhatsAppFixture> {
-  const t = await buildTestApp(options.env, { workers: options.workers });
+  const t = await buildTestApp(options.env, { workers: options.workers, live: options.live });
   try {
     const tenant = await createTenant(t.app);
     const channel = await createWhatsAppChannel(t.app, tenant.businessId, options.channel);

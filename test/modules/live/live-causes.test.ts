@@ -20,7 +20,11 @@ let stream: ReturnType<typeof recordingSink>;
 
 beforeAll(async () => {
   fake = await startFakeGraphApi();
-  t = await buildTestApp({ ALLOW_PRIVATE_WEBHOOK_TARGETS: 'true' }, { workers: false });
+  // The stream's session is made up: the app's check of sessions stays off (live-http.test.ts tests it).
+  t = await buildTestApp(
+    { ALLOW_PRIVATE_WEBHOOK_TARGETS: 'true' },
+    { workers: false, live: { sessionCheckMs: 3_600_000 } },
+  );
   tenant = await createTenant(t.app);
   channel = await createChannel(t.app, tenant, fake);
   t.app.worker.start();

@@ -22,8 +22,11 @@ let fx: WhatsAppFixture;
 let otherBusiness: string;
 let otherChannel: TestChannel;
 
+/** The sessions of these streams are made up: the app's check of them stays off (live-http.test.ts tests it). */
+const live = { sessionCheckMs: 3_600_000 };
+
 beforeAll(async () => {
-  fx = await withWhatsAppChannel();
+  fx = await withWhatsAppChannel({ live });
   otherBusiness = (
     await fx.t.app.inject({
       method: 'POST',
@@ -356,7 +359,7 @@ describe('the catch-up', () => {
 
 describe.runIf(engine === 'postgres')('two server processes on one database', () => {
   it('a write in one reaches a stream opened on the other', async () => {
-    const second = await buildApp(fx.t.config, { database: fx.t.database, logger: false, workers: false });
+    const second = await buildApp(fx.t.config, { database: fx.t.database, logger: false, workers: false, live });
     await second.ready();
     try {
       const { recorder, connection } = await openStream(business(), undefined, second.services.live);
