@@ -54,6 +54,10 @@ export class LiveHub {
     return this.count;
   }
 
+  get limits(): LiveLimits {
+    return this.options.limits ?? LIVE_LIMITS;
+  }
+
   /** How often a stream sends a comment line, so proxies do not close it for idleness. */
   get heartbeatMs(): number {
     return this.options.heartbeatMs ?? 15_000;
@@ -61,7 +65,7 @@ export class LiveHub {
 
   /** Adds a stream of the session (its caller starts it), or says which bound refuses it. */
   open(session: LiveSession, sink: LiveSink): LiveConnection | OpenRefusal {
-    const limits = this.options.limits ?? LIVE_LIMITS;
+    const limits = this.limits;
     if ((this.bySession.get(session.sessionId)?.size ?? 0) >= limits.perSession) return 'session_limit';
     if (this.count >= limits.perProcess) return 'process_limit';
     const connection = new LiveConnection(session, sink, this.catchUp, (c) => this.remove(c));

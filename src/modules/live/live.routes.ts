@@ -58,7 +58,7 @@ export const liveRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const sink: LiveSink = { send: (frame) => sse.send(frame), close: () => sse.close() };
       const connection = hub.open({ sessionId, userId, businessId }, sink);
       if (connection === 'session_limit')
-        throw new AppError(429, 'too_many_streams', 'this session has 5 live streams open already');
+        throw new AppError(429, 'too_many_streams', `this session has ${hub.limits.perSession} live streams open`);
       if (connection === 'process_limit') {
         reply.header('retry-after', '30');
         throw new AppError(503, 'unavailable', 'this server process serves its most live streams');
@@ -72,8 +72,9 @@ export const liveRoutes: FastifyPluginAsyncTypebox = async (app) => {
         connection.end();
         throw err;
       }
-      // Committed as a stream before the handler returns (its first frame may still be queued).
-      sse.sendHeaders();
+      // Committed as a stream before the handler returns (its first frame may still be queued), unless
+      // the client left meanwhile.
+      if (!connection.isEnded) sse.sendHeaders();
     },
   );
 };
