@@ -125,12 +125,12 @@ export class LiveHub {
   async checkSessions(): Promise<void> {
     if (!this.sessionCheck || this.count === 0) return;
     try {
-      const live = await this.sessionCheck([...this.bySession.keys()]);
-      for (const connections of [...this.bySession.values()])
-        for (const connection of [...connections]) {
-          const { sessionId, businessId } = connection.session;
-          if (live.get(sessionId) !== businessId) connection.end();
-        }
+      const asked = [...this.bySession.keys()];
+      const live = await this.sessionCheck(asked);
+      // Only the sessions asked about: a session's first stream may have opened during the check.
+      for (const sessionId of asked)
+        for (const connection of [...(this.bySession.get(sessionId) ?? [])])
+          if (live.get(sessionId) !== connection.session.businessId) connection.end();
     } catch (err) {
       this.log?.error({ err }, 'checking the sessions of live streams failed');
     }

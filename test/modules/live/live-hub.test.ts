@@ -313,9 +313,17 @@ describe('the live stream', () => {
     });
     await hub.checkSessions();
     expect([a, c, d].map((s) => s.recorder.closed)).toEqual([false, true, false]);
+    // A stream of a session opened while a check is under way is not judged by it.
+    let answer: (live: Map<string, string>) => void = () => {};
+    hub.checkSessionsWith(() => new Promise((resolve) => (answer = resolve)));
+    const checking = hub.checkSessions();
+    const e = open(session(business()));
+    answer(new Map([[s1.sessionId, business()]]));
+    await checking;
+    expect([a, d, e].map((s) => s.recorder.closed)).toEqual([false, false, false]);
     hub.checkSessionsWith(async () => new Map());
     await hub.checkSessions();
-    expect([a, d].map((s) => s.recorder.closed)).toEqual([true, true]);
+    expect([a, d, e].map((s) => s.recorder.closed)).toEqual([true, true, true]);
     expect(hub.size).toBe(0);
   });
 });
