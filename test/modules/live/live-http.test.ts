@@ -121,6 +121,8 @@ describe('GET /dashboard/api/live', () => {
         .every((id) => idsB.has(id)),
     ).toBe(true);
     expect(ofB.events().length).toBeGreaterThan(0);
+    ofA.close();
+    ofB.close();
   });
 
   it('sends a comment line at each heartbeat', async () => {
