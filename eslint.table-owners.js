@@ -14,6 +14,7 @@ export const TABLE_OWNERS = {
   dashboard_invitations: 'modules/dashboard-auth',
   dashboard_sign_in_failures: 'modules/dashboard-auth',
   teams: 'modules/teams',
+  team_members: 'modules/teams',
   contacts: 'modules/contacts',
   contact_aliases: 'modules/contacts',
   contact_identities: 'modules/contacts',

@@ -17,6 +17,7 @@ import { ImportService } from './modules/import/import.service.ts';
 import { ContactMergeService } from './modules/contact-merge/contact-merge.service.ts';
 import { ConversationsService } from './modules/conversations/conversations.service.ts';
 import { MessagesService } from './modules/messages/messages.service.ts';
+import { ChannelSetupService } from './modules/channels/channel-setup.service.ts';
 import { ChannelsService } from './modules/channels/channels.service.ts';
 import { InboundService } from './modules/inbound/inbound.service.ts';
 import { TemplatesService } from './modules/templates/templates.service.ts';
@@ -93,6 +94,7 @@ export function createServices(
   );
   return {
     channels,
+    channelSetup: new ChannelSetupService(channels, config.publicUrl),
     providerConnections,
     inbound: new InboundService(db, channels, worker, domainEvents, slices.inboundItems),
     businesses: new BusinessesService(db),

@@ -73,6 +73,11 @@ export function webhookSegments(): Map<string, WebhookKind> {
   return segments;
 }
 
+/** The path a webhook kind's notifications are posted to (and its handshake asked at); undefined for other kinds. */
+export function webhookPath(entry: ChannelKind): string | undefined {
+  return entry.inbound.type === 'webhook' ? `/channels/${entry.kind}/webhook` : undefined;
+}
+
 /**
  * What PATCH may replace of a provider config, whatever the kind: each kind's rotating and
  * changeable fields, optional. The service checks that the fields sent are the channel's kind's.

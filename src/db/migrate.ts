@@ -21,6 +21,7 @@ import * as dashboardAuth from './migrations/0021-dashboard-auth.ts';
 import * as domainEventsByBusiness from './migrations/0023-domain-events-by-business.ts';
 import * as contactsCreated from './migrations/0025-contacts-created.ts';
 import * as apiKeyLastUse from './migrations/0026-api-key-last-use.ts';
+import * as teamMembers from './migrations/0027-team-members.ts';
 
 /** Migrations are imported statically so they run the same under tsx, Vitest and a bundle. */
 const migrations: Record<string, Migration> = {
@@ -46,6 +47,7 @@ const migrations: Record<string, Migration> = {
   '0023-domain-events-by-business': domainEventsByBusiness,
   '0025-contacts-created': contactsCreated,
   '0026-api-key-last-use': apiKeyLastUse,
+  '0027-team-members': teamMembers,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

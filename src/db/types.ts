@@ -85,6 +85,13 @@ export interface TeamsTable {
   created_at: Timestamp;
 }
 
+export interface TeamMembersTable {
+  business_id: string;
+  team_id: string;
+  user_id: string;
+  created_at: Generated<Timestamp>;
+}
+
 export interface ContactFieldsTable {
   business_id: string;
   id: string;
@@ -435,6 +442,7 @@ export interface Database {
   dashboard_invitations: DashboardInvitationsTable;
   dashboard_sign_in_failures: DashboardSignInFailuresTable;
   teams: TeamsTable;
+  team_members: TeamMembersTable;
   contact_fields: ContactFieldsTable;
   contacts: ContactsTable;
   contact_aliases: ContactAliasesTable;

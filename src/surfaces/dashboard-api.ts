@@ -13,6 +13,10 @@ import { dashboardSessionRoutes } from '../modules/dashboard-auth/dashboard-auth
 import type { SessionPrincipal } from '../modules/dashboard-auth/sessions.service.ts';
 import { dashboardContactsRoutes } from '../modules/contacts/contacts.dashboard-routes.ts';
 import { liveRoutes } from '../modules/live/live.routes.ts';
+import { dashboardAgentsRoutes } from '../modules/agents/agents.dashboard-routes.ts';
+import { dashboardChannelsRoutes } from '../modules/channels/channels.dashboard-routes.ts';
+import { dashboardTeamsRoutes } from '../modules/teams/teams.dashboard-routes.ts';
+import { dashboardTemplatesRoutes } from '../modules/templates/templates.dashboard-routes.ts';
 import { dashboardTeamRoutes } from '../modules/users/users.dashboard-routes.ts';
 import { dashboardConversationActionRoutes } from '../modules/conversations/conversation-actions.dashboard-routes.ts';
 import { dashboardReplyRoutes } from '../modules/sending/replies.dashboard-routes.ts';
@@ -57,6 +61,10 @@ export const dashboardModules: FastifyPluginAsync[] = [
   dashboardApiKeyRoutes,
   dashboardWebhookRoutes,
   liveRoutes,
+  dashboardTeamsRoutes,
+  dashboardChannelsRoutes,
+  dashboardTemplatesRoutes,
+  dashboardAgentsRoutes,
 ];
 
 /**

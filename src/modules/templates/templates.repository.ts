@@ -33,6 +33,21 @@ export const templatesRepository = {
       .execute();
   },
 
+  update(
+    db: Db,
+    businessId: string,
+    id: string,
+    values: Omit<Insertable<TemplatesTable>, 'business_id' | 'id'>,
+  ): Promise<TemplateRow | undefined> {
+    return db
+      .updateTable('templates')
+      .set(values)
+      .where('business_id', '=', businessId)
+      .where('id', '=', id)
+      .returningAll()
+      .executeTakeFirst();
+  },
+
   async delete(db: Db, businessId: string, id: string): Promise<boolean> {
     const result = await db
       .deleteFrom('templates')

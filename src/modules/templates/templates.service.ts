@@ -23,11 +23,40 @@ function toTemplate(row: TemplateRow): Template {
   };
 }
 
+/** The conflict of a name and language already taken, or the error as it was. */
+function duplicateOr(err: unknown, input: CreateTemplateBody): unknown {
+  if (isUniqueViolation(err))
+    return conflict(`template "${input.name}" already exists in language ${input.language}`, [{ field: 'name' }]);
+  return err;
+}
+
 /** Message templates of a business: defined by the operator, filled per send. */
 export class TemplatesService {
   constructor(private readonly db: Db) {}
 
   async create(businessId: string, input: CreateTemplateBody): Promise<Template> {
+    const values = await this.valuesOf(businessId, input);
+    try {
+      return toTemplate(await templatesRepository.insert(this.db, businessId, { id: newId(), ...values }));
+    } catch (err) {
+      throw duplicateOr(err, input);
+    }
+  }
+
+  /** Replaces a template's definition with `input`, held to the rules of a new one. */
+  async replace(businessId: string, id: string, input: CreateTemplateBody): Promise<Template> {
+    const values = await this.valuesOf(businessId, input);
+    try {
+      const row = await templatesRepository.update(this.db, businessId, id, values);
+      if (!row) throw notFound('template');
+      return toTemplate(row);
+    } catch (err) {
+      throw duplicateOr(err, input);
+    }
+  }
+
+  /** The stored columns of a definition: its placeholders checked, its channel the business's. */
+  private async valuesOf(businessId: string, input: CreateTemplateBody) {
     const variables = checkTemplate(input);
     if (
       input.channel_id !== undefined &&
@@ -35,25 +64,17 @@ export class TemplatesService {
     ) {
       throw notFound('channel');
     }
-    try {
-      const row = await templatesRepository.insert(this.db, businessId, {
-        id: newId(),
-        channel_id: input.channel_id ?? null,
-        name: input.name,
-        language: input.language,
-        category: input.category ?? null,
-        body: input.body,
-        header: input.header ?? null,
-        footer: input.footer ?? null,
-        buttons: JSON.stringify(input.buttons ?? []),
-        variables: JSON.stringify(variables),
-      });
-      return toTemplate(row);
-    } catch (err) {
-      if (isUniqueViolation(err))
-        throw conflict(`template "${input.name}" already exists in language ${input.language}`, [{ field: 'name' }]);
-      throw err;
-    }
+    return {
+      channel_id: input.channel_id ?? null,
+      name: input.name,
+      language: input.language,
+      category: input.category ?? null,
+      body: input.body,
+      header: input.header ?? null,
+      footer: input.footer ?? null,
+      buttons: JSON.stringify(input.buttons ?? []),
+      variables: JSON.stringify(variables),
+    };
   }
 
   /** The template, or undefined when the business has none with this id. */

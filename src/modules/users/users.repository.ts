@@ -56,6 +56,31 @@ export const usersRepository = {
       .executeTakeFirst();
   },
 
+  /** Which of `ids` are users of the business, not removed. */
+  async activeIds(db: Db, businessId: string, ids: string[]): Promise<Set<string>> {
+    if (ids.length === 0) return new Set();
+    const rows = await db
+      .selectFrom('users')
+      .select('id')
+      .where('business_id', '=', businessId)
+      .where('id', 'in', ids)
+      .where('deleted_at', 'is', null)
+      .execute();
+    return new Set(rows.map((r) => r.id));
+  },
+
+  /** The user's row locked while a change that depends on its role commits. */
+  findForUpdate(db: Db, businessId: string, id: string) {
+    return db
+      .selectFrom('users')
+      .select(columns)
+      .where('business_id', '=', businessId)
+      .where('id', '=', id)
+      .where('deleted_at', 'is', null)
+      .forUpdate()
+      .executeTakeFirst();
+  },
+
   list(db: Db, businessId: string, limit: number) {
     return db
       .selectFrom('users')

@@ -6,6 +6,7 @@ import { conflict, DomainError, forbidden, invalid, notFound } from '../../lib/d
 import { newId } from '../../lib/ids.ts';
 import type { Invitation, InvitationsService } from '../dashboard-auth/invitations.service.ts';
 import type { DashboardSessionsService } from '../dashboard-auth/sessions.service.ts';
+import { teamsRepository } from '../teams/teams.repository.ts';
 import { hashPassword } from './passwords.ts';
 import { usersRepository } from './users.repository.ts';
 
@@ -68,10 +69,18 @@ export class UsersService {
     return usersRepository.list(this.db, businessId, limit);
   }
 
-  /** Renames a user or changes their role; a business that has owners keeps one. */
-  async update(businessId: string, id: string, changes: { name?: string; role?: UserRole }) {
+  /**
+   * Renames a user or changes their role; a business that has owners keeps one. `byRole` is the
+   * dashboard user's who asks (none: the operator): only an owner makes an owner or changes an
+   * owner's role.
+   */
+  async update(businessId: string, id: string, changes: { name?: string; role?: UserRole }, byRole?: UserRole) {
+    if (changes.role === 'owner' && byRole !== undefined && byRole !== 'owner')
+      throw forbidden('only an owner may make an owner');
     return this.db.transaction().execute(async (trx) => {
       if (changes.role !== undefined && changes.role !== 'owner') await this.keepAnOwner(trx, businessId, id);
+      if (changes.role !== undefined && byRole !== undefined && byRole !== 'owner')
+        await this.notAnOwner(trx, businessId, id, 'change');
       const user = await usersRepository.update(trx, businessId, id, changes);
       if (!user) throw notFound('user');
       return user;
@@ -79,17 +88,27 @@ export class UsersService {
   }
 
   /**
-   * Removes a user: they can no longer sign in, their sessions end, and their invitations close. The
-   * row stays, so the messages and events they wrote still name them.
+   * Removes a user: they can no longer sign in, their sessions end, their invitations close and
+   * they leave their teams. The row stays, so the messages and events they wrote still name them.
+   * `byRole` as for update: only an owner removes an owner.
    */
-  async remove(businessId: string, id: string): Promise<void> {
+  async remove(businessId: string, id: string, byRole?: UserRole): Promise<void> {
     await this.db.transaction().execute(async (trx) => {
       await this.keepAnOwner(trx, businessId, id);
+      if (byRole !== undefined && byRole !== 'owner') await this.notAnOwner(trx, businessId, id, 'remove');
       const now = isoAt(this.clock.now());
       if (!(await usersRepository.markDeleted(trx, businessId, id, now))) throw notFound('user');
       await this.sessions.endSessionsOf(trx, [{ business_id: businessId, user_id: id }]);
       await this.invitations.closeForUser(trx, businessId, id);
+      await teamsRepository.removeUser(trx, businessId, id);
     });
+  }
+
+  /** Refuses a change of an owner asked by an admin; the user's row stays locked until the change commits. */
+  private async notAnOwner(db: Db, businessId: string, id: string, action: 'change' | 'remove'): Promise<void> {
+    const user = await usersRepository.findForUpdate(db, businessId, id);
+    if (user?.role === 'owner')
+      throw forbidden(`only an owner may ${action === 'change' ? "change an owner's role" : 'remove an owner'}`);
   }
 
   /** Refuses to take away the business's last owner; its owners stay locked until the change commits. */

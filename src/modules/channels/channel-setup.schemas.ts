@@ -1,0 +1,74 @@
+import { Type, type Static, type TObject, type TSchema } from 'typebox';
+import { channelKinds } from '../../channels/registry.ts';
+import { Nullable, OneOf } from '../../http/common.schemas.ts';
+import { Channel, ChannelType, CreateChannelBody } from './channels.schemas.ts';
+
+/**
+ * A kind's provider object as the dashboard takes it: the registry's schema, with the field of the
+ * subscription handshake optional (the service makes one up when it is left out).
+ */
+function dashboardProviderSchema(schema: TObject, handshakeField: string | undefined): TObject {
+  if (!handshakeField || !(handshakeField in schema.properties)) return schema;
+  const properties: Record<string, TSchema> = { ...schema.properties };
+  const field = properties[handshakeField] as TSchema & { description?: string };
+  properties[handshakeField] = Type.Optional({ ...field, description: `${field.description ?? ''}; made up when left out` });
+  return Type.Object(properties, { additionalProperties: false });
+}
+
+const providerSchemas = channelKinds.map((k) =>
+  dashboardProviderSchema(k.schema, k.inbound.type === 'webhook' ? k.inbound.handshake?.lookupField : undefined),
+);
+
+export const ConnectChannelBody = Type.Object(
+  {
+    ...CreateChannelBody.properties,
+    provider: providerSchemas.length === 1 ? providerSchemas[0] : Type.Union(providerSchemas),
+  },
+  { additionalProperties: false },
+);
+export type ConnectChannelBody = Static<typeof ConnectChannelBody>;
+
+export const EditChannelBody = Type.Object(
+  {
+    name: CreateChannelBody.properties.name,
+    pace_per_second: CreateChannelBody.properties.pace_per_second,
+  },
+  { additionalProperties: false, minProperties: 1 },
+);
+
+/** A field of a kind's configuration form, read from the kind's schema. */
+export const FormField = Type.Object({
+  name: Type.String(),
+  description: Type.String(),
+  type: OneOf(['text', 'url'] as const),
+  required: Type.Boolean(),
+  secret: Type.Boolean({ description: 'stored encrypted and never shown again' }),
+  pattern: Type.Optional(Type.String()),
+  max_length: Type.Optional(Type.Integer()),
+});
+
+export const ChannelKindForm = Type.Object({
+  kind: Type.String(),
+  channel_types: Type.Array(ChannelType),
+  webhook_url: Nullable(Type.String(), { description: 'PUBLIC_URL and the path Meta (or the provider) posts to' }),
+  fields: Type.Array(FormField),
+});
+
+export const SettingsChannel = Type.Object({
+  ...Channel.properties,
+  webhook_url: Nullable(Type.String()),
+  secrets: Type.Record(Type.String(), Type.String(), {
+    description: 'each secret field of the provider config, masked: its value is never shown back',
+  }),
+});
+export type SettingsChannel = Static<typeof SettingsChannel>;
+
+export const ConnectedChannel = Type.Object({
+  channel: SettingsChannel,
+  webhook: Type.Object({
+    url: Nullable(Type.String()),
+    verify_token: Nullable(Type.String(), {
+      description: 'the token of the subscription handshake to paste into the provider; shown only now',
+    }),
+  }),
+});

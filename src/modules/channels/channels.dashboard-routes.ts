@@ -1,0 +1,88 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { responses, Uuid } from '../../http/common.schemas.ts';
+import { requireRole } from '../../http/dashboard-session.ts';
+import {
+  ChannelKindForm,
+  ConnectChannelBody,
+  ConnectedChannel,
+  EditChannelBody,
+  SettingsChannel,
+} from './channel-setup.schemas.ts';
+
+const tags = ['dashboard'];
+const security = [{ sessionCookie: [] }];
+const Params = Type.Object({ id: Uuid }, { additionalProperties: false });
+
+/** The channels of the session's business, for admins and owners: connected, listed, re-paced. */
+export const dashboardChannelsRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const { channelSetup } = app.services;
+  const preHandler = requireRole('admin');
+
+  app.get(
+    '/channel-kinds',
+    {
+      preHandler,
+      schema: {
+        tags,
+        security,
+        summary: 'The provider kinds a channel can be connected with, and the fields of their forms (admins and owners)',
+        response: responses({ 200: Type.Object({ kinds: Type.Array(ChannelKindForm) }) }, 401, 403),
+      },
+    },
+    async () => ({ kinds: channelSetup.kinds() }),
+  );
+
+  app.get(
+    '/channels',
+    {
+      preHandler,
+      schema: {
+        tags,
+        security,
+        summary: "The business's channels, oldest first (at most 500; admins and owners)",
+        description: 'Their secrets are shown masked, never their values.',
+        response: responses({ 200: Type.Object({ channels: Type.Array(SettingsChannel) }) }, 401, 403),
+      },
+    },
+    async (request) => ({ channels: await channelSetup.list(request.dashboard.businessId, 500) }),
+  );
+
+  app.post(
+    '/channels',
+    {
+      preHandler,
+      schema: {
+        tags,
+        security,
+        summary: 'Connect a channel (admins and owners)',
+        description:
+          'The provider fields are those of GET /channel-kinds. The answer holds the webhook URL and the verify token to ' +
+          'paste into the provider (made up when not sent); the token is shown only now. 409 when the business has a ' +
+          'channel of this type and identifier, or any business has one on this provider account.',
+        body: ConnectChannelBody,
+        response: responses({ 201: ConnectedChannel }, 400, 401, 403, 409),
+      },
+    },
+    async (request, reply) =>
+      reply.status(201).send(await channelSetup.connect(request.dashboard.businessId, request.body)),
+  );
+
+  app.patch(
+    '/channels/:id',
+    {
+      preHandler,
+      schema: {
+        tags,
+        security,
+        summary: "Rename a channel or change its pace (admins and owners)",
+        params: Params,
+        body: EditChannelBody,
+        response: responses({ 200: Type.Object({ channel: SettingsChannel }) }, 400, 401, 403, 404),
+      },
+    },
+    async (request) => ({
+      channel: await channelSetup.edit(request.dashboard.businessId, request.params.id, request.body),
+    }),
+  );
+};
