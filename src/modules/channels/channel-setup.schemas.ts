@@ -11,7 +11,10 @@ function dashboardProviderSchema(schema: TObject, handshakeField: string | undef
   if (!handshakeField || !(handshakeField in schema.properties)) return schema;
   const properties: Record<string, TSchema> = { ...schema.properties };
   const field = properties[handshakeField] as TSchema & { description?: string };
-  properties[handshakeField] = Type.Optional({ ...field, description: `${field.description ?? ''}; made up when left out` });
+  properties[handshakeField] = Type.Optional({
+    ...field,
+    description: `${field.description ?? ''}; made up when left out`,
+  });
   return Type.Object(properties, { additionalProperties: false });
 }
 

@@ -26,7 +26,8 @@ export const dashboardChannelsRoutes: FastifyPluginAsyncTypebox = async (app) =>
       schema: {
         tags,
         security,
-        summary: 'The provider kinds a channel can be connected with, and the fields of their forms (admins and owners)',
+        summary:
+          'The provider kinds a channel can be connected with, and the fields of their forms (admins and owners)',
         response: responses({ 200: Type.Object({ kinds: Type.Array(ChannelKindForm) }) }, 401, 403),
       },
     },
@@ -75,7 +76,7 @@ export const dashboardChannelsRoutes: FastifyPluginAsyncTypebox = async (app) =>
       schema: {
         tags,
         security,
-        summary: "Rename a channel or change its pace (admins and owners)",
+        summary: 'Rename a channel or change its pace (admins and owners)',
         params: Params,
         body: EditChannelBody,
         response: responses({ 200: Type.Object({ channel: SettingsChannel }) }, 400, 401, 403, 404),

@@ -11,7 +11,9 @@ const TeamName = Type.Object({ name: Type.String({ minLength: 1, maxLength: 200 
 const Team = Type.Object({
   id: Uuid,
   name: Type.String(),
-  member_ids: Type.Array(Uuid, { description: 'the users of the team, oldest membership first' }),
+  member_ids: Type.Array(Uuid, {
+    description: 'the users of the team, oldest membership first (those added together by id)',
+  }),
 });
 const MembersBody = Type.Object(
   {
@@ -69,7 +71,13 @@ export const dashboardTeamsRoutes: FastifyPluginAsyncTypebox = async (app) => {
         summary: 'Rename a team (admins and owners)',
         params: Params,
         body: TeamName,
-        response: responses({ 200: Type.Object({ team: Type.Object({ id: Uuid, name: Type.String() }) }) }, 400, 401, 403, 404),
+        response: responses(
+          { 200: Type.Object({ team: Type.Object({ id: Uuid, name: Type.String() }) }) },
+          400,
+          401,
+          403,
+          404,
+        ),
       },
     },
     async (request) => ({

@@ -77,11 +77,7 @@ export const teamsRepository = {
 
   /** A removed user leaves every team. */
   async removeUser(db: Db, businessId: string, userId: string): Promise<void> {
-    await db
-      .deleteFrom('team_members')
-      .where('business_id', '=', businessId)
-      .where('user_id', '=', userId)
-      .execute();
+    await db.deleteFrom('team_members').where('business_id', '=', businessId).where('user_id', '=', userId).execute();
   },
 
   /** Locks the team's row while its members change, so two changes at once apply one after the other. */

@@ -9,7 +9,7 @@ const security = [{ sessionCookie: [] }];
 const Params = Type.Object({ id: Uuid }, { additionalProperties: false });
 const ChangeRoleBody = Type.Object({ role: Role }, { additionalProperties: false });
 const ownerRules =
-  'Only an owner makes an owner, changes an owner\'s role or removes an owner (403 `forbidden` to an admin); 409 ' +
+  "Only an owner makes an owner, changes an owner's role or removes an owner (403 `forbidden` to an admin); 409 " +
   '`last_owner` when the change would leave the business without an owner.';
 
 /**

@@ -69,18 +69,6 @@ export const usersRepository = {
     return new Set(rows.map((r) => r.id));
   },
 
-  /** The user's row locked while a change that depends on its role commits. */
-  findForUpdate(db: Db, businessId: string, id: string) {
-    return db
-      .selectFrom('users')
-      .select(columns)
-      .where('business_id', '=', businessId)
-      .where('id', '=', id)
-      .where('deleted_at', 'is', null)
-      .forUpdate()
-      .executeTakeFirst();
-  },
-
   list(db: Db, businessId: string, limit: number) {
     return db
       .selectFrom('users')

@@ -78,9 +78,8 @@ export class UsersService {
     if (changes.role === 'owner' && byRole !== undefined && byRole !== 'owner')
       throw forbidden('only an owner may make an owner');
     return this.db.transaction().execute(async (trx) => {
-      if (changes.role !== undefined && changes.role !== 'owner') await this.keepAnOwner(trx, businessId, id);
-      if (changes.role !== undefined && byRole !== undefined && byRole !== 'owner')
-        await this.notAnOwner(trx, businessId, id, 'change');
+      if (changes.role !== undefined)
+        await this.keepAnOwner(trx, businessId, id, { leaving: changes.role !== 'owner', byRole, action: 'change' });
       const user = await usersRepository.update(trx, businessId, id, changes);
       if (!user) throw notFound('user');
       return user;
@@ -94,8 +93,7 @@ export class UsersService {
    */
   async remove(businessId: string, id: string, byRole?: UserRole): Promise<void> {
     await this.db.transaction().execute(async (trx) => {
-      await this.keepAnOwner(trx, businessId, id);
-      if (byRole !== undefined && byRole !== 'owner') await this.notAnOwner(trx, businessId, id, 'remove');
+      await this.keepAnOwner(trx, businessId, id, { leaving: true, byRole, action: 'remove' });
       const now = isoAt(this.clock.now());
       if (!(await usersRepository.markDeleted(trx, businessId, id, now))) throw notFound('user');
       await this.sessions.endSessionsOf(trx, [{ business_id: businessId, user_id: id }]);
@@ -104,16 +102,20 @@ export class UsersService {
     });
   }
 
-  /** Refuses a change of an owner asked by an admin; the user's row stays locked until the change commits. */
-  private async notAnOwner(db: Db, businessId: string, id: string, action: 'change' | 'remove'): Promise<void> {
-    const user = await usersRepository.findForUpdate(db, businessId, id);
-    if (user?.role === 'owner')
-      throw forbidden(`only an owner may ${action === 'change' ? "change an owner's role" : 'remove an owner'}`);
-  }
-
-  /** Refuses to take away the business's last owner; its owners stay locked until the change commits. */
-  private async keepAnOwner(db: Db, businessId: string, id: string): Promise<void> {
+  /**
+   * Refuses a change of an owner asked by someone else than an owner, and one that takes away the
+   * business's last owner (`leaving`). The owners stay locked until the change commits.
+   */
+  private async keepAnOwner(
+    db: Db,
+    businessId: string,
+    id: string,
+    change: { leaving: boolean; byRole?: UserRole; action: 'change' | 'remove' },
+  ): Promise<void> {
     const owners = await usersRepository.lockOwners(db, businessId);
-    if (owners.length === 1 && owners[0].id === id) throw lastOwner();
+    const isOwner = owners.some((o) => o.id === id);
+    if (isOwner && change.byRole !== undefined && change.byRole !== 'owner')
+      throw forbidden(`only an owner may ${change.action === 'change' ? "change an owner's role" : 'remove an owner'}`);
+    if (change.leaving && isOwner && owners.length === 1) throw lastOwner();
   }
 }
