@@ -36,9 +36,9 @@ export class ChannelSetupService {
         .map(([name, schema]) => ({
           name,
           description: typeof schema.description === 'string' ? schema.description : '',
-          type: (entry.urlFields as readonly string[]).includes(name) ? ('url' as const) : ('text' as const),
+          type: entry.urlFields.includes(name) ? ('url' as const) : ('text' as const),
           required: required.has(name) && name !== handshake,
-          secret: (entry.secretFields as readonly string[]).includes(name),
+          secret: entry.secretFields.includes(name),
           ...(typeof schema.pattern === 'string' ? { pattern: schema.pattern } : {}),
           ...(typeof schema.maxLength === 'number' ? { max_length: schema.maxLength } : {}),
         }));

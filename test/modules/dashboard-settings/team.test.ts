@@ -106,7 +106,7 @@ describe('teams', () => {
       user_ids: [f.users.agent, f.users.admin, f.users.agent],
     });
     expect(members.statusCode, members.body).toBe(200);
-    expect(members.json().team.member_ids.toSorted()).toEqual([f.users.agent, f.users.admin].toSorted());
+    expect([...members.json().team.member_ids].sort()).toEqual([f.users.agent, f.users.admin].sort());
     const fewer = await call(f.t.app, f.admin, 'PUT', `/teams/${team.id}/members`, { user_ids: [f.users.admin] });
     expect(fewer.json().team.member_ids).toEqual([f.users.admin]);
 
