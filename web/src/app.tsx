@@ -24,16 +24,21 @@ function RequireManager() {
   return session && canManage(session.user.role) ? <Outlet /> : <ForbiddenPage />;
 }
 
-const placeholder = (title: string, description: string) => ({
-  lazy: async () => {
-    const { PlaceholderPage } = await import('./pages/placeholder-page');
-    return { Component: () => <PlaceholderPage title={title} description={description} /> };
-  },
-});
+/** The settings pages, loaded together when the first of them opens. */
+const settingsPage = (name: keyof typeof import('./pages/settings/settings-pages')) => async () => {
+  const pages = await import('./pages/settings/settings-pages');
+  return { Component: pages[name] };
+};
 
 const router = createBrowserRouter(
   [
     { path: '/login', element: <LoginPage />, errorElement: <RouteErrorPage /> },
+    {
+      path: '/invitations/:token',
+      errorElement: <RouteErrorPage />,
+      hydrateFallbackElement: <Loading />,
+      lazy: async () => ({ Component: (await import('./pages/invitation-page')).InvitationPage }),
+    },
     {
       element: <RequireSession />,
       errorElement: <RouteErrorPage />,
@@ -57,10 +62,10 @@ const router = createBrowserRouter(
               path: 'dev-tools',
               lazy: async () => ({ Component: (await import('./pages/dev-tools-page')).DevToolsPage }),
             },
-            { path: 'settings/channels', ...placeholder('Channels', 'The accounts your business is reached on.') },
-            { path: 'settings/templates', ...placeholder('Templates', 'Approved messages to start a conversation.') },
-            { path: 'settings/agents', ...placeholder('AI agents', 'Agents that answer on your behalf.') },
-            { path: 'settings/team', ...placeholder('Team', 'The people who use this dashboard.') },
+            { path: 'settings/channels', lazy: settingsPage('ChannelsPage') },
+            { path: 'settings/templates', lazy: settingsPage('TemplatesPage') },
+            { path: 'settings/agents', lazy: settingsPage('AgentsPage') },
+            { path: 'settings/team', lazy: settingsPage('TeamPage') },
           ],
         },
         { path: '*', element: <NotFoundPage /> },

@@ -1,0 +1,140 @@
+import { expect, test, type Page } from '@playwright/test';
+import { createUser, expectAccessible, operator, signIn, type Account } from './service.ts';
+
+// The settings pages of admins and owners: connecting a channel, inviting a user who then signs in
+// through the link, and each page's accessibility at a desktop's width and a phone's.
+const DESKTOP = { width: 1280, height: 800 };
+const PHONE = { width: 390, height: 844 };
+
+let businessId: string;
+let owner: Account;
+
+test.beforeAll(async () => {
+  ({
+    business: { id: businessId },
+  } = await operator<{ business: { id: string } }>('POST', '/businesses', {
+    name: 'Settings shop',
+  }));
+  owner = await createUser(businessId, 'owner', { name: 'Olga Owner' });
+  await operator('POST', `/businesses/${businessId}/agents`, {
+    name: 'Helper bot',
+    tools: { lookup: { enabled: true } },
+  });
+});
+
+const settingsLink = (page: Page, name: string) =>
+  page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name });
+
+test('an owner connects a WhatsApp number and sees the webhook URL and verify token to paste into Meta', async ({
+  page,
+}) => {
+  await signIn(page, owner);
+  await settingsLink(page, 'Channels').click();
+  await expect(page.getByRole('heading', { level: 1, name: 'Channels' })).toBeVisible();
+  await page.getByLabel('Business number').fill('+15557654321');
+  await page.getByLabel('Phone number ID', { exact: true }).fill('777000111');
+  await page.getByLabel('Access token', { exact: true }).fill('EAAexampletoken');
+  await page.getByLabel('App secret', { exact: true }).fill('app-secret-value');
+  await page.getByRole('button', { name: 'Connect channel' }).click();
+
+  const result = page.getByRole('status').filter({ hasText: 'is connected' });
+  await expect(result).toBeVisible();
+  await expect(result.getByLabel('Webhook URL', { exact: true })).toHaveValue(/\/channels\/whatsapp_cloud\/webhook$/);
+  const token = await result.getByLabel('Verify token', { exact: true }).inputValue();
+  expect(token).toMatch(/^[A-Za-z0-9_-]{32}$/);
+  // The channel is listed with its secrets masked.
+  const row = page.getByRole('row', { name: /15557654321/ });
+  await expect(row).toContainText('••••••••');
+  await expect(page.getByText('app-secret-value')).toHaveCount(0);
+  // Meta's handshake with that token is answered.
+  const handshake = await page.request.get(
+    `/channels/whatsapp_cloud/webhook?hub.mode=subscribe&hub.verify_token=${token}&hub.challenge=hello`,
+  );
+  expect(await handshake.text()).toBe('hello');
+
+  await row.getByLabel(/Pace of/).fill('25');
+  await row.getByRole('button', { name: 'Save' }).click();
+  await expect(row.getByRole('status')).toHaveText('Saved');
+  await expectAccessible(page);
+});
+
+test('an invited agent opens the link in another browser, sets a password, lands signed in, and sees no Settings', async ({
+  page,
+  browser,
+}) => {
+  await signIn(page, owner);
+  await settingsLink(page, 'Team').click();
+  await expect(page.getByRole('heading', { level: 1, name: 'Team' })).toBeVisible();
+  const email = `invited.${Math.random().toString(36).slice(2, 10)}@example.com`;
+  const invite = page.locator('form').filter({ has: page.getByRole('button', { name: 'Invite' }) });
+  await invite.getByLabel('Email', { exact: true }).fill(email);
+  await invite.getByLabel('Name', { exact: true }).fill('Ivan Invited');
+  await invite.getByLabel('Role', { exact: true }).selectOption('agent');
+  await invite.getByRole('button', { name: 'Invite' }).click();
+  const link = await page.getByLabel('Invitation link', { exact: true }).inputValue();
+  expect(link).toMatch(/\/dashboard\/invitations\/\S+$/);
+  await expect(page.getByRole('row', { name: /Ivan Invited/ })).toBeVisible();
+
+  const context = await browser.newContext();
+  const invited = await context.newPage();
+  await invited.goto(link);
+  await expect(invited.getByRole('heading', { name: 'Join your team' })).toBeVisible();
+  await expectAccessible(invited);
+  await invited.getByLabel('Password', { exact: true }).fill('my chosen password');
+  await invited.getByRole('button', { name: 'Set password and sign in' }).click();
+  await expect(invited).toHaveURL(/\/dashboard\/?$/);
+  await expect(invited.getByRole('heading', { level: 1, name: 'Inbox' })).toBeVisible();
+  const nav = invited.getByRole('navigation', { name: 'Main' });
+  await expect(nav.getByText('Settings')).toHaveCount(0);
+  await expect(nav.getByRole('link', { name: 'Channels' })).toHaveCount(0);
+  // Opened by its address, a settings page tells an agent it is not theirs.
+  await invited.goto('/dashboard/settings/team');
+  await expect(invited.getByRole('heading', { name: 'No access' })).toBeVisible();
+  await context.close();
+});
+
+for (const viewport of [DESKTOP, PHONE]) {
+  test(`each settings page is accessible at ${viewport.width} px`, async ({ page }) => {
+    await page.setViewportSize(viewport);
+    await signIn(page, owner);
+    await expect(page.getByRole('heading', { level: 1, name: 'Inbox' })).toBeVisible();
+    for (const [path, heading] of [
+      ['/dashboard/settings/channels', 'Channels'],
+      ['/dashboard/settings/templates', 'Templates'],
+      ['/dashboard/settings/agents', 'AI agents'],
+      ['/dashboard/settings/team', 'Team'],
+    ]) {
+      await page.goto(path);
+      await expect(page.getByRole('heading', { level: 1, name: heading })).toBeVisible();
+      await expect(page.getByRole('heading', { level: 2 }).first()).toBeVisible();
+      await expectAccessible(page);
+      // Nothing is wider than the screen.
+      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+      expect(overflow, path).toBeLessThanOrEqual(0);
+    }
+  });
+}
+
+test('a template is created and an agent configured with the keyboard', async ({ page }) => {
+  await signIn(page, owner);
+  await expect(page.getByRole('heading', { level: 1, name: 'Inbox' })).toBeVisible();
+  await page.goto('/dashboard/settings/templates');
+  await page.getByLabel('Name', { exact: true }).fill('order_ready');
+  await page.getByLabel('Body').fill('Hello {{1}}, your order is ready');
+  await page.getByLabel('Body').press('Tab');
+  await page.getByRole('button', { name: 'Create template' }).focus();
+  await page.keyboard.press('Enter');
+  await expect(page.getByRole('row', { name: /order_ready/ })).toBeVisible();
+
+  await page.goto('/dashboard/settings/agents');
+  await page.getByRole('button', { name: 'Configure Helper bot' }).click();
+  await page.getByLabel('System prompt').fill('Answer briefly.');
+  await page.getByRole('checkbox', { name: 'lookup' }).uncheck();
+  await page.getByRole('button', { name: 'Save agent' }).click();
+  await expect(page.getByRole('status')).toHaveText('Saved');
+  const { agents } = await operator<{ agents: { id: string; name: string }[] }>(
+    'GET',
+    `/businesses/${businessId}/agents`,
+  );
+  expect(agents.map((agent) => agent.name)).toContain('Helper bot');
+});

@@ -1,0 +1,155 @@
+import { useState, type FormEvent } from 'react';
+import { api, errorMessage } from '../../api/client';
+import type { paths } from '../../api/schema';
+import { useDocumentTitle } from '../../shell/document-title';
+import page from '../page.module.css';
+import { ErrorNote, useLoaded } from './settings-kit';
+import styles from './settings.module.css';
+
+type Agent = paths['/dashboard/api/agents/{id}']['get']['responses'][200]['content']['application/json']['agent'];
+
+/** The business's AI agents: each one's prompt, model and tools, changed as the public API changes them. */
+export function AgentsPage() {
+  useDocumentTitle('AI agents');
+  const agents = useLoaded(() => api.GET('/dashboard/api/agents'));
+  const [open, setOpen] = useState<string>();
+
+  return (
+    <div className={page.page}>
+      <h1>AI agents</h1>
+      <p className={page.lead}>Agents that answer on your behalf.</p>
+      <section className={styles.section} aria-labelledby="agents-heading">
+        <h2 id="agents-heading">Agents</h2>
+        <ErrorNote message={agents.error} />
+        {agents.data?.agents.length === 0 && (
+          <p className={styles.empty}>No AI agent yet: the operator of the service creates them.</p>
+        )}
+        {agents.data && agents.data.agents.length > 0 && (
+          <table className={styles.table}>
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">Type</th>
+                <th scope="col">Model</th>
+                <th scope="col">
+                  <span className={styles.visuallyHidden}>Actions</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {agents.data.agents.map((agent) => (
+                <tr key={agent.id}>
+                  <td>{agent.name}</td>
+                  <td>{agent.type}</td>
+                  <td>{agent.model ?? 'Default'}</td>
+                  <td>
+                    <button
+                      type="button"
+                      className="button"
+                      aria-expanded={open === agent.id}
+                      onClick={() => setOpen(open === agent.id ? undefined : agent.id)}
+                    >
+                      Configure<span className={styles.visuallyHidden}> {agent.name}</span>
+                    </button>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+      </section>
+      {open && <AgentEditor key={open} id={open} onSaved={agents.reload} />}
+    </div>
+  );
+}
+
+function AgentEditor({ id, onSaved }: { id: string; onSaved: () => Promise<void> }) {
+  const agent = useLoaded(() => api.GET('/dashboard/api/agents/{id}', { params: { path: { id } } }));
+  if (agent.error) return <ErrorNote message={agent.error} />;
+  if (!agent.data) return <p className="loading">Loading…</p>;
+  return <AgentForm agent={agent.data.agent} onSaved={onSaved} />;
+}
+
+function AgentForm({ agent, onSaved }: { agent: Agent; onSaved: () => Promise<void> }) {
+  const [name, setName] = useState(agent.name);
+  const [model, setModel] = useState(agent.model ?? '');
+  const [prompt, setPrompt] = useState(agent.system_prompt);
+  const [tools, setTools] = useState(
+    Object.fromEntries(Object.entries(agent.tools).map(([tool, value]) => [tool, value.enabled])),
+  );
+  const [error, setError] = useState<string>();
+  const [saved, setSaved] = useState(false);
+
+  const submit = async (event: FormEvent) => {
+    event.preventDefault();
+    setError(undefined);
+    setSaved(false);
+    // Only what changed is sent: the service merges it into the stored configuration.
+    const changes = {
+      ...(name !== agent.name ? { name } : {}),
+      ...(model && model !== agent.model ? { model } : {}),
+      ...(prompt !== agent.system_prompt ? { system_prompt: prompt } : {}),
+      tools: Object.fromEntries(Object.entries(tools).map(([tool, enabled]) => [tool, { enabled }])),
+    };
+    const {
+      data,
+      error: failure,
+      response,
+    } = await api.PATCH('/dashboard/api/agents/{id}', {
+      params: { path: { id: agent.id } },
+      body: { agent: changes },
+    });
+    if (!data) return setError(errorMessage(failure, response));
+    setSaved(true);
+    await onSaved();
+  };
+
+  return (
+    <section className={styles.section} aria-labelledby="agent-form-heading">
+      <h2 id="agent-form-heading">Configure {agent.name}</h2>
+      <form className={`${styles.form} ${styles.card}`} onSubmit={(event) => void submit(event)}>
+        <div className={styles.row}>
+          <label className="field">
+            <span className="field-label">Name</span>
+            <input required maxLength={200} value={name} onChange={(event) => setName(event.target.value)} />
+          </label>
+          <label className="field">
+            <span className="field-label">Model</span>
+            <input
+              maxLength={100}
+              placeholder="The service's default"
+              value={model}
+              onChange={(event) => setModel(event.target.value)}
+            />
+          </label>
+        </div>
+        <label className="field">
+          <span className="field-label">System prompt</span>
+          <textarea rows={8} maxLength={50000} value={prompt} onChange={(event) => setPrompt(event.target.value)} />
+        </label>
+        {Object.keys(tools).length > 0 && (
+          <fieldset className={styles.members}>
+            <legend>Tools</legend>
+            {Object.entries(tools).map(([tool, enabled]) => (
+              <label key={tool}>
+                <input
+                  type="checkbox"
+                  checked={enabled}
+                  onChange={(event) => setTools((current) => ({ ...current, [tool]: event.target.checked }))}
+                />
+                {tool}
+              </label>
+            ))}
+          </fieldset>
+        )}
+        <ErrorNote message={error} />
+        <div className={styles.inline}>
+          <button type="submit" className="button button-primary">
+            Save agent
+          </button>
+          {saved && <span role="status">Saved</span>}
+        </div>
+      </form>
+    </section>
+  );
+}
