@@ -37,6 +37,7 @@ import { createWebhooks } from './modules/webhooks/webhooks.module.ts';
 import { ExportsService } from './modules/exports/exports.service.ts';
 import { TimelineService } from './modules/timeline/timeline.service.ts';
 import { ConversationOpsService } from './modules/conversations/conversation-ops.service.ts';
+import { InboxService } from './modules/conversations/inbox.service.ts';
 import { DomainEventDispatcher } from './modules/domain-events/domain-events.dispatcher.ts';
 import { webhookDeliveriesSubscriber } from './modules/webhooks/webhook-subscriber.ts';
 import { LiveCatchUp } from './modules/live/live.catch-up.ts';
@@ -125,6 +126,7 @@ export function createServices(
     exports: new ExportsService(db, config.secretKeys),
     timeline: new TimelineService(db, config.secretKeys),
     conversationOps: new ConversationOpsService(db, domainEvents),
+    inbox: new InboxService(db, contacts, config.secretKeys),
     domainEvents,
     live,
     media,

@@ -18,6 +18,7 @@ import * as webhookHeaderSecrets from './migrations/0016-webhook-header-secrets.
 import * as outboxOwners from './migrations/0018-outbox-owners.ts';
 import * as contactIdentities from './migrations/0019-contact-identities.ts';
 import * as dashboardAuth from './migrations/0021-dashboard-auth.ts';
+import * as inbox from './migrations/0022-inbox.ts';
 import * as domainEventsByBusiness from './migrations/0023-domain-events-by-business.ts';
 import * as contactsCreated from './migrations/0025-contacts-created.ts';
 import * as apiKeyLastUse from './migrations/0026-api-key-last-use.ts';
@@ -44,6 +45,7 @@ const migrations: Record<string, Migration> = {
   '0018-outbox-owners': outboxOwners,
   '0019-contact-identities': contactIdentities,
   '0021-dashboard-auth': dashboardAuth,
+  '0022-inbox': inbox,
   '0023-domain-events-by-business': domainEventsByBusiness,
   '0025-contacts-created': contactsCreated,
   '0026-api-key-last-use': apiKeyLastUse,

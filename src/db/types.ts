@@ -217,6 +217,17 @@ export interface EventsTable {
   created_at: Timestamp;
 }
 
+/** A user's read position in a conversation (migration 0022): the last message the user has seen. */
+export interface ConversationReadsTable {
+  business_id: string;
+  user_id: string;
+  conversation_id: string;
+  last_read_message_id: string;
+  /** That message's created_at: with its id, the position later messages are counted from. */
+  last_read_message_at: Timestamp;
+  read_at: Timestamp;
+}
+
 export interface RateLimitCountersTable {
   business_id: string;
   bucket: string;
@@ -450,6 +461,7 @@ export interface Database {
   conversations: ConversationsTable;
   messages: MessagesTable;
   events: EventsTable;
+  conversation_reads: ConversationReadsTable;
   rate_limit_counters: RateLimitCountersTable;
   domain_events: DomainEventsTable;
   domain_event_subscribers: DomainEventSubscribersTable;

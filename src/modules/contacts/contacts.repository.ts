@@ -125,6 +125,13 @@ function insertStatement<R>(rows: NewContact[], options: { skipExisting?: boolea
     ${answer}`;
 }
 
+/** The keys of the name indexes (migration 0022), as the search compares them. */
+const fullNameKey = sql<string>`lower(first_name || ' ' || last_name)`;
+const lastNameKey = sql<string>`lower(last_name)`;
+const nameRange = (key: RawBuilder<string>, prefix: string) =>
+  sql<boolean>`${key} ~>=~ lower(${prefix}) and ${key} ~<~ (lower(${prefix}) || chr(1114111))
+    and starts_with(${key}, lower(${prefix}))`;
+
 export const contactsRepository = {
   find(db: Db, businessId: string, id: string): Promise<ContactRow | undefined> {
     return db
@@ -257,6 +264,30 @@ export const contactsRepository = {
         eb(eb.refTuple('created_at', 'id'), '<', eb.tuple(sql<string>`${after.createdAt}::timestamptz`, after.id)),
       );
     return query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).execute();
+  },
+
+  /**
+   * Contacts whose full name ("first last") or last name starts with `prefix`, in any case, at most
+   * `limit` (indexes contacts_full_name and contacts_last_name). Each is a range of its index: the
+   * operators of text_pattern_ops compare bytes, so every text that starts with the prefix lies between
+   * it and the prefix followed by the last code point; a LIKE pattern would need its value to plan.
+   */
+  async idsByNamePrefix(db: Db, businessId: string, prefix: string, limit: number): Promise<string[]> {
+    const { rows } = await sql<{ id: string }>`
+      select id from (
+        (select id from contacts where business_id = ${businessId} and ${nameRange(fullNameKey, prefix)} limit ${limit})
+        union
+        (select id from contacts where business_id = ${businessId} and ${nameRange(lastNameKey, prefix)} limit ${limit})
+      ) m limit ${limit}`.execute(db);
+    return rows.map((r) => r.id);
+  },
+
+  /** Whether the contact `alias` names has a full name or last name that starts with `prefix`, in any case. */
+  nameStartsWith(alias: string, prefix: string): RawBuilder<boolean> {
+    const first = sql.ref(`${alias}.first_name`);
+    const last = sql.ref(`${alias}.last_name`);
+    return sql<boolean>`(starts_with(lower(${first} || ' ' || ${last}), lower(${prefix}))
+      or starts_with(lower(${last}), lower(${prefix})))`;
   },
 
   /** The contact, row-locked until the transaction ends, so concurrent updates merge in turn. */
