@@ -244,3 +244,135 @@ describe('filters', () => {
     expect(ids(await list({ q: 'many person 500' }, b, user.id))).toEqual([many.id]);
   });
 });
+
+describe('unread counts and read positions', () => {
+  it("counts each user's unread inbound messages and moves the position only forward", async () => {
+    const db = t.database.db;
+    const { businessId: b } = await createTenant(t.app, 'Unread');
+    const reader = await createUser(t.app, b, 'Reader');
+    const idle = await createUser(t.app, b, 'Idle');
+    const contact = await insertContact(db, b);
+    const conversation = await insertConversation(db, b, contact.id);
+    const otherConversation = await insertConversation(db, b, contact.id);
+    const inbound = (s: number) => insertMessage(db, b, conversation, { created_at: at(s) });
+    const m1 = await inbound(1);
+    const m2 = await inbound(2);
+    await insertMessage(db, b, conversation, { created_at: at(3), direction: 'outbound', sender_type: 'api', status: 'SENT' });
+    const inbox = t.app.services.inbox;
+    const unreadOf = async (userId: string) =>
+      (await inbox.list(b, { userId }, { limit: 30 })).conversations.find((c) => c.id === conversation.id)!
+        .unread_count;
+    expect(await unreadOf(reader.id)).toBe(2);
+
+    expect(await inbox.markRead(b, { userId: reader.id }, conversation.id, { message_id: m1.id })).toEqual({
+      conversation_id: conversation.id,
+      last_read_message_id: m1.id,
+      read_at: expect.any(String),
+      unread_count: 1,
+    });
+    const latest = await inbox.markRead(b, { userId: reader.id }, conversation.id, {});
+    expect(latest).toMatchObject({ unread_count: 0 });
+    expect(latest.last_read_message_id).not.toBe(m2.id); // the outbound reply is the latest
+    // An older message leaves the position where it is.
+    expect(await inbox.markRead(b, { userId: reader.id }, conversation.id, { message_id: m1.id })).toMatchObject({
+      last_read_message_id: latest.last_read_message_id,
+      unread_count: 0,
+    });
+    await inbound(4);
+    expect(await unreadOf(reader.id)).toBe(1);
+    expect(await unreadOf(idle.id)).toBe(3);
+
+    // A message of another conversation, or of no conversation of the business, is not found.
+    const elsewhere = await insertMessage(db, b, otherConversation, { created_at: at(5) });
+    const notFound = { kind: 'not_found', message: 'message not found' };
+    await expect(
+      inbox.markRead(b, { userId: reader.id }, conversation.id, { message_id: elsewhere.id }),
+    ).rejects.toMatchObject(notFound);
+    // A conversation of another business is not found, and its position does not move.
+    await expect(inbox.markRead(tenant.businessId, { userId: me.id }, conversation.id, {})).rejects.toMatchObject({
+      kind: 'not_found',
+      message: 'conversation not found',
+    });
+    // A conversation without messages has nothing to read.
+    const empty = await insertConversation(db, b, contact.id);
+    expect(await inbox.markRead(b, { userId: reader.id }, empty.id, {})).toEqual({
+      conversation_id: empty.id,
+      last_read_message_id: null,
+      read_at: null,
+      unread_count: 0,
+    });
+  });
+
+  it('caps a count at 100, and the total of unread conversations at 100', async () => {
+    const db = t.database.db;
+    const { businessId: b } = await createTenant(t.app, 'Caps');
+    const user = await createUser(t.app, b, 'Capped');
+    const contact = await insertContact(db, b);
+    const conversation = await insertConversation(db, b, contact.id, { created_at: at(0) });
+    const { sql } = await import('kysely');
+    await sql`insert into messages (business_id, id, conversation_id, contact_id, channel, direction, sender_type, status, created_at)
+      select ${b}, gen_random_uuid(), ${conversation.id}, ${contact.id}, 'whatsapp', 'inbound', 'contact', 'RECEIVED',
+        ${at(1)}::timestamptz + n * interval '1 second'
+      from generate_series(1, 150) n`.execute(db);
+    const inbox = t.app.services.inbox;
+    const [row] = (await inbox.list(b, { userId: user.id }, { limit: 30 })).conversations;
+    expect(row.unread_count).toBe(100);
+    expect(await inbox.unread(b, { userId: user.id })).toEqual({ unread_conversations: 1 });
+
+    await sql`with c as (
+        insert into conversations (business_id, id, contact_id, channel, created_at)
+        select ${b}, gen_random_uuid(), ${contact.id}, 'whatsapp', ${at(2)} from generate_series(1, 120)
+        returning id, created_at)
+      insert into messages (business_id, id, conversation_id, contact_id, channel, direction, sender_type, status, created_at)
+      select ${b}, gen_random_uuid(), c.id, ${contact.id}, 'whatsapp', 'inbound', 'contact', 'RECEIVED', c.created_at from c`.execute(
+      db,
+    );
+    expect(await inbox.unread(b, { userId: user.id })).toEqual({ unread_conversations: 100 });
+    // Closed conversations do not count, nor what the user has read.
+    await sql`update conversations set closed_at = now() where business_id = ${b} and id <> ${conversation.id}`.execute(db);
+    expect(await inbox.unread(b, { userId: user.id })).toEqual({ unread_conversations: 1 });
+    await inbox.markRead(b, { userId: user.id }, conversation.id, {});
+    expect(await inbox.unread(b, { userId: user.id })).toEqual({ unread_conversations: 0 });
+    expect(await inbox.unread(other.businessId, { userId: user.id })).toEqual({ unread_conversations: 0 });
+  });
+});
+
+describe('one conversation', () => {
+  it('shows the conversation with its contact, open or closed, and nothing of another business', async () => {
+    const db = t.database.db;
+    const b = tenant.businessId;
+    const contact = await insertContact(db, b, {
+      first_name: 'Grace',
+      last_name: 'Hopper',
+      email: 'grace@example.com',
+      tags: ['vip'],
+      custom_fields: { plan: 'gold' },
+    });
+    const conversation = await insertConversation(db, b, contact.id, { closed_at: at(9), tags: ['vip'] });
+    await insertMessage(db, b, conversation, { created_at: at(8) });
+    const detail = await t.app.services.inbox.get(b, { userId: me.id }, conversation.id);
+    expect(detail.conversation).toMatchObject({
+      id: conversation.id,
+      closed: true,
+      closed_at: at(9),
+      message_count: 1,
+      tags: ['vip'],
+      unread_count: 1,
+    });
+    expect(detail.contact).toEqual({
+      id: contact.id,
+      first_name: 'Grace',
+      last_name: 'Hopper',
+      email: 'grace@example.com',
+      phone_number: null,
+      external_id: null,
+      avatar_url: null,
+      tags: ['vip'],
+      custom_fields: { plan: 'gold' },
+      created_at: contact.created_at,
+    });
+    await expect(t.app.services.inbox.get(other.businessId, { userId: me.id }, conversation.id)).rejects.toMatchObject({
+      kind: 'not_found',
+    });
+  });
+});
