@@ -18,6 +18,7 @@ import { ContactMergeService } from './modules/contact-merge/contact-merge.servi
 import { ConversationsService } from './modules/conversations/conversations.service.ts';
 import { MessagesService } from './modules/messages/messages.service.ts';
 import { ChannelSetupService } from './modules/channels/channel-setup.service.ts';
+import { ThreadService } from './modules/messages/thread.service.ts';
 import { ChannelsService } from './modules/channels/channels.service.ts';
 import { InboundService } from './modules/inbound/inbound.service.ts';
 import { TemplatesService } from './modules/templates/templates.service.ts';
@@ -127,6 +128,7 @@ export function createServices(
     timeline: new TimelineService(db, config.secretKeys),
     conversationOps: new ConversationOpsService(db, domainEvents),
     inbox: new InboxService(db, contacts, config.secretKeys),
+    thread: new ThreadService(db, media, config.secretKeys),
     domainEvents,
     live,
     media,

@@ -54,8 +54,7 @@ function filtered(query: ConversationQuery, businessId: string, filter: InboxFil
   else if (filter.assignedUserId !== undefined) q = q.where('c.assigned_user_id', '=', filter.assignedUserId);
   if (filter.teamId !== undefined) q = q.where('c.team_id', '=', filter.teamId);
   if (filter.manualControl !== undefined) q = q.where('c.manual_control', '=', filter.manualControl);
-  if (filter.contactIds !== undefined)
-    q = q.where(sql<boolean>`c.contact_id = any(${filter.contactIds}::uuid[])`);
+  if (filter.contactIds !== undefined) q = q.where(sql<boolean>`c.contact_id = any(${filter.contactIds}::uuid[])`);
   if (filter.namePrefix !== undefined) {
     const prefix = filter.namePrefix;
     q = q.where((eb) =>
@@ -103,9 +102,7 @@ export const inboxRepository = {
   ): Promise<InboxRow[]> {
     let page = filtered(db.selectFrom('conversations as c'), businessId, filter);
     if (after)
-      page = page.where(
-        sql<boolean>`(${activity}, c.id) < (${after.activityAt}::timestamptz, ${after.id}::uuid)`,
-      );
+      page = page.where(sql<boolean>`(${activity}, c.id) < (${after.activityAt}::timestamptz, ${after.id}::uuid)`);
     const pageQuery = page
       .select([
         'c.id',

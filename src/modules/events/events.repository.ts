@@ -15,6 +15,12 @@ export interface EventImportRow {
 
 export type NewEvent = Omit<Insertable<EventsTable>, 'business_id' | 'id' | 'data'> & { data: Record<string, unknown> };
 
+/** A keyset position: the created_at and id of the last record served. */
+export interface EventPosition {
+  createdAt: string;
+  id: string;
+}
+
 export const eventsRepository = {
   async insertMany(db: Db, rows: Insertable<EventsTable>[]): Promise<void> {
     if (rows.length === 0) return;
@@ -57,4 +63,41 @@ export const eventsRepository = {
       .executeTakeFirstOrThrow();
     return Number(row.n);
   },
+
+  /**
+   * The conversation's events of `types` before a position, newest first (index
+   * events_conversation_time read backwards), with the names of the user and the AI agent that acted.
+   */
+  ofConversation(
+    db: Db,
+    businessId: string,
+    conversationId: string,
+    types: readonly string[],
+    before: EventPosition | undefined,
+    limit: number,
+  ) {
+    let q = db
+      .selectFrom('events as e')
+      .leftJoin('users as u', (j) => j.onRef('u.business_id', '=', 'e.business_id').onRef('u.id', '=', 'e.user_id'))
+      .leftJoin('agents as a', (j) => j.onRef('a.business_id', '=', 'e.business_id').onRef('a.id', '=', 'e.agent_id'))
+      .select([
+        'e.id',
+        'e.type',
+        'e.actor_type',
+        'e.data',
+        'e.created_at',
+        'e.user_id',
+        'u.name as user_name',
+        'e.agent_id',
+        'a.name as agent_name',
+      ])
+      .where('e.business_id', '=', businessId)
+      .where('e.conversation_id', '=', conversationId)
+      .where(sql<boolean>`e.type = any(${[...types]}::text[])`);
+    if (before)
+      q = q.where(sql<boolean>`(e.created_at, e.id) < (${before.createdAt}::timestamptz, ${before.id}::uuid)`);
+    return q.orderBy('e.created_at', 'desc').orderBy('e.id', 'desc').limit(limit).execute();
+  },
 };
+
+export type ConversationEventRow = Awaited<ReturnType<typeof eventsRepository.ofConversation>>[number];

@@ -31,6 +31,26 @@ export const EVENT_TYPES = [
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
+/**
+ * The exported events a conversation's thread shows among its messages: manual control, transfers,
+ * AI agent changes, resolution and archive.
+ */
+export const THREAD_EVENT_TYPES = [
+  'manual_control_activated',
+  'manual_control_released',
+  'manual_control_locked',
+  'manual_control_unlocked',
+  'transfer_accepted',
+  'transfer_rejected',
+  'transfer_fallback_required',
+  'agent_assigned',
+  'agent_switched',
+  'agent_removed',
+  'conversation_resolved',
+  'conversation_archived',
+  'conversation_unarchived',
+] as const satisfies readonly EventType[];
+
 export interface FieldChange {
   field: string;
   custom: boolean;

@@ -5,6 +5,7 @@ import type { ContactRow } from '../contacts/contacts.repository.ts';
 import { toContactCamel } from '../contacts/contacts.mappers.ts';
 import { signedMediaUrl, type MediaSigningKey } from '../media/media.signing.ts';
 import { messageAddresses } from '../messages/message-addresses.ts';
+import { messageParts } from '../messages/message-parts.ts';
 import type { MessageCreatedPayload } from './webhook-payload.schemas.ts';
 
 type MessageRow = Selectable<MessagesTable>;
@@ -17,69 +18,42 @@ export interface PayloadContext {
   nowMs: number;
 }
 
-type Meta = Record<string, unknown>;
-const obj = (value: unknown): Meta | undefined =>
-  value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Meta) : undefined;
-const str = (value: unknown): string | null => (typeof value === 'string' ? value : null);
-const list = (value: unknown): unknown[] => (Array.isArray(value) ? value : []);
-
 /**
- * The optional objects of the payload, read from the structured parts the inbound path keeps in
- * `messages.metadata` (see inbound.content.ts) and from the reply link.
+ * The optional objects of the payload, from the structured parts the inbound path keeps in
+ * `messages.metadata` (messageParts) and from the reply link.
  */
 function optionalObjects(message: MessageRow): Partial<MessageCreatedPayload> {
-  const meta = message.metadata;
+  const parts = messageParts(message.metadata);
   const out: Partial<MessageCreatedPayload> = {};
-  const replyProviderId = str(meta.reply_to_provider_message_id);
+  const replyProviderId = parts.replyToProviderMessageId;
   if (message.reply_to_id || replyProviderId)
     out.messageContext = { messageId: message.reply_to_id, providerMessageId: replyProviderId };
-  const location = obj(meta.location);
-  if (location && typeof location.latitude === 'number' && typeof location.longitude === 'number') {
-    out.messageLocation = {
-      latitude: location.latitude,
-      longitude: location.longitude,
-      name: str(location.name),
-      address: str(location.address),
-      url: str(location.url),
-    };
-  }
-  const cards = list(meta.contacts)
-    .map(obj)
-    .filter((c): c is Meta => c !== undefined);
-  if (cards.length > 0) {
+  if (parts.location) out.messageLocation = parts.location;
+  if (parts.contacts.length > 0) {
     out.messageContactCard = {
-      contacts: cards.map((card) => ({
-        formattedName: str(card.formatted_name),
-        firstName: str(card.first_name),
-        lastName: str(card.last_name),
-        organization: str(card.organization),
-        phones: list(card.phones)
-          .map(obj)
-          .filter((p): p is Meta => p !== undefined)
-          .map((p) => ({ phone: str(p.phone) ?? '', waId: str(p.wa_id), type: str(p.type) })),
-        emails: list(card.emails)
-          .map(obj)
-          .filter((e): e is Meta => e !== undefined)
-          .map((e) => ({ email: str(e.email) ?? '', type: str(e.type) })),
-        urls: list(card.urls).filter((u): u is string => typeof u === 'string'),
+      contacts: parts.contacts.map((card) => ({
+        formattedName: card.formatted_name,
+        firstName: card.first_name,
+        lastName: card.last_name,
+        organization: card.organization,
+        phones: card.phones.map((p) => ({ phone: p.phone, waId: p.wa_id, type: p.type })),
+        emails: card.emails,
+        urls: card.urls,
       })),
     };
   }
-  const interactive = obj(meta.interactive);
+  const { interactive, button } = parts;
   if (interactive?.type === 'list_reply') {
     out.messageInteractiveList = {
-      id: str(interactive.id) ?? '',
-      title: str(interactive.title) ?? '',
-      description: str(interactive.description),
+      id: interactive.id ?? '',
+      title: interactive.title,
+      description: interactive.description,
     };
   } else if (interactive?.type === 'button_reply') {
-    out.messageReplyButton = { id: str(interactive.id), title: str(interactive.title) ?? '', payload: null };
+    out.messageReplyButton = { id: interactive.id, title: interactive.title, payload: null };
   }
-  const button = obj(meta.button);
-  if (button) out.messageReplyButton = { id: null, title: str(button.text) ?? '', payload: str(button.payload) };
-  if (meta.forwarded === true || meta.frequently_forwarded === true) {
-    out.messageForward = { forwarded: true, frequentlyForwarded: meta.frequently_forwarded === true };
-  }
+  if (button) out.messageReplyButton = { id: null, title: button.text, payload: button.payload };
+  if (parts.forwarded) out.messageForward = { forwarded: true, frequentlyForwarded: parts.frequentlyForwarded };
   return out;
 }
 

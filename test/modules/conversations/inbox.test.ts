@@ -257,7 +257,12 @@ describe('unread counts and read positions', () => {
     const inbound = (s: number) => insertMessage(db, b, conversation, { created_at: at(s) });
     const m1 = await inbound(1);
     const m2 = await inbound(2);
-    await insertMessage(db, b, conversation, { created_at: at(3), direction: 'outbound', sender_type: 'api', status: 'SENT' });
+    await insertMessage(db, b, conversation, {
+      created_at: at(3),
+      direction: 'outbound',
+      sender_type: 'api',
+      status: 'SENT',
+    });
     const inbox = t.app.services.inbox;
     const unreadOf = async (userId: string) =>
       (await inbox.list(b, { userId }, { limit: 30 })).conversations.find((c) => c.id === conversation.id)!
@@ -329,7 +334,9 @@ describe('unread counts and read positions', () => {
     );
     expect(await inbox.unread(b, { userId: user.id })).toEqual({ unread_conversations: 100 });
     // Closed conversations do not count, nor what the user has read.
-    await sql`update conversations set closed_at = now() where business_id = ${b} and id <> ${conversation.id}`.execute(db);
+    await sql`update conversations set closed_at = now() where business_id = ${b} and id <> ${conversation.id}`.execute(
+      db,
+    );
     expect(await inbox.unread(b, { userId: user.id })).toEqual({ unread_conversations: 1 });
     await inbox.markRead(b, { userId: user.id }, conversation.id, {});
     expect(await inbox.unread(b, { userId: user.id })).toEqual({ unread_conversations: 0 });
