@@ -158,7 +158,10 @@ export class InboxService {
     return row;
   }
 
-  /** The query's filters as the repository takes them; an assignee that is no user or team of the business is refused. */
+  /**
+   * The query's filters as the repository takes them; an assignee that is no user or team of the
+   * business is refused.
+   */
   private async filterOf(businessId: string, viewer: Viewer, query: InboxQuery): Promise<InboxFilter> {
     const filter: InboxFilter = { closed: query.status === 'closed' };
     if (query.channel !== undefined) {
