@@ -6,12 +6,14 @@ import { sql, type Kysely } from 'kysely';
  * the business's size.
  *
  * The inbox orders conversations by their activity, coalesce(last_message_at, created_at), newest
- * first, after whether they are closed. Each filter has an index that leads with it, so a filter
+ * first, after whether they are closed (1) or not (0). Each filter has an index that leads with it, so a filter
  * matching few conversations does not walk the whole business to fill a page: the assignee (a
  * user, or none), the team, the channel, the channel type and manual control. A conversation's
  * activity moves with each message, so these entries are written again on every message.
  */
-const closed = '(closed_at IS NOT NULL)';
+// As a number: the planner rewrites `(closed_at IS NOT NULL) = false` to `closed_at IS NULL`, which no
+// longer matches a boolean key, and the index would be passed over.
+const closed = '((closed_at IS NOT NULL)::integer)';
 const activity = '(coalesce(last_message_at, created_at))';
 const order = `${closed}, ${activity}, id`;
 

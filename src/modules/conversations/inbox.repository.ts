@@ -39,14 +39,15 @@ export interface InboxPosition {
  * that of the inbox indexes' key (migration 0022), so the planner matches them.
  */
 const activity = sql<string>`coalesce(c.last_message_at, c.created_at)`;
-const isClosed = sql<boolean>`(c.closed_at is not null)`;
+/** 1 for a closed conversation, 0 for an open one: the inbox indexes' first key after the filter's. */
+const isClosed = sql<number>`(c.closed_at is not null)::integer`;
 
 type ConversationQuery = SelectQueryBuilder<Database & { c: ConversationsTable }, 'c', object>;
 
 /** The filters of one view, as conditions that each lead one of the inbox indexes. */
 function filtered(query: ConversationQuery, businessId: string, filter: InboxFilter): ConversationQuery {
   let q = query.where('c.business_id', '=', businessId);
-  if (filter.closed !== undefined) q = q.where(sql<boolean>`${isClosed} = ${filter.closed}`);
+  if (filter.closed !== undefined) q = q.where(sql<boolean>`${isClosed} = ${filter.closed ? 1 : 0}`);
   if (filter.id !== undefined) q = q.where('c.id', '=', filter.id);
   if (filter.channelId !== undefined) q = q.where('c.channel_id', '=', filter.channelId);
   if (filter.channelType !== undefined) q = q.where('c.channel', '=', filter.channelType);
@@ -80,10 +81,15 @@ function unreadAfterPosition(businessId: string): RawBuilder<boolean> {
     and (m.created_at, m.id) > (coalesce(r.last_read_message_at, '-infinity'), coalesce(r.last_read_message_id, ${NO_MESSAGE}::uuid))`;
 }
 
-/** The viewer's read position of conversation `p.id`, as `r`. */
+/**
+ * The viewer's read position of conversation `p.id`, as `r`: one primary-key probe per row (as a
+ * plain join the planner may read all of the user's positions to hash them).
+ */
 function readPosition(businessId: string, userId: string): RawBuilder<unknown> {
-  return sql`left join conversation_reads r
-    on r.business_id = ${businessId} and r.user_id = ${userId} and r.conversation_id = p.id`;
+  return sql`left join lateral (
+      select r.last_read_message_at, r.last_read_message_id from conversation_reads r
+      where r.business_id = ${businessId} and r.user_id = ${userId} and r.conversation_id = p.id limit 1
+    ) r on true`;
 }
 
 export const inboxRepository = {
@@ -170,7 +176,7 @@ export const inboxRepository = {
       select count(*)::integer as count from (
         select 1 from (
           select c.id from conversations c
-          where c.business_id = ${businessId} and ${isClosed} = false
+          where c.business_id = ${businessId} and ${isClosed} = 0
           order by ${activity} desc, c.id desc limit ${UNREAD_WINDOW}
         ) p
         ${readPosition(businessId, userId)}
