@@ -37,8 +37,10 @@ const statements = [
   `CREATE INDEX conversations_inbox_channel ON conversations (business_id, channel_id, ${order}) WHERE channel_id IS NOT NULL`,
   `CREATE INDEX conversations_inbox_channel_type ON conversations (business_id, channel, ${order})`,
   `CREATE INDEX conversations_inbox_control ON conversations (business_id, manual_control, ${order})`,
-  // Unread counts: the inbound messages after a read position, without reading the replies between them.
-  `CREATE INDEX messages_inbound ON messages (business_id, conversation_id, created_at, id) WHERE direction = 'inbound'`,
+  // Unread counts: the inbound messages after a read position, without reading the replies between
+  // them; a web-client copy of a message (duplicate) is not shown, so not counted.
+  `CREATE INDEX messages_inbound ON messages (business_id, conversation_id, created_at, id)
+    WHERE direction = 'inbound' AND NOT duplicate`,
   // A conversation's events in time order, for its thread; also serves what events_conversation served.
   `CREATE INDEX events_conversation_time ON events (business_id, conversation_id, created_at, id)
     WHERE conversation_id IS NOT NULL`,

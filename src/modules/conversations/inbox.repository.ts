@@ -74,11 +74,11 @@ function filtered(query: ConversationQuery, businessId: string, filter: InboxFil
 
 /**
  * Inbound messages of conversation `p.id` after the read position `r` (none: since the start), the
- * range of index messages_inbound that starts there.
+ * range of index messages_inbound that starts there; web-client copies are not shown, so not counted.
  */
 function unreadAfterPosition(businessId: string): RawBuilder<boolean> {
   return sql<boolean>`m.business_id = ${businessId} and m.conversation_id = p.id and m.direction = 'inbound'
-    and (m.created_at, m.id) > (coalesce(r.last_read_message_at, '-infinity'), coalesce(r.last_read_message_id, ${NO_MESSAGE}::uuid))`;
+    and not m.duplicate and (m.created_at, m.id) > (coalesce(r.last_read_message_at, '-infinity'), coalesce(r.last_read_message_id, ${NO_MESSAGE}::uuid))`;
 }
 
 /**
@@ -147,7 +147,7 @@ export const inboxRepository = {
       left join agents a on a.business_id = ${businessId} and a.id = p.agent_id
       left join lateral (
         select m.id, m.type, left(m.text, ${PREVIEW_LENGTH}) as text, m.direction, m.status, m.created_at
-        from messages m where m.business_id = ${businessId} and m.conversation_id = p.id
+        from messages m where m.business_id = ${businessId} and m.conversation_id = p.id and not m.duplicate
         order by m.created_at desc, m.id desc limit 1
       ) lm on true
       order by p.activity_at desc, p.id desc`.execute(db);

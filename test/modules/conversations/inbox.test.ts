@@ -284,6 +284,8 @@ describe('unread counts and read positions', () => {
       unread_count: 0,
     });
     await inbound(4);
+    // A web-client copy of a message is not shown, so not counted.
+    await insertMessage(db, b, conversation, { created_at: at(4.5), duplicate: true });
     expect(await unreadOf(reader.id)).toBe(1);
     expect(await unreadOf(idle.id)).toBe(3);
 
