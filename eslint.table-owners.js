@@ -20,6 +20,7 @@ export const TABLE_OWNERS = {
   contact_identities: 'modules/contacts',
   contact_fields: 'modules/contact-fields',
   conversations: 'modules/conversations',
+  conversation_reads: 'modules/conversations',
   messages: 'modules/messages',
   channels: 'modules/channels',
   templates: 'modules/templates',
