@@ -10,6 +10,8 @@ import {
 } from '../http/dashboard-session.ts';
 import { AppError } from '../http/errors.ts';
 import { dashboardSessionRoutes } from '../modules/dashboard-auth/dashboard-auth.routes.ts';
+import { dashboardInboxRoutes } from '../modules/conversations/inbox.dashboard-routes.ts';
+import { dashboardThreadRoutes } from '../modules/messages/thread.dashboard-routes.ts';
 import type { SessionPrincipal } from '../modules/dashboard-auth/sessions.service.ts';
 import { dashboardContactsRoutes } from '../modules/contacts/contacts.dashboard-routes.ts';
 import { liveRoutes } from '../modules/live/live.routes.ts';
@@ -55,6 +57,8 @@ declare module 'fastify' {
 export const dashboardModules: FastifyPluginAsync[] = [
   dashboardSessionRoutes,
   dashboardTeamRoutes,
+  dashboardInboxRoutes,
+  dashboardThreadRoutes,
   dashboardReplyRoutes,
   dashboardConversationActionRoutes,
   dashboardContactsRoutes,
