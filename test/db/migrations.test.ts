@@ -208,3 +208,37 @@ describe.runIf(engine === 'pglite')('migration 0021 (dashboard sign-in)', () => 
     await migrateToLatest(db);
   });
 });
+
+describe.runIf(engine === 'pglite')('migration 0022 (inbox)', () => {
+  it('adds the read positions and the inbox indexes, and can be undone', async () => {
+    const db = database.db;
+    await migrateToLatest(db);
+    const relations = async () => {
+      const { rows } = await sql<{ relname: string }>`
+        SELECT relname FROM pg_class
+        WHERE relname IN ('conversation_reads', 'events_conversation', 'events_conversation_time', 'messages_inbound')
+           OR relname LIKE 'conversations_inbox%' OR relname LIKE 'contacts_%name'
+        ORDER BY relname`.execute(db);
+      return rows.map((r) => r.relname);
+    };
+    const added = [
+      'contacts_full_name',
+      'contacts_last_name',
+      'conversation_reads',
+      'conversations_inbox',
+      'conversations_inbox_assignee',
+      'conversations_inbox_channel',
+      'conversations_inbox_channel_type',
+      'conversations_inbox_control',
+      'conversations_inbox_team',
+      'events_conversation_time',
+      'messages_inbound',
+    ];
+    expect(await relations()).toEqual(added);
+
+    await migrateTo(db, '0021-dashboard-auth');
+    expect(await relations()).toEqual(['events_conversation']);
+    await migrateToLatest(db);
+    expect(await relations()).toEqual(added);
+  });
+});
