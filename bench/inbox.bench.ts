@@ -126,9 +126,14 @@ async function measureService(storage: Storage, seed: InboxSeed): Promise<Map<st
     const db = database.db;
     const keys = [SECRET] as const;
     const inbox = new InboxService(db, new ContactsService(db, dashboardLinks('http://bench.test')), keys);
-    const media = new MediaService(db, createFileStorage('memory://'), { secretKeys: keys, publicUrl: '' }, async () => {
-      return undefined;
-    });
+    const media = new MediaService(
+      db,
+      createFileStorage('memory://'),
+      { secretKeys: keys, publicUrl: '' },
+      async () => {
+        return undefined;
+      },
+    );
     const thread = new ThreadService(db, media, keys);
     const viewer = { userId: seed.userId };
     const b = seed.businessId;
@@ -139,9 +144,17 @@ async function measureService(storage: Storage, seed: InboxSeed): Promise<Map<st
     }
     const first = await inbox.list(b, viewer, { limit: 30 });
     const second = await timed(() => inbox.list(b, viewer, { limit: 30, cursor: first.next_cursor! }));
-    out.set('second page', { name: 'second page', rows: second.last.conversations.length, service: percentiles(second.ms) });
+    out.set('second page', {
+      name: 'second page',
+      rows: second.last.conversations.length,
+      service: percentiles(second.ms),
+    });
     const unread = await timed(() => inbox.unread(b, viewer));
-    out.set('unread total', { name: 'unread total', rows: unread.last.unread_conversations, service: percentiles(unread.ms) });
+    out.set('unread total', {
+      name: 'unread total',
+      rows: unread.last.unread_conversations,
+      service: percentiles(unread.ms),
+    });
     const id = first.conversations[0].id;
     const one = await timed(() => inbox.get(b, viewer, id));
     out.set('one conversation', { name: 'one conversation', rows: 1, service: percentiles(one.ms) });
@@ -232,6 +245,8 @@ const out = [
   `|---|---|${reports.map(() => '---|---|').join('')}`,
 ];
 for (const [i, row] of reports[0].rows.entries())
-  out.push(`| ${row.name} | ${row.rows} | ${reports.map((r) => `${fmt(r.rows[i].service)} | ${fmt(r.rows[i].http)}`).join(' | ')} |`);
+  out.push(
+    `| ${row.name} | ${row.rows} | ${reports.map((r) => `${fmt(r.rows[i].service)} | ${fmt(r.rows[i].http)}`).join(' | ')} |`,
+  );
 out.push('', `Seeding: ${reports.map((r) => `${r.engine} ${r.seedSec.toFixed(0)} s`).join(', ')}`);
 process.stdout.write(out.join('\n') + '\n');
