@@ -84,7 +84,7 @@ export class InboxService {
       what: 'inbox',
       businessId,
       userId: viewer.userId,
-      status: query.status,
+      status: query.status ?? 'open',
       channel: query.channel,
       assignee: query.assignee,
       control: query.control,

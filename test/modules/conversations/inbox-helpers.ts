@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Db } from '../../../src/db/database.ts';
 import { newId } from '../../../src/lib/ids.ts';
 import { adminHeaders } from '../../helpers/tenants.ts';
+import { createUser } from '../dashboard-auth/dashboard-helpers.ts';
 
 /** POSTs to the operator API of a business and answers the created object under `key`. */
 async function create<T>(app: FastifyInstance, businessId: string, path: string, payload: object, key: string) {
@@ -15,15 +16,12 @@ async function create<T>(app: FastifyInstance, businessId: string, path: string,
   return res.json()[key] as T;
 }
 
-/** A user of the business, made through the operator API. */
-export const createUser = (app: FastifyInstance, businessId: string, name: string, password?: string) =>
-  create<{ id: string; email: string; name: string }>(
-    app,
-    businessId,
-    'users',
-    { email: `${name.toLowerCase().replace(/\W/g, '')}-${newId().slice(-6)}@example.com`, name, password },
-    'user',
-  );
+/** A user named `name`, with an email of its own, made through the operator API. */
+export async function createNamedUser(app: FastifyInstance, businessId: string, name: string) {
+  const email = `${name.toLowerCase().replace(/\W/g, '')}-${newId().slice(-6)}@example.com`;
+  const { id } = await createUser(app, businessId, { email, name });
+  return { id, name };
+}
 
 export const createTeam = (app: FastifyInstance, businessId: string, name: string) =>
   create<{ id: string; name: string }>(app, businessId, 'teams', { name }, 'team');

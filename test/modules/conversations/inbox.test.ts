@@ -3,7 +3,7 @@ import type { InboxQuery } from '../../../src/modules/conversations/inbox.schema
 import { at, insertAliases, insertContact, insertConversation, insertMessage } from '../../helpers/factories.ts';
 import { buildTestApp, type TestApp } from '../../helpers/test-app.ts';
 import { createTenant, type Tenant } from '../../helpers/tenants.ts';
-import { createAgent, createTeam, createUser, insertChannel } from './inbox-helpers.ts';
+import { createAgent, createTeam, createNamedUser, insertChannel } from './inbox-helpers.ts';
 
 let t: TestApp;
 let tenant: Tenant;
@@ -15,8 +15,8 @@ beforeAll(async () => {
   t = await buildTestApp({}, { workers: false });
   tenant = await createTenant(t.app);
   other = await createTenant(t.app, 'Other');
-  me = await createUser(t.app, tenant.businessId, 'Maria Agent');
-  colleague = await createUser(t.app, tenant.businessId, 'Colleague');
+  me = await createNamedUser(t.app, tenant.businessId, 'Maria Agent');
+  colleague = await createNamedUser(t.app, tenant.businessId, 'Colleague');
 });
 afterAll(() => t.close());
 
@@ -104,7 +104,7 @@ describe('paging', () => {
   it('walks every conversation once, in order, with ties on activity broken by id', async () => {
     const db = t.database.db;
     const { businessId } = await createTenant(t.app, 'Paging');
-    const user = await createUser(t.app, businessId, 'Pager');
+    const user = await createNamedUser(t.app, businessId, 'Pager');
     const contact = await insertContact(db, businessId);
     const made = [];
     for (let i = 0; i < 7; i++)
@@ -126,7 +126,7 @@ describe('paging', () => {
   it('refuses a cursor made for other filters, another user or another business', async () => {
     const db = t.database.db;
     const { businessId } = await createTenant(t.app, 'Cursors');
-    const user = await createUser(t.app, businessId, 'Walker');
+    const user = await createNamedUser(t.app, businessId, 'Walker');
     const contact = await insertContact(db, businessId);
     for (let i = 0; i < 3; i++) await insertConversation(db, businessId, contact.id);
     const { next_cursor: cursor } = await list({ limit: 1 }, businessId, user.id);
@@ -145,8 +145,8 @@ describe('filters', () => {
   it('narrows by status, channel, assignee, team and control', async () => {
     const db = t.database.db;
     const { businessId: b } = await createTenant(t.app, 'Filters');
-    const mine = await createUser(t.app, b, 'Mine');
-    const theirs = await createUser(t.app, b, 'Theirs');
+    const mine = await createNamedUser(t.app, b, 'Mine');
+    const theirs = await createNamedUser(t.app, b, 'Theirs');
     const team = await createTeam(t.app, b, 'Billing');
     const line = await insertChannel(db, b, 'whatsapp', 'Line');
     const contact = await insertContact(db, b);
@@ -184,7 +184,7 @@ describe('filters', () => {
   it('searches contacts by email, phone and the start of a name, as GET /contacts does', async () => {
     const db = t.database.db;
     const { businessId: b } = await createTenant(t.app, 'Search');
-    const user = await createUser(t.app, b, 'Searcher');
+    const user = await createNamedUser(t.app, b, 'Searcher');
     const ana = await insertContact(db, b, {
       first_name: 'Ana',
       last_name: 'López',
@@ -221,7 +221,7 @@ describe('filters', () => {
   it('filters by name on each conversation when a name starts too many contacts to list', async () => {
     const db = t.database.db;
     const { businessId: b } = await createTenant(t.app, 'Broad');
-    const user = await createUser(t.app, b, 'Broad');
+    const user = await createNamedUser(t.app, b, 'Broad');
     await db
       .insertInto('contacts')
       .values(
@@ -249,8 +249,8 @@ describe('unread counts and read positions', () => {
   it("counts each user's unread inbound messages and moves the position only forward", async () => {
     const db = t.database.db;
     const { businessId: b } = await createTenant(t.app, 'Unread');
-    const reader = await createUser(t.app, b, 'Reader');
-    const idle = await createUser(t.app, b, 'Idle');
+    const reader = await createNamedUser(t.app, b, 'Reader');
+    const idle = await createNamedUser(t.app, b, 'Idle');
     const contact = await insertContact(db, b);
     const conversation = await insertConversation(db, b, contact.id);
     const otherConversation = await insertConversation(db, b, contact.id);
@@ -313,7 +313,7 @@ describe('unread counts and read positions', () => {
   it('caps a count at 100, and the total of unread conversations at 100', async () => {
     const db = t.database.db;
     const { businessId: b } = await createTenant(t.app, 'Caps');
-    const user = await createUser(t.app, b, 'Capped');
+    const user = await createNamedUser(t.app, b, 'Capped');
     const contact = await insertContact(db, b);
     const conversation = await insertConversation(db, b, contact.id, { created_at: at(0) });
     const { sql } = await import('kysely');

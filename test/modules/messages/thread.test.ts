@@ -3,7 +3,7 @@ import { insertContact, insertConversation, insertMessage } from '../../helpers/
 import { inboundMessage } from '../../helpers/fake-graph-api.ts';
 import { adminHeaders, createTenant, type Tenant } from '../../helpers/tenants.ts';
 import type { TestApp } from '../../helpers/test-app.ts';
-import { createAgent, createUser } from '../conversations/inbox-helpers.ts';
+import { createAgent, createNamedUser } from '../conversations/inbox-helpers.ts';
 import { withWhatsAppChannel, type WhatsAppFixture } from '../inbound/whatsapp-helpers.ts';
 
 let t: TestApp;
@@ -41,7 +41,7 @@ describe('the thread of a conversation', () => {
   it('shows every message as the dashboard does and merges the events in time order', async () => {
     const db = t.database.db;
     const b = tenant.businessId;
-    const user = await createUser(t.app, b, 'Dana Desk');
+    const user = await createNamedUser(t.app, b, 'Dana Desk');
     const agent = await createAgent(t.app, b, 'Concierge');
     const hello = await receive('text', { body: 'hello there' });
     const photo = await receive('image', { id: '7001', mime_type: 'image/jpeg', sha256: 'ab', caption: 'my receipt' });
