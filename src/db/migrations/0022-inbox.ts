@@ -6,16 +6,25 @@ import { sql, type Kysely } from 'kysely';
  * the business's size.
  *
  * The inbox orders conversations by their activity, coalesce(last_message_at, created_at), newest
- * first, after whether they are closed (1) or not (0). Each filter has an index that leads with it, so a filter
- * matching few conversations does not walk the whole business to fill a page: the assignee (a
- * user, or none), the team, the channel, the channel type and manual control. A conversation's
- * activity moves with each message, so these entries are written again on every message.
+ * first, after whether they are closed (1) or not (0). Each filter has an index that leads with it,
+ * so a filter matching few conversations does not walk the whole business to fill a page: the
+ * assignee (a user, or none), the team, the channel, the channel type and manual control. A
+ * conversation's activity moves with each message, so these entries are written again on every
+ * message.
+ *
+ * The name indexes of the search are partial on a condition that always holds (their key IS NOT
+ * NULL), which the search's range on the key implies and no other query states: they lead with
+ * business_id like the contact lookups' indexes, and a lookup by phone and email in a business
+ * without statistics yet was once planned on one of them, matching business_id alone. (Not so the
+ * conversations' indexes: the planner ignores the statistics of a partial index's expressions, and
+ * estimated a name search's conversations a hundred times too few.)
  */
 // As a number: the planner rewrites `(closed_at IS NOT NULL) = false` to `closed_at IS NULL`, which no
 // longer matches a boolean key, and the index would be passed over.
 const closed = '((closed_at IS NOT NULL)::integer)';
 const activity = '(coalesce(last_message_at, created_at))';
 const order = `${closed}, ${activity}, id`;
+const fullName = "lower(first_name || ' ' || last_name)";
 
 const statements = [
   `CREATE TABLE conversation_reads (
@@ -33,8 +42,10 @@ const statements = [
   `CREATE INDEX conversation_reads_conversation ON conversation_reads (business_id, conversation_id)`,
   `CREATE INDEX conversations_inbox ON conversations (business_id, ${order})`,
   `CREATE INDEX conversations_inbox_assignee ON conversations (business_id, assigned_user_id, ${order})`,
-  `CREATE INDEX conversations_inbox_team ON conversations (business_id, team_id, ${order}) WHERE team_id IS NOT NULL`,
-  `CREATE INDEX conversations_inbox_channel ON conversations (business_id, channel_id, ${order}) WHERE channel_id IS NOT NULL`,
+  `CREATE INDEX conversations_inbox_team ON conversations (business_id, team_id, ${order})
+    WHERE team_id IS NOT NULL`,
+  `CREATE INDEX conversations_inbox_channel ON conversations (business_id, channel_id, ${order})
+    WHERE channel_id IS NOT NULL`,
   `CREATE INDEX conversations_inbox_channel_type ON conversations (business_id, channel, ${order})`,
   `CREATE INDEX conversations_inbox_control ON conversations (business_id, manual_control, ${order})`,
   // Unread counts: the inbound messages after a read position, without reading the replies between
@@ -46,8 +57,9 @@ const statements = [
     WHERE conversation_id IS NOT NULL`,
   `DROP INDEX events_conversation`,
   // The inbox's search by the start of a contact's full name or last name, in any case.
-  `CREATE INDEX contacts_full_name ON contacts (business_id, lower(first_name || ' ' || last_name) text_pattern_ops)`,
-  `CREATE INDEX contacts_last_name ON contacts (business_id, lower(last_name) text_pattern_ops)`,
+  `CREATE INDEX contacts_full_name ON contacts (business_id, ${fullName} text_pattern_ops) WHERE ${fullName} IS NOT NULL`,
+  `CREATE INDEX contacts_last_name ON contacts (business_id, lower(last_name) text_pattern_ops)
+    WHERE lower(last_name) IS NOT NULL`,
 ];
 
 export async function up(db: Kysely<unknown>): Promise<void> {
