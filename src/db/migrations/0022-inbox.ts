@@ -14,8 +14,8 @@ import { sql, type Kysely } from 'kysely';
  *
  * The name indexes of the search are partial on a condition that always holds (their key IS NOT
  * NULL), which the search's range on the key implies and no other query states: they lead with
- * business_id like the contact lookups' indexes, and a lookup by phone and email in a business
- * without statistics yet was once planned on one of them, matching business_id alone. (Not so the
+ * business_id like the contact lookups' indexes, and the lookups' plan test once found a lookup of a
+ * business without statistics planned on an index matching business_id alone. (Not so the
  * conversations' indexes: the planner ignores the statistics of a partial index's expressions, and
  * estimated a name search's conversations a hundred times too few.)
  */
