@@ -5,7 +5,7 @@ import type { SecretKeys } from '../../lib/secret-keys.ts';
 import { eventsRepository, type ConversationEventRow } from '../events/events.repository.ts';
 import { THREAD_EVENT_TYPES } from '../events/events.writer.ts';
 import type { MediaLink, MediaService } from '../media/media.service.ts';
-import { messageParts } from '../messages/message-parts.ts';
+import { messageParts } from './message-parts.ts';
 import { threadRepository, type ThreadMessageRow } from './thread.repository.ts';
 import type { ThreadEvent, ThreadMessage, ThreadQuery } from './thread.schemas.ts';
 
