@@ -14,6 +14,8 @@ export interface InboxSeed {
   /** The Instagram channel holds one conversation in a hundred. */
   instagramChannelId: string;
   conversations: number;
+  /** A contact whose conversation is open, as the searches name it. */
+  searched: { lastName: string; phone: string; email: string };
 }
 
 const FIRST_NAMES = ['Maria', 'Jose', 'Ana', 'Juan', 'Lucia', 'Pedro', 'Sofia', 'Diego', 'Valentina', 'Mateo'];
@@ -73,6 +75,13 @@ export async function seedInbox(db: Db, businessId: string, userIds: string[], n
       and c.contact_id::text < '8'`.execute(db);
   for (const table of ['contacts', 'conversations', 'messages', 'conversation_reads', 'teams', 'channels'])
     await sql.raw(`analyze ${table}`).execute(db);
+  const { rows } = await sql<{ last_name: string; phone_number: string; email: string }>`
+    select k.last_name, k.phone_number, k.email from conversations c
+    join contacts k on k.business_id = c.business_id and k.id = c.contact_id
+    where c.business_id = ${businessId} and c.closed_at is null order by length(k.last_name) desc, k.last_name limit 1`.execute(
+    db,
+  );
+  const [searched] = rows;
   return {
     businessId,
     userId,
@@ -81,5 +90,6 @@ export async function seedInbox(db: Db, businessId: string, userIds: string[], n
     whatsappChannelId: channels[0],
     instagramChannelId: channels[2],
     conversations: n,
+    searched: { lastName: searched.last_name, phone: `+${searched.phone_number}`, email: searched.email.toUpperCase() },
   };
 }
