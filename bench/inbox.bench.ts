@@ -27,6 +27,7 @@ import { performance } from 'node:perf_hooks';
 import { request } from 'undici';
 import { openDatabase } from '../src/db/database.ts';
 import { dashboardLinks } from '../src/lib/links.ts';
+import { DashboardContactsService } from '../src/modules/contacts/contacts.dashboard.service.ts';
 import { ContactsService } from '../src/modules/contacts/contacts.service.ts';
 import { InboxService } from '../src/modules/conversations/inbox.service.ts';
 import type { InboxQuery } from '../src/modules/conversations/inbox.schemas.ts';
@@ -130,7 +131,7 @@ async function measureService(storage: Storage, seed: InboxSeed): Promise<Map<st
     const keys = [SECRET] as const;
     // The searches only read contacts: no domain event to hand over.
     const contacts = new ContactsService(db, dashboardLinks('http://bench.test'), { dispatch: async () => {} });
-    const inbox = new InboxService(db, contacts, keys);
+    const inbox = new InboxService(db, new DashboardContactsService(db, keys, contacts), keys);
     const media = new MediaService(
       db,
       createFileStorage('memory://'),

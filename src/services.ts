@@ -71,6 +71,7 @@ export function createServices(
   });
   const domainEvents = new DomainEventDispatcher(db);
   const contacts = new ContactsService(db, links, domainEvents);
+  const dashboardContacts = new DashboardContactsService(db, config.secretKeys, contacts);
   const templates = new TemplatesService(db);
   // Webhook registrations (.service), the message_created hook (.events) and the delivery worker.
   const webhooks = createWebhooks(db, config, options.clock, options.webhookWorker);
@@ -102,7 +103,7 @@ export function createServices(
     businesses: new BusinessesService(db),
     apiKeys: new ApiKeysService(db, options.apiKeyCache),
     contacts,
-    dashboardContacts: new DashboardContactsService(db, config.secretKeys, contacts),
+    dashboardContacts,
     users: new UsersService(db, invitations, dashboardSessions, clock),
     dashboardSessions,
     invitations,
@@ -127,7 +128,7 @@ export function createServices(
     exports: new ExportsService(db, config.secretKeys),
     timeline: new TimelineService(db, config.secretKeys),
     conversationOps: new ConversationOpsService(db, domainEvents),
-    inbox: new InboxService(db, contacts, config.secretKeys),
+    inbox: new InboxService(db, dashboardContacts, config.secretKeys),
     thread: new ThreadService(db, media, config.secretKeys),
     domainEvents,
     live,

@@ -48,6 +48,15 @@ export function searchOfText(text: string): SearchQuery {
   return query;
 }
 
+/**
+ * The contacts a search of the inbox names: `ids`, and when a name prefix is too common to list its
+ * contacts, `namePrefix` too, for the caller to test on each contact (contactsRepository.nameStartsWith).
+ */
+export interface ContactMatch {
+  ids: string[];
+  namePrefix?: string;
+}
+
 /** The dashboard's reads of contacts: the paged list and its search box, a contact's page, what a deletion removes. */
 export class DashboardContactsService {
   private readonly cursors: CursorCodec;
@@ -58,6 +67,22 @@ export class DashboardContactsService {
     private readonly contacts: ContactsService,
   ) {
     this.cursors = new CursorCodec(secretKeys);
+  }
+
+  /**
+   * The contacts the inbox's search box names: those the contacts list's search box finds (an email,
+   * a phone or an external id, by the rules of GET /external/v2/contacts), and unless the text is an
+   * email or a phone, those whose full name or last name starts with it, in any case; at most `limit`
+   * by name, else the prefix is answered instead of them.
+   */
+  async matching(businessId: string, text: string, limit: number): Promise<ContactMatch> {
+    const words = text.trim().replace(/\s+/g, ' ');
+    const search = searchOfText(words);
+    const ids = (await this.contacts.searchRows(businessId, search)).map((r) => r.id);
+    if (search.email !== undefined || search.phone !== undefined) return { ids };
+    const named = await contactsRepository.idsByNamePrefix(this.db, businessId, words, limit + 1);
+    if (named.length > limit) return { ids, namePrefix: words };
+    return { ids: [...new Set([...ids, ...named])] };
   }
 
   /** Newest first, paged by a signed keyset cursor; with `q`, the contacts it identifies. */

@@ -31,9 +31,6 @@ export interface ContactActor {
 
 const API_ACTOR: ContactActor = { actorType: 'api', source: 'api' };
 
-/** The contacts a search names: their ids, or a name prefix too many contacts start with to list. */
-export type ContactMatch = { ids: string[] } | { namePrefix: string };
-
 function parsePhone(input: string, field: string) {
   const phone = normalisePhone(input);
   if (!phone) throw invalid(`${field} is not a valid phone number with country code`, [{ path: `/${field}` }]);
@@ -64,29 +61,6 @@ export class ContactsService {
     const ids: ContactIdentifiers = { email: query.email, externalId: query.external_id };
     if (query.phone !== undefined) ids.phoneKey = parsePhone(query.phone, 'phone').key;
     return contactsRepository.findByIdentifiers(this.db, businessId, ids, SEARCH_LIMIT);
-  }
-
-  /**
-   * The contacts a free-text search names (the dashboard's inbox): an email or a phone number by the
-   * rules of `search` (email in any case, phone with or without its country's optional digit,
-   * aliases left by merges), else the start of a full name or last name, in any case. Answers their
-   * ids, at most `limit`; a name prefix that more contacts start with answers the prefix instead, for
-   * the caller to filter with contactsRepository.nameStartsWith.
-   */
-  async matching(businessId: string, text: string, limit: number): Promise<ContactMatch> {
-    const query = text.trim().replace(/\s+/g, ' ');
-    const phone = normalisePhone(query);
-    const ids: ContactIdentifiers | undefined = query.includes('@')
-      ? { email: query }
-      : phone
-        ? { phoneKey: phone.key }
-        : undefined;
-    if (ids) {
-      const rows = await contactsRepository.findByIdentifiers(this.db, businessId, ids, Math.min(limit, SEARCH_LIMIT));
-      return { ids: rows.map((r) => r.id) };
-    }
-    const named = await contactsRepository.idsByNamePrefix(this.db, businessId, query, limit + 1);
-    return named.length > limit ? { namePrefix: query } : { ids: named };
   }
 
   async get(businessId: string, id: string) {

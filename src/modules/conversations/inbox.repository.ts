@@ -22,9 +22,9 @@ export interface InboxFilter {
   assignedUserId?: string | null;
   teamId?: string;
   manualControl?: boolean;
-  /** Conversations of these contacts (a search that names few). */
+  /** Conversations of these contacts (what a search names). */
   contactIds?: string[];
-  /** Conversations of contacts whose name starts with this (a search that names many). */
+  /** Or of contacts whose name starts with this (a search that names too many to list). */
   namePrefix?: string;
 }
 
@@ -55,20 +55,26 @@ function filtered(query: ConversationQuery, businessId: string, filter: InboxFil
   else if (filter.assignedUserId !== undefined) q = q.where('c.assigned_user_id', '=', filter.assignedUserId);
   if (filter.teamId !== undefined) q = q.where('c.team_id', '=', filter.teamId);
   if (filter.manualControl !== undefined) q = q.where('c.manual_control', '=', filter.manualControl);
-  if (filter.contactIds !== undefined) q = q.where(sql<boolean>`c.contact_id = any(${filter.contactIds}::uuid[])`);
+  // A name prefix too common to list its contacts is tested on each conversation's contact; the
+  // contacts the search found otherwise (by external id) are kept beside it.
+  const ofContacts = (ids: string[]) => sql<boolean>`c.contact_id = any(${ids}::uuid[])`;
   if (filter.namePrefix !== undefined) {
     const prefix = filter.namePrefix;
+    const ids = filter.contactIds ?? [];
     q = q.where((eb) =>
-      eb.exists(
-        eb
-          .selectFrom('contacts as k')
-          .select(sql`1`.as('one'))
-          .whereRef('k.business_id', '=', 'c.business_id')
-          .whereRef('k.id', '=', 'c.contact_id')
-          .where(contactsRepository.nameStartsWith('k', prefix)),
-      ),
+      eb.or([
+        ofContacts(ids),
+        eb.exists(
+          eb
+            .selectFrom('contacts as k')
+            .select(sql`1`.as('one'))
+            .whereRef('k.business_id', '=', 'c.business_id')
+            .whereRef('k.id', '=', 'c.contact_id')
+            .where(contactsRepository.nameStartsWith('k', prefix)),
+        ),
+      ]),
     );
-  }
+  } else if (filter.contactIds !== undefined) q = q.where(ofContacts(filter.contactIds));
   return q;
 }
 

@@ -34,9 +34,9 @@ export const InboxQuery = Type.Object(
         minLength: 1,
         maxLength: 200,
         description:
-          "a contact's email or phone number, matched as GET /external/v2/contacts matches them (email in any case; " +
-          'phone with country code, with or without the optional mobile digit; aliases left by merges), or the start ' +
-          'of its full name or last name, in any case',
+          'what the contacts list searches (GET /dashboard/api/contacts?q=: an email in any case, a phone with ' +
+          'country code with or without the optional mobile digit, an external id, aliases left by merges), and ' +
+          "unless it is an email or a phone, the start of a contact's full name or last name, in any case",
       }),
     ),
     limit: Type.Integer({

@@ -5,7 +5,7 @@ import { CursorCodec } from '../../http/cursor.ts';
 import { invalid, notFound } from '../../lib/domain-errors.ts';
 import type { SecretKeys } from '../../lib/secret-keys.ts';
 import { contactsRepository } from '../contacts/contacts.repository.ts';
-import type { ContactsService } from '../contacts/contacts.service.ts';
+import type { DashboardContactsService } from '../contacts/contacts.dashboard.service.ts';
 import { teamsRepository } from '../teams/teams.repository.ts';
 import { usersRepository } from '../users/users.repository.ts';
 import { conversationReadsRepository } from './conversation-reads.repository.ts';
@@ -19,7 +19,7 @@ export interface Viewer {
 
 /**
  * A search that names more contacts than this is run as a condition on each conversation's contact
- * instead of as a list of contacts (contactsService.matching).
+ * instead of as a list of contacts (DashboardContactsService.matching).
  */
 const SEARCH_CONTACTS = 1000;
 
@@ -72,7 +72,7 @@ export class InboxService {
 
   constructor(
     private readonly db: Db,
-    private readonly contacts: Pick<ContactsService, 'matching'>,
+    private readonly contacts: Pick<DashboardContactsService, 'matching'>,
     secretKeys: SecretKeys,
   ) {
     this.cursors = new CursorCodec(secretKeys);
@@ -93,7 +93,8 @@ export class InboxService {
     const at = query.cursor === undefined ? undefined : this.cursors.decode(query.cursor, scope);
     const after: InboxPosition | undefined = at && { activityAt: at.createdAt, id: at.id };
     const filter = await this.filterOf(businessId, viewer, query);
-    if (filter.contactIds?.length === 0) return { conversations: [], next_cursor: null };
+    if (filter.contactIds?.length === 0 && filter.namePrefix === undefined)
+      return { conversations: [], next_cursor: null };
     const rows = await inboxRepository.page(this.db, businessId, viewer.userId, filter, after, query.limit + 1);
     const more = rows.length > query.limit;
     const page = rows.slice(0, query.limit);
@@ -182,8 +183,8 @@ export class InboxService {
     const search = query.q?.trim();
     if (search) {
       const match = await this.contacts.matching(businessId, search, SEARCH_CONTACTS);
-      if ('ids' in match) filter.contactIds = match.ids;
-      else filter.namePrefix = match.namePrefix;
+      filter.contactIds = match.ids;
+      filter.namePrefix = match.namePrefix;
     }
     return filter;
   }

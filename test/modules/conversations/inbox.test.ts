@@ -181,7 +181,7 @@ describe('filters', () => {
       });
   });
 
-  it('searches contacts by email, phone and the start of a name, as GET /contacts does', async () => {
+  it('searches contacts by email, phone and external id as the contacts list does, and by the start of a name', async () => {
     const db = t.database.db;
     const { businessId: b } = await createTenant(t.app, 'Search');
     const user = await createNamedUser(t.app, b, 'Searcher');
@@ -192,7 +192,7 @@ describe('filters', () => {
       phone_number: '5491155556666',
     });
     const anabel = await insertContact(db, b, { first_name: 'Anabel', last_name: 'Ruiz' });
-    const merged = await insertContact(db, b, { first_name: 'Zoe', last_name: 'Merged' });
+    const merged = await insertContact(db, b, { first_name: 'Zoe', last_name: 'Merged', external_id: 'CRM-7' });
     await insertAliases(db, { business_id: b, kind: 'email', value: 'old@example.com', contact_id: merged.id });
     const [c1, c2, c3] = [
       await insertConversation(db, b, ana.id, { created_at: at(1) }),
@@ -204,6 +204,9 @@ describe('filters', () => {
     expect(await search('  ANA   ló ')).toEqual([c1.id]);
     expect(await search('lóp')).toEqual([c1.id]);
     expect(await search('ruiz')).toEqual([c2.id]);
+    // The contacts list's search box finds an external id too, as it is.
+    expect(await search('CRM-7')).toEqual([c3.id]);
+    expect(await search('crm-7')).toEqual([]);
     expect(await search('ana.lopez@example.COM')).toEqual([c1.id]);
     expect(await search('ana.lopez@example')).toEqual([]);
     // The phone with and without Argentina's mobile 9, with separators.
@@ -235,12 +238,14 @@ describe('filters', () => {
       .execute();
     const many = await insertConversation(db, b, '0190a0a0-0000-7000-8000-000000000500', { created_at: at(2) });
     const few = await insertContact(db, b, { first_name: 'Mandy' });
-    const other = await insertContact(db, b, { first_name: 'Zed' });
+    // Named "man" by its external id, not by its name.
+    const other = await insertContact(db, b, { first_name: 'Zed', external_id: 'man' });
     const mandy = await insertConversation(db, b, few.id, { created_at: at(1) });
-    await insertConversation(db, b, other.id, { created_at: at(3) });
-    const matched = await t.app.services.contacts.matching(b, 'man', 1000);
-    expect(matched).toEqual({ namePrefix: 'man' });
-    expect(ids(await list({ q: 'man' }, b, user.id))).toEqual([many.id, mandy.id]);
+    const zed = await insertConversation(db, b, other.id, { created_at: at(3) });
+    await insertConversation(db, b, (await insertContact(db, b, { first_name: 'Nobody' })).id, { created_at: at(4) });
+    const matched = await t.app.services.dashboardContacts.matching(b, 'man', 1000);
+    expect(matched).toEqual({ ids: [other.id], namePrefix: 'man' });
+    expect(ids(await list({ q: 'man' }, b, user.id))).toEqual([zed.id, many.id, mandy.id]);
     expect(ids(await list({ q: 'many person 500' }, b, user.id))).toEqual([many.id]);
   });
 });
