@@ -3,10 +3,23 @@ import { Link, matchPath, useLocation, useNavigate } from 'react-router';
 import { canManage, useSession, useSignedIn } from '../session/session';
 import { BusinessSwitcher } from './business-switcher';
 import { Icon, type IconName } from './icons';
+import { useUnreadTotal } from './unread-total';
 import styles from './sidebar.module.css';
 
 /** A page's link, marked as the current page on its path and, for the inbox, on a conversation's. */
-function Item({ to, icon, label, alsoAt }: { to: string; icon?: IconName; label: string; alsoAt?: string }) {
+function Item({
+  to,
+  icon,
+  label,
+  alsoAt,
+  badge,
+}: {
+  to: string;
+  icon?: IconName;
+  label: string;
+  alsoAt?: string;
+  badge?: string;
+}) {
   const { pathname } = useLocation();
   const current = matchPath(to, pathname) !== null || (alsoAt !== undefined && matchPath(alsoAt, pathname) !== null);
   return (
@@ -18,6 +31,11 @@ function Item({ to, icon, label, alsoAt }: { to: string; icon?: IconName; label:
       >
         {icon && <Icon name={icon} />}
         {label}
+        {badge && (
+          <span className={styles.badge} aria-label={`${badge} unread`}>
+            {badge}
+          </span>
+        )}
       </Link>
     </li>
   );
@@ -38,6 +56,7 @@ export function Sidebar() {
   const [open, setOpen] = useState(false);
   const menuButton = useRef<HTMLButtonElement>(null);
   const manager = canManage(session.user.role);
+  const unread = useUnreadTotal();
 
   // Escape closes the phone's menu and gives the focus back to its button.
   const closeOnEscape = (event: KeyboardEvent) => {
@@ -74,7 +93,7 @@ export function Sidebar() {
       <div id="sidebar-menu" className={styles.menu} data-open={open} onKeyDown={closeOnEscape}>
         <nav aria-label="Main" onClick={(event) => (event.target as Element).closest('a') && setOpen(false)}>
           <ul className={styles.list}>
-            <Item to="/" icon="inbox" label="Inbox" alsoAt="/conversations/:conversationId" />
+            <Item to="/" icon="inbox" label="Inbox" alsoAt="/conversations/:conversationId" badge={unread} />
             <Item to="/contacts" icon="contacts" label="Contacts" alsoAt="/contacts/:contactId" />
             {manager && <Item to="/dev-tools" icon="code" label="Dev Tools" />}
           </ul>
