@@ -51,6 +51,8 @@ export default async function globalSetup(): Promise<() => Promise<void>> {
       // The Dev Tools tests' trigger and channel call a receiver on loopback.
       ALLOW_PRIVATE_WEBHOOK_TARGETS: 'true',
       LOG_LEVEL: 'info',
+      // The browser tests' fake Graph API listens on 127.0.0.1.
+      ALLOW_PRIVATE_WEBHOOK_TARGETS: 'true',
       // An account is locked at its third failure, so that the test of the lockout message is short; the
       // client address (every test's) never is.
       DASHBOARD_SIGN_IN_ACCOUNT_DELAY_AFTER: '3',

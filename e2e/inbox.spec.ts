@@ -1,0 +1,169 @@
+import { expect, test, type Page } from '@playwright/test';
+import { randomBytes } from 'node:crypto';
+import {
+  inboundMessage,
+  metaNotification,
+  signedNotification,
+  startFakeGraphApi,
+  type FakeGraphApi,
+} from '../test/helpers/fake-graph-api.ts';
+import {
+  createUser,
+  demoBusinessId,
+  expectAccessible,
+  operator,
+  screenshot,
+  serviceUrl,
+  signIn,
+  type Account,
+} from './service.ts';
+
+// The inbox and a conversation against the real service: the demo's conversations, a WhatsApp channel
+// whose Graph API is a fake on this machine, replies, live updates, manual control and isolation.
+let graph: FakeGraphApi;
+let owner: Account;
+let channel: { phoneNumberId: string; appSecret: string; identifier: string };
+
+test.beforeAll(async () => {
+  graph = await startFakeGraphApi();
+  const demo = await demoBusinessId();
+  owner = await createUser(demo, 'owner', { name: 'Inés Romero' });
+  channel = {
+    phoneNumberId: String(100_000_000_000_000n + BigInt(`0x${randomBytes(5).toString('hex')}`)),
+    appSecret: randomBytes(16).toString('hex'),
+    identifier: `1555${String(Math.floor(Math.random() * 1e7)).padStart(7, '0')}`,
+  };
+  await operator('POST', `/businesses/${demo}/channels`, {
+    type: 'whatsapp',
+    identifier: channel.identifier,
+    provider: {
+      kind: 'whatsapp_cloud',
+      phone_number_id: channel.phoneNumberId,
+      access_token: graph.accessToken,
+      app_secret: channel.appSecret,
+      verify_token: 'e2e-verify-token',
+      api_base_url: graph.baseUrl,
+    },
+  });
+});
+
+test.afterAll(async () => {
+  await graph.close();
+});
+
+/** A contact writes on the channel: a notification signed as Meta signs it, posted to the service's webhook. */
+async function contactWrites(from: string, name: string, text: string): Promise<void> {
+  const body = metaNotification({
+    phoneNumberId: channel.phoneNumberId,
+    displayPhoneNumber: channel.identifier,
+    contacts: [{ waId: from, name }],
+    messages: [inboundMessage(from, 'text', { body: text })],
+  });
+  const { payload, headers } = signedNotification(body, channel.appSecret);
+  const response = await fetch(`${serviceUrl()}/channels/whatsapp/webhook`, { method: 'POST', headers, body: payload });
+  expect(response.status).toBe(200);
+}
+
+const conversations = (page: Page) => page.getByRole('list', { name: 'Conversations' });
+const phone = () => `54911${String(Math.floor(Math.random() * 1e8)).padStart(8, '0')}`;
+
+test('the demo inbox lists conversations; one opens beside the list; axe finds nothing grave', async ({ page }) => {
+  await signIn(page, owner);
+  await expect(conversations(page).getByRole('link').first()).toBeVisible();
+  expect(await conversations(page).getByRole('link').count()).toBeGreaterThan(3);
+  await expectAccessible(page);
+  await screenshot(page, 'inbox');
+
+  // The keyboard: j moves to the first row, Enter opens it.
+  await conversations(page).getByRole('link').first().focus();
+  await page.keyboard.press('j');
+  await page.keyboard.press('Enter');
+  await expect(page).toHaveURL(/\/dashboard\/conversations\/[0-9a-f-]{36}$/);
+  await expect(page.getByRole('list', { name: 'Messages' }).getByRole('listitem').first()).toBeVisible();
+  await expect(conversations(page)).toBeVisible();
+  await expectAccessible(page);
+  await screenshot(page, 'conversation');
+});
+
+test('a reply goes to the Graph API, and a message arriving appears without a reload', async ({ page }) => {
+  const from = phone();
+  await contactWrites(from, 'Lucía Gómez', 'Hola, ¿tienen envío?');
+  await signIn(page, owner);
+  await page.getByRole('searchbox', { name: 'Search' }).fill(from);
+  await expect(conversations(page).getByRole('link')).toHaveCount(1);
+  await conversations(page)
+    .getByRole('link', { name: /Lucía Gómez/ })
+    .click();
+  await expect(page.getByRole('list', { name: 'Messages' })).toContainText('Hola, ¿tienen envío?');
+
+  const sendsBefore = graph.sends().length;
+  const box = page.getByRole('textbox', { name: 'Message' });
+  await box.fill('Sí, a todo el país');
+  await box.press('Shift+Enter');
+  await box.pressSequentially('Llega en 48 h');
+  await box.press('Enter');
+  await expect(box).toHaveValue('');
+  await expect.poll(() => graph.sends().length).toBe(sendsBefore + 1);
+  const sent = graph.sends().at(-1)!.body as { to: string; text: { body: string } };
+  expect(sent.to).toBe(from);
+  expect(sent.text.body).toBe('Sí, a todo el país\nLlega en 48 h');
+  await expect(page.getByRole('list', { name: 'Messages' })).toContainText('Llega en 48 h');
+
+  // The contact answers while the page is open.
+  await contactWrites(from, 'Lucía Gómez', '¡Genial, gracias!');
+  await expect(page.getByRole('list', { name: 'Messages' })).toContainText('¡Genial, gracias!', { timeout: 5_000 });
+  await expect(conversations(page).getByRole('link', { name: /Lucía Gómez/ })).toContainText('¡Genial, gracias!');
+});
+
+test('taking manual control is an event of the public API', async ({ page }) => {
+  const from = phone();
+  await contactWrites(from, 'Pablo Ruiz', 'Quiero hablar con una persona');
+  await signIn(page, owner);
+  await page.getByRole('searchbox', { name: 'Search' }).fill(from);
+  await expect(conversations(page).getByRole('link')).toHaveCount(1);
+  await conversations(page)
+    .getByRole('link', { name: /Pablo Ruiz/ })
+    .click();
+  const id = /conversations\/([0-9a-f-]{36})/.exec(page.url())![1]!;
+  await page.getByRole('button', { name: 'Take over' }).click();
+  await expect(page.getByRole('button', { name: 'Hand back to AI' })).toBeVisible();
+  await expect(page.getByRole('list', { name: 'Messages' })).toContainText('took over from the AI');
+
+  const key = /X-API-Key: (\S+?)'?$/m.exec(process.env.E2E_SERVICE_OUTPUT ?? '')?.[1];
+  expect(key).toBeTruthy();
+  const response = await fetch(`${serviceUrl()}/external/v2/events?types=manual_control_activated`, {
+    headers: { 'x-api-key': key! },
+  });
+  const text = await response.text();
+  expect(response.status, text).toBe(200);
+  expect(text).toContain(id);
+  expect(text).toContain('manual_control_activated');
+});
+
+test("another business's session never sees this business's conversation, by its address either", async ({ page }) => {
+  await signIn(page, owner);
+  await conversations(page).getByRole('link').first().click();
+  const url = page.url();
+  const first = await conversations(page).getByRole('link').first().innerText();
+
+  const { business } = await operator<{ business: { id: string } }>('POST', '/businesses', { name: 'Other shop' });
+  const stranger = await createUser(business.id, 'owner', { name: 'Otro Dueño' });
+  await page.getByRole('button', { name: 'Sign out' }).click();
+  await signIn(page, stranger);
+  await expect(page.getByText('No conversations match.')).toBeVisible();
+  await page.goto(url);
+  await expect(page.getByRole('heading', { name: 'Conversation not found' })).toBeVisible();
+  await expect(page.getByText(first.split('\n')[0]!)).toHaveCount(0);
+});
+
+test('on a phone the list and a conversation each take the screen', async ({ page }) => {
+  await page.setViewportSize({ width: 390, height: 844 });
+  await signIn(page, owner);
+  await conversations(page).getByRole('link').first().click();
+  await expect(conversations(page)).toBeHidden();
+  await expect(page.getByRole('textbox', { name: 'Message' })).toBeVisible();
+  await page.getByRole('link', { name: '← Inbox' }).click();
+  await expect(conversations(page)).toBeVisible();
+  const width = await page.evaluate(() => document.documentElement.scrollWidth);
+  expect(width).toBeLessThanOrEqual(390);
+});
