@@ -45,9 +45,10 @@ export function ConversationList({ openId }: { openId: string | undefined }) {
     [search],
   );
 
+  // A new filter replaces the rows when its first page arrives.
   useEffect(() => {
-    setState('loading');
-    setRows([]);
+    // load sets state only once the service answers, never during the effect itself.
+    // eslint-disable-next-line react-hooks/set-state-in-effect
     void load(null, false);
   }, [load]);
 
@@ -56,6 +57,7 @@ export function ConversationList({ openId }: { openId: string | undefined }) {
     (signal) => signal.kind === 'reset' || signal.event.conversation_id !== null,
   );
 
+  // eslint-disable-next-line react-hooks/set-state-in-effect -- load sets state only once the service answers
   useEffect(() => {
     const refresh = () => void load(null, true);
     window.addEventListener(READ_EVENT, refresh);

@@ -51,10 +51,6 @@ export function ConversationView({ conversationId }: { conversationId: string })
   );
 
   useEffect(() => {
-    setDetail(undefined);
-    setItems([]);
-    setFailure(undefined);
-    stick.current = true;
     void loadDetail();
     void loadLatest(true);
   }, [loadDetail, loadLatest]);

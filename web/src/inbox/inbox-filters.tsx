@@ -12,7 +12,7 @@ export function queryOf(params: URLSearchParams): Omit<InboxQuery, 'limit'> {
     const value = params.get(key);
     if (value) query[key] = value;
   }
-  return query as Omit<InboxQuery, 'limit'>;
+  return query;
 }
 
 /** The status, channel, assignee and control filters and the search box, written into the URL's query. */

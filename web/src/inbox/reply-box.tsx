@@ -21,9 +21,6 @@ export function ReplyBox({ conversationId, onSent }: { conversationId: string; o
       .then(({ data }) => data && setCompose(data));
 
   useEffect(() => {
-    setCompose(undefined);
-    setText('');
-    setError('');
     void loadCompose();
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [conversationId]);

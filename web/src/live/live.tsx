@@ -1,13 +1,14 @@
 // The live stream of the business (GET /dashboard/api/live): one EventSource per signed-in tab, which
 // the browser reconnects by itself with Last-Event-ID. Views subscribe and reload what an event names.
-import { createContext, useContext, useEffect, useRef, useState, type ReactNode } from 'react';
+import { createContext, useContext, useEffect, useLayoutEffect, useRef, useState, type ReactNode } from 'react';
 
 /** A window event the page fires when it moved the user's read position, which no live event announces. */
 export const READ_EVENT = 'dashboard:read';
 
 export interface LiveEvent {
   id: number;
-  type: 'message_created' | 'message_status_changed' | 'conversation_changed' | 'contact_changed' | string;
+  /** message_created, message_status_changed, conversation_changed or contact_changed. */
+  type: string;
   conversation_id: string | null;
   subject_id: string;
   data: Record<string, unknown> | null;
@@ -42,7 +43,9 @@ export function LiveProvider({ children }: { children: ReactNode }) {
 export function useLive(listener: Listener): void {
   const listeners = useContext(LiveContext);
   const latest = useRef(listener);
-  latest.current = listener;
+  useLayoutEffect(() => {
+    latest.current = listener;
+  });
   useEffect(() => {
     if (!listeners) return;
     const call: Listener = (signal) => latest.current(signal);
@@ -60,7 +63,9 @@ export function useLive(listener: Listener): void {
 export function useLiveReload(reload: () => void, filter: (signal: LiveSignal) => boolean, ms = 120): void {
   const timer = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
   const latest = useRef(reload);
-  latest.current = reload;
+  useLayoutEffect(() => {
+    latest.current = reload;
+  });
   useEffect(() => () => clearTimeout(timer.current), []);
   useLive((signal) => {
     if (!filter(signal)) return;

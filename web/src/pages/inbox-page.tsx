@@ -4,7 +4,10 @@ import { ConversationView } from '../inbox/conversation-view';
 import { useDocumentTitle } from '../shell/document-title';
 import styles from '../inbox/inbox.module.css';
 
-/** The inbox: the conversation list beside the open conversation (/conversations/:conversationId); on a phone, one of them. */
+/**
+ * The inbox: the conversation list beside the open conversation (/conversations/:conversationId);
+ * on a phone, one of them.
+ */
 export function InboxPage() {
   useDocumentTitle('Inbox');
   const { conversationId } = useParams();

@@ -3,7 +3,10 @@ import { LiveProvider } from '../live/live';
 import { Sidebar } from './sidebar';
 import styles from './app-shell.module.css';
 
-/** The signed-in layout, with the business's live stream open: the sidebar beside the page (above it on a phone), and a link past the sidebar. */
+/**
+ * The signed-in layout, with the business's live stream open: the sidebar beside the page (above it on
+ * a phone), and a link past the sidebar.
+ */
 export function AppShell() {
   return (
     <LiveProvider>
