@@ -46,11 +46,9 @@ export function ConversationList({ openId }: { openId: string | undefined }) {
   );
 
   // A new filter replaces the rows when its first page arrives.
-  useEffect(() => {
-    // load sets state only once the service answers, never during the effect itself.
-    // eslint-disable-next-line react-hooks/set-state-in-effect
-    void load(null, false);
-  }, [load]);
+  // load sets state only once the service answers, never during the effect itself.
+  // eslint-disable-next-line react-hooks/set-state-in-effect
+  useEffect(() => void load(null, false), [load]);
 
   useLiveReload(
     () => void load(null, true),
