@@ -131,7 +131,9 @@ test('taking manual control is an event of the public API', async ({ page }) => 
 
   const key = /X-API-Key: (\S+?)'?$/m.exec(process.env.E2E_SERVICE_OUTPUT ?? '')?.[1];
   expect(key).toBeTruthy();
-  const response = await fetch(`${serviceUrl()}/external/v2/events?types=manual_control_activated`, {
+  const since = new Date(Date.now() - 3_600_000).toISOString();
+  const events = `${serviceUrl()}/external/v2/events?since=${since}&types=manual_control_activated`;
+  const response = await fetch(events, {
     headers: { 'x-api-key': key! },
   });
   const text = await response.text();

@@ -55,7 +55,6 @@ export function ConversationList({ openId }: { openId: string | undefined }) {
     (signal) => signal.kind === 'reset' || signal.event.conversation_id !== null,
   );
 
-  // eslint-disable-next-line react-hooks/set-state-in-effect -- load sets state only once the service answers
   useEffect(() => {
     const refresh = () => void load(null, true);
     window.addEventListener(READ_EVENT, refresh);

@@ -51,6 +51,8 @@ export function ConversationView({ conversationId }: { conversationId: string })
   );
 
   useEffect(() => {
+    // Both set state only once the service answers, never during the effect itself.
+    // eslint-disable-next-line react-hooks/set-state-in-effect
     void loadDetail();
     void loadLatest(true);
   }, [loadDetail, loadLatest]);
