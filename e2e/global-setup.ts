@@ -48,11 +48,9 @@ export default async function globalSetup(): Promise<() => Promise<void>> {
       DATABASE_URL: '',
       ADMIN_TOKEN,
       SEED_DEMO: 'true',
-      // The Dev Tools tests' trigger and channel call a receiver on loopback.
+      // The Dev Tools tests' trigger and the inbox tests' fake Graph API listen on loopback.
       ALLOW_PRIVATE_WEBHOOK_TARGETS: 'true',
       LOG_LEVEL: 'info',
-      // The browser tests' fake Graph API listens on 127.0.0.1.
-      ALLOW_PRIVATE_WEBHOOK_TARGETS: 'true',
       // An account is locked at its third failure, so that the test of the lockout message is short; the
       // client address (every test's) never is.
       DASHBOARD_SIGN_IN_ACCOUNT_DELAY_AFTER: '3',
