@@ -3,6 +3,11 @@ import type { Db } from '../../db/database.ts';
 import type { UserRole } from '../../db/types.ts';
 
 /** A user of one business, as sessions name them. */
+/** Session `s` may act for this user: its sign-in opened them (one spelling for every query). */
+const opensUser = (user: BusinessUser) =>
+  sql<boolean>`exists (select 1 from dashboard_session_users su
+    where su.session_id = s.id and su.business_id = ${user.business_id} and su.user_id = ${user.user_id})`;
+
 export interface BusinessUser {
   business_id: string;
   user_id: string;
@@ -150,15 +155,7 @@ export const sessionsRepository = {
     return db
       .selectFrom('dashboard_sessions as s')
       .select(['s.id', 's.created_at', 's.last_seen_at', 's.expires_at', 's.ip', 's.user_agent'])
-      .where(({ exists, selectFrom }) =>
-        exists(
-          selectFrom('dashboard_session_users as su')
-            .select(sql`1`.as('one'))
-            .whereRef('su.session_id', '=', 's.id')
-            .where('su.business_id', '=', user.business_id)
-            .where('su.user_id', '=', user.user_id),
-        ),
-      )
+      .where(opensUser(user))
       .where('s.expires_at', '>', now)
       .where('s.last_seen_at', '>', idleSince)
       .orderBy('s.created_at', 'desc')
@@ -172,15 +169,7 @@ export const sessionsRepository = {
     return db
       .deleteFrom('dashboard_sessions as s')
       .where('s.id', '=', id)
-      .where(({ exists, selectFrom }) =>
-        exists(
-          selectFrom('dashboard_session_users as su')
-            .select(sql`1`.as('one'))
-            .whereRef('su.session_id', '=', 's.id')
-            .where('su.business_id', '=', user.business_id)
-            .where('su.user_id', '=', user.user_id),
-        ),
-      )
+      .where(opensUser(user))
       .returning('s.id')
       .executeTakeFirst();
   },
@@ -191,15 +180,7 @@ export const sessionsRepository = {
    */
   async deleteForUsers(db: Db, users: BusinessUser[], except?: string) {
     for (const user of users) {
-      let query = db.deleteFrom('dashboard_sessions as s').where(({ exists, selectFrom }) =>
-        exists(
-          selectFrom('dashboard_session_users as su')
-            .select(sql`1`.as('one'))
-            .whereRef('su.session_id', '=', 's.id')
-            .where('su.business_id', '=', user.business_id)
-            .where('su.user_id', '=', user.user_id),
-        ),
-      );
+      let query = db.deleteFrom('dashboard_sessions as s').where(opensUser(user));
       if (except !== undefined) query = query.where('s.id', '<>', except);
       await query.execute();
     }
