@@ -65,6 +65,12 @@ export async function checkTargetUrl(raw: string, policy: TargetPolicy): Promise
   return url;
 }
 
+/** A name that does not resolve (now): the lookup's own failure, not a refusal. */
+export function isDnsFailure(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'ENODATA';
+}
+
 /** dns.lookup that fails when any address of the name is not public: every new connection resolves again. */
 export const guardedLookup: LookupFunction = (hostname, options, callback) => {
   dns.lookup(hostname, { ...options, all: true }, (err, addresses) => {

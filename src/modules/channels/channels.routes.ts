@@ -12,8 +12,9 @@ const One = Type.Object({ channel: Channel });
 const urlFields = [...new Set(channelKinds.flatMap((k) => k.urlFields))].join(', ');
 /** What a provider URL may be: the address policy of webhook targets, since every call carries the channel's token. */
 const urlRule = `A provider URL (${urlFields}) is http(s) without credentials (400 otherwise); unless the service
-runs with ALLOW_PRIVATE_WEBHOOK_TARGETS=true, a literal loopback, private, link-local or metadata address is refused
-with 400, and every call (sends, media downloads) is checked on the address it connects to.`;
+runs with ALLOW_PRIVATE_WEBHOOK_TARGETS=true, a loopback, private, link-local or metadata address (literal, or what the
+host name resolves to when the URL is set) is refused with 400, and every call (sends, media downloads) is checked
+on the address it connects to.`;
 
 const createDescription = `A channel the business sends and receives on; its \`id\` is the \`channel_uuid\` of sends.
 ${channelKinds.map((k) => k.createDocs).join('\n')}

@@ -13,7 +13,13 @@ import { isUniqueViolation } from '../../db/errors.ts';
 import { conflict, invalid, notFound } from '../../lib/domain-errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { resealStored, type SealCounts, type SecretBox } from '../../lib/secret-box.ts';
-import { checkTargetLiteral, CredentialsInUrlError, SsrfError, type TargetPolicy } from '../../net/ssrf-guard.ts';
+import {
+  checkTargetUrl,
+  CredentialsInUrlError,
+  isDnsFailure,
+  SsrfError,
+  type TargetPolicy,
+} from '../../net/ssrf-guard.ts';
 import { targetRefusal } from '../../net/target-refusal.ts';
 import { ChannelCache } from './channel-cache.ts';
 import { digestField, openProviderConfig, sealProviderConfig, type StoredProviderConfig } from './channel-secrets.ts';
@@ -69,7 +75,7 @@ export class ChannelsService {
     if (provider && !kindsServing(body.type).some((k) => k.kind === provider.kind)) {
       throw invalid(`provider ${provider.kind} does not serve ${body.type} channels`, [{ path: '/provider/kind' }]);
     }
-    if (provider) this.checkUrlFields(provider.kind, provider);
+    if (provider) await this.checkUrlFields(provider.kind, provider);
     const account = provider ? providerAccountOf(provider) : null;
     if (await channelsRepository.findByIdentifier(this.db, businessId, body.type, identifier))
       throw duplicate('identifier');
@@ -117,7 +123,7 @@ export class ChannelsService {
         throw invalid(`provider ${row.provider_kind} has no field ${other} to replace`, [
           { path: `/provider/${other}` },
         ]);
-      this.checkUrlFields(row.provider_kind, body.provider);
+      await this.checkUrlFields(row.provider_kind, body.provider);
       providerConfig = { ...this.openConfig(row), ...body.provider };
     }
     const changes = {
@@ -225,16 +231,18 @@ export class ChannelsService {
 
   /**
    * The URLs a provider is called at, with the channel's secrets: http(s), no credentials, and no
-   * literal private address unless the policy allows them. A host name is judged when each call
-   * connects (the dispatcher), since what it resolves to may change.
+   * private address (literal, or what the host name resolves to now) unless the policy allows them.
+   * A name that does not resolve yet passes: every call is judged again when it connects (the
+   * dispatcher), since what a name resolves to may change.
    */
-  private checkUrlFields(kind: string, fields: Record<string, unknown>): void {
+  private async checkUrlFields(kind: string, fields: Record<string, unknown>): Promise<void> {
     for (const field of channelKind(kind)?.urlFields ?? []) {
       const value = fields[field];
       if (typeof value !== 'string') continue;
       try {
-        checkTargetLiteral(value, this.policy);
+        await checkTargetUrl(value, this.policy);
       } catch (err) {
+        if (isDnsFailure(err)) continue;
         if (!(err instanceof SsrfError)) throw err;
         // The guard's advice for webhooks (a custom header) does not apply to a provider URL.
         const why =

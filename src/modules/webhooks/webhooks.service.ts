@@ -3,7 +3,7 @@ import { CursorCodec } from '../../http/cursor.ts';
 import { conflict, invalid, notFound } from '../../lib/domain-errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { resealStored, type SealCounts, type SecretBox } from '../../lib/secret-box.ts';
-import { checkTargetUrl, SsrfError, type TargetPolicy } from '../../net/ssrf-guard.ts';
+import { checkTargetUrl, isDnsFailure, SsrfError, type TargetPolicy } from '../../net/ssrf-guard.ts';
 import { targetRefusal } from '../../net/target-refusal.ts';
 import { isoAt, type Clock } from '../../lib/clock.ts';
 import {
@@ -97,9 +97,7 @@ export class WebhooksService {
       return (await checkTargetUrl(url, this.policy)).href;
     } catch (err) {
       if (err instanceof SsrfError) throw invalid(`url refused: ${targetRefusal(err)}`, [{ path: '/url' }]);
-      const code = (err as { code?: unknown }).code;
-      if (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'ENODATA')
-        throw invalid('url refused: its host does not resolve', [{ path: '/url' }]);
+      if (isDnsFailure(err)) throw invalid('url refused: its host does not resolve', [{ path: '/url' }]);
       throw err;
     }
   }

@@ -111,6 +111,23 @@ describe('the URL of a channel, with private targets disallowed', () => {
     }
   });
 
+  it('refuses a host name that resolves to a private address, at creation and on PATCH', async () => {
+    const res = await create(strict, whatsapp(byName()));
+    expect(res.statusCode).toBe(400);
+    expect(res.json().error.message).toMatch(
+      /^provider\.api_base_url refused: localhost resolves to (127\.0\.0\.1|::1), not a public address/,
+    );
+    const channel = await createChannel(PUBLIC_BASE);
+    const patch = await strict.app.inject({
+      method: 'PATCH',
+      url: channelsUrl(tenant.businessId, channel.id),
+      headers: adminHeaders,
+      payload: { provider: { api_base_url: byName() } },
+    });
+    expect(patch.statusCode).toBe(400);
+    expect(patch.json().error.details).toEqual([{ path: '/provider/api_base_url' }]);
+  });
+
   it('refuses credentials in the URL and schemes other than http(s), without echoing them', async () => {
     for (const [url, message] of refusedAnywhere) {
       for (const app of [strict, lenient]) {
@@ -189,11 +206,18 @@ describe('calls that carry the token, with private targets disallowed', () => {
       headers: tenant.headers,
       payload: { to, from: 'whatsapp', type: 'text', content: { text: 'hi' }, channel_uuid: channelId },
     });
+  /** A channel whose host name resolved to a public address when stored, and now resolves to loopback. */
+  const rebound = async () => {
+    const channel = await createChannel(PUBLIC_BASE);
+    await sql`update channels set provider_config = jsonb_set(provider_config, '{api_base_url}',
+      to_jsonb(${byName()}::text)) where id = ${channel.id}`.execute(strict.database.db);
+    return channel;
+  };
   const sendJob = (messageId: string) =>
     strict.database.db.selectFrom('outbox').selectAll().where('ref_id', '=', messageId).executeTakeFirstOrThrow();
 
   it('a send to a host name that resolves to loopback fails once and for all, and nothing reaches the host', async () => {
-    const channel = await createChannel(byName());
+    const channel = await rebound();
     const { phone } = await inboundContact(strict, tenant, channel, 1);
     const res = await send(channel.id, phone);
     expect(res.statusCode, res.body).toBe(200);
@@ -223,7 +247,7 @@ describe('calls that carry the token, with private targets disallowed', () => {
   });
 
   it("an inbound message's media is not fetched from such a host: the job fails once and for all", async () => {
-    const channel = await createChannel(byName());
+    const channel = await rebound();
     const media = graph.addMedia({ bytes: Buffer.from('%PDF-1.4 invoice'), mimeType: 'application/pdf' });
     const message = inboundMessage('5491122334455', 'document', {
       id: media.id,
