@@ -10,6 +10,7 @@ import {
 } from '../http/dashboard-session.ts';
 import { AppError } from '../http/errors.ts';
 import { dashboardSessionRoutes } from '../modules/dashboard-auth/dashboard-auth.routes.ts';
+import { dashboardInvitationRoutes } from '../modules/dashboard-auth/invitations.dashboard-routes.ts';
 import { dashboardInboxRoutes } from '../modules/conversations/inbox.dashboard-routes.ts';
 import { dashboardThreadRoutes } from '../modules/messages/thread.dashboard-routes.ts';
 import type { SessionPrincipal } from '../modules/dashboard-auth/sessions.service.ts';
@@ -57,6 +58,7 @@ declare module 'fastify' {
 export const dashboardModules: FastifyPluginAsync[] = [
   dashboardSessionRoutes,
   dashboardTeamRoutes,
+  dashboardInvitationRoutes,
   dashboardInboxRoutes,
   dashboardThreadRoutes,
   dashboardReplyRoutes,

@@ -14,7 +14,7 @@ const tags = ['dashboard'];
 const security = [{ sessionCookie: [] }];
 const Params = Type.Object({ id: Uuid }, { additionalProperties: false });
 
-/** The channels of the session's business, for admins and owners: connected, listed, re-paced. */
+/** The channels of the session's business, for admins and owners: connected, listed, re-paced, deleted. */
 export const dashboardChannelsRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { channelSetup } = app.services;
   const preHandler = requireRole('admin');
@@ -85,5 +85,24 @@ export const dashboardChannelsRoutes: FastifyPluginAsyncTypebox = async (app) =>
     async (request) => ({
       channel: await channelSetup.edit(request.dashboard.businessId, request.params.id, request.body),
     }),
+  );
+
+  app.delete(
+    '/channels/:id',
+    {
+      preHandler,
+      schema: {
+        tags,
+        security,
+        summary: 'Delete a channel; its conversations and messages stay (admins and owners)',
+        description: "The operator API's deletion, for the session's business (404 for another's).",
+        params: Params,
+        response: responses({ 204: Type.Null() }, 400, 401, 403, 404),
+      },
+    },
+    async (request, reply) => {
+      await app.services.channels.remove(request.dashboard.businessId, request.params.id);
+      return reply.status(204).send(null);
+    },
   );
 };

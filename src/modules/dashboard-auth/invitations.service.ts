@@ -1,6 +1,7 @@
 import type { Db } from '../../db/database.ts';
+import type { UserRole } from '../../db/types.ts';
 import { isoAt, type Clock } from '../../lib/clock.ts';
-import { DomainError, notFound } from '../../lib/domain-errors.ts';
+import { DomainError, forbidden, notFound } from '../../lib/domain-errors.ts';
 import { newId } from '../../lib/ids.ts';
 import type { SecretKeys } from '../../lib/secret-keys.ts';
 import { hashPassword } from '../users/passwords.ts';
@@ -16,6 +17,17 @@ export interface Invitation {
   expires_at: string;
 }
 
+/** The latest invitation of a user who has not joined yet: `open` while its link still works. */
+export interface PendingInvitation {
+  id: string;
+  user_id: string;
+  created_at: string;
+  expires_at: string;
+  open: boolean;
+}
+
+const joined = () =>
+  new DomainError('conflict', 'invitation_used', 'the user has already joined: they sign in with their password');
 const expired = () => new DomainError('gone', 'invitation_expired', 'the invitation has expired; ask for a new one');
 const used = () => new DomainError('gone', 'invitation_used', 'the invitation was already accepted; sign in instead');
 
@@ -49,6 +61,53 @@ export class InvitationsService {
       url: `${this.options.publicUrl}/dashboard/invitations/${token}`,
       expires_at: isoAt(expiresAt).replace(/Z$/, '000Z'),
     };
+  }
+
+  /** The latest invitation of each user who has not joined yet (at most `limit`). */
+  pending(businessId: string, limit: number): Promise<PendingInvitation[]> {
+    return invitationsRepository.pending(this.db, businessId, isoAt(this.clock.now()), limit);
+  }
+
+  /**
+   * Sends a user's invitation again: a new link, and the earlier ones stop working. `byRole` is the
+   * dashboard user's who asks: only an owner invites an owner, so only an owner sends an owner's again.
+   */
+  async resend(businessId: string, id: string, byRole: UserRole): Promise<Invitation> {
+    return this.db.transaction().execute(async (trx) => {
+      const userId = await this.notJoined(trx, businessId, id, byRole, 'send');
+      return this.issue(trx, businessId, userId);
+    });
+  }
+
+  /** Withdraws a user's invitation: its link stops working; the user stays, and may be sent a new one. */
+  async withdraw(businessId: string, id: string, byRole: UserRole): Promise<void> {
+    await this.db.transaction().execute(async (trx) => {
+      const userId = await this.notJoined(trx, businessId, id, byRole, 'withdraw');
+      await invitationsRepository.closeForUser(trx, businessId, userId, isoAt(this.clock.now()));
+    });
+  }
+
+  /**
+   * The user of the invitation, who must not have joined yet, with their unaccepted invitations locked
+   * until the caller commits: an acceptance of any of them cannot slip in between (404 for another
+   * business's invitation or a removed user, 409 `invitation_used` once joined).
+   */
+  private async notJoined(
+    trx: Db,
+    businessId: string,
+    id: string,
+    byRole: UserRole,
+    action: 'send' | 'withdraw',
+  ): Promise<string> {
+    const invitation = await invitationsRepository.find(trx, businessId, id);
+    if (!invitation) throw notFound('invitation');
+    await invitationsRepository.lockUnaccepted(trx, businessId, invitation.user_id);
+    const user = await usersRepository.findWithPassword(trx, businessId, invitation.user_id);
+    if (!user) throw notFound('invitation');
+    if (user.role === 'owner' && byRole !== 'owner')
+      throw forbidden(`only an owner may ${action} an owner's invitation`);
+    if (user.password_hash !== null) throw joined();
+    return user.id;
   }
 
   /** Ends the user's open invitations (the user was removed), in the caller's transaction. */

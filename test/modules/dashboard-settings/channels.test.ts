@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../../src/lib/ids.ts';
+import { adminHeaders } from '../../helpers/tenants.ts';
 import { PUBLIC_URL } from '../../helpers/test-app.ts';
 import { call, refused, settingsFixture, type SettingsFixture } from './settings-fixture.ts';
 
@@ -147,5 +148,44 @@ describe('channel settings', () => {
       'forbidden',
     );
     await refused(call(f.t.app, f.agent, 'PATCH', `/channels/${id}`, { pace_per_second: 3 }), 403, 'forbidden');
+    await refused(call(f.t.app, f.agent, 'DELETE', `/channels/${id}`), 403, 'forbidden');
+  });
+
+  it("deletes a channel as the operator API does; another business's id is a 404", async () => {
+    const created = await call(f.t.app, f.owner, 'POST', '/channels', {
+      ...whatsapp({ identifier: '15550004444' }),
+      provider: { ...whatsapp().provider, phone_number_id: '1004' },
+    });
+    expect(created.statusCode, created.body).toBe(201);
+    const { id } = created.json().channel;
+
+    await refused(call(f.t.app, f.otherOwner, 'DELETE', `/channels/${id}`), 404, 'not_found');
+    await refused(call(f.t.app, f.admin, 'DELETE', '/channels/nope'), 400, 'validation_error');
+    await refused(call(f.t.app, f.admin, 'DELETE', `/channels/${newId()}`), 404, 'not_found');
+    await refused(
+      call(f.t.app, f.admin, 'DELETE', `/channels/${id}`, undefined, { 'x-csrf-token': 'wrong' }),
+      403,
+      'csrf_failed',
+    );
+    const listed = async () =>
+      (await call(f.t.app, f.admin, 'GET', '/channels')).json().channels.map((c: { id: string }) => c.id);
+    expect(await listed()).toContain(id);
+
+    const res = await call(f.t.app, f.admin, 'DELETE', `/channels/${id}`);
+    expect(res.statusCode, res.body).toBe(204);
+    expect(await listed()).not.toContain(id);
+    const operator = await f.t.app.inject({
+      method: 'GET',
+      url: `/admin/v1/businesses/${f.businessId}/channels/${id}`,
+      headers: adminHeaders,
+    });
+    expect(operator.statusCode).toBe(404);
+    await refused(call(f.t.app, f.admin, 'DELETE', `/channels/${id}`), 404, 'not_found');
+    // Its number can be connected again.
+    const again = await call(f.t.app, f.owner, 'POST', '/channels', {
+      ...whatsapp({ identifier: '15550004444' }),
+      provider: { ...whatsapp().provider, phone_number_id: '1004' },
+    });
+    expect(again.statusCode, again.body).toBe(201);
   });
 });
