@@ -93,6 +93,101 @@ test('an invited agent opens the link in another browser, sets a password, lands
   await context.close();
 });
 
+test('an owner deletes a channel after a confirmation that names it; Escape leaves it', async ({ page }) => {
+  const identifier = `1555${String(Math.floor(Math.random() * 1e7)).padStart(7, '0')}`;
+  await operator('POST', `/businesses/${businessId}/channels`, {
+    type: 'whatsapp',
+    identifier,
+    name: 'Old line',
+    provider: {
+      kind: 'whatsapp_cloud',
+      phone_number_id: String(Math.floor(Math.random() * 1e12)),
+      access_token: 'EAAold',
+      app_secret: 'old-app-secret',
+      verify_token: 'old-verify-token',
+    },
+  });
+  await signIn(page, owner);
+  await settingsLink(page, 'Channels').click();
+  const row = page.getByRole('row', { name: /Old line/ });
+  const open = row.getByRole('button', { name: 'Delete Old line' });
+  await open.click();
+  const dialog = page.getByRole('dialog', { name: 'Delete the channel Old line?' });
+  await expect(dialog).toContainText(identifier);
+  await expectAccessible(page);
+  await page.keyboard.press('Escape');
+  await expect(dialog).toBeHidden();
+  await expect(open).toBeFocused();
+  await expect(row).toBeVisible();
+
+  await open.click();
+  await dialog.getByRole('button', { name: 'Delete channel' }).click();
+  await expect(dialog).toBeHidden();
+  await expect(page.getByRole('row', { name: /Old line/ })).toHaveCount(0);
+  const { channels } = await operator<{ channels: { identifier: string }[] }>(
+    'GET',
+    `/businesses/${businessId}/channels`,
+  );
+  expect(channels.map((channel) => channel.identifier)).not.toContain(identifier);
+});
+
+test('a pending invitation is sent again with a new link, or withdrawn; an old link no longer works', async ({
+  page,
+  browser,
+}) => {
+  await signIn(page, owner);
+  await settingsLink(page, 'Team').click();
+  const invite = async (name: string) => {
+    const form = page.locator('form').filter({ has: page.getByRole('button', { name: 'Invite' }) });
+    await form
+      .getByLabel('Email', { exact: true })
+      .fill(`${name.split(' ')[0].toLowerCase()}.${Date.now()}@example.com`);
+    await form.getByLabel('Name', { exact: true }).fill(name);
+    await form.getByRole('button', { name: 'Invite' }).click();
+    const link = await page.getByLabel('Invitation link', { exact: true }).inputValue();
+    await expect(page.getByRole('row', { name: new RegExp(name) })).toContainText('Invited: the link works until');
+    return link;
+  };
+  const context = await browser.newContext();
+  const invited = await context.newPage();
+  const join = async (link: string) => {
+    await invited.goto(link);
+    await invited.getByLabel('Password', { exact: true }).fill('my chosen password');
+    await invited.getByRole('button', { name: 'Set password and sign in' }).click();
+  };
+
+  const first = await invite('Rosa Resent');
+  const rosa = page.getByRole('row', { name: /Rosa Resent/ });
+  await rosa.getByRole('button', { name: 'Resend invitation to Rosa Resent' }).click();
+  const second = await page.getByLabel('Invitation link for Rosa Resent', { exact: true }).inputValue();
+  expect(second).toMatch(/\/dashboard\/invitations\/\S+$/);
+  expect(second).not.toBe(first);
+  await expectAccessible(page);
+  await join(first);
+  await expect(invited.getByRole('alert')).toHaveText('This invitation link is not valid any more: ask for a new one.');
+  await join(second);
+  await expect(invited.getByRole('heading', { level: 1, name: 'Inbox' })).toBeVisible();
+  await page.reload();
+  await expect(rosa).toBeVisible();
+  await expect(rosa).not.toContainText('Invited');
+  await expect(rosa.getByRole('button', { name: /Resend invitation/ })).toHaveCount(0);
+
+  const link = await invite('Walt Withdrawn');
+  const walt = page.getByRole('row', { name: /Walt Withdrawn/ });
+  await walt.getByRole('button', { name: 'Withdraw invitation of Walt Withdrawn' }).click();
+  const dialog = page.getByRole('dialog', { name: 'Withdraw the invitation of Walt Withdrawn?' });
+  await expect(dialog).toContainText('stops working');
+  await expectAccessible(page);
+  await dialog.getByRole('button', { name: 'Withdraw invitation' }).click();
+  await expect(dialog).toBeHidden();
+  await expect(walt).toContainText('the link has expired or was withdrawn');
+  await expect(walt.getByRole('button', { name: /Withdraw invitation/ })).toHaveCount(0);
+  await invited.context().clearCookies();
+  await join(link);
+  await expect(invited.getByRole('alert')).toHaveText('This invitation link is not valid any more: ask for a new one.');
+  await context.close();
+});
+
 for (const viewport of [DESKTOP, PHONE]) {
   test(`each settings page is accessible at ${viewport.width} px`, async ({ page }) => {
     await page.setViewportSize(viewport);

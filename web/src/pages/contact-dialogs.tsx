@@ -1,60 +1,14 @@
-import { useEffect, useRef, useState, type FormEvent, type ReactNode } from 'react';
+import { useRef, useState, type FormEvent } from 'react';
 import { useNavigate } from 'react-router';
 import { api, errorMessage } from '../api/client';
 import type { paths } from '../api/schema';
+import { ConfirmDialog, Dialog, DialogActions } from '../shell/dialog';
 import type { ContactProfile } from './contact-page';
 import { contactLabel, type ContactSummary } from './contacts-page';
 import styles from './contacts.module.css';
 
 type Deletion =
   paths['/dashboard/api/contacts/{uuid}/deletion']['get']['responses'][200]['content']['application/json'];
-
-/**
- * A modal dialog opened by a button: the browser's own <dialog>, which keeps the focus inside, closes
- * on Escape and gives the focus back to the button.
- */
-function Dialog({
-  label,
-  title,
-  danger,
-  onOpen,
-  children,
-}: {
-  label: string;
-  title: string;
-  danger?: boolean;
-  onOpen?: () => void;
-  children: (close: () => void) => ReactNode;
-}) {
-  const ref = useRef<HTMLDialogElement>(null);
-  const [open, setOpen] = useState(false);
-  const id = `dialog-${title.replace(/\W+/g, '-').toLowerCase()}`;
-  const close = () => setOpen(false);
-  useEffect(() => {
-    const dialog = ref.current;
-    if (open && dialog && !dialog.open) dialog.showModal();
-    if (!open && dialog?.open) dialog.close();
-  }, [open]);
-  return (
-    <>
-      <button
-        className={`button ${danger ? styles.danger : ''}`}
-        type="button"
-        aria-haspopup="dialog"
-        onClick={() => {
-          setOpen(true);
-          onOpen?.();
-        }}
-      >
-        {label}
-      </button>
-      <dialog ref={ref} className={styles.dialog} aria-labelledby={id} onClose={() => setOpen(false)}>
-        <h2 id={id}>{title}</h2>
-        {open && children(close)}
-      </dialog>
-    </>
-  );
-}
 
 const plural = (count: number, one: string, many: string) => `${count} ${count === 1 ? one : many}`;
 
@@ -63,7 +17,6 @@ export function DeleteContactDialog({ profile }: { profile: ContactProfile }) {
   const navigate = useNavigate();
   const [deletion, setDeletion] = useState<Deletion | undefined>();
   const [error, setError] = useState<string | undefined>();
-  const [pending, setPending] = useState(false);
   const id = profile.contact.id;
 
   const preview = () => {
@@ -78,60 +31,38 @@ export function DeleteContactDialog({ profile }: { profile: ContactProfile }) {
   };
 
   const remove = async () => {
-    setPending(true);
-    try {
-      const {
-        data,
-        error: failure,
-        response,
-      } = await api.DELETE('/dashboard/api/contacts/{uuid}', {
-        params: { path: { uuid: id } },
-      });
-      if (data) await navigate('/contacts', { replace: true });
-      else setError(errorMessage(failure, response));
-    } catch (failure) {
-      setError(errorMessage(failure));
-    } finally {
-      setPending(false);
-    }
+    const {
+      data,
+      error: failure,
+      response,
+    } = await api.DELETE('/dashboard/api/contacts/{uuid}', {
+      params: { path: { uuid: id } },
+    });
+    if (!data) return errorMessage(failure, response);
+    await navigate('/contacts', { replace: true });
   };
 
   return (
-    <Dialog label="Delete contact…" title="Delete this contact?" danger onOpen={preview}>
-      {(close) => (
-        <div className={styles.form}>
-          {deletion ? (
-            <p>
-              Deleting {contactLabel(profile.contact)} also deletes{' '}
-              {plural(deletion.conversations, 'conversation', 'conversations')},{' '}
-              {plural(deletion.messages, 'message', 'messages')}, {plural(deletion.events, 'event', 'events')} and{' '}
-              {plural(deletion.media, 'attachment', 'attachments')}. This cannot be undone.
-            </p>
-          ) : (
-            !error && <p className={styles.status}>Counting what goes with the contact…</p>
-          )}
-          {error && (
-            <p className={styles.error} role="alert">
-              {error}
-            </p>
-          )}
-          <div className={styles.actions}>
-            <button className="button" type="button" onClick={close}>
-              Cancel
-            </button>
-            <button
-              className={`button ${styles.dangerPrimary}`}
-              type="button"
-              disabled={!deletion || pending}
-              aria-busy={pending}
-              onClick={() => void remove()}
-            >
-              Delete contact
-            </button>
-          </div>
-        </div>
+    <ConfirmDialog
+      label="Delete contact…"
+      title="Delete this contact?"
+      action="Delete contact"
+      onOpen={preview}
+      onConfirm={remove}
+      ready={deletion !== undefined}
+      error={error}
+    >
+      {deletion ? (
+        <p>
+          Deleting {contactLabel(profile.contact)} also deletes{' '}
+          {plural(deletion.conversations, 'conversation', 'conversations')},{' '}
+          {plural(deletion.messages, 'message', 'messages')}, {plural(deletion.events, 'event', 'events')} and{' '}
+          {plural(deletion.media, 'attachment', 'attachments')}. This cannot be undone.
+        </p>
+      ) : (
+        !error && <p className={styles.status}>Counting what goes with the contact…</p>
       )}
-    </Dialog>
+    </ConfirmDialog>
   );
 }
 
@@ -236,7 +167,7 @@ function MergeForm({ profile, close }: { profile: ContactProfile; close: () => v
   };
 
   return (
-    <div className={styles.form}>
+    <>
       <form role="search" className={styles.search} onSubmit={(event) => void search(event)}>
         <label className="field">
           <span className="field-label">Find the other contact by email, phone or external id</span>
@@ -298,25 +229,14 @@ function MergeForm({ profile, close }: { profile: ContactProfile; close: () => v
           </p>
         </>
       )}
-      {error && (
-        <p className={styles.error} role="alert">
-          {error}
-        </p>
-      )}
-      <div className={styles.actions}>
-        <button className="button" type="button" onClick={close}>
-          Cancel
-        </button>
-        <button
-          className="button button-primary"
-          type="button"
-          disabled={!other || pending}
-          aria-busy={pending}
-          onClick={() => void merge()}
-        >
-          Merge contacts
-        </button>
-      </div>
-    </div>
+      <DialogActions
+        close={close}
+        action="Merge contacts"
+        onAction={() => void merge()}
+        error={error}
+        disabled={!other}
+        pending={pending}
+      />
+    </>
   );
 }

@@ -1,8 +1,9 @@
-import { useEffect, useState } from 'react';
 import { Link, useLocation, useParams } from 'react-router';
-import { api, errorMessage } from '../api/client';
+import { api } from '../api/client';
 import type { paths } from '../api/schema';
+import { useLoad } from '../api/use-load';
 import { useDocumentTitle } from '../shell/document-title';
+import { ErrorNote } from '../shell/error-note';
 import { Loading } from '../shell/loading';
 import { ContactEditForm } from './contact-edit-form';
 import { DeleteContactDialog, MergeContactDialog } from './contact-dialogs';
@@ -25,41 +26,19 @@ export function ContactPage() {
   const { contactId = '' } = useParams();
   // A merge that keeps this contact navigates to its own address: a new location, read again.
   const { key } = useLocation();
-  const [loaded, setLoaded] = useState<{ at: string; profile?: ContactProfile; error?: string }>();
-  const at = `${contactId}:${key}`;
-
-  useEffect(() => {
-    let current = true;
-    api
-      .GET('/dashboard/api/contacts/{uuid}', { params: { path: { uuid: contactId } } })
-      .then(({ data, error: failure, response }) => {
-        if (!current) return;
-        if (data) setLoaded({ at, profile: data });
-        else
-          setLoaded({
-            at,
-            error: response.status === 404 ? 'This contact does not exist.' : errorMessage(failure, response),
-          });
-      })
-      .catch((failure: unknown) => current && setLoaded({ at, error: errorMessage(failure) }));
-    return () => {
-      current = false;
-    };
-  }, [contactId, at]);
-
-  const shownState = loaded?.at === at ? loaded : undefined;
-  const profile = shownState?.profile;
-  const error = shownState?.error;
-  const setProfile = (next: ContactProfile) => setLoaded({ at, profile: next });
+  const loaded = useLoad(
+    () => api.GET('/dashboard/api/contacts/{uuid}', { params: { path: { uuid: contactId } } }),
+    `${contactId}:${key}`,
+  );
+  const profile = loaded.data;
+  const error = loaded.status === 404 ? 'This contact does not exist.' : loaded.error;
   useDocumentTitle(profile ? contactLabel(profile.contact) : 'Contact');
 
   if (error)
     return (
       <div className={styles.page}>
         <h1>Contact</h1>
-        <p className={styles.error} role="alert">
-          {error}
-        </p>
+        <ErrorNote message={error} />
         <p>
           <Link to="/contacts">Back to contacts</Link>
         </p>
@@ -166,7 +145,7 @@ export function ContactPage() {
 
       <section className={styles.card} aria-labelledby="contact-edit">
         <h2 id="contact-edit">Edit contact</h2>
-        <ContactEditForm key={contact.updated_at} profile={profile} onSaved={setProfile} />
+        <ContactEditForm key={contact.updated_at} profile={profile} onSaved={loaded.replace} />
       </section>
 
       <section className={styles.card} aria-labelledby="contact-more">

@@ -1,8 +1,10 @@
-import { useEffect, useState, type FormEvent } from 'react';
+import { useState, type FormEvent } from 'react';
 import { Link, useSearchParams } from 'react-router';
-import { api, errorMessage } from '../api/client';
+import { api } from '../api/client';
 import type { paths } from '../api/schema';
+import { useLoad } from '../api/use-load';
 import { useDocumentTitle } from '../shell/document-title';
+import { ErrorNote } from '../shell/error-note';
 import { Loading } from '../shell/loading';
 import styles from './contacts.module.css';
 
@@ -21,23 +23,14 @@ export function ContactsPage() {
   const q = params.get('q') ?? '';
   const cursor = params.get('cursor') ?? undefined;
   const [text, setText] = useState(q);
-  const at = `${q}\n${cursor ?? ''}`;
-  const [loaded, setLoaded] = useState<{ at: string; result?: ContactList; error?: string }>();
-
-  useEffect(() => {
-    let current = true;
-    api
-      .GET('/dashboard/api/contacts', { params: { query: q ? { q } : { cursor, limit: 25 } } })
-      .then(({ data, error: failure, response }) => {
-        if (current) setLoaded(data ? { at, result: data } : { at, error: errorMessage(failure, response) });
-      })
-      .catch((failure: unknown) => current && setLoaded({ at, error: errorMessage(failure) }));
-    return () => {
-      current = false;
-    };
-  }, [q, cursor, at]);
-  const result = loaded?.at === at ? loaded.result : undefined;
-  const error = loaded?.at === at ? loaded.error : undefined;
+  const {
+    data: result,
+    error,
+    loading,
+  } = useLoad(
+    () => api.GET('/dashboard/api/contacts', { params: { query: q ? { q } : { cursor, limit: 25 } } }),
+    `${q}\n${cursor ?? ''}`,
+  );
 
   const search = (event: FormEvent) => {
     event.preventDefault();
@@ -69,12 +62,8 @@ export function ContactsPage() {
           </button>
         )}
       </form>
-      {error && (
-        <p className={styles.error} role="alert">
-          {error}
-        </p>
-      )}
-      {!result && !error && <Loading />}
+      <ErrorNote message={error} />
+      {loading && <Loading />}
       {result && (
         <>
           <p className={styles.status} role="status">

@@ -1,10 +1,12 @@
 // Dev Tools (admins and owners): the business's API keys and its event triggers (message_created
 // webhooks) with their delivery log. Secrets the service shows once (a new key, a trigger's signing
 // secret) are shown here once too, with a button to copy them.
-import { useCallback, useEffect, useState, type FormEvent } from 'react';
+import { useState, type FormEvent } from 'react';
 import { api, errorMessage } from '../api/client';
 import type { paths } from '../api/schema';
+import { useLoad } from '../api/use-load';
 import { useDocumentTitle } from '../shell/document-title';
+import { ErrorNote } from '../shell/error-note';
 import page from './page.module.css';
 import styles from './dev-tools-page.module.css';
 
@@ -15,28 +17,8 @@ type Webhook =
 type Attempt =
   paths['/dashboard/api/webhooks/{id}/deliveries']['get']['responses'][200]['content']['application/json']['deliveries'][number];
 
-/** Reads with `read` when shown and again at each `reload()`: the answer, or why it failed. */
-function useRead<T>(read: () => Promise<{ data?: T; error?: unknown; response: Response }>, what: string) {
-  const [state, setState] = useState<{ data?: T; error?: string }>({});
-  const [version, setVersion] = useState(0);
-  useEffect(() => {
-    let current = true;
-    read().then(
-      ({ data, error, response }) => {
-        if (current)
-          setState(
-            data === undefined ? { error: `${what} could not be read: ${errorMessage(error, response)}.` } : { data },
-          );
-      },
-      () => current && setState({ error: `${what} could not be read: the service could not be reached.` }),
-    );
-    return () => {
-      current = false;
-    };
-  }, [read, what, version]);
-  const reload = useCallback(() => setVersion((v) => v + 1), []);
-  return [state, reload] as const;
-}
+/** A list's read error as Dev Tools words it. */
+const unread = (what: string, error: string | undefined) => error && `${what} could not be read: ${error}.`;
 
 const when = (iso: string | null | undefined) => (iso ? new Date(iso).toLocaleString() : '—');
 
@@ -66,17 +48,8 @@ function OnceShown({ label, value, onDone }: { label: string; value: string; onD
   );
 }
 
-function ErrorNote({ message }: { message: string | undefined }) {
-  return message ? (
-    <p className={styles.error} role="alert">
-      {message}
-    </p>
-  ) : null;
-}
-
 function ApiKeys() {
-  const read = useCallback(() => api.GET('/dashboard/api/api-keys'), []);
-  const [listed, load] = useRead(read, 'The keys');
+  const listed = useLoad(() => api.GET('/dashboard/api/api-keys'));
   const keys: ApiKey[] | undefined = listed.data?.api_keys;
   const [name, setName] = useState('');
   const [created, setCreated] = useState<{ name: string; key: string }>();
@@ -96,14 +69,14 @@ function ApiKeys() {
     if (!data) return setError(`The key was not created: ${errorMessage(failed, response)}.`);
     setCreated({ name: data.api_key.name, key: data.key });
     setName('');
-    load();
+    await listed.reload();
   }
 
   async function revoke(id: string) {
     setConfirming(undefined);
     const { error: failed, response } = await api.DELETE('/dashboard/api/api-keys/{id}', { params: { path: { id } } });
     if (!response.ok) setError(`The key was not revoked: ${errorMessage(failed, response)}.`);
-    load();
+    await listed.reload();
   }
 
   return (
@@ -124,7 +97,7 @@ function ApiKeys() {
       {created && (
         <OnceShown label={`New API key: ${created.name}`} value={created.key} onDone={() => setCreated(undefined)} />
       )}
-      <ErrorNote message={error ?? listed.error} />
+      <ErrorNote message={error ?? unread('The keys', listed.error)} />
       {keys === undefined ? (
         <p className="loading">Loading keys…</p>
       ) : keys.length === 0 ? (
@@ -268,14 +241,13 @@ function TriggerForm({
 }
 
 function DeliveryLog({ webhook }: { webhook: Webhook }) {
-  const read = useCallback(
+  const first = useLoad(
     () =>
       api.GET('/dashboard/api/webhooks/{id}/deliveries', {
         params: { path: { id: webhook.id }, query: { limit: 50 } },
       }),
-    [webhook.id],
+    webhook.id,
   );
-  const [first, load] = useRead(read, 'The log');
   // Older pages, read on request; a reload starts from the newest page again.
   const [older, setOlder] = useState<{ attempts: Attempt[]; cursor: string | null }>();
   const [error, setError] = useState<string>();
@@ -284,7 +256,7 @@ function DeliveryLog({ webhook }: { webhook: Webhook }) {
 
   function refresh() {
     setOlder(undefined);
-    load();
+    void first.reload();
   }
 
   async function readOlder(after: string) {
@@ -320,7 +292,7 @@ function DeliveryLog({ webhook }: { webhook: Webhook }) {
           Refresh log
         </button>
       </div>
-      <ErrorNote message={error ?? first.error} />
+      <ErrorNote message={error ?? unread('The log', first.error)} />
       {attempts === undefined ? (
         <p className="loading">Loading…</p>
       ) : attempts.length === 0 ? (
@@ -328,7 +300,7 @@ function DeliveryLog({ webhook }: { webhook: Webhook }) {
       ) : (
         <div className={styles.tableWrap}>
           <table className={styles.table}>
-            <caption className={styles.srOnly}>Attempts to {webhook.url}, newest first</caption>
+            <caption className="visually-hidden">Attempts to {webhook.url}, newest first</caption>
             <thead>
               <tr>
                 <th scope="col">Time</th>
@@ -338,7 +310,7 @@ function DeliveryLog({ webhook }: { webhook: Webhook }) {
                 <th scope="col">Response</th>
                 <th scope="col">Next retry</th>
                 <th scope="col">
-                  <span className={styles.srOnly}>Actions</span>
+                  <span className="visually-hidden">Actions</span>
                 </th>
               </tr>
             </thead>
@@ -472,8 +444,7 @@ function Trigger({ webhook, onChanged }: { webhook: Webhook; onChanged: (secret?
 }
 
 function EventTriggers() {
-  const read = useCallback(() => api.GET('/dashboard/api/webhooks'), []);
-  const [listed, load] = useRead(read, 'The triggers');
+  const listed = useLoad(() => api.GET('/dashboard/api/webhooks'));
   const webhooks: Webhook[] | undefined = listed.data?.webhooks;
   const [secret, setSecret] = useState<string>();
   // A new form after each creation, empty again.
@@ -499,12 +470,12 @@ function EventTriggers() {
           if (!data) return `The trigger was not created: ${errorMessage(failed, response)}.`;
           setSecret(data.secret);
           setFormKey((k) => k + 1);
-          load();
+          await listed.reload();
           return undefined;
         }}
       />
       {secret && <OnceShown label="Signing secret" value={secret} onDone={() => setSecret(undefined)} />}
-      <ErrorNote message={listed.error} />
+      <ErrorNote message={unread('The triggers', listed.error)} />
       {webhooks === undefined ? (
         <p className="loading">Loading triggers…</p>
       ) : webhooks.length === 0 ? (
@@ -517,7 +488,7 @@ function EventTriggers() {
               webhook={webhook}
               onChanged={async (rotated) => {
                 if (rotated) setSecret(rotated);
-                load();
+                await listed.reload();
               }}
             />
           ))}

@@ -1,70 +1,55 @@
 import { useState, type FormEvent } from 'react';
 import { api, errorMessage } from '../../api/client';
 import type { paths } from '../../api/schema';
-import { useDocumentTitle } from '../../shell/document-title';
-import page from '../page.module.css';
-import { ErrorNote, useLoaded } from './settings-kit';
+import { useLoad } from '../../api/use-load';
+import { ErrorNote } from '../../shell/error-note';
+import { SettingsPage, SettingsSection, SettingsTable } from './settings-kit';
 import styles from './settings.module.css';
 
 type Agent = paths['/dashboard/api/agents/{id}']['get']['responses'][200]['content']['application/json']['agent'];
 
 /** The business's AI agents: each one's prompt, model and tools, changed as the public API changes them. */
 export function AgentsPage() {
-  useDocumentTitle('AI agents');
-  const agents = useLoaded(() => api.GET('/dashboard/api/agents'));
+  const agents = useLoad(() => api.GET('/dashboard/api/agents'));
   const [open, setOpen] = useState<string>();
 
   return (
-    <div className={page.page}>
-      <h1>AI agents</h1>
-      <p className={page.lead}>Agents that answer on your behalf.</p>
-      <section className={styles.section} aria-labelledby="agents-heading">
-        <h2 id="agents-heading">Agents</h2>
-        <ErrorNote message={agents.error} />
-        {agents.data?.agents.length === 0 && (
-          <p className={styles.empty}>No AI agent yet: the operator of the service creates them.</p>
-        )}
-        {agents.data && agents.data.agents.length > 0 && (
-          <table className={styles.table}>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Type</th>
-                <th scope="col">Model</th>
-                <th scope="col">
-                  <span className={styles.visuallyHidden}>Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {agents.data.agents.map((agent) => (
-                <tr key={agent.id}>
-                  <td>{agent.name}</td>
-                  <td>{agent.type}</td>
-                  <td>{agent.model ?? 'Default'}</td>
-                  <td>
-                    <button
-                      type="button"
-                      className="button"
-                      aria-expanded={open === agent.id}
-                      onClick={() => setOpen(open === agent.id ? undefined : agent.id)}
-                    >
-                      Configure<span className={styles.visuallyHidden}> {agent.name}</span>
-                    </button>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        )}
-      </section>
+    <SettingsPage title="AI agents" lead="Agents that answer on your behalf.">
+      <SettingsSection title="Agents">
+        <SettingsTable
+          columns={['Name', 'Type', 'Model']}
+          actions
+          rows={agents.data?.agents}
+          error={agents.error}
+          empty="No AI agent yet: the operator of the service creates them."
+          rowKey={(agent) => agent.id}
+        >
+          {(agent) => (
+            <>
+              <td>{agent.name}</td>
+              <td>{agent.type}</td>
+              <td>{agent.model ?? 'Default'}</td>
+              <td>
+                <button
+                  type="button"
+                  className="button"
+                  aria-expanded={open === agent.id}
+                  onClick={() => setOpen(open === agent.id ? undefined : agent.id)}
+                >
+                  Configure<span className="visually-hidden"> {agent.name}</span>
+                </button>
+              </td>
+            </>
+          )}
+        </SettingsTable>
+      </SettingsSection>
       {open && <AgentEditor key={open} id={open} onSaved={agents.reload} />}
-    </div>
+    </SettingsPage>
   );
 }
 
 function AgentEditor({ id, onSaved }: { id: string; onSaved: () => Promise<void> }) {
-  const agent = useLoaded(() => api.GET('/dashboard/api/agents/{id}', { params: { path: { id } } }));
+  const agent = useLoad(() => api.GET('/dashboard/api/agents/{id}', { params: { path: { id } } }), id);
   if (agent.error) return <ErrorNote message={agent.error} />;
   if (!agent.data) return <p className="loading">Loading…</p>;
   return <AgentForm agent={agent.data.agent} onSaved={onSaved} />;
@@ -105,8 +90,7 @@ function AgentForm({ agent, onSaved }: { agent: Agent; onSaved: () => Promise<vo
   };
 
   return (
-    <section className={styles.section} aria-labelledby="agent-form-heading">
-      <h2 id="agent-form-heading">Configure {agent.name}</h2>
+    <SettingsSection title={<>Configure {agent.name}</>}>
       <form className={`${styles.form} ${styles.card}`} onSubmit={(event) => void submit(event)}>
         <div className={styles.row}>
           <label className="field">
@@ -150,6 +134,6 @@ function AgentForm({ agent, onSaved }: { agent: Agent; onSaved: () => Promise<vo
           {saved && <span role="status">Saved</span>}
         </div>
       </form>
-    </section>
+    </SettingsSection>
   );
 }

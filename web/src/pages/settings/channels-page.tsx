@@ -1,67 +1,60 @@
 import { useState, type FormEvent } from 'react';
 import { api, errorMessage } from '../../api/client';
 import type { paths } from '../../api/schema';
-import { useDocumentTitle } from '../../shell/document-title';
-import page from '../page.module.css';
-import { CopyField, ErrorNote, Field, fieldLabel, useLoaded } from './settings-kit';
+import { useLoad } from '../../api/use-load';
+import { ConfirmDialog } from '../../shell/dialog';
+import { ErrorNote } from '../../shell/error-note';
+import { CopyField, Field, fieldLabel, SettingsPage, SettingsSection, SettingsTable } from './settings-kit';
 import styles from './settings.module.css';
 
+type Channel =
+  paths['/dashboard/api/channels']['get']['responses'][200]['content']['application/json']['channels'][number];
 type Kind =
   paths['/dashboard/api/channel-kinds']['get']['responses'][200]['content']['application/json']['kinds'][number];
 type Connected = { webhook: { url: string | null; verify_token: string | null }; name: string };
 
-/** The business's channels: connected from the form of their provider kind, re-paced in place. */
+/** The business's channels: connected from the form of their provider kind, re-paced in place, deleted. */
 export function ChannelsPage() {
-  useDocumentTitle('Channels');
-  const kinds = useLoaded(() => api.GET('/dashboard/api/channel-kinds'));
-  const channels = useLoaded(() => api.GET('/dashboard/api/channels'));
+  const kinds = useLoad(() => api.GET('/dashboard/api/channel-kinds'));
+  const channels = useLoad(() => api.GET('/dashboard/api/channels'));
   const [connected, setConnected] = useState<Connected>();
 
   return (
-    <div className={page.page}>
-      <h1>Channels</h1>
-      <p className={page.lead}>The accounts your business is reached on.</p>
-
-      <section className={styles.section} aria-labelledby="channels-list">
-        <h2 id="channels-list">Connected channels</h2>
-        <ErrorNote message={channels.error} />
-        {channels.data && channels.data.channels.length === 0 && <p className={styles.empty}>No channel yet.</p>}
-        {channels.data && channels.data.channels.length > 0 && (
-          <table className={styles.table}>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Number</th>
-                <th scope="col">Webhook URL</th>
-                <th scope="col">Secrets</th>
-                <th scope="col">Pace (messages per second)</th>
-              </tr>
-            </thead>
-            <tbody>
-              {channels.data.channels.map((channel) => (
-                <tr key={channel.id}>
-                  <td>{channel.name}</td>
-                  <td>{channel.identifier}</td>
-                  <td>{channel.webhook_url ?? '—'}</td>
-                  <td>
-                    {Object.entries(channel.secrets)
-                      .map(([name, mask]) => `${fieldLabel(name)} ${mask}`)
-                      .join(', ') || '—'}
-                  </td>
-                  <td>
-                    <PaceForm
-                      id={channel.id}
-                      name={channel.name}
-                      pace={channel.pace_per_second}
-                      onSaved={channels.reload}
-                    />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        )}
-      </section>
+    <SettingsPage title="Channels" lead="The accounts your business is reached on.">
+      <SettingsSection title="Connected channels">
+        <SettingsTable
+          columns={['Name', 'Number', 'Webhook URL', 'Secrets', 'Pace (messages per second)']}
+          actions
+          rows={channels.data?.channels}
+          error={channels.error}
+          empty="No channel yet."
+          rowKey={(channel) => channel.id}
+        >
+          {(channel) => (
+            <>
+              <td>{channel.name}</td>
+              <td>{channel.identifier}</td>
+              <td className={styles.long}>{channel.webhook_url ?? '—'}</td>
+              <td>
+                {Object.entries(channel.secrets)
+                  .map(([name, mask]) => `${fieldLabel(name)} ${mask}`)
+                  .join(', ') || '—'}
+              </td>
+              <td>
+                <PaceForm
+                  id={channel.id}
+                  name={channel.name}
+                  pace={channel.pace_per_second}
+                  onSaved={channels.reload}
+                />
+              </td>
+              <td>
+                <DeleteChannel channel={channel} onDeleted={channels.reload} />
+              </td>
+            </>
+          )}
+        </SettingsTable>
+      </SettingsSection>
 
       {connected && (
         <section className={styles.section} aria-labelledby="connected-heading">
@@ -78,8 +71,7 @@ export function ChannelsPage() {
         </section>
       )}
 
-      <section className={styles.section} aria-labelledby="connect-heading">
-        <h2 id="connect-heading">Connect a channel</h2>
+      <SettingsSection title="Connect a channel">
         <ErrorNote message={kinds.error} />
         {kinds.data?.kinds.map((kind) => (
           <ConnectForm
@@ -91,8 +83,8 @@ export function ChannelsPage() {
             }}
           />
         ))}
-      </section>
-    </div>
+      </SettingsSection>
+    </SettingsPage>
   );
 }
 
@@ -143,6 +135,34 @@ function PaceForm({
       {saved && <span role="status">Saved</span>}
       <ErrorNote message={error} />
     </form>
+  );
+}
+
+/** Deleting a channel, after a confirmation that names it. */
+function DeleteChannel({ channel, onDeleted }: { channel: Channel; onDeleted: () => Promise<void> }) {
+  const remove = async () => {
+    const { error, response } = await api.DELETE('/dashboard/api/channels/{id}', {
+      params: { path: { id: channel.id } },
+    });
+    if (!response.ok) return errorMessage(error, response);
+    await onDeleted();
+  };
+  return (
+    <ConfirmDialog
+      label={
+        <>
+          Delete<span className="visually-hidden"> {channel.name}</span>
+        </>
+      }
+      title={`Delete the channel ${channel.name}?`}
+      action="Delete channel"
+      onConfirm={remove}
+    >
+      <p>
+        {channel.name} ({channel.identifier}) will no longer send or receive messages. Its conversations and messages
+        stay, and the number can be connected again later.
+      </p>
+    </ConfirmDialog>
   );
 }
 

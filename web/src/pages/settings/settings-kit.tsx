@@ -1,43 +1,87 @@
-// What the settings pages share: loading an answer of the session API, showing its error, and a read-only
-// value with a button that copies it.
-import { useCallback, useEffect, useId, useState, type ReactNode } from 'react';
-import { errorMessage } from '../../api/client';
+// What the settings pages share: their frame and sections, their lists' table, a read-only value with a
+// button that copies it, and labelled fields.
+import { useId, useState, type ReactNode } from 'react';
+import { useDocumentTitle } from '../../shell/document-title';
+import { ErrorNote } from '../../shell/error-note';
+import page from '../page.module.css';
 import styles from './settings.module.css';
 
-/** An answer of the API or the message of its error, loaded again by `reload`. */
-export function useLoaded<T>(load: () => Promise<{ data?: T; error?: unknown; response: Response }>) {
-  const [state, setState] = useState<{ data?: T; error?: string }>({});
-  // The first call's loader is the page's: a page loads the same resource all its life.
-  const [loader] = useState(() => load);
-  const reload = useCallback(() => settle(loader).then(setState), [loader]);
-  useEffect(() => {
-    let current = true;
-    void settle(loader).then((next) => current && setState(next));
-    return () => {
-      current = false;
-    };
-  }, [loader]);
-  return { ...state, reload };
-}
-
-async function settle<T>(
-  load: () => Promise<{ data?: T; error?: unknown; response: Response }>,
-): Promise<{ data?: T; error?: string }> {
-  try {
-    const { data, error, response } = await load();
-    return data === undefined ? { error: errorMessage(error, response) } : { data };
-  } catch {
-    return { error: errorMessage(undefined) };
-  }
-}
-
-/** A call's error as the page shows it: announced, in the service's words. */
-export function ErrorNote({ message }: { message?: string }) {
-  if (!message) return null;
+/** A settings page: its title (the document's too) and what it is for. */
+export function SettingsPage({ title, lead, children }: { title: string; lead: string; children: ReactNode }) {
+  useDocumentTitle(title);
   return (
-    <p className={styles.error} role="alert">
-      {message}
-    </p>
+    <div className={page.page}>
+      <h1>{title}</h1>
+      <p className={page.lead}>{lead}</p>
+      {children}
+    </div>
+  );
+}
+
+/** A section of a settings page, named by its heading. */
+export function SettingsSection({ title, children }: { title: ReactNode; children: ReactNode }) {
+  const id = useId();
+  return (
+    <section className={styles.section} aria-labelledby={id}>
+      <h2 id={id}>{title}</h2>
+      {children}
+    </section>
+  );
+}
+
+/**
+ * A list of a settings page as a table, stacked rows on a phone: the error of its read (or of an
+ * action on it), a line while it loads and one when it is empty, else a row per item. With `actions`,
+ * a last column for the row's buttons, its heading read only by screen readers.
+ */
+export function SettingsTable<Row>({
+  columns,
+  actions,
+  rows,
+  error,
+  empty,
+  rowKey,
+  children,
+}: {
+  columns: string[];
+  actions?: boolean;
+  /** Undefined until read. */
+  rows: readonly Row[] | undefined;
+  error?: string;
+  empty: string;
+  rowKey: (row: Row) => string;
+  /** A row's cells. */
+  children: (row: Row) => ReactNode;
+}) {
+  return (
+    <>
+      <ErrorNote message={error} />
+      {rows === undefined && !error && <p className={styles.empty}>Loading…</p>}
+      {rows?.length === 0 && <p className={styles.empty}>{empty}</p>}
+      {rows && rows.length > 0 && (
+        <table className={styles.table}>
+          <thead>
+            <tr>
+              {columns.map((column) => (
+                <th key={column} scope="col">
+                  {column}
+                </th>
+              ))}
+              {actions && (
+                <th scope="col">
+                  <span className="visually-hidden">Actions</span>
+                </th>
+              )}
+            </tr>
+          </thead>
+          <tbody>
+            {rows.map((row) => (
+              <tr key={rowKey(row)}>{children(row)}</tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </>
   );
 }
 

@@ -2,12 +2,15 @@ import { useState, type FormEvent } from 'react';
 import { api, errorMessage } from '../../api/client';
 import type { paths } from '../../api/schema';
 import { useSignedIn, type Role } from '../../session/session';
-import { useDocumentTitle } from '../../shell/document-title';
-import page from '../page.module.css';
-import { CopyField, ErrorNote, Field, useLoaded } from './settings-kit';
+import { useLoad } from '../../api/use-load';
+import { ConfirmDialog } from '../../shell/dialog';
+import { ErrorNote } from '../../shell/error-note';
+import { CopyField, Field, SettingsPage, SettingsSection, SettingsTable } from './settings-kit';
 import styles from './settings.module.css';
 
 type User = paths['/dashboard/api/users']['get']['responses'][200]['content']['application/json']['users'][number];
+type Invitation =
+  paths['/dashboard/api/invitations']['get']['responses'][200]['content']['application/json']['invitations'][number];
 type Team = paths['/dashboard/api/teams']['get']['responses'][200]['content']['application/json']['teams'][number];
 
 const ROLES: Role[] = ['agent', 'admin', 'owner'];
@@ -15,11 +18,13 @@ const roleName = (role: Role) => role.charAt(0).toUpperCase() + role.slice(1);
 
 /** The people who use the dashboard (invited, given a role, removed) and the teams they form. */
 export function TeamPage() {
-  useDocumentTitle('Team');
   const session = useSignedIn();
-  const users = useLoaded(() => api.GET('/dashboard/api/users'));
-  const teams = useLoaded(() => api.GET('/dashboard/api/teams'));
+  const users = useLoad(() => api.GET('/dashboard/api/users'));
+  const teams = useLoad(() => api.GET('/dashboard/api/teams'));
+  const invitations = useLoad(() => api.GET('/dashboard/api/invitations'));
+  const pending = new Map(invitations.data?.invitations.map((invitation) => [invitation.user_id, invitation]));
   const [error, setError] = useState<string>();
+  const [resent, setResent] = useState<{ name: string; url: string }>();
   const owner = session.user.role === 'owner';
   // Only an owner makes an owner or changes one (the service refuses it to an admin too).
   const roles = owner ? ROLES : ROLES.filter((role) => role !== 'owner');
@@ -49,76 +54,160 @@ export function TeamPage() {
   };
 
   return (
-    <div className={page.page}>
-      <h1>Team</h1>
-      <p className={page.lead}>The people who use this dashboard.</p>
-
-      <section className={styles.section} aria-labelledby="users-heading">
-        <h2 id="users-heading">Users</h2>
-        <ErrorNote message={users.error ?? error} />
-        {users.data && (
-          <table className={styles.table}>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Email</th>
-                <th scope="col">Role</th>
-                <th scope="col">
-                  <span className={styles.visuallyHidden}>Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {users.data.users.map((user) => {
-                const locked = user.role === 'owner' && !owner;
-                return (
-                  <tr key={user.id}>
-                    <td>{user.name}</td>
-                    <td>{user.email}</td>
-                    <td>
-                      {locked ? (
-                        roleName(user.role)
-                      ) : (
-                        <select
-                          aria-label={`Role of ${user.name}`}
-                          value={user.role}
-                          onChange={(event) => void changeRole(user, event.target.value as Role)}
-                        >
-                          {roles.map((role) => (
-                            <option key={role} value={role}>
-                              {roleName(role)}
-                            </option>
-                          ))}
-                        </select>
-                      )}
-                    </td>
-                    <td>
-                      {!locked && user.id !== session.user.id && (
-                        <button type="button" className={`button ${styles.danger}`} onClick={() => void remove(user)}>
-                          Remove<span className={styles.visuallyHidden}> {user.name}</span>
-                        </button>
-                      )}
-                    </td>
-                  </tr>
-                );
-              })}
-            </tbody>
-          </table>
+    <SettingsPage title="Team" lead="The people who use this dashboard.">
+      <SettingsSection title="Users">
+        <SettingsTable
+          columns={['Name', 'Email', 'Role']}
+          actions
+          rows={users.data?.users}
+          error={users.error ?? error}
+          empty="No user yet."
+          rowKey={(user) => user.id}
+        >
+          {(user) => {
+            const locked = user.role === 'owner' && !owner;
+            const invitation = pending.get(user.id);
+            return (
+              <>
+                <td>
+                  {user.name}
+                  {invitation && (
+                    <div className={styles.hint}>
+                      {invitation.open
+                        ? `Invited: the link works until ${new Date(invitation.expires_at).toLocaleString()}`
+                        : 'Invited: the link has expired or was withdrawn'}
+                    </div>
+                  )}
+                </td>
+                <td className={styles.long}>{user.email}</td>
+                <td>
+                  {locked ? (
+                    roleName(user.role)
+                  ) : (
+                    <select
+                      aria-label={`Role of ${user.name}`}
+                      value={user.role}
+                      onChange={(event) => void changeRole(user, event.target.value as Role)}
+                    >
+                      {roles.map((role) => (
+                        <option key={role} value={role}>
+                          {roleName(role)}
+                        </option>
+                      ))}
+                    </select>
+                  )}
+                </td>
+                <td>
+                  <div className={styles.inline}>
+                    {invitation && !locked && (
+                      <InvitationActions
+                        user={user}
+                        invitation={invitation}
+                        onSent={(url) => setResent({ name: user.name, url })}
+                        onError={setError}
+                        onChanged={invitations.reload}
+                      />
+                    )}
+                    {!locked && user.id !== session.user.id && (
+                      <button type="button" className={`button ${styles.danger}`} onClick={() => void remove(user)}>
+                        Remove<span className="visually-hidden"> {user.name}</span>
+                      </button>
+                    )}
+                  </div>
+                </td>
+              </>
+            );
+          }}
+        </SettingsTable>
+        {resent && (
+          <div className={styles.result} role="status">
+            <p className={styles.hint}>
+              A new invitation for {resent.name}: the earlier link no longer works, and this one is shown only now.
+            </p>
+            <CopyField label={`Invitation link for ${resent.name}`} value={resent.url} />
+          </div>
         )}
-      </section>
+      </SettingsSection>
 
-      <InviteForm roles={roles} onInvited={users.reload} />
+      <InviteForm
+        roles={roles}
+        onInvited={async () => {
+          setResent(undefined);
+          await Promise.all([users.reload(), invitations.reload()]);
+        }}
+      />
 
-      <section className={styles.section} aria-labelledby="teams-heading">
-        <h2 id="teams-heading">Teams</h2>
+      <SettingsSection title="Teams">
         <ErrorNote message={teams.error} />
         {teams.data?.teams.length === 0 && <p className={styles.empty}>No team yet.</p>}
         {teams.data?.teams.map((team) => (
           <TeamCard key={team.id} team={team} users={users.data?.users ?? []} onChanged={teams.reload} />
         ))}
         <NewTeamForm onCreated={teams.reload} />
-      </section>
-    </div>
+      </SettingsSection>
+    </SettingsPage>
+  );
+}
+
+/**
+ * What an admin does with the invitation of a user who has not joined: send it again (a new link, the
+ * earlier one stops working) or, while its link works, withdraw it.
+ */
+function InvitationActions({
+  user,
+  invitation,
+  onSent,
+  onError,
+  onChanged,
+}: {
+  user: User;
+  invitation: Invitation;
+  onSent: (url: string) => void;
+  onError: (message?: string) => void;
+  onChanged: () => Promise<void>;
+}) {
+  const [pending, setPending] = useState(false);
+  const path = { params: { path: { id: invitation.id } } };
+
+  const resend = async () => {
+    setPending(true);
+    onError(undefined);
+    const { data, error: failure, response } = await api.POST('/dashboard/api/invitations/{id}/resend', path);
+    setPending(false);
+    if (!data) return onError(errorMessage(failure, response));
+    onSent(data.invitation.url);
+    await onChanged();
+  };
+
+  const withdraw = async () => {
+    const { error: failure, response } = await api.DELETE('/dashboard/api/invitations/{id}', path);
+    if (!response.ok) return errorMessage(failure, response);
+    await onChanged();
+  };
+
+  return (
+    <>
+      <button type="button" className="button" disabled={pending} aria-busy={pending} onClick={() => void resend()}>
+        Resend<span className="visually-hidden"> invitation to {user.name}</span>
+      </button>
+      {invitation.open && (
+        <ConfirmDialog
+          label={
+            <>
+              Withdraw<span className="visually-hidden"> invitation of {user.name}</span>
+            </>
+          }
+          title={`Withdraw the invitation of ${user.name}?`}
+          action="Withdraw invitation"
+          onConfirm={withdraw}
+        >
+          <p>
+            The link sent to {user.email} stops working. {user.name} stays in the list: you can send a new invitation or
+            remove them.
+          </p>
+        </ConfirmDialog>
+      )}
+    </>
   );
 }
 
@@ -151,8 +240,7 @@ function InviteForm({ roles, onInvited }: { roles: Role[]; onInvited: () => Prom
   };
 
   return (
-    <section className={styles.section} aria-labelledby="invite-heading">
-      <h2 id="invite-heading">Invite a user</h2>
+    <SettingsSection title="Invite a user">
       <form className={`${styles.form} ${styles.card}`} onSubmit={(event) => void submit(event)}>
         <div className={styles.row}>
           <Field label="Email">
@@ -202,7 +290,7 @@ function InviteForm({ roles, onInvited }: { roles: Role[]; onInvited: () => Prom
           </div>
         )}
       </form>
-    </section>
+    </SettingsSection>
   );
 }
 

@@ -1,9 +1,10 @@
 import { useState, type FormEvent } from 'react';
 import { api, errorMessage } from '../../api/client';
 import type { paths } from '../../api/schema';
-import { useDocumentTitle } from '../../shell/document-title';
-import page from '../page.module.css';
-import { ErrorNote, Field, useLoaded } from './settings-kit';
+import { useLoad } from '../../api/use-load';
+import { ConfirmDialog } from '../../shell/dialog';
+import { ErrorNote } from '../../shell/error-note';
+import { Field, SettingsPage, SettingsSection, SettingsTable } from './settings-kit';
 import styles from './settings.module.css';
 
 type Template =
@@ -14,60 +15,56 @@ const CATEGORIES = ['MARKETING', 'UTILITY', 'AUTHENTICATION'] as const;
 
 /** The business's message templates: created, replaced and deleted under the templates' rules. */
 export function TemplatesPage() {
-  useDocumentTitle('Templates');
-  const templates = useLoaded(() => api.GET('/dashboard/api/templates'));
+  const templates = useLoad(() => api.GET('/dashboard/api/templates'));
   const [editing, setEditing] = useState<Template | null>(null);
-  const [error, setError] = useState<string>();
 
   const remove = async (template: Template) => {
-    if (!window.confirm(`Delete the template ${template.name}?`)) return;
-    const { response, error: failure } = await api.DELETE('/dashboard/api/templates/{id}', {
+    const { response, error } = await api.DELETE('/dashboard/api/templates/{id}', {
       params: { path: { id: template.id } },
     });
-    setError(response.ok ? undefined : errorMessage(failure, response));
+    if (!response.ok) return errorMessage(error, response);
     await templates.reload();
   };
 
   return (
-    <div className={page.page}>
-      <h1>Templates</h1>
-      <p className={page.lead}>Approved messages to start a conversation.</p>
-      <section className={styles.section} aria-labelledby="templates-heading">
-        <h2 id="templates-heading">Templates</h2>
-        <ErrorNote message={templates.error ?? error} />
-        {templates.data?.templates.length === 0 && <p className={styles.empty}>No template yet.</p>}
-        {templates.data && templates.data.templates.length > 0 && (
-          <table className={styles.table}>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Language</th>
-                <th scope="col">Body</th>
-                <th scope="col">
-                  <span className={styles.visuallyHidden}>Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {templates.data.templates.map((template) => (
-                <tr key={template.id}>
-                  <td>{template.name}</td>
-                  <td>{template.language}</td>
-                  <td>{template.body}</td>
-                  <td className={styles.inline}>
-                    <button type="button" className="button" onClick={() => setEditing(template)}>
-                      Edit<span className={styles.visuallyHidden}> {template.name}</span>
-                    </button>
-                    <button type="button" className={`button ${styles.danger}`} onClick={() => void remove(template)}>
-                      Delete<span className={styles.visuallyHidden}> {template.name}</span>
-                    </button>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        )}
-      </section>
+    <SettingsPage title="Templates" lead="Approved messages to start a conversation.">
+      <SettingsSection title="Templates">
+        <SettingsTable
+          columns={['Name', 'Language', 'Body']}
+          actions
+          rows={templates.data?.templates}
+          error={templates.error}
+          empty="No template yet."
+          rowKey={(template) => template.id}
+        >
+          {(template) => (
+            <>
+              <td>{template.name}</td>
+              <td>{template.language}</td>
+              <td>{template.body}</td>
+              <td>
+                <div className={styles.inline}>
+                  <button type="button" className="button" onClick={() => setEditing(template)}>
+                    Edit<span className="visually-hidden"> {template.name}</span>
+                  </button>
+                  <ConfirmDialog
+                    label={
+                      <>
+                        Delete<span className="visually-hidden"> {template.name}</span>
+                      </>
+                    }
+                    title={`Delete the template ${template.name}?`}
+                    action="Delete template"
+                    onConfirm={() => remove(template)}
+                  >
+                    <p>It can no longer be sent. Messages already sent with it stay.</p>
+                  </ConfirmDialog>
+                </div>
+              </td>
+            </>
+          )}
+        </SettingsTable>
+      </SettingsSection>
       <TemplateForm
         key={editing?.id ?? 'new'}
         template={editing}
@@ -76,7 +73,7 @@ export function TemplatesPage() {
           await templates.reload();
         }}
       />
-    </div>
+    </SettingsPage>
   );
 }
 
@@ -118,8 +115,7 @@ function TemplateForm({ template, onDone }: { template: Template | null; onDone:
 
   const heading = template ? `Edit ${template.name}` : 'New template';
   return (
-    <section className={styles.section} aria-labelledby="template-form-heading">
-      <h2 id="template-form-heading">{heading}</h2>
+    <SettingsSection title={heading}>
       <form className={`${styles.form} ${styles.card}`} onSubmit={(event) => void submit(event)}>
         <div className={styles.row}>
           <Field label="Name" hint="Lower-case letters, digits and underscores.">
@@ -182,6 +178,6 @@ function TemplateForm({ template, onDone }: { template: Template | null; onDone:
           )}
         </div>
       </form>
-    </section>
+    </SettingsSection>
   );
 }
