@@ -1,5 +1,7 @@
 import { expect, test, type Page } from '@playwright/test';
 import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import {
   inboundMessage,
   metaNotification,
@@ -113,6 +115,61 @@ test('a reply goes to the Graph API, and a message arriving appears without a re
   await contactWrites(from, 'Lucía Gómez', '¡Genial, gracias!');
   await expect(page.getByRole('list', { name: 'Messages' })).toContainText('¡Genial, gracias!', { timeout: 5_000 });
   await expect(conversations(page).getByRole('link', { name: /Lucía Gómez/ })).toContainText('¡Genial, gracias!');
+});
+
+test('a reply from the dashboard fires no message_created webhook, while a message from the contact does', async ({
+  page,
+}) => {
+  // A receiver on loopback for the business's message_created webhook: every body it is sent.
+  const bodies: string[] = [];
+  const receiver = createServer((req, res) => {
+    let body = '';
+    req.setEncoding('utf8');
+    req.on('data', (chunk: string) => (body += chunk));
+    req.on('end', () => {
+      bodies.push(body);
+      res.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  const demo = await demoBusinessId();
+  const { webhook } = await operator<{ webhook: { id: string } }>('POST', `/businesses/${demo}/webhooks`, {
+    event: 'message_created',
+    url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`,
+  });
+  try {
+    const from = phone();
+    const ofThisContact = () => bodies.filter((body) => body.includes(from));
+    await contactWrites(from, 'Ana Webhook', 'Hola, ¿abren el sábado?');
+    await expect.poll(() => ofThisContact().length).toBe(1);
+
+    await signIn(page, owner);
+    await page.getByRole('searchbox', { name: 'Search' }).fill(from);
+    await conversations(page)
+      .getByRole('link', { name: /Ana Webhook/ })
+      .click();
+    const sendsBefore = graph.sends().length;
+    const box = page.getByRole('textbox', { name: 'Message' });
+    await box.fill('Sí, de 10 a 14');
+    await box.press('Enter');
+    await expect.poll(() => graph.sends().length).toBe(sendsBefore + 1);
+    expect((graph.sends().at(-1)!.body as { to: string }).to).toBe(from);
+    await expect(page.getByRole('list', { name: 'Messages' })).toContainText('Sí, de 10 a 14');
+
+    // A conversation's deliveries go out in the order its messages were written: once the contact's next
+    // message has arrived, a delivery of the reply, written before it, would have too.
+    await contactWrites(from, 'Ana Webhook', 'Perfecto, gracias');
+    await expect.poll(() => ofThisContact().some((body) => body.includes('Perfecto, gracias'))).toBe(true);
+    await page.waitForTimeout(1_000);
+    const texts = ofThisContact().map(
+      (body) => (JSON.parse(body) as { payload: { text: string | null } }).payload.text,
+    );
+    expect(texts).toEqual(['Hola, ¿abren el sábado?', 'Perfecto, gracias']);
+  } finally {
+    await operator('DELETE', `/businesses/${demo}/webhooks/${webhook.id}`);
+    receiver.closeAllConnections();
+    await new Promise((resolve) => receiver.close(resolve));
+  }
 });
 
 test('taking manual control is an event of the public API', async ({ page }) => {
