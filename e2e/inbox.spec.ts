@@ -84,7 +84,6 @@ test('the demo inbox lists conversations; one opens beside the list; axe finds n
   await expect(page.getByRole('list', { name: 'Messages' }).getByRole('listitem').first()).toBeVisible();
   await expect(conversations(page)).toBeVisible();
   await expectAccessible(page);
-  await screenshot(page, 'conversation');
 });
 
 test('a reply goes to the Graph API, and a message arriving appears without a reload', async ({ page }) => {
@@ -115,6 +114,11 @@ test('a reply goes to the Graph API, and a message arriving appears without a re
   await contactWrites(from, 'Lucía Gómez', '¡Genial, gracias!');
   await expect(page.getByRole('list', { name: 'Messages' })).toContainText('¡Genial, gracias!', { timeout: 5_000 });
   await expect(conversations(page).getByRole('link', { name: /Lucía Gómez/ })).toContainText('¡Genial, gracias!');
+  // With the search cleared, the conversation leads the list.
+  await page.getByRole('searchbox', { name: 'Search' }).fill('');
+  await expect(conversations(page).getByRole('link').first()).toContainText('Lucía Gómez');
+  await expect(conversations(page).getByRole('link').nth(1)).toBeVisible();
+  await screenshot(page, 'conversation');
 });
 
 test('a reply from the dashboard fires no message_created webhook, while a message from the contact does', async ({
