@@ -25,6 +25,20 @@ test.beforeAll(async () => {
 const settingsLink = (page: Page, name: string) =>
   page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name });
 
+/** Invites a new agent from the team page, open; answers the invitation link it shows. */
+async function invite(page: Page, name: string): Promise<string> {
+  const form = page.locator('form').filter({ has: page.getByRole('button', { name: 'Invite' }) });
+  const email = `${name.split(' ')[0].toLowerCase()}.${Math.random().toString(36).slice(2, 10)}@example.com`;
+  await form.getByLabel('Email', { exact: true }).fill(email);
+  await form.getByLabel('Name', { exact: true }).fill(name);
+  await form.getByLabel('Role', { exact: true }).selectOption('agent');
+  await form.getByRole('button', { name: 'Invite' }).click();
+  const link = await page.getByLabel('Invitation link', { exact: true }).inputValue();
+  expect(link).toMatch(/\/dashboard\/invitations\/\S+$/);
+  await expect(page.getByRole('row', { name: new RegExp(name) })).toContainText('Invited: the link works until');
+  return link;
+}
+
 test('an owner connects a WhatsApp number and sees the webhook URL and verify token to paste into Meta', async ({
   page,
 }) => {
@@ -65,15 +79,7 @@ test('an invited agent opens the link in another browser, sets a password, lands
   await signIn(page, owner);
   await settingsLink(page, 'Team').click();
   await expect(page.getByRole('heading', { level: 1, name: 'Team' })).toBeVisible();
-  const email = `invited.${Math.random().toString(36).slice(2, 10)}@example.com`;
-  const invite = page.locator('form').filter({ has: page.getByRole('button', { name: 'Invite' }) });
-  await invite.getByLabel('Email', { exact: true }).fill(email);
-  await invite.getByLabel('Name', { exact: true }).fill('Ivan Invited');
-  await invite.getByLabel('Role', { exact: true }).selectOption('agent');
-  await invite.getByRole('button', { name: 'Invite' }).click();
-  const link = await page.getByLabel('Invitation link', { exact: true }).inputValue();
-  expect(link).toMatch(/\/dashboard\/invitations\/\S+$/);
-  await expect(page.getByRole('row', { name: /Ivan Invited/ })).toBeVisible();
+  const link = await invite(page, 'Ivan Invited');
 
   const context = await browser.newContext();
   const invited = await context.newPage();
@@ -137,17 +143,6 @@ test('a pending invitation is sent again with a new link, or withdrawn; an old l
 }) => {
   await signIn(page, owner);
   await settingsLink(page, 'Team').click();
-  const invite = async (name: string) => {
-    const form = page.locator('form').filter({ has: page.getByRole('button', { name: 'Invite' }) });
-    await form
-      .getByLabel('Email', { exact: true })
-      .fill(`${name.split(' ')[0].toLowerCase()}.${Date.now()}@example.com`);
-    await form.getByLabel('Name', { exact: true }).fill(name);
-    await form.getByRole('button', { name: 'Invite' }).click();
-    const link = await page.getByLabel('Invitation link', { exact: true }).inputValue();
-    await expect(page.getByRole('row', { name: new RegExp(name) })).toContainText('Invited: the link works until');
-    return link;
-  };
   const context = await browser.newContext();
   const invited = await context.newPage();
   const join = async (link: string) => {
@@ -156,7 +151,7 @@ test('a pending invitation is sent again with a new link, or withdrawn; an old l
     await invited.getByRole('button', { name: 'Set password and sign in' }).click();
   };
 
-  const first = await invite('Rosa Resent');
+  const first = await invite(page, 'Rosa Resent');
   const rosa = page.getByRole('row', { name: /Rosa Resent/ });
   await rosa.getByRole('button', { name: 'Resend invitation to Rosa Resent' }).click();
   const second = await page.getByLabel('Invitation link for Rosa Resent', { exact: true }).inputValue();
@@ -172,7 +167,7 @@ test('a pending invitation is sent again with a new link, or withdrawn; an old l
   await expect(rosa).not.toContainText('Invited');
   await expect(rosa.getByRole('button', { name: /Resend invitation/ })).toHaveCount(0);
 
-  const link = await invite('Walt Withdrawn');
+  const link = await invite(page, 'Walt Withdrawn');
   const walt = page.getByRole('row', { name: /Walt Withdrawn/ });
   await walt.getByRole('button', { name: 'Withdraw invitation of Walt Withdrawn' }).click();
   const dialog = page.getByRole('dialog', { name: 'Withdraw the invitation of Walt Withdrawn?' });

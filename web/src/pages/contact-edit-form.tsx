@@ -2,6 +2,7 @@ import { useState, type FormEvent } from 'react';
 import { api, errorMessage } from '../api/client';
 import type { paths } from '../api/schema';
 import type { ContactProfile } from './contact-page';
+import { ErrorNote } from '../shell/error-note';
 import styles from './contacts.module.css';
 
 type UpdateBody = NonNullable<
@@ -104,8 +105,9 @@ export function ContactEditForm({
           />
         </label>
       ))}
-      {message && (
-        <p className={message.error ? styles.error : styles.status} role={message.error ? 'alert' : 'status'}>
+      {message?.error && <ErrorNote message={message.text} />}
+      {message && !message.error && (
+        <p className={styles.status} role="status">
           {message.text}
         </p>
       )}
