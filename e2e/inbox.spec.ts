@@ -54,12 +54,14 @@ test.afterAll(async () => {
 });
 
 /** A contact writes on the channel: a notification signed as Meta signs it, posted to the service's webhook. */
-async function contactWrites(from: string, name: string, text: string): Promise<void> {
+async function contactWrites(from: string, name: string, text: string, atSeconds?: number): Promise<void> {
+  const message = inboundMessage(from, 'text', { body: text });
+  if (atSeconds !== undefined) message.timestamp = String(atSeconds);
   const body = metaNotification({
     phoneNumberId: channel.phoneNumberId,
     displayPhoneNumber: channel.identifier,
     contacts: [{ waId: from, name }],
-    messages: [inboundMessage(from, 'text', { body: text })],
+    messages: [message],
   });
   const { payload, headers } = signedNotification(body, channel.appSecret);
   const response = await fetch(`${serviceUrl()}/channels/whatsapp/webhook`, { method: 'POST', headers, body: payload });
@@ -110,8 +112,9 @@ test('a reply goes to the Graph API, and a message arriving appears without a re
   expect(sent.text.body).toBe('Sí, a todo el país\nLlega en 48 h');
   await expect(page.getByRole('list', { name: 'Messages' })).toContainText('Llega en 48 h');
 
-  // The contact answers while the page is open.
-  await contactWrites(from, 'Lucía Gómez', '¡Genial, gracias!');
+  // The contact answers while the page is open. Meta stamps a message to the whole second, so an answer within
+  // the reply's second would be stored before it: the answer is stamped the second after.
+  await contactWrites(from, 'Lucía Gómez', '¡Genial, gracias!', Math.floor(Date.now() / 1000) + 1);
   await expect(page.getByRole('list', { name: 'Messages' })).toContainText('¡Genial, gracias!', { timeout: 5_000 });
   await expect(conversations(page).getByRole('link', { name: /Lucía Gómez/ })).toContainText('¡Genial, gracias!');
   // With the search cleared, the conversation leads the list.

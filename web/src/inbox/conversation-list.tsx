@@ -24,11 +24,18 @@ export function ConversationList({ openId }: { openId: string | undefined }) {
   const [state, setState] = useState<'loading' | 'ready' | 'error'>('loading');
   const [error, setError] = useState('');
   const listRef = useRef<HTMLUListElement>(null);
+  // Reloads overlap (a live event and a read mark together): an answer older than one already shown is dropped,
+  // or a slower first request would put back rows as they were before the change that triggered the second.
+  const asked = useRef(0);
+  const shown = useRef(0);
 
   const load = useCallback(
     async (after: string | null, refresh: boolean) => {
       const query = { ...queryOf(new URLSearchParams(search)), limit: PAGE, ...(after ? { cursor: after } : {}) };
+      const ticket = ++asked.current;
       const { data, error: failure, response } = await api.GET('/dashboard/api/conversations', { params: { query } });
+      if (ticket < shown.current) return;
+      shown.current = ticket;
       if (!data) {
         setError(errorMessage(failure, response));
         setState('error');
