@@ -139,6 +139,8 @@ describe('password change', () => {
     const other = (await createTenant(t.app, 'Other')).businessId;
     await createUser(t.app, businessId, { email: 'pw@acme.test', password: 'first password' });
     await createUser(t.app, other, { email: 'pw@acme.test', password: 'first password' });
+    await createUser(t.app, other, { email: 'bystander@acme.test', password: 'first password' });
+    const bystander = await signIn(t.app, 'bystander@acme.test', 'first password');
     const [a, b, c] = [
       await signIn(t.app, 'pw@acme.test', 'first password'),
       await signIn(t.app, 'pw@acme.test', 'first password'),
@@ -170,6 +172,8 @@ describe('password change', () => {
     expect(changed.statusCode).toBe(204);
     expect((await call(t.app, a, 'GET', '/session')).statusCode).toBe(200);
     for (const ended of [b, c]) expect((await call(t.app, ended, 'GET', '/session')).statusCode).toBe(401);
+    // The statement ends the sessions of these users only.
+    expect((await call(t.app, bystander, 'GET', '/session')).statusCode).toBe(200);
 
     expect((await postSignIn(t.app, { email: 'pw@acme.test', password: 'first password' })).statusCode).toBe(401);
     const again = await postSignIn(t.app, { email: 'pw@acme.test', password: 'second password' });
