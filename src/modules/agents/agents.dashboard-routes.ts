@@ -9,7 +9,10 @@ const tags = ['dashboard'];
 const security = [{ sessionCookie: [] }];
 const Params = Type.Object({ id: Uuid }, { additionalProperties: false });
 
-/** The AI agents of the session's business, configured by admins and owners as the public API does. */
+/**
+ * The AI agents of the session's business, configured by admins and owners as the public API does;
+ * their list (no configuration) is everyone's, for assigning conversations.
+ */
 export const dashboardAgentsRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { agents } = app.services;
   const preHandler = requireRole('admin');
@@ -17,12 +20,12 @@ export const dashboardAgentsRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/agents',
     {
-      preHandler,
       schema: {
         tags,
         security,
-        summary: "The business's AI agents, oldest first (at most 500; admins and owners)",
-        response: responses({ 200: Type.Object({ agents: Type.Array(AgentSummary) }) }, 401, 403),
+        summary: "The business's AI agents, oldest first (at most 500)",
+        description: 'Names and models only, for any role: the inbox assigns conversations to them.',
+        response: responses({ 200: Type.Object({ agents: Type.Array(AgentSummary) }) }, 401),
       },
     },
     async (request) => ({ agents: await agents.list(request.dashboard.businessId, 500) }),

@@ -149,7 +149,8 @@ export class ContactsService {
       const row = await this.require(trx, businessId, id, true);
       let assignee: { id: string; email: string } | undefined;
       if (body.assigned_user !== undefined) {
-        assignee = await usersRepository.findByEmail(trx, businessId, body.assigned_user);
+        // Held until the commit: a removal of the user waits, then unassigns the contact.
+        assignee = await usersRepository.findByEmail(trx, businessId, body.assigned_user, true);
         if (!assignee) throw invalid('assigned_user is not a user of the business', [{ path: '/assigned_user' }]);
       }
       const current = row.assigned_user_id

@@ -101,27 +101,31 @@ export const dashboardConversationActionRoutes: FastifyPluginAsyncTypebox = asyn
     );
   }
 
+  const assigneeId = (what: string) =>
+    Type.Optional(Nullable(Type.String({ format: 'uuid', description: `${what}; null clears it` })));
   app.put(
     '/conversations/:id/assignee',
     {
       schema: {
         tags,
         security,
-        summary: 'Assign the conversation to a user, a team or an AI agent, or unassign it',
+        summary: "Change the conversation's team, user or AI agent",
         description:
-          'Send one of `user_id`, `team_id`, `agent_id`, or `{}` to unassign: the conversation is then assigned to that one ' +
-          'only. An AI agent change writes agent_assigned, agent_switched or agent_removed; the contract has no exported event ' +
-          'for a user or a team, whose change is announced to the live view only. An id of no user, team or agent of the ' +
-          'business answers 404. ' +
+          'A team (the queue), a user (the person working it) and an AI agent are assigned separately. Each of ' +
+          '`team_id`, `user_id` and `agent_id` that the body names is set, null clears it, and one it leaves out is ' +
+          'kept; `{}` answers 400. An AI agent change writes agent_assigned, agent_switched or agent_removed; the ' +
+          'contract has no exported event for a user or a team, whose change is announced to the live view only. ' +
+          "Whether the AI answers is manual control's business (PUT .../control), not this. An id of no user, team " +
+          'or agent of the business answers 404. ' +
           who,
         params,
         body: Type.Object(
           {
-            user_id: Type.Optional(Type.String({ format: 'uuid' })),
-            team_id: Type.Optional(Type.String({ format: 'uuid' })),
-            agent_id: Type.Optional(Type.String({ format: 'uuid' })),
+            user_id: assigneeId('the user working the conversation'),
+            team_id: assigneeId('the team whose queue holds it'),
+            agent_id: assigneeId('the AI agent of the conversation'),
           },
-          { additionalProperties: false, maxProperties: 1 },
+          { additionalProperties: false, minProperties: 1 },
         ),
         response: answer,
       },

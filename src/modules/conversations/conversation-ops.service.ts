@@ -1,4 +1,6 @@
+import type { Updateable } from 'kysely';
 import type { Db } from '../../db/database.ts';
+import type { ConversationsTable } from '../../db/types.ts';
 import { invalid, notFound } from '../../lib/domain-errors.ts';
 import { agentsRepository } from '../agents/agents.repository.ts';
 import { manualControlChange } from './manual-control.ts';
@@ -9,11 +11,14 @@ import type { DomainEventDispatcher } from '../domain-events/domain-events.dispa
 import { conversationOpsRepository, type OpsConversationRow } from './conversation-ops.repository.ts';
 import * as events from '../events/events.writer.ts';
 
-/** Whom a conversation is assigned to: one of them, or none. */
-export interface Assignee {
-  user_id?: string;
-  team_id?: string;
-  agent_id?: string;
+/**
+ * A change of a conversation's assignment: its team (the queue), its user (the person working it)
+ * and its AI agent are three separate things. A field given is set (null clears it); one left out is kept.
+ */
+export interface AssigneeChange {
+  user_id?: string | null;
+  team_id?: string | null;
+  agent_id?: string | null;
 }
 
 /** Who acts through the operator API: a team member (dashboard) when `user_id` is given, else the system. */
@@ -78,41 +83,43 @@ export class ConversationOpsService {
 
   /** Sets (or with null removes) the conversation's AI agent: agent_assigned, agent_switched or agent_removed. */
   setAgent(businessId: string, id: string, body: OpsActor & { agent_id: string | null }) {
-    return this.run(businessId, id, body, async (trx, row, actor) => {
-      if (body.agent_id !== null && !(await agentsRepository.find(trx, businessId, body.agent_id)))
-        throw notFound('agent');
-      if (row.agent_id === body.agent_id) return row;
-      await events.agentChanged(trx, businessId, row, actor, { from_agent: row.agent_id, to_agent: body.agent_id });
-      return conversationOpsRepository.update(trx, businessId, id, { agent_id: body.agent_id });
+    return this.assign(businessId, id, {
+      ...(body.user_id !== undefined ? { user_id: body.user_id } : {}),
+      assignee: { agent_id: body.agent_id },
     });
   }
 
   /**
-   * Puts the conversation with one assignee, a user, a team or an AI agent, and takes it from the
-   * others; none given unassigns it. The agent's change writes its event (agent_assigned, _switched,
-   * _removed); the contract has no event for a user or a team, whose change writes only
-   * conversation_changed (assignment).
+   * Sets the fields of the conversation's assignment that `assignee` names (null clears one) and
+   * keeps the others. The AI agent's change writes its event (agent_assigned, _switched, _removed);
+   * the contract has no event for a user or a team, whose change writes only conversation_changed
+   * (assignment), once per operation. The user and the team named are held until the commit, so a
+   * removal of either, which unassigns them, cannot miss this assignment.
    */
-  assign(businessId: string, id: string, body: OpsActor & { assignee: Assignee }) {
+  assign(businessId: string, id: string, body: OpsActor & { assignee: AssigneeChange }) {
     const { assignee } = body;
-    if (Object.values(assignee).filter((v) => v !== undefined).length > 1)
-      throw invalid('name one assignee: user_id, team_id or agent_id');
+    if (assignee.user_id === undefined && assignee.team_id === undefined && assignee.agent_id === undefined)
+      throw invalid('name user_id, team_id or agent_id (null clears it)');
     return this.run(businessId, id, body, async (trx, row, actor) => {
-      if (assignee.user_id !== undefined && !(await usersRepository.find(trx, businessId, assignee.user_id)))
+      if (assignee.user_id != null && !(await usersRepository.find(trx, businessId, assignee.user_id, true)))
         throw notFound('user');
-      if (assignee.team_id !== undefined && !(await teamsRepository.find(trx, businessId, assignee.team_id)))
+      if (assignee.team_id != null && !(await teamsRepository.find(trx, businessId, assignee.team_id, true)))
         throw notFound('team');
-      if (assignee.agent_id !== undefined && !(await agentsRepository.find(trx, businessId, assignee.agent_id)))
+      if (assignee.agent_id != null && !(await agentsRepository.find(trx, businessId, assignee.agent_id)))
         throw notFound('agent');
-      const wanted = {
-        assigned_user_id: assignee.user_id ?? null,
-        team_id: assignee.team_id ?? null,
-        agent_id: assignee.agent_id ?? null,
-      };
-      await events.agentChanged(trx, businessId, row, actor, { from_agent: row.agent_id, to_agent: wanted.agent_id });
-      const people = row.assigned_user_id !== wanted.assigned_user_id || row.team_id !== wanted.team_id;
-      // The agent's event writes conversation_changed (assignment) already: one per operation.
-      if (people && row.agent_id === wanted.agent_id)
+      const changes: Updateable<ConversationsTable> = {};
+      if (assignee.user_id !== undefined && assignee.user_id !== row.assigned_user_id)
+        changes.assigned_user_id = assignee.user_id;
+      if (assignee.team_id !== undefined && assignee.team_id !== row.team_id) changes.team_id = assignee.team_id;
+      const people = Object.keys(changes).length > 0;
+      if (assignee.agent_id !== undefined && assignee.agent_id !== row.agent_id) {
+        changes.agent_id = assignee.agent_id;
+        // Its event writes conversation_changed (assignment): the one of this operation.
+        await events.agentChanged(trx, businessId, row, actor, {
+          from_agent: row.agent_id,
+          to_agent: assignee.agent_id,
+        });
+      } else if (people)
         await conversationsChanged(trx, businessId, [
           {
             conversationId: id,
@@ -120,8 +127,8 @@ export class ConversationOpsService {
             data: { actor_type: actor.actorType, user_id: actor.userId ?? null },
           },
         ]);
-      if (!people && row.agent_id === wanted.agent_id) return row;
-      return conversationOpsRepository.update(trx, businessId, id, wanted);
+      if (Object.keys(changes).length === 0) return row;
+      return conversationOpsRepository.update(trx, businessId, id, changes);
     });
   }
 

@@ -130,13 +130,14 @@ export class SendingService {
       ...(await this.contentOf(businessId, channel, kind, body)),
     };
     const result = await this.db.transaction().execute(async (trx) => {
+      // The user and the team are held until the commit: a removal of either waits, then unassigns them.
       if (body.assigned_user !== undefined) {
-        const user = await usersRepository.findByEmail(trx, businessId, body.assigned_user);
+        const user = await usersRepository.findByEmail(trx, businessId, body.assigned_user, true);
         if (!user) throw invalid('assigned_user is not a user of the business', [{ path: '/assigned_user' }]);
         plan.assignedUserId = user.id;
       }
       if (body.team_uuid !== undefined) {
-        if (!(await teamsRepository.find(trx, businessId, body.team_uuid)))
+        if (!(await teamsRepository.find(trx, businessId, body.team_uuid, true)))
           throw invalid('team_uuid is not a team of the business', [{ path: '/team_uuid' }]);
         plan.teamId = body.team_uuid;
       }

@@ -9,13 +9,17 @@ export const teamsRepository = {
       .executeTakeFirstOrThrow();
   },
 
-  find(db: Db, businessId: string, id: string) {
-    return db
+  /**
+   * With `hold`, the row is held (FOR SHARE) until the transaction ends, for a transaction that
+   * assigns something to the team: a deletion waits for it and then unassigns what it assigned.
+   */
+  find(db: Db, businessId: string, id: string, hold = false) {
+    const query = db
       .selectFrom('teams')
       .select(['id', 'name'])
       .where('business_id', '=', businessId)
-      .where('id', '=', id)
-      .executeTakeFirst();
+      .where('id', '=', id);
+    return (hold ? query.forShare() : query).executeTakeFirst();
   },
 
   list(db: Db, businessId: string, limit: number) {

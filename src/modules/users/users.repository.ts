@@ -25,25 +25,33 @@ export const usersRepository = {
       .executeTakeFirstOrThrow();
   },
 
-  /** Emails are unique per business in any case. */
-  findByEmail(db: Db, businessId: string, email: string) {
-    return db
+  /**
+   * Emails are unique per business in any case. With `hold`, the row is held (FOR SHARE) until the
+   * transaction ends, as `find` holds it.
+   */
+  findByEmail(db: Db, businessId: string, email: string, hold = false) {
+    const query = db
       .selectFrom('users')
       .select(columns)
       .where('business_id', '=', businessId)
       .where(sql<string>`lower(email)`, '=', email.toLowerCase())
-      .where('deleted_at', 'is', null)
-      .executeTakeFirst();
+      .where('deleted_at', 'is', null);
+    return (hold ? query.forShare() : query).executeTakeFirst();
   },
 
-  find(db: Db, businessId: string, id: string) {
-    return db
+  /**
+   * With `hold`, the row is held (FOR SHARE) until the transaction ends, for a transaction that
+   * assigns something to the user: a removal (markDeleted) waits for it and then unassigns what it
+   * assigned, and one that removed the user first makes this read find none.
+   */
+  find(db: Db, businessId: string, id: string, hold = false) {
+    const query = db
       .selectFrom('users')
       .select(columns)
       .where('business_id', '=', businessId)
       .where('id', '=', id)
-      .where('deleted_at', 'is', null)
-      .executeTakeFirst();
+      .where('deleted_at', 'is', null);
+    return (hold ? query.forShare() : query).executeTakeFirst();
   },
 
   findWithPassword(db: Db, businessId: string, id: string) {

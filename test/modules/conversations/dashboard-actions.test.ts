@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../../src/lib/ids.ts';
 import { call, createUser, signIn, type Browser } from '../dashboard-auth/dashboard-helpers.ts';
-import { createTenant, type Tenant } from '../../helpers/tenants.ts';
+import { adminHeaders, createTenant, type Tenant } from '../../helpers/tenants.ts';
 import {
   createAgent,
   createTemplate,
@@ -54,6 +54,17 @@ async function eventsOf(conversationId: string) {
   return (
     res.json().events as { conversation_id: string; type: string; actor_type: string; user: unknown; data: unknown }[]
   ).filter((e) => e.conversation_id === conversationId);
+}
+
+async function createTeam(businessId: string, name: string): Promise<string> {
+  const res = await app().inject({
+    method: 'POST',
+    url: `/admin/v1/businesses/${businessId}/teams`,
+    headers: adminHeaders,
+    payload: { name },
+  });
+  expect(res.statusCode, res.body).toBe(201);
+  return res.json().team.id;
 }
 
 const deliveriesOf = (messageId: string) =>
@@ -263,35 +274,88 @@ describe('conversation actions', () => {
     expect(await eventsOf(conversation.id)).toHaveLength(7);
   });
 
-  it('assigns to a user, a team, an agent and nobody', async () => {
+  it('sets a team, a user and an AI agent separately: a named field is set, null clears it, the others stay', async () => {
     const { conversation } = await inboundContact(f.t, f.tenant, f.channel, 1);
     const url = `/conversations/${conversation.id}/assignee`;
-    const team = await db()
-      .insertInto('teams')
-      .values({ business_id: f.tenant.businessId, id: newId(), name: 'Support' })
-      .returning('id')
-      .executeTakeFirstOrThrow();
+    const support = await createTeam(f.tenant.businessId, 'Support');
+    const sales = await createTeam(f.tenant.businessId, 'Sales');
     const agentId = await createAgent(app(), f.tenant);
-
-    let res = await call(app(), agent, 'PUT', url, { user_id: agentUser.id });
-    expect(res.statusCode, res.body).toBe(200);
-    expect(res.json().conversation).toMatchObject({ assigned_user_id: agentUser.id, team_id: null, agent_id: null });
-    res = await call(app(), agent, 'PUT', url, { team_id: team.id });
-    expect(res.json().conversation).toMatchObject({ assigned_user_id: null, team_id: team.id, agent_id: null });
-    res = await call(app(), agent, 'PUT', url, { agent_id: agentId });
-    expect(res.json().conversation).toMatchObject({ assigned_user_id: null, team_id: null, agent_id: agentId });
-    res = await call(app(), agent, 'PUT', url, {});
-    expect(res.json().conversation).toMatchObject({ assigned_user_id: null, team_id: null, agent_id: null });
+    const steps: [Record<string, string | null>, Record<string, string | null>][] = [
+      // A team and a user together, as a queue and the person working it.
+      [
+        { team_id: support, user_id: agentUser.id },
+        { team_id: support, assigned_user_id: agentUser.id, agent_id: null },
+      ],
+      // The AI agent beside them.
+      [{ agent_id: agentId }, { team_id: support, assigned_user_id: agentUser.id, agent_id: agentId }],
+      // Another team: the user and the agent stay.
+      [{ team_id: sales }, { team_id: sales, assigned_user_id: agentUser.id, agent_id: agentId }],
+      // null clears the user only.
+      [{ user_id: null }, { team_id: sales, assigned_user_id: null, agent_id: agentId }],
+      // Nothing changes: nothing is written.
+      [
+        { team_id: sales, user_id: null },
+        { team_id: sales, assigned_user_id: null, agent_id: agentId },
+      ],
+      // All three at once.
+      [
+        { team_id: null, user_id: agentUser.id, agent_id: null },
+        { team_id: null, assigned_user_id: agentUser.id, agent_id: null },
+      ],
+    ];
+    for (const [body, expected] of steps) {
+      const res = await call(app(), agent, 'PUT', url, body);
+      expect(res.statusCode, `${JSON.stringify(body)} ${res.body}`).toBe(200);
+      expect(res.json().conversation, JSON.stringify(body)).toMatchObject(expected);
+      const row = await db()
+        .selectFrom('conversations')
+        .select(['team_id', 'assigned_user_id', 'agent_id'])
+        .where('id', '=', conversation.id)
+        .executeTakeFirstOrThrow();
+      expect(row, JSON.stringify(body)).toEqual(expected);
+    }
 
     expect(await eventsOf(conversation.id)).toMatchObject([
       { type: 'agent_assigned', actor_type: 'human', data: { from_agent: null, to_agent: agentId } },
       { type: 'agent_removed', actor_type: 'human', data: { from_agent: agentId, to_agent: null } },
     ]);
-    expect((await changesOf(conversation.id)).map((c) => (c.data as { change: string }).change)).toEqual([
+    // One conversation_changed (assignment) per operation that changed something: the agent's
+    // event stands for it when the agent changed too.
+    const changes = (await changesOf(conversation.id)).map((c) => c.data as { change: string; event?: string });
+    expect(changes.map((c) => c.change)).toEqual([
       'assignment',
       'assignment',
       'assignment',
       'assignment',
+      'assignment',
+    ]);
+    expect(changes.map((c) => c.event ?? null)).toEqual([null, 'agent_assigned', null, null, 'agent_removed']);
+  });
+
+  it('the operator API sets the AI agent alone, as before', async () => {
+    const { conversation } = await inboundContact(f.t, f.tenant, f.channel, 1);
+    const team = await createTeam(f.tenant.businessId, 'Kept');
+    await call(app(), agent, 'PUT', `/conversations/${conversation.id}/assignee`, {
+      team_id: team,
+      user_id: agentUser.id,
+    });
+    const agentId = await createAgent(app(), f.tenant);
+    const res = await app().inject({
+      method: 'PUT',
+      url: `/admin/v1/businesses/${f.tenant.businessId}/conversations/${conversation.id}/agent`,
+      headers: adminHeaders,
+      payload: { agent_id: agentId },
+    });
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json().conversation).toMatchObject({ agent_id: agentId });
+    const row = await db()
+      .selectFrom('conversations')
+      .select(['team_id', 'assigned_user_id', 'agent_id'])
+      .where('id', '=', conversation.id)
+      .executeTakeFirstOrThrow();
+    expect(row).toEqual({ team_id: team, assigned_user_id: agentUser.id, agent_id: agentId });
+    expect(await eventsOf(conversation.id)).toMatchObject([
+      { type: 'agent_assigned', actor_type: 'system', data: { from_agent: null, to_agent: agentId } },
     ]);
   });
 
@@ -304,22 +368,33 @@ describe('conversation actions', () => {
       password: 'pw-other-1234',
     });
     const otherAgent = await createAgent(app(), other);
-    const otherTeam = await db()
-      .insertInto('teams')
-      .values({ business_id: other.businessId, id: newId(), name: 'Theirs' })
-      .returning('id')
-      .executeTakeFirstOrThrow();
-    for (const body of [{ user_id: otherUser.id }, { team_id: otherTeam.id }, { agent_id: otherAgent }]) {
+    const otherTeam = await createTeam(other.businessId, 'Theirs');
+    const mine = await createTeam(f.tenant.businessId, 'Mine');
+    for (const body of [
+      { user_id: otherUser.id },
+      { team_id: otherTeam },
+      { agent_id: otherAgent },
+      { user_id: newId() },
+      // One unknown id refuses the whole change.
+      { team_id: mine, user_id: otherUser.id },
+      { team_id: otherTeam, user_id: agentUser.id },
+    ]) {
       const res = await call(app(), agent, 'PUT', `${base}/assignee`, body);
       expect(res.statusCode, JSON.stringify(body)).toBe(404);
       expect(res.json().error.code).toBe('not_found');
     }
+    const untouched = await db()
+      .selectFrom('conversations')
+      .select(['team_id', 'assigned_user_id', 'agent_id'])
+      .where('id', '=', conversation.id)
+      .executeTakeFirstOrThrow();
+    expect(untouched).toEqual({ team_id: null, assigned_user_id: null, agent_id: null });
     for (const [method, name, body] of [
       ['PUT', 'control', { manual: true }],
       ['POST', 'resolve', {}],
       ['POST', 'archive', {}],
       ['POST', 'unarchive', {}],
-      ['PUT', 'assignee', {}],
+      ['PUT', 'assignee', { user_id: null }],
     ] as const) {
       const res = await call(app(), agent, method, `/conversations/${foreign.conversation.id}/${name}`, body);
       expect(res.statusCode, name).toBe(404);
@@ -332,9 +407,12 @@ describe('conversation actions', () => {
       ['PUT', 'control', { manual: true, extra: 1 }],
       ['PUT', 'control', { manual: false, locked: true }],
       ['POST', 'resolve', { reason: 'x' }],
-      ['PUT', 'assignee', { user_id: agentUser.id, team_id: newId() }],
+      ['PUT', 'assignee', {}],
       ['PUT', 'assignee', { user_id: 'me' }],
+      ['PUT', 'assignee', { team_id: 7 }],
+      ['PUT', 'assignee', { agent_id: '' }],
       ['PUT', 'assignee', { owner: agentUser.id }],
+      ['PUT', 'assignee', { user_id: agentUser.id, owner: agentUser.id }],
     ] as const) {
       const res = await call(app(), agent, method, `${base}/${name}`, body);
       expect(res.statusCode, `${name} ${JSON.stringify(body)}`).toBe(400);

@@ -82,7 +82,7 @@ describe('AI agent settings', () => {
     }
   });
 
-  it('answers 404 for another business’s agent and 403 to an agent', async () => {
+  it('answers 404 for another business’s agent and 403 to an agent, who reads only the list', async () => {
     await refused(call(f.t.app, f.admin, 'GET', `/agents/${otherAgentId}`), 404, 'not_found');
     await refused(
       call(f.t.app, f.admin, 'PATCH', `/agents/${otherAgentId}`, { agent: { name: 'Mine' } }),
@@ -90,7 +90,11 @@ describe('AI agent settings', () => {
       'not_found',
     );
     expect((await call(f.t.app, f.otherOwner, 'GET', '/agents')).body).not.toContain(agentId);
-    await refused(call(f.t.app, f.agent, 'GET', '/agents'), 403, 'forbidden');
+    // The list names the agents a conversation can be assigned to, for every role; their configuration is not in it.
+    const list = await call(f.t.app, f.agent, 'GET', '/agents');
+    expect(list.statusCode).toBe(200);
+    expect(list.json().agents).toContainEqual(expect.objectContaining({ id: agentId, name: expect.any(String) }));
+    expect(list.body).not.toContain('system_prompt');
     await refused(call(f.t.app, f.agent, 'GET', `/agents/${agentId}`), 403, 'forbidden');
     await refused(call(f.t.app, f.agent, 'PATCH', `/agents/${agentId}`, { agent: { name: 'Mine' } }), 403, 'forbidden');
   });
