@@ -206,6 +206,49 @@ test('taking manual control is an event of the public API', async ({ page }) => 
   expect(text).toContain('manual_control_activated');
 });
 
+test('a conversation gets a team and a user together, and the inbox filters by team', async ({ page }) => {
+  const demo = await demoBusinessId();
+  const name = `Facturación ${randomBytes(3).toString('hex')}`;
+  const { team } = await operator<{ team: { id: string } }>('POST', `/businesses/${demo}/teams`, { name });
+  const from = phone();
+  await contactWrites(from, 'Marta Díaz', 'Tengo una duda con la factura');
+  await signIn(page, owner);
+  await page.getByRole('searchbox', { name: 'Search' }).fill(from);
+  await expect(conversations(page).getByRole('link')).toHaveCount(1);
+  await conversations(page)
+    .getByRole('link', { name: /Marta Díaz/ })
+    .click();
+
+  const assignment = page.getByRole('group', { name: 'Assignment' });
+  await assignment.getByRole('combobox', { name: 'Team' }).selectOption({ label: name });
+  await expect(assignment.getByRole('combobox', { name: 'Team' })).toHaveValue(team.id);
+  await assignment.getByRole('button', { name: 'Assign to me' }).click();
+  // The team stays when the user is set: a queue and the person working it.
+  await expect(assignment.getByRole('combobox', { name: 'Assignee' }).locator('option:checked')).toHaveText(
+    'Inés Romero',
+  );
+  await expect(assignment.getByRole('button', { name: 'Assign to me' })).toHaveCount(0);
+  await expect(assignment.getByRole('combobox', { name: 'Team' })).toHaveValue(team.id);
+  await page.reload();
+  await expect(assignment.getByRole('combobox', { name: 'Team' })).toHaveValue(team.id);
+  await expect(assignment.getByRole('combobox', { name: 'Assignee' }).locator('option:checked')).toHaveText(
+    'Inés Romero',
+  );
+
+  // The inbox's team filter, kept in the address.
+  await page.goto('/dashboard');
+  const filter = page.getByRole('search').getByRole('combobox', { name: 'Team' });
+  await filter.selectOption({ label: name });
+  await expect(page).toHaveURL(new RegExp(`[?&]team=${team.id}`));
+  await expect(conversations(page).getByRole('link')).toHaveCount(1);
+  await expect(conversations(page).getByRole('link')).toContainText('Marta Díaz');
+  await page.reload();
+  await expect(filter).toHaveValue(team.id);
+  await expect(conversations(page).getByRole('link')).toHaveCount(1);
+  await page.getByRole('search').getByRole('combobox', { name: 'Assignee' }).selectOption('unassigned');
+  await expect(page.getByText('No conversations match.')).toBeVisible();
+});
+
 test("another business's session never sees this business's conversation, by its address either", async ({ page }) => {
   await signIn(page, owner);
   await conversations(page).getByRole('link').first().click();

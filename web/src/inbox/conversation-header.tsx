@@ -1,24 +1,31 @@
-import { useEffect, useState } from 'react';
+import { useState } from 'react';
 import { Link } from 'react-router';
 import { api, errorMessage } from '../api/client';
+import type { paths } from '../api/schema';
+import { useSignedIn } from '../session/session';
 import { contactName, type ConversationDetail } from './inbox-types';
+import { useAssignees, type Named } from './use-assignees';
 import styles from './inbox.module.css';
 
 type Action = 'resolve' | 'archive' | 'unarchive';
+type AssigneeChange = NonNullable<
+  paths['/dashboard/api/conversations/{id}/assignee']['put']['requestBody']
+>['content']['application/json'];
 
-/** The conversation's contact, channel and assignee, manual control, resolve and archive. */
+/** The list with the current one added when it is not in it (a list still loading, or longer than one page). */
+const withCurrent = (list: Named[], current: Named | null) =>
+  current && !list.some((item) => item.id === current.id) ? [current, ...list] : list;
+
+/**
+ * The conversation's contact and channel; its team, user and AI agent, each changed on its own
+ * ("Assign to me" for the signed-in user); manual control, resolve and archive.
+ */
 export function ConversationHeader({ detail, onChange }: { detail: ConversationDetail; onChange: () => void }) {
   const { conversation, contact } = detail;
   const id = conversation.id;
-  const [users, setUsers] = useState<{ id: string; name: string }[]>([]);
+  const me = useSignedIn().user;
+  const { users, teams, agents } = useAssignees();
   const [error, setError] = useState('');
-
-  useEffect(() => {
-    void api.GET('/dashboard/api/users').then(({ data }) => {
-      const list = (data as { users?: { id: string; name: string; email: string }[] } | undefined)?.users ?? [];
-      setUsers(list.map((user) => ({ id: user.id, name: user.name || user.email })));
-    });
-  }, []);
 
   const done = ({ error: failure, response }: { error?: unknown; response: Response }) => {
     if (response.ok) {
@@ -43,13 +50,22 @@ export function ConversationHeader({ detail, onChange }: { detail: ConversationD
           : api.POST('/dashboard/api/conversations/{id}/unarchive', init);
     void call.then(done);
   };
-  const assign = (userId: string) =>
-    void api
-      .PUT('/dashboard/api/conversations/{id}/assignee', {
-        params: { path: { id } },
-        body: userId ? { user_id: userId } : {},
-      })
-      .then(done);
+  const assign = (change: AssigneeChange) =>
+    void api.PUT('/dashboard/api/conversations/{id}/assignee', { params: { path: { id } }, body: change }).then(done);
+
+  const picker = (label: string, field: keyof AssigneeChange, list: Named[], current: Named | null, none: string) => (
+    <label className="field">
+      <span className="field-label">{label}</span>
+      <select value={current?.id ?? ''} onChange={(event) => assign({ [field]: event.target.value || null })}>
+        <option value="">{none}</option>
+        {withCurrent(list, current).map((item) => (
+          <option key={item.id} value={item.id}>
+            {item.name}
+          </option>
+        ))}
+      </select>
+    </label>
+  );
 
   return (
     <header className={styles.convHeader}>
@@ -64,22 +80,19 @@ export function ConversationHeader({ detail, onChange }: { detail: ConversationD
           {conversation.channel.name ?? conversation.channel.type}
           {contact.phone_number && ` · +${contact.phone_number}`}
           {conversation.closed && ' · Closed'}
-          {conversation.assignee.team && ` · Team ${conversation.assignee.team.name}`}
-          {conversation.assignee.agent && ` · AI agent ${conversation.assignee.agent.name}`}
         </p>
       </div>
+      <div className={styles.actions} role="group" aria-label="Assignment">
+        {picker('Team', 'team_id', teams, conversation.assignee.team, 'No team')}
+        {picker('Assignee', 'user_id', users, conversation.assignee.user, 'Unassigned')}
+        {conversation.assignee.user?.id !== me.id && (
+          <button type="button" className="button" onClick={() => assign({ user_id: me.id })}>
+            Assign to me
+          </button>
+        )}
+        {picker('AI agent', 'agent_id', agents, conversation.assignee.agent, 'No AI agent')}
+      </div>
       <div className={styles.actions}>
-        <label className="field">
-          <span className="field-label">Assignee</span>
-          <select value={conversation.assignee.user?.id ?? ''} onChange={(event) => assign(event.target.value)}>
-            <option value="">Unassigned</option>
-            {users.map((user) => (
-              <option key={user.id} value={user.id}>
-                {user.name}
-              </option>
-            ))}
-          </select>
-        </label>
         {conversation.manual_control ? (
           <button type="button" className="button" onClick={() => control(false)}>
             Hand back to AI
