@@ -32,7 +32,8 @@ export const dashboardInboxRoutes: FastifyPluginAsyncTypebox = async (app) => {
           'Open conversations unless status=closed; filters combine (all must match). Activity is the last message, ' +
           `else the creation. Pages of limit conversations (default ${INBOX_LIMIT_DEFAULT}, max ${INBOX_LIMIT_MAX}): ` +
           'repeat with next_cursor, and the same filters, until it is null. Each row carries the unread count of the ' +
-          'signed-in user. 400 for an assignee that is no user or team of the business, or a cursor of other filters.',
+          'signed-in user. 400 for an assignee that is no user or team of the business, a team that is no team of it, ' +
+          'or a cursor of other filters.',
         querystring: InboxQuery,
         response: responses({ 200: InboxPage }, 400, 401),
       },

@@ -24,6 +24,13 @@ export const InboxQuery = Type.Object(
           'me (assigned to the signed-in user), unassigned (to no user), or the id of a user or a team of the business',
       }),
     ),
+    team: Type.Optional(
+      Type.String({
+        format: 'uuid',
+        description:
+          'the id of a team of the business: its conversations, whichever user works them (combines with assignee)',
+      }),
+    ),
     control: Type.Optional(
       OneOf(['manual', 'ai'] as const, {
         description: 'manual: people answer (manual control); ai: not under manual control',

@@ -87,6 +87,7 @@ export class InboxService {
       status: query.status ?? 'open',
       channel: query.channel,
       assignee: query.assignee,
+      team: query.team,
       control: query.control,
       q: query.q,
     });
@@ -161,7 +162,7 @@ export class InboxService {
 
   /**
    * The query's filters as the repository takes them; an assignee that is no user or team of the
-   * business is refused.
+   * business is refused, as is a team that is no team of it.
    */
   private async filterOf(businessId: string, viewer: Viewer, query: InboxQuery): Promise<InboxFilter> {
     const filter: InboxFilter = { closed: query.status === 'closed' };
@@ -178,6 +179,17 @@ export class InboxService {
         throw invalid('assignee is not a user or a team of the business', [
           { location: 'querystring', path: '/assignee', message: 'unknown user or team' },
         ]);
+    }
+    if (query.team !== undefined) {
+      if (!(await teamsRepository.find(this.db, businessId, query.team)))
+        throw invalid('team is not a team of the business', [
+          { location: 'querystring', path: '/team', message: 'unknown team' },
+        ]);
+      if (filter.teamId !== undefined && filter.teamId !== query.team)
+        throw invalid('assignee names another team than team', [
+          { location: 'querystring', path: '/team', message: 'another team than assignee' },
+        ]);
+      filter.teamId = query.team;
     }
     if (query.control !== undefined) filter.manualControl = query.control === 'manual';
     const search = query.q?.trim();

@@ -65,6 +65,7 @@ describe('GET /dashboard/api/conversations', () => {
       ['limit=101', '/limit'],
       ['channel=fax', '/channel'],
       ['assignee=someone', '/assignee'],
+      ['team=me', '/team'],
       ['control=robot', '/control'],
       [`q=${'a'.repeat(201)}`, '/q'],
       ['q=', '/q'],
@@ -88,6 +89,9 @@ describe('GET /dashboard/api/conversations', () => {
     expect(unknown.json().error.details).toEqual([
       { location: 'querystring', path: '/assignee', message: 'unknown user or team' },
     ]);
+    const team = await get(`/conversations?team=${stranger.id}`);
+    expect(team.statusCode).toBe(400);
+    expect(team.json().error.details).toEqual([{ location: 'querystring', path: '/team', message: 'unknown team' }]);
   });
 
   it('needs a session', async () => {

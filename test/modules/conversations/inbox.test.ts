@@ -181,6 +181,50 @@ describe('filters', () => {
       });
   });
 
+  it('narrows by team, alone or with a user: a queue and who works it', async () => {
+    const db = t.database.db;
+    const { businessId: b } = await createTenant(t.app, 'Queues');
+    const mine = await createNamedUser(t.app, b, 'Mine');
+    const theirs = await createNamedUser(t.app, b, 'Theirs');
+    const billing = await createTeam(t.app, b, 'Billing');
+    const sales = await createTeam(t.app, b, 'Sales');
+    const contact = await insertContact(db, b);
+    const conv = (values: Parameters<typeof insertConversation>[3]) => insertConversation(db, b, contact.id, values);
+    const billedMine = await conv({ created_at: at(1), team_id: billing.id, assigned_user_id: mine.id });
+    const billedTheirs = await conv({ created_at: at(2), team_id: billing.id, assigned_user_id: theirs.id });
+    const billedNobody = await conv({ created_at: at(3), team_id: billing.id });
+    const soldMine = await conv({ created_at: at(4), team_id: sales.id, assigned_user_id: mine.id });
+    await conv({ created_at: at(5) });
+    const view = (query: Partial<InboxQuery>) => list(query, b, mine.id).then(ids);
+
+    expect(await view({ team: billing.id })).toEqual([billedNobody.id, billedTheirs.id, billedMine.id]);
+    expect(await view({ team: billing.id, assignee: 'me' })).toEqual([billedMine.id]);
+    expect(await view({ team: billing.id, assignee: theirs.id })).toEqual([billedTheirs.id]);
+    expect(await view({ team: billing.id, assignee: 'unassigned' })).toEqual([billedNobody.id]);
+    expect(await view({ team: sales.id, assignee: theirs.id })).toEqual([]);
+    expect(await view({ team: sales.id, assignee: sales.id })).toEqual([soldMine.id]);
+    // Paged under the filter, with a cursor bound to it.
+    const first = await list({ team: billing.id, limit: 2 }, b, mine.id);
+    expect(ids(first)).toEqual([billedNobody.id, billedTheirs.id]);
+    const next = await list({ team: billing.id, limit: 2, cursor: first.next_cursor! }, b, mine.id);
+    expect(ids(next)).toEqual([billedMine.id]);
+    await expect(list({ team: sales.id, limit: 2, cursor: first.next_cursor! }, b, mine.id)).rejects.toMatchObject({
+      message: 'invalid cursor',
+    });
+
+    await expect(view({ team: billing.id, assignee: sales.id })).rejects.toMatchObject({
+      kind: 'invalid',
+      details: [{ location: 'querystring', path: '/team', message: 'another team than assignee' }],
+    });
+    // Another business's team, and no team at all.
+    const theirTeam = await createTeam(t.app, other.businessId, 'Elsewhere');
+    for (const team of [theirTeam.id, '0190a0a0-0000-7000-8000-000000000000'])
+      await expect(view({ team })).rejects.toMatchObject({
+        kind: 'invalid',
+        details: [{ location: 'querystring', path: '/team', message: 'unknown team' }],
+      });
+  });
+
   it('searches contacts by email, phone and external id as the contacts list does, and by the start of a name', async () => {
     const db = t.database.db;
     const { businessId: b } = await createTenant(t.app, 'Search');

@@ -1,32 +1,25 @@
 import { useEffect, useState } from 'react';
 import { useSearchParams } from 'react-router';
-import { api } from '../api/client';
 import type { InboxQuery } from './inbox-types';
+import { useAssignees } from './use-assignees';
 
 const CHANNELS = ['whatsapp', 'instagram', 'messenger', 'email', 'sms', 'web_embed'];
 
 /** The list's query from the page's URL: the filters stay in the address, so a link or a reload keeps them. */
 export function queryOf(params: URLSearchParams): Omit<InboxQuery, 'limit'> {
   const query: Record<string, string> = {};
-  for (const key of ['status', 'channel', 'assignee', 'control', 'q']) {
+  for (const key of ['status', 'channel', 'team', 'assignee', 'control', 'q']) {
     const value = params.get(key);
     if (value) query[key] = value;
   }
   return query;
 }
 
-/** The status, channel, assignee and control filters and the search box, written into the URL's query. */
+/** The status, channel, team, assignee and control filters and the search box, written into the URL's query. */
 export function InboxFilters() {
   const [params, setParams] = useSearchParams();
-  const [users, setUsers] = useState<{ id: string; name: string }[]>([]);
+  const { users, teams } = useAssignees();
   const [text, setText] = useState(params.get('q') ?? '');
-
-  useEffect(() => {
-    void api.GET('/dashboard/api/users').then(({ data }) => {
-      const list = (data as { users?: { id: string; name: string; email: string }[] } | undefined)?.users ?? [];
-      setUsers(list.map((user) => ({ id: user.id, name: user.name || user.email })));
-    });
-  }, []);
 
   const set = (key: string, value: string) =>
     setParams(
@@ -78,6 +71,7 @@ export function InboxFilters() {
           ['closed', 'Closed'],
         ])}
         {select('channel', 'Channel', [['', 'All'], ...CHANNELS.map((c): [string, string] => [c, c])])}
+        {select('team', 'Team', [['', 'Any'], ...teams.map((team): [string, string] => [team.id, team.name])])}
         {select('assignee', 'Assignee', [
           ['', 'Anyone'],
           ['me', 'Me'],
