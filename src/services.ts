@@ -104,10 +104,10 @@ export function createServices(
     apiKeys: new ApiKeysService(db, options.apiKeyCache),
     contacts,
     dashboardContacts,
-    users: new UsersService(db, invitations, dashboardSessions, clock),
+    users: new UsersService(db, invitations, dashboardSessions, clock, domainEvents),
     dashboardSessions,
     invitations,
-    teams: new TeamsService(db),
+    teams: new TeamsService(db, domainEvents),
     contactFields: new ContactFieldsService(db),
     imports: new ImportService(db, {
       parallel: engine === 'postgres' ? 3 : 1,

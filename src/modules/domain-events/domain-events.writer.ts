@@ -52,6 +52,24 @@ export function conversationsChanged(
 /** What happened to a contact. */
 export type ContactChange = 'created' | 'updated' | 'merged' | 'deleted';
 
+/** `contact_changed` for contacts this transaction changed, each with data of its own, in one statement. */
+export function contactChanges(
+  trx: Db,
+  businessId: string,
+  changes: readonly { contactId: string; change: ContactChange; data?: Record<string, unknown> }[],
+): Promise<void> {
+  return domainEventsRepository.insert(
+    trx,
+    changes.map((c) => ({
+      businessId,
+      type: 'contact_changed',
+      conversationId: null,
+      subjectId: c.contactId,
+      data: { change: c.change, ...c.data },
+    })),
+  );
+}
+
 /** `contact_changed` for contacts this transaction created, updated, merged or deleted. */
 export function contactsChanged(
   trx: Db,

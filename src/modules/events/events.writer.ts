@@ -1,7 +1,7 @@
 import type { Db } from '../../db/database.ts';
 import { newId } from '../../lib/ids.ts';
 import {
-  contactsChanged,
+  contactChanges,
   conversationsChanged,
   type ConversationChange,
 } from '../domain-events/domain-events.writer.ts';
@@ -103,13 +103,21 @@ export async function writeEvents(
       : [];
   });
   await conversationsChanged(trx, businessId, conversations);
-  for (const e of events) {
-    if (e.type === 'contact_field_changed' && e.contact_id)
-      await contactsChanged(trx, businessId, [e.contact_id], 'updated', {
-        source: e.data.source,
-        fields: (e.data.changes as FieldChange[]).map((c) => c.field),
-      });
-  }
+  await contactChanges(
+    trx,
+    businessId,
+    events.flatMap((e) =>
+      e.type === 'contact_field_changed' && e.contact_id
+        ? [
+            {
+              contactId: e.contact_id,
+              change: 'updated' as const,
+              data: { source: e.data.source, fields: (e.data.changes as FieldChange[]).map((c) => c.field) },
+            },
+          ]
+        : [],
+    ),
+  );
 }
 
 /** One `contact_field_changed` event groups every field changed by one operation. */

@@ -112,13 +112,13 @@ export const dashboardTeamsRoutes: FastifyPluginAsyncTypebox = async (app) => {
         tags,
         security,
         summary: 'Delete a team (admins and owners)',
-        description: 'Its memberships go with it; conversations assigned to it keep its id.',
+        description: 'Its memberships go with it, and it is taken off its conversations (their users stay).',
         params: Params,
         response: responses({ 204: Type.Null() }, 400, 401, 403, 404),
       },
     },
     async (request, reply) => {
-      await teams.delete(request.dashboard.businessId, request.params.id);
+      await teams.delete(request.dashboard.businessId, request.params.id, request.dashboard.userId);
       return reply.status(204).send(null);
     },
   );

@@ -1,6 +1,8 @@
 import type { Db } from '../../db/database.ts';
 import { invalid, notFound } from '../../lib/domain-errors.ts';
 import { newId } from '../../lib/ids.ts';
+import { unassignConversations } from '../conversations/removed-assignees.ts';
+import type { DomainEventDispatcher } from '../domain-events/domain-events.dispatcher.ts';
 import { usersRepository } from '../users/users.repository.ts';
 import { teamsRepository } from './teams.repository.ts';
 
@@ -9,7 +11,10 @@ export const TEAM_MEMBERS_MAX = 500;
 
 /** Teams of a business; conversations can be assigned to one, and its members are users of the business. */
 export class TeamsService {
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    private readonly domainEvents: Pick<DomainEventDispatcher, 'dispatch'>,
+  ) {}
 
   create(businessId: string, name: string) {
     return teamsRepository.insert(this.db, businessId, { id: newId(), name });
@@ -39,9 +44,24 @@ export class TeamsService {
     return team;
   }
 
-  /** Deletes the team and its memberships; conversations assigned to it keep its id, as they keep a removed user's. */
-  async delete(businessId: string, id: string): Promise<void> {
-    if (!(await teamsRepository.delete(this.db, businessId, id))) throw notFound('team');
+  /**
+   * Deletes the team and its memberships, and takes it off its conversations (their users stay).
+   * `byUserId` is the dashboard user who deletes it.
+   */
+  async delete(businessId: string, id: string, byUserId?: string): Promise<void> {
+    await this.db.transaction().execute(async (trx) => {
+      if (!(await teamsRepository.delete(trx, businessId, id))) throw notFound('team');
+      // In this transaction rather than by a subscriber: a deletion writes no domain event of its own.
+      // A transaction assigning the team meanwhile holds its row (find's hold), which the delete
+      // waited for, so this statement sees what it assigned.
+      await unassignConversations(
+        trx,
+        businessId,
+        { teamId: id },
+        byUserId ? { actorType: 'human', userId: byUserId } : { actorType: 'system' },
+      );
+    });
+    await this.domainEvents.dispatch(['conversation_changed']);
   }
 
   /** Makes the team's members exactly these users of the business; an id that is not one answers 400. */

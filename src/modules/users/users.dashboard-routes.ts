@@ -84,14 +84,17 @@ export const dashboardTeamRoutes: FastifyPluginAsyncTypebox = async (app) => {
         security,
         summary: 'Remove a user (admins and owners)',
         description:
-          'They can no longer sign in; their sessions end, their invitations close and they leave their teams. ' +
+          'They can no longer sign in; their sessions end, their invitations close, they leave their teams, and the ' +
+          'conversations and contacts assigned to them are unassigned (a contact_field_changed per contact, source ' +
+          '`user_removed`). ' +
           ownerRules,
         params: Params,
         response: responses({ 204: Type.Null() }, 400, 401, 403, 404, 409),
       },
     },
     async (request, reply) => {
-      await app.services.users.remove(request.dashboard.businessId, request.params.id, request.dashboard.role);
+      const { businessId, role, userId } = request.dashboard;
+      await app.services.users.remove(businessId, request.params.id, role, userId);
       return reply.status(204).send(null);
     },
   );

@@ -136,7 +136,7 @@ export const usersRepository = {
       .where('business_id', '=', businessId)
       .where('id', '=', id)
       .where('deleted_at', 'is', null)
-      .returning('id')
+      .returning(['id', 'email'])
       .executeTakeFirst();
   },
 

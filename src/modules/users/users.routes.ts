@@ -70,8 +70,9 @@ export const usersAdminRoutes: FastifyPluginAsyncTypebox = async (app) => {
         security,
         summary: 'Remove a user',
         description:
-          'They can no longer sign in; their dashboard sessions end and their invitations close. Messages and ' +
-          "events they wrote still name them. 409 `last_owner` for the business's only owner.",
+          'They can no longer sign in; their dashboard sessions end, their invitations close, and the conversations ' +
+          'and contacts assigned to them are unassigned (a contact_field_changed per contact, source `user_removed`, ' +
+          "actor system). Messages and events they wrote still name them. 409 `last_owner` for the business's only owner.",
         params: BusinessItemParams,
         response: responses({ 200: Type.Object({ success: Type.Boolean() }) }, 400, 401, 404, 409),
       },

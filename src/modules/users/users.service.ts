@@ -6,6 +6,10 @@ import { conflict, DomainError, forbidden, invalid, notFound } from '../../lib/d
 import { newId } from '../../lib/ids.ts';
 import type { Invitation, InvitationsService } from '../dashboard-auth/invitations.service.ts';
 import type { DashboardSessionsService } from '../dashboard-auth/sessions.service.ts';
+import { unassignContacts } from '../contacts/removed-assignees.ts';
+import { unassignConversations } from '../conversations/removed-assignees.ts';
+import type { DomainEventDispatcher } from '../domain-events/domain-events.dispatcher.ts';
+import type { EventActor } from '../events/events.writer.ts';
 import { teamsRepository } from '../teams/teams.repository.ts';
 import { hashPassword } from './passwords.ts';
 import { usersRepository } from './users.repository.ts';
@@ -29,6 +33,7 @@ export class UsersService {
     private readonly invitations: InvitationsService,
     private readonly sessions: DashboardSessionsService,
     private readonly clock: Clock,
+    private readonly domainEvents: Pick<DomainEventDispatcher, 'dispatch'>,
   ) {}
 
   /** A new user, agent unless told; with `invite`, the link that lets them choose their password. */
@@ -87,19 +92,29 @@ export class UsersService {
   }
 
   /**
-   * Removes a user: they can no longer sign in, their sessions end, their invitations close and
-   * they leave their teams. The row stays, so the messages and events they wrote still name them.
-   * `byRole` as for update: only an owner removes an owner.
+   * Removes a user: they can no longer sign in, their sessions end, their invitations close, they
+   * leave their teams, and the conversations and contacts assigned to them are unassigned. The row
+   * stays, so the messages and events they wrote still name them. `byRole` as for update: only an
+   * owner removes an owner; `byUserId` is the dashboard user who removes them (none: the operator).
    */
-  async remove(businessId: string, id: string, byRole?: UserRole): Promise<void> {
+  async remove(businessId: string, id: string, byRole?: UserRole, byUserId?: string): Promise<void> {
     await this.db.transaction().execute(async (trx) => {
       await this.keepAnOwner(trx, businessId, id, { leaving: true, byRole, action: 'remove' });
       const now = isoAt(this.clock.now());
-      if (!(await usersRepository.markDeleted(trx, businessId, id, now))) throw notFound('user');
+      const user = await usersRepository.markDeleted(trx, businessId, id, now);
+      if (!user) throw notFound('user');
       await this.sessions.endSessionsOf(trx, [{ business_id: businessId, user_id: id }]);
       await this.invitations.closeForUser(trx, businessId, id);
       await teamsRepository.removeUser(trx, businessId, id);
+      // In this transaction rather than by a subscriber: a removal writes no domain event of its own,
+      // and committed together no conversation is ever left with an assignee who cannot work it. A
+      // transaction assigning them meanwhile holds the user's row (find's hold): the mark above
+      // waited for it, so these statements see what it assigned.
+      const actor: EventActor = byUserId ? { actorType: 'human', userId: byUserId } : { actorType: 'system' };
+      await unassignConversations(trx, businessId, { userId: id }, actor);
+      await unassignContacts(trx, businessId, user, actor);
     });
+    await this.domainEvents.dispatch(['conversation_changed', 'contact_changed']);
   }
 
   /**
