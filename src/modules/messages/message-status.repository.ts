@@ -35,6 +35,9 @@ const outboundColumns = [
 /** An outbound message as the send job and the status endpoint read it. */
 export type OutboundMessage = Pick<Selectable<MessagesTable>, (typeof outboundColumns)[number]>;
 
+/** An outbound message as the send job sends it: with the provider's id of the message it answers, when it has one. */
+export type SendableMessage = OutboundMessage & { reply_to_provider_message_id: string | null };
+
 const allStatuses: MessageStatus[] = ['PENDING', 'SENT', 'DELIVERED', 'READ', 'ERROR', 'RECEIVED'];
 
 /** The statuses a message may be in for a move to `to` to be allowed (canMoveStatus, as SQL). */
@@ -150,13 +153,19 @@ export const messageStatusRepository = {
   // of the business's share of the table (0.5 % without statistics) and can become a scan of all
   // the business's messages.
 
-  /** Outbound messages by business and id (see outboundMessage), keyed `${business_id}:${id}`. */
-  async outboundMessages(db: Db, refs: MessageKey[]): Promise<Map<string, OutboundMessage>> {
+  /**
+   * Outbound messages by business and id (see outboundMessage), keyed `${business_id}:${id}`, each with
+   * the provider's id of the message it answers (reply_to_id) when that one has one on the same
+   * channel: the id a provider quotes by.
+   */
+  async outboundMessages(db: Db, refs: MessageKey[]): Promise<Map<string, SendableMessage>> {
     if (refs.length === 0) return new Map();
-    const { rows } = await sql<OutboundMessage>`
-      select ${sql.join(outboundColumns.map((c) => sql.ref(`m.${c}`)))}
+    const { rows } = await sql<SendableMessage>`
+      select ${sql.join(outboundColumns.map((c) => sql.ref(`m.${c}`)))},
+        q.provider_message_id as reply_to_provider_message_id
       from ${keys(refs)}
       join messages m on m.business_id = v.business_id and m.id = v.id
+      left join messages q on q.business_id = m.business_id and q.id = m.reply_to_id and q.channel_id = m.channel_id
       where m.direction = 'outbound'`.execute(db);
     return new Map(rows.map((row) => [`${row.business_id}:${row.id}`, row]));
   },

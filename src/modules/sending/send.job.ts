@@ -11,7 +11,7 @@ import { ChannelFailures, type ChannelFailureLog } from './channel-failures.ts';
 import {
   messageStatusRepository as repo,
   type MessageKey,
-  type OutboundMessage,
+  type SendableMessage,
 } from '../messages/message-status.repository.ts';
 
 const keyOf = (ref: MessageKey) => `${ref.businessId}:${ref.id}`;
@@ -82,7 +82,7 @@ export class SendJobHandler implements JobHandler {
   // MARK_GATHER_MS: the pacer spreads the calls of a busy number a millisecond or less apart, so
   // a turn holds one or two of them and a statement per call cost more than the call (measured
   // at 1 000 sends/s: 1.03 mark statements per send when they gathered for one turn).
-  private readonly reads = new Batcher<MessageKey, OutboundMessage | undefined>(
+  private readonly reads = new Batcher<MessageKey, SendableMessage | undefined>(
     async (refs) => {
       const rows = await repo.outboundMessages(this.db, refs);
       return refs.map((ref) => rows.get(keyOf(ref)));
@@ -187,6 +187,9 @@ export class SendJobHandler implements JobHandler {
       const result = await provider.send({
         to: message.recipient_address ?? '',
         content: message.outbound_content as OutboundContent,
+        ...(message.reply_to_provider_message_id
+          ? { replyToProviderMessageId: message.reply_to_provider_message_id }
+          : {}),
         reference: message.id,
         beforeSend,
       });

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../../src/lib/ids.ts';
 import { call, createUser, signIn, type Browser } from '../dashboard-auth/dashboard-helpers.ts';
 import { adminHeaders, createTenant, type Tenant } from '../../helpers/tenants.ts';
+import { insertMessage } from '../../helpers/factories.ts';
 import {
   createAgent,
   createTemplate,
@@ -126,6 +127,44 @@ describe('replies', () => {
     expect(api.statusCode, api.body).toBe(200);
     expect(await deliveriesOf(api.json().message.uuid)).toHaveLength(1);
     expect(webhookId).toBeTruthy();
+  });
+
+  it("a quoted reply names the quoted message's provider id to the Graph API, and only when it has one", async () => {
+    const { conversation, phone } = await inboundContact(f.t, f.tenant, f.channel, 1);
+    const withoutId = await db()
+      .selectFrom('messages')
+      .select('id')
+      .where('conversation_id', '=', conversation.id)
+      .executeTakeFirstOrThrow();
+    const providerId = `wamid.${newId().replaceAll('-', '')}`;
+    const quoted = await insertMessage(db(), f.tenant.businessId, conversation, {
+      channel_id: f.channel.id,
+      provider_message_id: providerId,
+      sender_address: phone,
+      recipient_address: f.channel.identifier,
+    });
+    const reply = async (body: Record<string, unknown>) => {
+      const res = await call(app(), agent, 'POST', `/conversations/${conversation.id}/messages`, body);
+      expect(res.statusCode, res.body).toBe(202);
+      const row = await settled(f.t, res.json().message.id);
+      expect(row.status).toBe('SENT');
+      const sent = f.fake.sends().filter((r) => (r.body as { to?: string }).to === phone);
+      return { row, body: sent.at(-1)?.body as { text?: { body: string }; context?: unknown } };
+    };
+
+    const answer = await reply({ text: 'About that', reply_to: quoted.id });
+    expect(answer.body).toMatchObject({ text: { body: 'About that' }, context: { message_id: providerId } });
+    // Our own reply, once sent, has the id the Graph API gave it: quoting it names that id.
+    const again = await reply({ text: 'As I said', reply_to: answer.row.id });
+    expect(answer.row.provider_message_id).toEqual(expect.any(String));
+    expect(again.body.context).toEqual({ message_id: answer.row.provider_message_id });
+    // A quoted message without a provider id (imported, say), and a reply quoting nothing: no context.
+    const noId = await reply({ text: 'Old one', reply_to: withoutId.id });
+    expect(noId.row.reply_to_id).toBe(withoutId.id);
+    expect(noId.body).toMatchObject({ text: { body: 'Old one' } });
+    expect(noId.body).not.toHaveProperty('context');
+    const plain = await reply({ text: 'Plain' });
+    expect(plain.body).not.toHaveProperty('context');
   });
 
   it('outside the window a text answers 409 template_required, and a template goes', async () => {
