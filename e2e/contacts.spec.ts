@@ -6,6 +6,7 @@ import { createUser, demoBusinessId, expectAccessible, operator, serviceUrl, sig
 const PHONE = { width: 390, height: 844 };
 
 let agent: Account;
+let admin: Account;
 let apiKey: string;
 let businessId: string;
 const run = Math.random().toString(36).slice(2, 8);
@@ -24,6 +25,7 @@ async function createContact(body: object): Promise<string> {
 test.beforeAll(async () => {
   businessId = await demoBusinessId();
   agent = await createUser(businessId, 'agent', { name: 'Lucía Gómez' });
+  admin = await createUser(businessId, 'admin', { name: 'Marta Admin' });
   ({ key: apiKey } = await operator<{ key: string }>('POST', `/businesses/${businessId}/api-keys`, {}));
   await operator('POST', `/businesses/${businessId}/contact-fields`, { key: `plan_${run}`, name: `Plan ${run}` });
 });
@@ -111,9 +113,26 @@ test('merging from a contact’s page, keeping the other contact, lands on the k
   await expect(page).toHaveURL(new RegExp(`/dashboard/contacts/${kept}$`));
 });
 
-test('deleting a contact confirms what goes with it', async ({ page }) => {
+test('deleting a contact confirms what goes with it; an agent cannot delete', async ({ page }) => {
   const id = await createContact({ first_name: 'Elsa', last_name: 'Borrada', email: `gone.${run}@example.com` });
+  // An agent merges but does not delete: no button, and the service answers 403.
   await signIn(page, agent);
+  await expect(page).toHaveURL(/\/dashboard$/);
+  await page.goto(`/dashboard/contacts/${id}`);
+  await expect(page.getByRole('button', { name: 'Merge with another contact…' })).toBeVisible();
+  await expect(page.getByRole('button', { name: 'Delete contact…' })).toHaveCount(0);
+  const refused = await page.evaluate(async (contactId) => {
+    const session = await (await fetch('/dashboard/api/session')).json();
+    const response = await fetch(`/dashboard/api/contacts/${contactId}`, {
+      method: 'DELETE',
+      headers: { 'x-csrf-token': session.csrf_token },
+    });
+    return { status: response.status, body: await response.json() };
+  }, id);
+  expect(refused).toMatchObject({ status: 403, body: { error: { code: 'forbidden' } } });
+  await page.getByRole('button', { name: 'Sign out' }).click();
+
+  await signIn(page, admin);
   await expect(page).toHaveURL(/\/dashboard$/);
   await page.goto(`/dashboard/contacts/${id}`);
   await page.getByRole('button', { name: 'Delete contact…' }).click();

@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { responses, UuidParams } from '../../http/common.schemas.ts';
+import { requireRole } from '../../http/dashboard-session.ts';
 import { MergeBody, MergeResult } from '../contact-merge/contact-merge.schemas.ts';
 import { ContactDeletion, ContactList, ContactListQuery, ContactProfile } from './contacts.dashboard-schemas.ts';
 import { DeleteResponse, UpdateContactBody } from './contacts.schemas.ts';
@@ -9,10 +10,12 @@ const security = [{ sessionCookie: [] }];
 
 /**
  * The session's business's contacts: listed and searched, read, edited, merged and deleted by the
- * same services, with the same rules, as the public API's routes.
+ * same services, with the same rules, as the public API's routes; deleted by admins and owners only.
  */
 export const dashboardContactsRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { contacts, contactMerge, dashboardContacts } = app.services;
+  // Deleting a contact takes its whole history with it: admins and owners only.
+  const admins = requireRole('admin');
 
   app.get(
     '/contacts',
@@ -98,11 +101,12 @@ export const dashboardContactsRoutes: FastifyPluginAsyncTypebox = async (app) =>
       schema: {
         tags,
         security,
-        summary: 'What deleting a contact removes with it',
+        summary: 'What deleting a contact removes with it (admins and owners)',
         description: 'How many conversations, messages, events and message attachments go with the contact.',
         params: UuidParams,
-        response: responses({ 200: ContactDeletion }, 400, 401, 404),
+        response: responses({ 200: ContactDeletion }, 400, 401, 403, 404),
       },
+      preHandler: admins,
     },
     async (request) => dashboardContacts.deletion(request.dashboard.businessId, request.params.uuid),
   );
@@ -113,10 +117,12 @@ export const dashboardContactsRoutes: FastifyPluginAsyncTypebox = async (app) =>
       schema: {
         tags,
         security,
-        summary: 'Delete a contact with its conversations, messages and events (cannot be undone)',
+        summary: 'Delete a contact with its conversations, messages and events (cannot be undone; admins and owners)',
+        description: 'An agent gets 403 `forbidden`, as in Chatwoot; merging stays open to every role.',
         params: UuidParams,
         response: responses({ 200: DeleteResponse }, 400, 401, 403, 404),
       },
+      preHandler: admins,
     },
     async (request) => contacts.remove(request.dashboard.businessId, request.params.uuid),
   );

@@ -16,6 +16,7 @@ let t: TestApp;
 let businessId: string;
 let otherBusinessId: string;
 let browser: Browser;
+let admin: Browser;
 let userId: string;
 const db = () => t.database.db;
 
@@ -26,6 +27,8 @@ beforeAll(async () => {
   userId = (await createUser(t.app, businessId, { email: 'agent@acme.test', password: 'correct horse', role: 'agent' }))
     .id;
   browser = await signIn(t.app, 'agent@acme.test', 'correct horse');
+  await createUser(t.app, businessId, { email: 'admin@acme.test', password: 'correct horse', role: 'admin' });
+  admin = await signIn(t.app, 'admin@acme.test', 'correct horse');
 });
 afterAll(() => t.close());
 
@@ -144,8 +147,12 @@ describe('GET /dashboard/api/contacts/:id', () => {
 
   it('answers 404 for another business’s contact and 400 for an id that is no UUID', async () => {
     const foreign = await foreignContact();
-    for (const path of [`/contacts/${foreign.id}`, `/contacts/${newId()}`, `/contacts/${foreign.id}/deletion`]) {
-      const res = await call(t.app, browser, 'GET', path);
+    for (const [who, path] of [
+      [browser, `/contacts/${foreign.id}`],
+      [browser, `/contacts/${newId()}`],
+      [admin, `/contacts/${foreign.id}/deletion`],
+    ] as const) {
+      const res = await call(t.app, who, 'GET', path);
       expect(res.statusCode, path).toBe(404);
       expect(errorCode(res)).toBe('not_found');
     }
@@ -280,6 +287,28 @@ describe('POST /dashboard/api/contacts/merge', () => {
 });
 
 describe('deleting a contact', () => {
+  it('is for admins and owners: an agent gets 403 for the preview and the deletion, and the contact stays', async () => {
+    const contact = await insertContact(db(), businessId, { first_name: 'Kept' });
+    for (const [method, path] of [
+      ['GET', `/contacts/${contact.id}/deletion`],
+      ['DELETE', `/contacts/${contact.id}`],
+    ] as const) {
+      const res = await call(t.app, browser, method, path);
+      expect(res.statusCode, `${method} ${path}`).toBe(403);
+      expect(errorCode(res)).toBe('forbidden');
+    }
+    expect((await call(t.app, browser, 'GET', `/contacts/${contact.id}`)).json().contact).toMatchObject({
+      first_name: 'Kept',
+    });
+    // Merging stays open to agents.
+    const twin = await insertContact(db(), businessId, { first_name: 'Twin' });
+    const merged = await call(t.app, browser, 'POST', '/contacts/merge', {
+      survivor_id: contact.id,
+      loser_id: twin.id,
+    });
+    expect(merged.statusCode, merged.body).toBe(200);
+  });
+
   it('previews the conversations, messages, events and attachments that go, then deletes them', async () => {
     const contact = await insertContact(db(), businessId);
     const conversation = await insertConversation(db(), businessId, contact.id);
@@ -291,14 +320,14 @@ describe('deleting a contact', () => {
       .execute();
     await call(t.app, browser, 'PATCH', `/contacts/${contact.id}`, { tags: ['x'] });
 
-    const preview = await call(t.app, browser, 'GET', `/contacts/${contact.id}/deletion`);
+    const preview = await call(t.app, admin, 'GET', `/contacts/${contact.id}/deletion`);
     expect(preview.statusCode).toBe(200);
     expect(preview.json()).toEqual({ contact_id: contact.id, conversations: 1, messages: 2, events: 1, media: 1 });
 
-    const res = await call(t.app, browser, 'DELETE', `/contacts/${contact.id}`);
+    const res = await call(t.app, admin, 'DELETE', `/contacts/${contact.id}`);
     expect(res.statusCode).toBe(200);
     expect(res.json()).toEqual({ success: true, contact_id: contact.id });
-    expect((await call(t.app, browser, 'GET', `/contacts/${contact.id}`)).statusCode).toBe(404);
+    expect((await call(t.app, admin, 'GET', `/contacts/${contact.id}`)).statusCode).toBe(404);
     const left = await db()
       .selectFrom('messages')
       .select('id')
@@ -309,12 +338,12 @@ describe('deleting a contact', () => {
 
   it('answers 404 for another business’s contact and keeps it; 400 for an id that is no UUID', async () => {
     const foreign = await foreignContact();
-    const res = await call(t.app, browser, 'DELETE', `/contacts/${foreign.id}`);
+    const res = await call(t.app, admin, 'DELETE', `/contacts/${foreign.id}`);
     expect(res.statusCode).toBe(404);
     expect(
       await db().selectFrom('contacts').select('id').where('id', '=', foreign.id).executeTakeFirst(),
     ).toBeDefined();
-    expect((await call(t.app, browser, 'DELETE', '/contacts/123')).statusCode).toBe(400);
+    expect((await call(t.app, admin, 'DELETE', '/contacts/123')).statusCode).toBe(400);
   });
 });
 

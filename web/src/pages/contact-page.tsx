@@ -2,6 +2,7 @@ import { Link, useLocation, useParams } from 'react-router';
 import { api } from '../api/client';
 import type { paths } from '../api/schema';
 import { useLoad } from '../api/use-load';
+import { canManage, useSignedIn } from '../session/session';
 import { useDocumentTitle } from '../shell/document-title';
 import { ErrorNote } from '../shell/error-note';
 import { Loading } from '../shell/loading';
@@ -21,9 +22,13 @@ const shown = (value: unknown) =>
       ? value
       : JSON.stringify(value);
 
-/** A contact's page: its fields, custom fields, tags, aliases and conversations; edit, merge and delete. */
+/**
+ * A contact's page: its fields, custom fields, tags, aliases and conversations; edit, merge and
+ * (admins and owners) delete.
+ */
 export function ContactPage() {
   const { contactId = '' } = useParams();
+  const manager = canManage(useSignedIn().user.role);
   // A merge that keeps this contact navigates to its own address: a new location, read again.
   const { key } = useLocation();
   const loaded = useLoad(
@@ -149,10 +154,11 @@ export function ContactPage() {
       </section>
 
       <section className={styles.card} aria-labelledby="contact-more">
-        <h2 id="contact-more">Merge or delete</h2>
+        <h2 id="contact-more">{manager ? 'Merge or delete' : 'Merge'}</h2>
         <div className={styles.actions}>
           <MergeContactDialog profile={profile} />
-          <DeleteContactDialog profile={profile} />
+          {/* Deleting takes the contact's whole history: admins and owners only (403 to others). */}
+          {manager && <DeleteContactDialog profile={profile} />}
         </div>
       </section>
     </div>
