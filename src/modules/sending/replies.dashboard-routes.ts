@@ -18,9 +18,11 @@ export const dashboardReplyRoutes: FastifyPluginAsyncTypebox = async (app) => {
         summary: 'Reply in a conversation as the signed-in user',
         description:
           "Sends `{text}` or a template (`{template_id, variables}`) through the conversation's channel to its contact, " +
-          "with an optional `reply_to` (a message of this conversation). The message is stored as the user's " +
+          "with an optional `reply_to` (a message of this conversation, quoted in the contact's app when the channel " +
+          "knows its id). The message is stored as the user's " +
           '(`sender_type` human, `user`), is delivered like a public API send, and fires no `message_created` webhook. ' +
-          'Outside the service window a text answers 409 `template_required` (GET .../compose lists the templates); a contact ' +
+          'Outside the service window a text answers 400 `template_required`, as POST /external/v2/messages/send does ' +
+          '(GET .../compose lists the templates); a contact ' +
           'who opted out answers 400 `blocked`; a template variable missing, 400 `template_variable_missing`. A closed ' +
           'conversation is reopened (conversation_unarchived by the user). Answers 202 with the message as the thread shows ' +
           'it. An `Idempotency-Key` header (a UUID the page makes per message) makes a retry answer the first send instead of ' +

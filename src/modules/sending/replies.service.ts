@@ -2,7 +2,7 @@ import type { ChannelKind } from '../../channels/channel-kind.ts';
 import { channelKind } from '../../channels/registry.ts';
 import type { Db } from '../../db/database.ts';
 import type { OutboxWorker } from '../../jobs/outbox.worker.ts';
-import { conflict, DomainError, invalid, notFound } from '../../lib/domain-errors.ts';
+import { conflict, invalid, notFound } from '../../lib/domain-errors.ts';
 import type { ChannelRow, ChannelsService } from '../channels/channels.service.ts';
 import { contactsRepository } from '../contacts/contacts.repository.ts';
 import { conversationOpsRepository } from '../conversations/conversation-ops.repository.ts';
@@ -75,8 +75,8 @@ export class RepliesService {
 
   /**
    * Sends a text or a template into the conversation as the user. Outside the service window a text
-   * answers 409 `template_required`: the conversation's state, not the request, is what refuses it,
-   * and the page offers templates then. With an Idempotency-Key claim the answer is stored with the send.
+   * answers 400 `template_required`, the public API's answer to the same rule, and the page offers
+   * templates then. With an Idempotency-Key claim the answer is stored with the send.
    */
   async reply(
     businessId: string,
@@ -105,14 +105,7 @@ export class RepliesService {
       ...content,
     };
     const answer = await this.db.transaction().execute(async (trx) => {
-      let accepted;
-      try {
-        accepted = await acceptOne(trx, plan);
-      } catch (err) {
-        if (err instanceof DomainError && err.code === 'template_required')
-          throw new DomainError('conflict', err.code, err.message, err.details);
-        throw err;
-      }
+      const accepted = await acceptOne(trx, plan);
       const stored = await messagesRepository.inConversation(
         trx,
         businessId,

@@ -167,7 +167,7 @@ describe('replies', () => {
     expect(plain.body).not.toHaveProperty('context');
   });
 
-  it('outside the window a text answers 409 template_required, and a template goes', async () => {
+  it('outside the window a text answers 400 template_required, as the public API does, and a template goes', async () => {
     const { conversation, phone } = await inboundContact(f.t, f.tenant, f.channel, 30);
     const compose = await call(app(), agent, 'GET', `/conversations/${conversation.id}/compose`);
     expect(compose.statusCode).toBe(200);
@@ -175,8 +175,17 @@ describe('replies', () => {
     expect(Date.parse(compose.json().window_ends_at)).toBeLessThan(Date.now());
 
     const text = await call(app(), agent, 'POST', `/conversations/${conversation.id}/messages`, { text: 'hi' });
-    expect(text.statusCode).toBe(409);
+    expect(text.statusCode).toBe(400);
     expect(text.json().error.code).toBe('template_required');
+    // The same rule through the public API: the same status and code.
+    const api = await app().inject({
+      method: 'POST',
+      url: '/external/v2/messages/send',
+      headers: f.tenant.headers,
+      payload: { to: phone, from: 'whatsapp', channel_uuid: f.channel.id, type: 'text', content: { text: 'hi' } },
+    });
+    expect(api.statusCode).toBe(text.statusCode);
+    expect(api.json().error.code).toBe(text.json().error.code);
 
     const name = `order_${newId().slice(-8)}`;
     const templateId = await createTemplate(app(), f.tenant, { name, body: 'Hi {{name}}, your order is ready' });

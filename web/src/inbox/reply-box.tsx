@@ -51,7 +51,8 @@ export function ReplyBox({ conversationId, onSent }: { conversationId: string; o
       onSent();
       return;
     }
-    if (response.status === 409) await loadCompose();
+    // The window closed since the page read it: show the templates.
+    if (failure?.error?.code === 'template_required') await loadCompose();
     setError(errorMessage(failure, response));
   };
 
