@@ -113,15 +113,17 @@ test('merging from a contact’s page, keeping the other contact, lands on the k
   await expect(page).toHaveURL(new RegExp(`/dashboard/contacts/${kept}$`));
 });
 
-test('deleting a contact confirms what goes with it; an agent cannot delete', async ({ page }) => {
+test('deleting a contact confirms what goes with it; an agent cannot delete', async ({ page, browser }) => {
   const id = await createContact({ first_name: 'Elsa', last_name: 'Borrada', email: `gone.${run}@example.com` });
   // An agent merges but does not delete: no button, and the service answers 403.
-  await signIn(page, agent);
-  await expect(page).toHaveURL(/\/dashboard$/);
-  await page.goto(`/dashboard/contacts/${id}`);
-  await expect(page.getByRole('button', { name: 'Merge with another contact…' })).toBeVisible();
-  await expect(page.getByRole('button', { name: 'Delete contact…' })).toHaveCount(0);
-  const refused = await page.evaluate(async (contactId) => {
+  const agentContext = await browser.newContext();
+  const agentPage = await agentContext.newPage();
+  await signIn(agentPage, agent);
+  await expect(agentPage).toHaveURL(/\/dashboard$/);
+  await agentPage.goto(`/dashboard/contacts/${id}`);
+  await expect(agentPage.getByRole('button', { name: 'Merge with another contact…' })).toBeVisible();
+  await expect(agentPage.getByRole('button', { name: 'Delete contact…' })).toHaveCount(0);
+  const refused = await agentPage.evaluate(async (contactId) => {
     const session = await (await fetch('/dashboard/api/session')).json();
     const response = await fetch(`/dashboard/api/contacts/${contactId}`, {
       method: 'DELETE',
@@ -130,7 +132,7 @@ test('deleting a contact confirms what goes with it; an agent cannot delete', as
     return { status: response.status, body: await response.json() };
   }, id);
   expect(refused).toMatchObject({ status: 403, body: { error: { code: 'forbidden' } } });
-  await page.getByRole('button', { name: 'Sign out' }).click();
+  await agentContext.close();
 
   await signIn(page, admin);
   await expect(page).toHaveURL(/\/dashboard$/);
