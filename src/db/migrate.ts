@@ -23,7 +23,7 @@ import * as domainEventsByBusiness from './migrations/0023-domain-events-by-busi
 import * as contactsCreated from './migrations/0025-contacts-created.ts';
 import * as apiKeyLastUse from './migrations/0026-api-key-last-use.ts';
 import * as teamMembers from './migrations/0027-team-members.ts';
-import * as contactsAssignedUser from './migrations/0030-contacts-assigned-user.ts';
+import * as contactsAssignedUser from './migrations/0028-contacts-assigned-user.ts';
 
 /** Migrations are imported statically so they run the same under tsx, Vitest and a bundle. */
 const migrations: Record<string, Migration> = {
@@ -51,7 +51,7 @@ const migrations: Record<string, Migration> = {
   '0025-contacts-created': contactsCreated,
   '0026-api-key-last-use': apiKeyLastUse,
   '0027-team-members': teamMembers,
-  '0030-contacts-assigned-user': contactsAssignedUser,
+  '0028-contacts-assigned-user': contactsAssignedUser,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };
