@@ -117,6 +117,19 @@ export const outboxRepository = {
     return Number(result.numUpdatedRows);
   },
 
+  /**
+   * A new lease of `leaseSeconds` from now for a job still under the claim `job` was read with
+   * (long work renews it as it goes); false when that claim has ended (taken over).
+   */
+  async extendLease(db: Db, job: OutboxJob, leaseSeconds: number): Promise<boolean> {
+    const result = await db
+      .updateTable('outbox')
+      .set({ locked_until: sql`now() + make_interval(secs => ${leaseSeconds})` })
+      .where((eb) => heldBy(eb, job))
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) > 0;
+  },
+
   async release(db: Db, job: OutboxJob): Promise<void> {
     await db
       .updateTable('outbox')

@@ -5,9 +5,12 @@ import { outboxRepository, type OutboxJob } from './outbox.repository.ts';
 /**
  * What a handler decided about one job. `recorded: true` says the handler has already ended the job
  * itself (done, failed or due again), in the transaction that stored the job's result (one commit
- * for both).
+ * for both). `interrupted` says it stopped part way because the worker is stopping (its `stopping`
+ * signal): the job is due again at once, to go on from where it is, and counts no failure.
  */
-export type JobOutcome = ({ done: true } | { retryInSeconds: number; error: string } | { failed: string }) & {
+export type JobOutcome = (
+  { done: true } | { retryInSeconds: number; error: string } | { failed: string } | { interrupted: true }
+) & {
   recorded?: true;
 };
 
@@ -18,7 +21,11 @@ export interface JobHandler {
   concurrency: number;
   /** Seconds a claimed job stays with its worker; past that it counts as abandoned. */
   leaseSeconds: number;
-  handle(job: OutboxJob): Promise<JobOutcome>;
+  /**
+   * `stopping` is aborted when the worker stops (the server shuts down): long work ends between two
+   * of its steps with `{ interrupted: true }` rather than hold the stop up.
+   */
+  handle(job: OutboxJob, stopping?: AbortSignal): Promise<JobOutcome>;
   /**
    * A job whose worker stopped while holding it. Idempotent work is run again ('retry'); work that
    * must never happen twice (a provider send whose outcome is unknown) is given up by the handler.
@@ -97,6 +104,8 @@ export class OutboxWorker {
   private readonly woken = new Set<string>();
   private readonly loops: Promise<void>[] = [];
   private sweepTimer: NodeJS.Timeout | undefined;
+  /** Aborted by stop(): the handlers' signal to end long work between two steps. */
+  private stopping = new AbortController();
 
   private readonly handlers: JobHandler[] = [];
 
@@ -115,6 +124,7 @@ export class OutboxWorker {
   start(): void {
     if (this.running) return;
     this.running = true;
+    this.stopping = new AbortController();
     for (const handler of this.handlers) {
       this.inFlight.set(handler.kind, new Set());
       this.loops.push(this.loop(handler));
@@ -131,6 +141,7 @@ export class OutboxWorker {
   async stop(): Promise<void> {
     if (!this.running) return;
     this.running = false;
+    this.stopping.abort();
     clearTimeout(this.sweepTimer);
     for (const wake of this.wakers.values()) wake();
     await Promise.all(this.loops);
@@ -192,9 +203,10 @@ export class OutboxWorker {
 
   private async run(handler: JobHandler, job: OutboxJob): Promise<void> {
     try {
-      const outcome = await handler.handle(job);
+      const outcome = await handler.handle(job, this.stopping.signal);
       if (outcome.recorded) return;
       if ('done' in outcome) await outboxRepository.complete(this.db, job);
+      else if ('interrupted' in outcome) await outboxRepository.release(this.db, job);
       else if ('failed' in outcome) await outboxRepository.fail(this.db, job, outcome.failed);
       else await outboxRepository.retryAt(this.db, job, outcome.retryInSeconds, outcome.error);
     } catch (err) {

@@ -243,4 +243,54 @@ describe('outbox worker', () => {
     await w.stop();
     expect((await states('boom'))[0]).toMatchObject({ state: 'pending', last_error: 'bug' });
   });
+
+  it('tells a long job that the worker stops; one that ends part way is due again at once, with no failure', async () => {
+    await enqueueJob(t.database.db, { businessId: tenant.businessId, kind: 'long', refId: newId() });
+    let steps = 0;
+    const w = new OutboxWorker(t.database.db, silent, { pollMs: 20 }).register({
+      ...handler('long', () => ({ done: true })),
+      handle: async (_job, stopping) => {
+        while (!stopping?.aborted) {
+          steps++;
+          await new Promise((r) => setTimeout(r, 5));
+        }
+        return { interrupted: true };
+      },
+    });
+    w.start();
+    await until(async () => steps > 2);
+    const started = Date.now();
+    await w.stop();
+    expect(Date.now() - started).toBeLessThan(1_000);
+    expect(await states('long')).toEqual([
+      expect.objectContaining({ state: 'pending', attempts: 1, last_error: null }),
+    ]);
+    const [job] = await t.database.db.selectFrom('outbox').select('run_at').where('kind', '=', 'long').execute();
+    const { rows } = await sql<{ due: boolean }>`select ${job.run_at}::timestamptz <= now() as due`.execute(
+      t.database.db,
+    );
+    expect(rows[0].due).toBe(true);
+  });
+
+  it('renews the lease of a job under the claim it was read with, and not after a take-over', async () => {
+    const db = t.database.db;
+    await enqueueJob(db, { businessId: tenant.businessId, kind: 'renewed', refId: newId() });
+    const [job] = await outboxRepository.claim(db, 'renewed', 1, 1);
+    expect(await outboxRepository.extendLease(db, job, 600)).toBe(true);
+    const lease = async () => {
+      const { rows } = await sql<{ left: number }>`
+        select extract(epoch from locked_until - now())::float8 as left from outbox where kind = 'renewed'`.execute(db);
+      return rows[0].left;
+    };
+    expect(await lease()).toBeGreaterThan(500);
+    await db
+      .updateTable('outbox')
+      .set({ locked_until: sql`now() - interval '1 second'` })
+      .where('kind', '=', 'renewed')
+      .execute();
+    const [taken] = await outboxRepository.takeOverAbandoned(db, 'renewed', 1, 30);
+    expect(await outboxRepository.extendLease(db, job, 600)).toBe(false);
+    expect(await lease()).toBeLessThan(31);
+    await outboxRepository.complete(db, taken);
+  });
 });

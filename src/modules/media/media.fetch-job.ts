@@ -63,6 +63,7 @@ export function mediaFetchJobHandler(db: Db, storage: FileStorage, providerFor: 
       await mediaRepository.recordFiles(trx, job.business_id, files);
       if ('done' in outcome) await outboxRepository.complete(trx, job);
       else if ('failed' in outcome) await outboxRepository.fail(trx, job, outcome.failed);
+      else if ('interrupted' in outcome) await outboxRepository.release(trx, job);
       else await outboxRepository.retryAt(trx, job, outcome.retryInSeconds, outcome.error);
     });
     return { ...outcome, recorded: true };
