@@ -117,7 +117,7 @@ export function createServices(
     }),
     conversations: new ConversationsService(db),
     messages: new MessagesService(db, media),
-    contactMerge: new ContactMergeService(db, domainEvents),
+    contactMerge: new ContactMergeService(db, domainEvents, worker, slices.mergeRows),
     templates,
     idempotency: new IdempotencyService(db),
     sending: new SendingService(db, worker, channels, templates, contacts, domainEvents),

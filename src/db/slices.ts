@@ -19,11 +19,13 @@ export interface SliceSizes {
   inboundItems: number;
   /** Rows of one table in one import statement (and its domain events, in the same transaction). */
   importRows: number;
+  /** Messages and events a merge moves from the contact it hid to the survivor in one transaction. */
+  mergeRows: number;
 }
 
 const SIZES: Record<Engine, SliceSizes> = {
-  pglite: { inboundItems: 50, importRows: 250 },
-  postgres: { inboundItems: 200, importRows: 1000 },
+  pglite: { inboundItems: 50, importRows: 250, mergeRows: 500 },
+  postgres: { inboundItems: 200, importRows: 1000, mergeRows: 5000 },
 };
 
 export function sliceSizes(engine: Engine): SliceSizes {

@@ -119,6 +119,11 @@ export interface ContactsTable {
   is_test: Generated<boolean>;
   created_at: Timestamp;
   updated_at: Timestamp;
+  /**
+   * Set when a merge hid this contact into its survivor: every reader treats it as gone while its
+   * messages and events move to the survivor, and the move deletes it at its end.
+   */
+  merged_into: string | null;
 }
 
 export interface ContactAliasesTable {

@@ -21,8 +21,9 @@ export async function identitiesOf(db: Db, businessId: string): Promise<Identity
 
 /**
  * How contact_identities differs, in every business, from what the contacts and their aliases say
- * (each phone key and lower-cased email names its oldest holder, by (created_at, id)), and rows of
- * other kinds whose contact_created_at is not their contact's: empty when nothing drifted.
+ * (each phone key and lower-cased email names its oldest holder, by (created_at, id), among the
+ * contacts no merge hid), and rows of other kinds whose contact_created_at is not their contact's:
+ * empty when nothing drifted.
  */
 export async function identityDrift(db: Db): Promise<unknown[]> {
   const { rows } = await sql`
@@ -36,7 +37,7 @@ export async function identityDrift(db: Db): Promise<unknown[]> {
         union all
         select business_id, kind, value, contact_id from contact_aliases
       ) h
-      join contacts c on c.business_id = h.business_id and c.id = h.id
+      join contacts c on c.business_id = h.business_id and c.id = h.id and c.merged_into is null
       order by h.business_id, h.kind, h.value, c.created_at, c.id
     ), actual as (
       select business_id, kind, value, contact_id, contact_created_at

@@ -79,8 +79,9 @@ export const contactIdentitiesRepository = {
 
   /**
    * Names each phone key and lower-cased email given by its oldest holder again (by its columns or an
-   * alias), or removes it when none holds it any more: after a change that may have taken an address
-   * from the contact it names (a deletion, a changed column, a new alias). Other kinds are skipped.
+   * alias; a contact a merge hid holds none), or removes it when none holds it any more: after a
+   * change that may have taken an address from the contact it names (a deletion, a merge, a changed
+   * column, a new alias). Other kinds are skipped.
    */
   async settle(db: Db, businessId: string, identities: AddressIdentity[]): Promise<void> {
     const keys = identities.filter((i) => COLUMN_KINDS.includes(i.kind) && i.value !== '');
@@ -104,7 +105,8 @@ export const contactIdentitiesRepository = {
             where a.business_id = ${businessId} and a.kind = keys.kind and a.value = keys.value
           ) m
           cross join lateral (
-            select x.id, x.created_at from contacts x where x.business_id = ${businessId} and x.id = m.id limit 1
+            select x.id, x.created_at from contacts x
+            where x.business_id = ${businessId} and x.id = m.id and x.merged_into is null limit 1
           ) c
           order by c.created_at, c.id
           limit 1
@@ -123,7 +125,7 @@ export const contactIdentitiesRepository = {
 
   /**
    * The identities of one contact become another's (a merge): its addresses now name the survivor.
-   * Its phones and emails are settled again when it is deleted (another holder may be older).
+   * Its phones and emails are settled again when it is hidden (another holder may be older).
    */
   async move(db: Db, businessId: string, fromId: string, toId: string): Promise<void> {
     await sql`

@@ -9,7 +9,7 @@ import { eventsRepository } from '../events/events.repository.ts';
 import { mediaRepository } from '../media/media.repository.ts';
 import { messagesRepository } from '../messages/messages.repository.ts';
 import { usersRepository } from '../users/users.repository.ts';
-import { contactsRepository, type ContactRow } from './contacts.repository.ts';
+import { contactsRepository, historyIds, type ContactRow } from './contacts.repository.ts';
 import {
   CONVERSATIONS_SHOWN,
   DEFINITIONS_SHOWN,
@@ -147,15 +147,19 @@ export class DashboardContactsService {
     };
   }
 
-  /** What deleting the contact removes with it: its conversations, messages, events and their attachments. */
+  /**
+   * What deleting the contact removes with it: its conversations, messages, events and their
+   * attachments, those of the contacts merged into it whose move has not ended included.
+   */
   async deletion(businessId: string, id: string) {
-    const row = await contactsRepository.find(this.db, businessId, id);
+    const row = await contactsRepository.findWithMerged(this.db, businessId, id);
     if (!row) throw notFound('contact');
+    const ids = historyIds(row);
     const [conversations, messages, events, media] = await Promise.all([
       conversationsRepository.countOfContact(this.db, businessId, id),
-      messagesRepository.countOfContact(this.db, businessId, id),
-      eventsRepository.countOfContact(this.db, businessId, id),
-      mediaRepository.countOfContact(this.db, businessId, id),
+      messagesRepository.countOfContact(this.db, businessId, ids),
+      eventsRepository.countOfContact(this.db, businessId, ids),
+      mediaRepository.countOfContact(this.db, businessId, ids),
     ]);
     return { contact_id: id, conversations, messages, events, media };
   }

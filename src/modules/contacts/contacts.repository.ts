@@ -54,7 +54,7 @@ const identifierLookups = new Map<string, (db: Db, ...args: typeof IDENTIFIER_PL
  * A contact to write: its columns (the others take their defaults) and, for an address of a kind
  * without a column (a page-scoped id), its identity; a phone or an email goes in its columns.
  */
-export type NewContact = Insertable<ContactsTable> & { identity?: AddressIdentity };
+export type NewContact = Omit<Insertable<ContactsTable>, 'merged_into'> & { identity?: AddressIdentity };
 
 /** A contact as the import stores it; timestamps are the ISO strings of the file, read by PostgreSQL. */
 export interface ContactImportRow {
@@ -125,6 +125,18 @@ function insertStatement<R>(rows: NewContact[], options: { skipExisting?: boolea
     ${answer}`;
 }
 
+/** Deletes the contact when `which` holds of it (c), and settles again the addresses it held. */
+async function deleteContact(db: Db, businessId: string, id: string, which: RawBuilder<unknown>): Promise<boolean> {
+  const { rows } = await sql<{ phone_key: string | null; email: string | null; aliases: ContactAlias[] }>`
+    delete from contacts c where c.business_id = ${businessId} and c.id = ${id} and ${which}
+    returning c.phone_key, lower(c.email) as email, (
+      select coalesce(json_agg(json_build_object('kind', a.kind, 'value', a.value)), '[]')
+      from contact_aliases a where a.business_id = c.business_id and a.contact_id = c.id) as aliases`.execute(db);
+  if (!rows[0]) return false;
+  await contactIdentitiesRepository.settle(db, businessId, [...columnIdentities(rows[0]), ...rows[0].aliases]);
+  return true;
+}
+
 /** The keys of the name indexes (migration 0022), as the search compares them. */
 const fullNameKey = sql<string>`lower(first_name || ' ' || last_name)`;
 const lastNameKey = sql<string>`lower(last_name)`;
@@ -132,14 +144,58 @@ const nameRange = (key: RawBuilder<string>, prefix: string) =>
   sql<boolean>`${key} ~>=~ lower(${prefix}) and ${key} ~<~ (lower(${prefix}) || chr(1114111))
     and starts_with(${key}, lower(${prefix}))`;
 
+/**
+ * Whose a message's or event's contact is, as readers show it: the survivor of a contact a merge
+ * hid (contacts.merged_into; its rows move to the survivor a slice at a time), else the contact.
+ * `alias` is the row's table alias, with business_id and contact_id. A probe of contacts_merging,
+ * an index of the hidden contacts only, so a row of a contact no merge hid costs one empty descent.
+ */
+export function shownContactId(alias: string): RawBuilder<string> {
+  const business = sql.ref(`${alias}.business_id`);
+  const contact = sql.ref(`${alias}.contact_id`);
+  return sql<string>`coalesce((select h.merged_into from contacts h
+    where h.business_id = ${business} and h.id = ${contact} and h.merged_into is not null), ${contact})`;
+}
+
+/**
+ * The ids whose messages and events are the history of the contact `contact` (an expression): its
+ * own and those of the contacts merges hid into it (index contacts_merged), as a subquery of one
+ * column `id`, for a statement that reads them per contact.
+ */
+export function historyIdsSql(businessId: string, contact: RawBuilder<string>): RawBuilder<{ id: string }> {
+  return sql<{ id: string }>`(select ${contact} as id union all
+    select h.id from contacts h where h.business_id = ${businessId} and h.merged_into = ${contact})`;
+}
+
+/** A contact with the ids of the contacts merges hid into it, whose history is its own from then on. */
+export type ContactWithMerged = ContactRow & { merged_ids: string[] };
+
+/** The ids a reader of a contact's messages and events asks for: its own and those of the contacts merged into it. */
+export const historyIds = (contact: ContactWithMerged): string[] => [contact.id, ...contact.merged_ids];
+
 export const contactsRepository = {
+  /** The contact; none when a merge hid it (contacts.merged_into), as every reader of contacts treats it. */
   find(db: Db, businessId: string, id: string): Promise<ContactRow | undefined> {
     return db
       .selectFrom('contacts')
       .selectAll()
       .where('business_id', '=', businessId)
       .where('id', '=', id)
+      .where('merged_into', 'is', null)
       .executeTakeFirst();
+  },
+
+  /**
+   * find, with the contacts merges hid into it (index contacts_merged): their messages and events
+   * are the contact's history, read under its id while they move (historyIds).
+   */
+  async findWithMerged(db: Db, businessId: string, id: string): Promise<ContactWithMerged | undefined> {
+    const { rows } = await sql<ContactWithMerged>`
+      select c.*, array(select h.id::text from contacts h
+        where h.business_id = c.business_id and h.merged_into = c.id order by h.id) as merged_ids
+      from contacts c
+      where c.business_id = ${businessId} and c.id = ${id} and c.merged_into is null`.execute(db);
+    return rows[0];
   },
 
   /**
@@ -238,6 +294,7 @@ export const contactsRepository = {
             .selectAll()
             .where('contacts.business_id', '=', businessId)
             .whereRef('contacts.id', '=', 'm.id')
+            .where('contacts.merged_into', 'is', null)
             .limit(1)
             .as('k'),
         (join) => join.onTrue(),
@@ -258,7 +315,11 @@ export const contactsRepository = {
     after: { createdAt: string; id: string } | undefined,
     limit: number,
   ): Promise<ContactRow[]> {
-    let query = db.selectFrom('contacts').selectAll().where('business_id', '=', businessId);
+    let query = db
+      .selectFrom('contacts')
+      .selectAll()
+      .where('business_id', '=', businessId)
+      .where('merged_into', 'is', null);
     if (after)
       query = query.where((eb) =>
         eb(eb.refTuple('created_at', 'id'), '<', eb.tuple(sql<string>`${after.createdAt}::timestamptz`, after.id)),
@@ -275,9 +336,11 @@ export const contactsRepository = {
   async idsByNamePrefix(db: Db, businessId: string, prefix: string, limit: number): Promise<string[]> {
     const { rows } = await sql<{ id: string }>`
       select id from (
-        (select id from contacts where business_id = ${businessId} and ${nameRange(fullNameKey, prefix)} limit ${limit})
+        (select id from contacts where business_id = ${businessId} and ${nameRange(fullNameKey, prefix)}
+          and merged_into is null limit ${limit})
         union
-        (select id from contacts where business_id = ${businessId} and ${nameRange(lastNameKey, prefix)} limit ${limit})
+        (select id from contacts where business_id = ${businessId} and ${nameRange(lastNameKey, prefix)}
+          and merged_into is null limit ${limit})
       ) m limit ${limit}`.execute(db);
     return rows.map((r) => r.id);
   },
@@ -290,15 +353,97 @@ export const contactsRepository = {
       or starts_with(lower(${last}), lower(${prefix})))`;
   },
 
-  /** The contact, row-locked until the transaction ends, so concurrent updates merge in turn. */
+  /** The contact, row-locked until the transaction ends, so concurrent updates merge in turn; none when hidden. */
   findForUpdate(db: Db, businessId: string, id: string): Promise<ContactRow | undefined> {
     return db
       .selectFrom('contacts')
       .selectAll()
       .where('business_id', '=', businessId)
       .where('id', '=', id)
+      .where('merged_into', 'is', null)
       .forUpdate()
       .executeTakeFirst();
+  },
+
+  /**
+   * The two contacts of a merge, row-locked in id order so two crossing merges cannot deadlock; a
+   * hidden one is not among them. Then the contacts already merged into them, which the merge may
+   * repoint (hide): every writer locks a survivor before the contacts hidden into it (the move's
+   * slices do too, lockMerged), so none waits in the other order.
+   */
+  async lockForMerge(db: Db, businessId: string, ids: [string, string]): Promise<ContactRow[]> {
+    const rows = await db
+      .selectFrom('contacts')
+      .selectAll()
+      .where('business_id', '=', businessId)
+      .where('id', 'in', ids)
+      .where('merged_into', 'is', null)
+      .orderBy('id')
+      .forUpdate()
+      .execute();
+    if (rows.length > 0)
+      await db
+        .selectFrom('contacts')
+        .select('id')
+        .where('business_id', '=', businessId)
+        .where(
+          'merged_into',
+          'in',
+          rows.map((r) => r.id),
+        )
+        .orderBy('id')
+        .forUpdate()
+        .execute();
+    return rows;
+  },
+
+  /**
+   * Hides the loser of a merge into its survivor (merged_into), and the contacts hidden into the loser
+   * too, so a chain of merges ends on one survivor; call lockForMerge first. The loser's phones and
+   * emails are settled again: they name the survivor (its columns or aliases) or an older twin.
+   */
+  async hide(db: Db, businessId: string, loserId: string, survivorId: string): Promise<void> {
+    await db
+      .updateTable('contacts')
+      .set({ merged_into: survivorId, updated_at: sql<string>`now()` })
+      .where('business_id', '=', businessId)
+      .where((eb) => eb.or([eb('id', '=', loserId), eb('merged_into', '=', loserId)]))
+      .execute();
+    const keys = await contactsRepository.addressKeys(db, businessId, loserId);
+    const aliases = await contactsRepository.aliasesOf(db, businessId, loserId);
+    if (keys) await contactIdentitiesRepository.settle(db, businessId, [...columnIdentities(keys), ...aliases]);
+  },
+
+  /**
+   * The survivor a hidden contact is merged into, with both locked for one slice of the move of its
+   * history: the survivor first (FOR KEY SHARE: it stays, and merges may still change it), then the
+   * hidden contact (FOR UPDATE: a merge that repoints it, a deletion, another runner of its move
+   * wait for the slice). Undefined when the contact is gone or not hidden. If a merge repointed it
+   * between the two reads, the new survivor is locked and read again.
+   */
+  async lockMerged(db: Db, businessId: string, id: string): Promise<string | undefined> {
+    const mergedInto = async (lock: boolean) => {
+      let query = db
+        .selectFrom('contacts')
+        .select('merged_into')
+        .where('business_id', '=', businessId)
+        .where('id', '=', id);
+      if (lock) query = query.forUpdate();
+      return (await query.executeTakeFirst())?.merged_into ?? undefined;
+    };
+    for (let survivor = await mergedInto(false); survivor !== undefined;) {
+      await db
+        .selectFrom('contacts')
+        .select('id')
+        .where('business_id', '=', businessId)
+        .where('id', '=', survivor)
+        .forKeyShare()
+        .execute();
+      const locked = await mergedInto(true);
+      if (locked === survivor) return survivor;
+      survivor = locked;
+    }
+    return undefined;
   },
 
   /**
@@ -396,10 +541,6 @@ export const contactsRepository = {
   },
 
   /**
-   * Deletes the contact; its aliases, identities, conversations, messages and events go with it (FK
-   * cascades), and an address it shared with a twin names the twin now (settled again).
-   */
-  /**
    * Takes a removed user off every contact of the business assigned to them, in one statement (index
    * contacts_assigned_user); answers the contacts it changed.
    */
@@ -413,15 +554,18 @@ export const contactsRepository = {
       .execute();
   },
 
-  async remove(db: Db, businessId: string, id: string): Promise<boolean> {
-    const { rows } = await sql<{ phone_key: string | null; email: string | null; aliases: ContactAlias[] }>`
-      delete from contacts c where c.business_id = ${businessId} and c.id = ${id}
-      returning c.phone_key, lower(c.email) as email, (
-        select coalesce(json_agg(json_build_object('kind', a.kind, 'value', a.value)), '[]')
-        from contact_aliases a where a.business_id = c.business_id and a.contact_id = c.id) as aliases`.execute(db);
-    if (!rows[0]) return false;
-    await contactIdentitiesRepository.settle(db, businessId, [...columnIdentities(rows[0]), ...rows[0].aliases]);
-    return true;
+  /**
+   * Deletes the contact (none when hidden); its aliases, identities, conversations, messages and
+   * events go with it, and so do the contacts merges hid into it with theirs (FK cascades). An
+   * address it shared with a twin names the twin now (settled again).
+   */
+  remove(db: Db, businessId: string, id: string): Promise<boolean> {
+    return deleteContact(db, businessId, id, sql`c.merged_into is null`);
+  },
+
+  /** Deletes a contact a merge hid, at the end of the move of its history (its aliases go with it). */
+  removeMerged(db: Db, businessId: string, id: string): Promise<boolean> {
+    return deleteContact(db, businessId, id, sql`c.merged_into is not null`);
   },
 
   /** The contact's phone key and lower-cased email, as its identities hold them, and its created_at. */

@@ -18,7 +18,7 @@ const columns = [
 /**
  * The operations on conversations after they opened: the operator's (close, reopen, manual control,
  * assignment), a send's changes (bot_status, assignment, team, agent), a contact's (closing all its
- * conversations, its tags).
+ * conversations, its tags, a merge giving them to the survivor).
  */
 export const conversationOpsRepository = {
   /** The whole conversation (a send's `fields=conversation`). */
@@ -108,6 +108,19 @@ export const conversationOpsRepository = {
       .where('contact_id', '=', contactId)
       .where('closed_at', 'is', null)
       .returning(['id', 'channel', 'closed_at'])
+      .execute();
+  },
+
+  /**
+   * A merge: the loser's conversations become the survivor's, and all of them take the survivor's
+   * tags (those of both contacts), in one statement. Its messages and events follow in the background.
+   */
+  async moveToContact(db: Db, businessId: string, fromId: string, toId: string, tags: string[]): Promise<void> {
+    await db
+      .updateTable('conversations')
+      .set({ contact_id: toId, tags })
+      .where('business_id', '=', businessId)
+      .where('contact_id', 'in', [fromId, toId])
       .execute();
   },
 

@@ -104,7 +104,8 @@ export const conversationStoreRepository = {
   /**
    * The conversations of an import batch in one statement; how many went in. An id that exists is
    * skipped; a conversation whose contact is not the business's is left out (the caller finds it as
-   * a row that does not exist afterwards), as is one whose channel_id, when given, names no channel
+   * a row that does not exist afterwards), and one whose contact a merge hid goes to the survivor
+   * (contacts.merged_into); left out too is one whose channel_id, when given, names no channel
    * of the business of the conversation's channel type. The rows travel as one text[] parameter per
    * column, read by unnest and cast by PostgreSQL (timestamps keep their microseconds); the
    * contacts are read once per batch, each a primary-key probe (LATERAL ... LIMIT 1) whatever the
@@ -114,15 +115,17 @@ export const conversationStoreRepository = {
     const column = <K extends keyof ConversationImportRow>(key: K) => rows.map((r) => r[key]);
     const { rows: counted } = await sql<{ n: number }>`
       WITH parent AS MATERIALIZED (
-        SELECT k.id FROM unnest(${[...new Set(column('contact_id'))]}::text[]) AS u(id)
-        CROSS JOIN LATERAL (SELECT id FROM contacts k WHERE k.business_id = ${businessId}::uuid AND k.id = u.id::uuid LIMIT 1) k
+        SELECT k.id AS named, coalesce(k.merged_into, k.id) AS id FROM unnest(${[...new Set(column('contact_id'))]}::text[]) AS u(id)
+        CROSS JOIN LATERAL (
+          SELECT id, merged_into FROM contacts k WHERE k.business_id = ${businessId}::uuid AND k.id = u.id::uuid LIMIT 1
+        ) k
       ), inserted AS (
         INSERT INTO conversations (business_id, id, contact_id, channel, channel_id, created_at, closed_at)
         SELECT ${businessId}::uuid, r.id::uuid, p.id, r.channel, r.channel_id::uuid, r.created_at::timestamptz, r.closed_at::timestamptz
         FROM unnest(${column('id')}::text[], ${column('contact_id')}::text[], ${column('channel')}::text[],
           ${column('channel_id')}::text[], ${column('created_at')}::text[], ${column('closed_at')}::text[])
           AS r(id, contact_id, channel, channel_id, created_at, closed_at)
-        JOIN parent p ON p.id = r.contact_id::uuid
+        JOIN parent p ON p.named = r.contact_id::uuid
         LEFT JOIN LATERAL (
           SELECT id FROM channels ch WHERE ch.business_id = ${businessId}::uuid AND ch.id = r.channel_id::uuid AND ch.type = r.channel LIMIT 1
         ) ch ON true

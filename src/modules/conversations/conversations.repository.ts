@@ -116,14 +116,16 @@ export const conversationsRepository = {
   },
 
   /**
-   * Contacts whose custom field `key` holds one of `values`. Each value is a jsonb containment test,
-   * which the GIN index contacts_custom_fields answers; business_id filters what it returns.
+   * Contacts whose custom field `key` holds one of `values` (none a merge hid). Each value is a jsonb
+   * containment test, which the GIN index contacts_custom_fields answers; business_id filters what it
+   * returns.
    */
   contactsByCustomField(db: Db, businessId: string, key: string, values: unknown[], limit: number) {
     return db
       .selectFrom('contacts')
       .select(['id', 'first_name', 'last_name', 'phone_number'])
       .where('business_id', '=', businessId)
+      .where('merged_into', 'is', null)
       .where((eb) =>
         eb.or(values.map((value) => eb(sql`custom_fields`, '@>', sql`${JSON.stringify({ [key]: value })}::jsonb`))),
       )

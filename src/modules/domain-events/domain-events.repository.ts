@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../../db/database.ts';
 import { jsonRows } from '../../db/json-rows.ts';
+import { shownContactId } from '../contacts/contacts.repository.ts';
 import type { DomainEvent, DomainEventType } from './domain-events.types.ts';
 
 interface EventRow {
@@ -78,7 +79,7 @@ export const domainEventsRepository = {
 
   /**
    * One event of `type` per message, in the order given, with what the stored rows say (conversation,
-   * contact, direction, sender type, and the status unless given), in one statement.
+   * contact as readers show it, direction, sender type, and the status unless given), in one statement.
    */
   async insertForMessages(
     db: Db,
@@ -90,7 +91,7 @@ export const domainEventsRepository = {
     await sql`with e as (
         insert into domain_events (business_id, type, conversation_id, subject_id, data)
         select m.business_id, ${type}::text, m.conversation_id, m.id, jsonb_build_object(
-          'contact_id', m.contact_id, 'direction', m.direction, 'sender_type', m.sender_type, 'status', coalesce(v.status, m.status))
+          'contact_id', ${shownContactId('m')}, 'direction', m.direction, 'sender_type', m.sender_type, 'status', coalesce(v.status, m.status))
         from ${jsonRows(
           'v',
           { ord: 'int', id: 'uuid', status: 'text' },

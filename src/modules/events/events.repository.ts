@@ -33,35 +33,52 @@ export const eventsRepository = {
   /**
    * The events of an import batch in one statement; how many went in. An id that exists is skipped;
    * an event whose contact is not the business's, or whose conversation is not its contact's, is
-   * left out (the caller finds it as a row that does not exist afterwards). An event's channel is its
-   * conversation's; events without a conversation have none. The rows travel as one JSON value.
+   * left out (the caller finds it as a row that does not exist afterwards); one whose contact a merge
+   * hid is the survivor's (contacts.merged_into). An event's channel is its conversation's; events
+   * without a conversation have none. The rows travel as one JSON value.
    */
   async insertImported(db: Db, businessId: string, rows: EventImportRow[]): Promise<number> {
     const { rows: counted } = await sql<{ n: number }>`
       WITH inserted AS (
         INSERT INTO events (business_id, id, type, conversation_id, contact_id, channel, actor_type, data, created_at)
-        SELECT ${businessId}::uuid, r.id, r.type, r.conversation_id, r.contact_id, cv.channel, r.actor_type, r.data, r.created_at
+        SELECT ${businessId}::uuid, r.id, r.type, r.conversation_id, parent.id, cv.channel, r.actor_type, r.data, r.created_at
         FROM json_to_recordset(${JSON.stringify(rows)}::json) AS r(id uuid, type text, conversation_id uuid, contact_id uuid, actor_type text, data jsonb, created_at timestamptz)
-        CROSS JOIN LATERAL (SELECT 1 FROM contacts c WHERE c.business_id = ${businessId}::uuid AND c.id = r.contact_id LIMIT 1) parent
+        CROSS JOIN LATERAL (
+          SELECT coalesce(c.merged_into, c.id) AS id FROM contacts c WHERE c.business_id = ${businessId}::uuid AND c.id = r.contact_id LIMIT 1
+        ) parent
         LEFT JOIN LATERAL (
           SELECT id, channel, contact_id FROM conversations cv WHERE cv.business_id = ${businessId}::uuid AND cv.id = r.conversation_id LIMIT 1
         ) cv ON true
-        WHERE r.conversation_id IS NULL OR cv.contact_id = r.contact_id
+        WHERE r.conversation_id IS NULL OR cv.contact_id = parent.id
         ON CONFLICT (business_id, id) DO NOTHING
         RETURNING 1
       )
       SELECT count(*)::int AS n FROM inserted`.execute(db);
     return counted[0]?.n ?? 0;
   },
-  /** How many events the contact has (what deleting it removes; index events_contact). */
-  async countOfContact(db: Db, businessId: string, contactId: string): Promise<number> {
+  /** How many events the contacts have (what deleting one removes with those merged into it; index events_contact). */
+  async countOfContact(db: Db, businessId: string, contactIds: string[]): Promise<number> {
     const row = await db
       .selectFrom('events')
       .select((eb) => eb.fn.countAll<string>().as('n'))
       .where('business_id', '=', businessId)
-      .where('contact_id', '=', contactId)
+      .where('contact_id', 'in', contactIds)
       .executeTakeFirstOrThrow();
     return Number(row.n);
+  },
+
+  /**
+   * One slice of a merge's move: up to `limit` events of the hidden contact become the survivor's.
+   * How many did; fewer than `limit` when none of its events are left.
+   */
+  async moveToContact(db: Db, businessId: string, fromId: string, toId: string, limit: number): Promise<number> {
+    const result = await sql`
+      update events set contact_id = ${toId}
+      where business_id = ${businessId} and contact_id = ${fromId} and id = any(array(
+        select id from events where business_id = ${businessId} and contact_id = ${fromId} limit ${limit}))`.execute(
+      db,
+    );
+    return Number(result.numAffectedRows ?? 0);
   },
 
   /**

@@ -3,6 +3,7 @@ import type { Db } from '../../db/database.ts';
 import { isoTimestampSql } from '../../db/timestamps.ts';
 import type { Database } from '../../db/types.ts';
 import type { CursorPosition } from '../../http/cursor.ts';
+import { shownContactId } from '../contacts/contacts.repository.ts';
 
 /** One keyset page request: start (inclusive `since`, or strictly after a cursor position), end (exclusive). */
 export interface PageRange {
@@ -60,7 +61,7 @@ export function messageExportColumns<O>(q: SelectQueryBuilder<Database, 'message
     .select([
       'messages.id',
       'messages.conversation_id',
-      'messages.contact_id',
+      shownContactId('messages').as('contact_id'),
       'messages.channel',
       'messages.direction',
       'messages.sender_type',
@@ -94,7 +95,7 @@ export function eventExportColumns<O>(q: SelectQueryBuilder<Database, 'events', 
       'events.id',
       'events.type',
       'events.conversation_id',
-      'events.contact_id',
+      shownContactId('events').as('contact_id'),
       'events.channel',
       'events.actor_type',
       'events.data',
@@ -129,13 +130,17 @@ const userOf = (alias: string) =>
   sql.raw(`case when ${alias}.user_id is null then null else (select json_build_object('id', u.id, 'name', u.name, 'email', u.email) from users u
     where u.business_id = ${alias}.business_id and u.id = ${alias}.user_id) end`);
 
-const messageRecord = sql`(select m.id, m.conversation_id, m.contact_id, m.channel, m.direction, m.sender_type,
+/*
+ * A record's contact is shown as readers see it: the survivor for a row of a contact a merge hid,
+ * whose rows move to the survivor a slice at a time (shownContactId).
+ */
+const messageRecord = sql`(select m.id, m.conversation_id, ${shownContactId('m')} as contact_id, m.channel, m.direction, m.sender_type,
   ${agentOf('m')} as agent, ${userOf('m')} as "user", m.type, m.text,
   (select json_build_object('id', f.id, 'filename', f.filename, 'content_type', f.content_type) from media f
     where f.business_id = m.business_id and f.message_id = m.id order by f.created_at, f.id limit 1) as media,
   m.reply_to_id, m.status, m.error, ${isoCreatedAt('m')} as created_at)`;
 
-const eventRecord = sql`(select e.id, e.type, e.conversation_id, e.contact_id, e.channel, e.actor_type,
+const eventRecord = sql`(select e.id, e.type, e.conversation_id, ${shownContactId('e')} as contact_id, e.channel, e.actor_type,
   ${agentOf('e')} as agent, ${userOf('e')} as "user", e.data, ${isoCreatedAt('e')} as created_at)`;
 
 const record = sql<string>`row_to_json(r)::text`.as('record');

@@ -87,8 +87,8 @@ export const mediaRepository = {
       .executeTakeFirst();
     return row && (row.channel_id ?? null);
   },
-  /** How many attachments the contact's messages have (what deleting it removes with them). */
-  async countOfContact(db: Db, businessId: string, contactId: string): Promise<number> {
+  /** How many attachments the contacts' messages have (what deleting one removes with those merged into it). */
+  async countOfContact(db: Db, businessId: string, contactIds: string[]): Promise<number> {
     const row = await db
       .selectFrom('media')
       .select((eb) => eb.fn.countAll<string>().as('n'))
@@ -98,7 +98,7 @@ export const mediaRepository = {
           .selectFrom('messages')
           .select('messages.id')
           .where('messages.business_id', '=', businessId)
-          .where('messages.contact_id', '=', contactId),
+          .where('messages.contact_id', 'in', contactIds),
       )
       .executeTakeFirstOrThrow();
     return Number(row.n);

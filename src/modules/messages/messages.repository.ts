@@ -2,6 +2,7 @@ import { sql, type Insertable, type Selectable } from 'kysely';
 import type { Db } from '../../db/database.ts';
 import { jsonRows } from '../../db/json-rows.ts';
 import type { MessagesTable } from '../../db/types.ts';
+import { historyIdsSql } from '../contacts/contacts.repository.ts';
 import { conversationStoreRepository } from '../conversations/conversation-store.repository.ts';
 
 export type MessageRow = Selectable<MessagesTable>;
@@ -176,8 +177,9 @@ export const messagesRepository = {
   /**
    * The (contact, channel) pairs whose service window is open: the contact wrote on the channel
    * within the last `hours` of the pair (its channel kind's window; messages recorded without a
-   * channel id, imports, count for channels of their type). One statement for all pairs, whatever
-   * their windows, keyed `${contact_id}:${channel_id}`.
+   * channel id, imports, count for channels of their type), also as a contact a merge hid into it
+   * (its messages are the contact's while they move). One statement for all pairs, whatever their
+   * windows, keyed `${contact_id}:${channel_id}`.
    */
   async inServiceWindows(
     db: Db,
@@ -186,22 +188,26 @@ export const messagesRepository = {
   ): Promise<Set<string>> {
     if (pairs.length === 0) return new Set();
     const rows = jsonRows('p', { contact_id: 'uuid', channel_id: 'uuid', channel: 'text', hours: 'float8' }, pairs);
-    // LATERAL ... LIMIT 1: one probe of messages_contact per pair, never a scan of the business's day.
+    // LATERAL ... LIMIT 1: one probe of messages_contact per pair and contact, never a scan of the
+    // business's day.
     const { rows: open } = await sql<{ lookup: string }>`
       select p.contact_id || ':' || p.channel_id as lookup
       from ${rows}
       cross join lateral (
-        select 1 from messages m
-        where m.business_id = ${businessId} and m.contact_id = p.contact_id
-          and m.created_at > now() - p.hours * interval '1 hour' and m.direction = 'inbound'
-          and (m.channel_id = p.channel_id or (m.channel_id is null and m.channel = p.channel))
+        select 1 from ${historyIdsSql(businessId, sql<string>`p.contact_id`)} k
+        cross join lateral (
+          select 1 from messages m
+          where m.business_id = ${businessId} and m.contact_id = k.id
+            and m.created_at > now() - p.hours * interval '1 hour' and m.direction = 'inbound'
+            and (m.channel_id = p.channel_id or (m.channel_id is null and m.channel = p.channel))
+          limit 1) m
         limit 1) w`.execute(db);
     return new Set(open.map((r) => r.lookup));
   },
   /**
    * When the contact's service window on the channel ends (its latest inbound message there plus
    * `hours`) and whether that is still ahead, on the database's clock as the send's check
-   * (inServiceWindows); undefined when the contact never wrote there.
+   * (inServiceWindows, with the contacts merged into it); undefined when the contact never wrote there.
    */
   async serviceWindow(
     db: Db,
@@ -211,9 +217,13 @@ export const messagesRepository = {
     const { rows } = await sql<{ ends_at: string; open: boolean }>`
       select m.created_at + ${pair.hours}::float8 * interval '1 hour' as ends_at,
         m.created_at > now() - ${pair.hours}::float8 * interval '1 hour' as open
-      from messages m
-      where m.business_id = ${businessId} and m.contact_id = ${pair.contact_id} and m.direction = 'inbound'
-        and (m.channel_id = ${pair.channel_id} or (m.channel_id is null and m.channel = ${pair.channel}))
+      from ${historyIdsSql(businessId, sql<string>`${pair.contact_id}::uuid`)} k
+      cross join lateral (
+        select m.created_at from messages m
+        where m.business_id = ${businessId} and m.contact_id = k.id and m.direction = 'inbound'
+          and (m.channel_id = ${pair.channel_id} or (m.channel_id is null and m.channel = ${pair.channel}))
+        order by m.created_at desc
+        limit 1) m
       order by m.created_at desc
       limit 1`.execute(db);
     return rows[0];
@@ -246,9 +256,10 @@ export const messagesRepository = {
   /**
    * The latest `limit` messages of a contact across its conversations, newest first (index
    * messages_contact), each with the identifier of its channel (the message's, else its
-   * conversation's), for messages that recorded no addresses.
+   * conversation's), for messages that recorded no addresses. `contactIds`: the contact's and those
+   * merged into it (historyIds); one reads in index order, several are sorted.
    */
-  latestOfContact(db: Db, businessId: string, contactId: string, limit: number) {
+  latestOfContact(db: Db, businessId: string, contactIds: string[], limit: number) {
     return db
       .selectFrom('messages as m')
       .innerJoin('conversations as v', (j) =>
@@ -272,21 +283,35 @@ export const messagesRepository = {
         'ch.identifier as channel_identifier',
       ])
       .where('m.business_id', '=', businessId)
-      .where('m.contact_id', '=', contactId)
+      .where('m.contact_id', 'in', contactIds)
       .orderBy('m.created_at', 'desc')
       .orderBy('m.id', 'desc')
       .limit(limit)
       .execute();
   },
-  /** How many messages the contact has (what deleting it removes; index messages_contact). */
-  async countOfContact(db: Db, businessId: string, contactId: string): Promise<number> {
+  /** How many messages the contacts have (what deleting one and those merged into it removes; messages_contact). */
+  async countOfContact(db: Db, businessId: string, contactIds: string[]): Promise<number> {
     const row = await db
       .selectFrom('messages')
       .select((eb) => eb.fn.countAll<string>().as('n'))
       .where('business_id', '=', businessId)
-      .where('contact_id', '=', contactId)
+      .where('contact_id', 'in', contactIds)
       .executeTakeFirstOrThrow();
     return Number(row.n);
+  },
+
+  /**
+   * One slice of a merge's move: up to `limit` messages of the hidden contact become the survivor's.
+   * How many did; fewer than `limit` when none of its messages are left.
+   */
+  async moveToContact(db: Db, businessId: string, fromId: string, toId: string, limit: number): Promise<number> {
+    const result = await sql`
+      update messages set contact_id = ${toId}
+      where business_id = ${businessId} and contact_id = ${fromId} and id = any(array(
+        select id from messages where business_id = ${businessId} and contact_id = ${fromId} limit ${limit}))`.execute(
+      db,
+    );
+    return Number(result.numAffectedRows ?? 0);
   },
 };
 

@@ -1,6 +1,6 @@
 import type { Db } from '../../db/database.ts';
 import { notFound } from '../../lib/domain-errors.ts';
-import { contactsRepository, type ContactRow } from '../contacts/contacts.repository.ts';
+import { contactsRepository, historyIds, type ContactRow } from '../contacts/contacts.repository.ts';
 import { messagesRepository, type ContactMessageRow } from './messages.repository.ts';
 import type { MediaLink, MediaService } from '../media/media.service.ts';
 import type { ContactMessage } from './messages.schemas.ts';
@@ -33,11 +33,11 @@ export class MessagesService {
     private readonly media: MediaService,
   ) {}
 
-  /** The contact's latest messages across all its conversations, newest first. */
+  /** The contact's latest messages in all its conversations (with those of contacts merged into it), newest first. */
   async listForContact(businessId: string, contactId: string, limit: number): Promise<ContactMessage[]> {
-    const contact = await contactsRepository.find(this.db, businessId, contactId);
+    const contact = await contactsRepository.findWithMerged(this.db, businessId, contactId);
     if (!contact) throw notFound('contact');
-    const rows = await messagesRepository.latestOfContact(this.db, businessId, contactId, limit);
+    const rows = await messagesRepository.latestOfContact(this.db, businessId, historyIds(contact), limit);
     const files = await this.media.forMessages(
       businessId,
       rows.map((r) => r.id),

@@ -2,15 +2,15 @@ import type { Db } from '../../db/database.ts';
 import { CursorCodec, type CursorPosition } from '../../http/cursor.ts';
 import { notFound } from '../../lib/domain-errors.ts';
 import type { SecretKeys } from '../../lib/secret-keys.ts';
-import { contactsRepository } from '../contacts/contacts.repository.ts';
+import { contactsRepository, historyIds } from '../contacts/contacts.repository.ts';
 import { toEventRecord, toMessageExport } from '../exports/exports.mappers.ts';
 import { timelineRepository } from './timeline.repository.ts';
 import type { TimelineItem, TimelineQuery } from './timeline.schemas.ts';
 
 /**
- * GET /contacts/:uuid/timeline: the contact's messages and events merged newest first on one key,
- * (created_at, id) descending; each side reads `limit + 1` rows from its contact index, so the merge
- * always knows whether more remain.
+ * GET /contacts/:uuid/timeline: the contact's messages and events (with those of the contacts merged
+ * into it, shown as its own) merged newest first on one key, (created_at, id) descending; each side
+ * reads `limit + 1` rows from its contact index, so the merge always knows whether more remain.
  */
 export class TimelineService {
   private readonly cursors: CursorCodec;
@@ -23,13 +23,15 @@ export class TimelineService {
   }
 
   async list(businessId: string, contactId: string, query: TimelineQuery) {
-    if (!(await contactsRepository.find(this.db, businessId, contactId))) throw notFound('contact');
+    const contact = await contactsRepository.findWithMerged(this.db, businessId, contactId);
+    if (!contact) throw notFound('contact');
+    const ids = historyIds(contact);
     const scope = CursorCodec.scope({ what: 'timeline', businessId, contactId });
     const at: CursorPosition | undefined =
       query.cursor === undefined ? undefined : this.cursors.decode(query.cursor, scope);
     const [messages, events] = await Promise.all([
-      timelineRepository.messages(this.db, businessId, contactId, at, query.limit + 1),
-      timelineRepository.events(this.db, businessId, contactId, at, query.limit + 1),
+      timelineRepository.messages(this.db, businessId, ids, at, query.limit + 1),
+      timelineRepository.events(this.db, businessId, ids, at, query.limit + 1),
     ]);
     const merged: TimelineItem[] = [
       ...messages.map((row) => ({ kind: 'message' as const, ...toMessageExport(row) })),

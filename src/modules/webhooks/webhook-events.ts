@@ -47,7 +47,9 @@ export class WebhookEvents {
     const messages = messageIds.flatMap((id) => byId.get(id) ?? []);
     if (messages.length === 0) return false;
     const contactIds = [...new Set(messages.map((m) => m.contact_id))];
-    const contacts = new Map((await webhooksRepository.contacts(trx, businessId, contactIds)).map((c) => [c.id, c]));
+    const contacts = new Map(
+      (await webhooksRepository.contacts(trx, businessId, contactIds)).map(({ asked, ...contact }) => [asked, contact]),
+    );
     const files = await mediaRepository.forMessages(
       trx,
       businessId,

@@ -1,6 +1,7 @@
 import { sql, type Insertable, type Selectable, type Updateable } from 'kysely';
 import type { Db } from '../../db/database.ts';
 import type { WebhooksTable } from '../../db/types.ts';
+import type { ContactRow } from '../contacts/contacts.repository.ts';
 
 export type WebhookRow = Selectable<WebhooksTable>;
 /**
@@ -69,9 +70,17 @@ export const webhooksRepository = {
     return db.selectFrom('messages').selectAll().where('business_id', '=', businessId).where('id', 'in', ids).execute();
   },
 
-  /** Contacts by id (the rows the contacts module maps to its camelCase form). */
-  contacts(db: Db, businessId: string, ids: readonly string[]) {
-    return db.selectFrom('contacts').selectAll().where('business_id', '=', businessId).where('id', 'in', ids).execute();
+  /**
+   * Contacts by id (the rows the contacts module maps to its camelCase form), each with the id it
+   * was asked by (`asked`): a contact a merge hid is answered with its survivor, which the messages
+   * still naming it belong to while they move.
+   */
+  async contacts(db: Db, businessId: string, ids: readonly string[]) {
+    const { rows } = await sql<ContactRow & { asked: string }>`
+      select k.*, c.id as asked from contacts c
+      join contacts k on k.business_id = c.business_id and k.id = coalesce(c.merged_into, c.id)
+      where c.business_id = ${businessId} and c.id = any(${[...ids]}::uuid[])`.execute(db);
+    return rows;
   },
 
   update(db: Db, businessId: string, id: string, changes: Updateable<WebhooksTable>): Promise<WebhookRow | undefined> {

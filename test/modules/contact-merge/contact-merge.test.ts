@@ -4,6 +4,7 @@ import { at, insertAliases, insertContact, insertConversation, insertMessage } f
 import { createTenant, type Tenant } from '../../helpers/tenants.ts';
 import { buildTestApp, type TestApp } from '../../helpers/test-app.ts';
 import { identityDrift } from '../../helpers/contact-identities.ts';
+import { movesEnded } from '../../helpers/merges.ts';
 
 let t: TestApp;
 let tenant: Tenant;
@@ -145,6 +146,7 @@ describe('POST /contacts/merge', () => {
     expect(res.statusCode, res.body).toBe(200);
     expect(res.json()).toEqual({ success: true, survivor_id: survivor.id });
 
+    await movesEnded(db);
     expect(await findContact(loser.id)).toBeUndefined();
     expect(await counts(loser.id)).toEqual({ conversations: 0, messages: 0, events: 0, aliases: 0 });
     // The survivor's own merge event is the one event more.
@@ -298,6 +300,7 @@ describe('POST /contacts/merge', () => {
     const res = await merge({ survivor_id: survivor.id, loser_id: loser.id });
     expect(res.statusCode, res.body).toBe(200);
     expect(await eventsOf(survivor.id)).toEqual([]);
+    await movesEnded(t.database.db);
     expect(await findContact(loser.id)).toBeUndefined();
     const aliases = await t.database.db
       .selectFrom('contact_aliases')
