@@ -95,7 +95,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   // Durable work handlers register here: worker.register(services.<area>.<kind>JobHandler()).
   worker.register(services.media.fetchJobHandler());
   worker.register(services.sending.sendJobHandler(app.log));
-  worker.register(services.contactMerge.moveJobHandler());
+  worker.register(services.contactMerge.moveJobHandler(app.log));
   const embedJob = services.search.embedJobHandler();
   if (embedJob) worker.register(embedJob);
   runComponents(

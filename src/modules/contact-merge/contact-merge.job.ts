@@ -11,6 +11,11 @@ export const CONTACT_MERGE_MOVE_JOB = 'contact_merge_move';
 
 const LEASE_SECONDS = 120;
 
+/** Where the end of a move is told: its rows and time (this run's, after a restart). */
+export interface MoveLog {
+  info(obj: object, msg: string): void;
+}
+
 /**
  * Moves the messages and events of a contact a merge hid to its survivor, `sliceRows` of them per
  * transaction, and deletes the contact in the transaction that finds none left, which also ends the
@@ -23,34 +28,43 @@ const LEASE_SECONDS = 120;
  * row lost or moved twice; the lease is renewed as the job goes, and should a second runner start
  * all the same (a worker stalled past its lease), the two take turns on that lock, harmlessly.
  */
-export function contactMergeMoveJobHandler(db: Db, sliceRows: number): JobHandler {
-  /** One slice; 'done' once the contact is gone (deleted here, or before) and the job has ended with it. */
-  function slice(job: OutboxJob): Promise<'done' | 'more'> {
+export function contactMergeMoveJobHandler(db: Db, sliceRows: number, log?: MoveLog): JobHandler {
+  /** One slice: the rows it moved, and whether the contact is gone (deleted here, or before) and the job ended. */
+  function slice(job: OutboxJob): Promise<{ moved: number; done: boolean }> {
     const { business_id: businessId, ref_id: hiddenId } = job;
     return db.transaction().execute(async (trx) => {
       const survivorId = await contactsRepository.lockMerged(trx, businessId, hiddenId);
+      let moved = 0;
       if (survivorId !== undefined) {
-        const messages = await messagesRepository.moveToContact(trx, businessId, hiddenId, survivorId, sliceRows);
-        const events =
-          messages < sliceRows
-            ? await eventsRepository.moveToContact(trx, businessId, hiddenId, survivorId, sliceRows - messages)
-            : 0;
-        if (messages + events === sliceRows) return 'more';
+        moved = await messagesRepository.moveToContact(trx, businessId, hiddenId, survivorId, sliceRows);
+        if (moved < sliceRows)
+          moved += await eventsRepository.moveToContact(trx, businessId, hiddenId, survivorId, sliceRows - moved);
+        if (moved === sliceRows) return { moved, done: false };
         await contactsRepository.removeMerged(trx, businessId, hiddenId);
       }
       await outboxRepository.complete(trx, job);
-      return 'done';
+      return { moved, done: true };
     });
   }
 
   async function handle(job: OutboxJob, stopping?: AbortSignal): Promise<JobOutcome> {
-    let leased = Date.now();
+    const started = Date.now();
+    let leased = started;
+    let rows = 0;
     try {
       for (;;) {
         // A stopping server ends the job between two slices; the next start goes on from there.
         if (stopping?.aborted) return { interrupted: true };
         await nextTurn();
-        if ((await slice(job)) === 'done') return { done: true, recorded: true };
+        const { moved, done } = await slice(job);
+        rows += moved;
+        if (done) {
+          log?.info(
+            { businessId: job.business_id, contactId: job.ref_id, rows, ms: Date.now() - started },
+            'merged contact: history moved to the survivor',
+          );
+          return { done: true, recorded: true };
+        }
         if (Date.now() - leased > (LEASE_SECONDS * 1000) / 4) {
           // Taken over (this worker stalled past its lease): the runner that holds it now goes on.
           const held = await outboxRepository.extendLease(db, job, LEASE_SECONDS);

@@ -7,7 +7,7 @@ import { conversationOpsRepository } from '../conversations/conversation-ops.rep
 import { contactFieldChanged } from '../events/events.writer.ts';
 import type { DomainEventDispatcher } from '../domain-events/domain-events.dispatcher.ts';
 import { contactsChanged } from '../domain-events/domain-events.writer.ts';
-import { CONTACT_MERGE_MOVE_JOB, contactMergeMoveJobHandler } from './contact-merge.job.ts';
+import { CONTACT_MERGE_MOVE_JOB, contactMergeMoveJobHandler, type MoveLog } from './contact-merge.job.ts';
 import { planMerge } from './contact-merge.rules.ts';
 import { contactMergeRepository as repo } from './contact-merge.repository.ts';
 import type { MergeBody } from './contact-merge.schemas.ts';
@@ -88,8 +88,8 @@ export class ContactMergeService {
     return { success: true, survivor_id: survivorId.toLowerCase() };
   }
 
-  /** The handler of the merges' second step, for the outbox worker. */
-  moveJobHandler(): JobHandler {
-    return contactMergeMoveJobHandler(this.db, this.sliceRows);
+  /** The handler of the merges' second step, for the outbox worker; `log` hears of each move's end. */
+  moveJobHandler(log?: MoveLog): JobHandler {
+    return contactMergeMoveJobHandler(this.db, this.sliceRows, log);
   }
 }
