@@ -242,3 +242,48 @@ describe.runIf(engine === 'pglite')('migration 0022 (inbox)', () => {
     expect(await relations()).toEqual(added);
   });
 });
+
+describe.runIf(engine === 'pglite')('migration 0028 (merged contacts)', () => {
+  it("stops a conversation's new contact from rewriting its rows' export flags; undone, unfinished moves end", async () => {
+    const db = database.db;
+    await migrateToLatest(db);
+    const trigger = async () => {
+      const { rows } = await sql<{ def: string }>`
+        SELECT pg_get_triggerdef(oid) AS def FROM pg_trigger WHERE tgname = 'conversations_export_flags'`.execute(db);
+      return rows[0].def;
+    };
+    expect(await trigger()).not.toContain('contact_id');
+
+    // A merge whose move had not ended: the loser hidden, its message and event still its own.
+    const [businessId, survivor, loser, conversation] = [newId(), newId(), newId(), newId()];
+    await sql`INSERT INTO businesses (id, name) VALUES (${businessId}, 'Merging')`.execute(db);
+    await sql`INSERT INTO contacts (business_id, id, created_at) VALUES
+      (${businessId}, ${survivor}, now()), (${businessId}, ${loser}, now())`.execute(db);
+    await sql`UPDATE contacts SET merged_into = ${survivor} WHERE id = ${loser}`.execute(db);
+    await sql`INSERT INTO conversations (business_id, id, contact_id, channel)
+      VALUES (${businessId}, ${conversation}, ${survivor}, 'whatsapp')`.execute(db);
+    await sql`INSERT INTO messages (business_id, id, conversation_id, contact_id, channel, direction, sender_type, status)
+      VALUES (${businessId}, ${newId()}, ${conversation}, ${loser}, 'whatsapp', 'inbound', 'contact', 'RECEIVED')`.execute(
+      db,
+    );
+    await sql`INSERT INTO events (business_id, id, type, conversation_id, contact_id, channel, actor_type)
+      VALUES (${businessId}, ${newId()}, 'conversation_resolved', ${conversation}, ${loser}, 'whatsapp', 'system')`.execute(
+      db,
+    );
+
+    await migrateTo(db, '0027-team-members');
+    expect(await trigger()).toContain('contact_id');
+    const owners = async (table: 'messages' | 'events') => {
+      const { rows } = await sql<{ contact_id: string }>`
+        SELECT contact_id FROM ${sql.table(table)} WHERE business_id = ${businessId}`.execute(db);
+      return rows.map((r) => r.contact_id);
+    };
+    expect(await owners('messages')).toEqual([survivor]);
+    expect(await owners('events')).toEqual([survivor]);
+    const { rows: contacts } = await sql<{ id: string }>`
+      SELECT id FROM contacts WHERE business_id = ${businessId}`.execute(db);
+    expect(contacts).toEqual([{ id: survivor }]);
+    await migrateToLatest(db);
+    expect(await trigger()).not.toContain('contact_id');
+  });
+});
