@@ -12,14 +12,17 @@ export const contactMergeRoutes: FastifyPluginAsyncTypebox = async (app) => {
         security: [{ apiKey: [] }],
         summary: 'Merge a duplicate contact into another (cannot be undone)',
         description:
-          "One transaction: the loser's conversations, messages, events and aliases move to the survivor; the survivor " +
-          'fills its empty fields (names, email, phone, external_id, avatar, source, assigned user) from the loser, and ' +
-          'field_choices decide first_name, last_name, email and collected_data.<key> where both have a value; tags are ' +
-          "united (survivor's first), custom_fields and collected_data combined (survivor wins unless field_choices says " +
-          "loser). Emails and phones the survivor does not keep (the loser's, or its own email replaced through " +
-          'field_choices) become aliases, so lookups by them find the survivor. One contact_field_changed event ' +
-          "(source merge) lists the survivor's changed fields. Then the loser is deleted. 400 for the same contact " +
-          'twice or a test contact with a real one; 404 when either contact is not in the business.',
+          'The survivor fills its empty fields (names, email, phone, external_id, avatar, source, assigned user) from ' +
+          'the loser, and field_choices decide first_name, last_name, email and collected_data.<key> where both have a ' +
+          "value; tags are united (survivor's first), custom_fields and collected_data combined (survivor wins unless " +
+          "field_choices says loser). The loser's conversations and aliases become the survivor's; emails and phones " +
+          "the survivor does not keep (the loser's, or its own email replaced through field_choices) become aliases, so " +
+          "lookups by them find the survivor. One contact_field_changed event (source merge) lists the survivor's " +
+          'changed fields. The loser is gone from the answer on (its id answers 404 everywhere, lookups never find ' +
+          'it). Its messages and events move to the survivor in the background, a part at a time, and are the ' +
+          "survivor's from the answer on: the timeline, GET /contacts/:uuid/messages and the exports show them with the " +
+          "survivor's contact_id. 400 for the same contact twice or a test contact with a real one; 404 when either " +
+          'contact is not in the business or was merged into another.',
         body: MergeBody,
         response: responses({ 200: MergeResult }, 400, 401, 404),
       },

@@ -7,7 +7,10 @@ export const FIELD_CHOICE_NAME = '^(first_name|last_name|email|collected_data\\.
 export const MergeBody = Type.Object(
   {
     survivor_id: Type.String({ format: 'uuid', description: 'contact that stays' }),
-    loser_id: Type.String({ format: 'uuid', description: 'duplicate; merged into the survivor and deleted' }),
+    loser_id: Type.String({
+      format: 'uuid',
+      description: 'duplicate; merged into the survivor and gone at once, its history moved in the background',
+    }),
     field_choices: Type.Optional(
       Type.Record(
         Type.String({ pattern: FIELD_CHOICE_NAME }),
