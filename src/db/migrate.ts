@@ -24,7 +24,7 @@ import * as contactsCreated from './migrations/0025-contacts-created.ts';
 import * as apiKeyLastUse from './migrations/0026-api-key-last-use.ts';
 import * as teamMembers from './migrations/0027-team-members.ts';
 import * as contactsAssignedUser from './migrations/0028-contacts-assigned-user.ts';
-import * as mergedContacts from './migrations/0028-merged-contacts.ts';
+import * as mergedContacts from './migrations/0029-merged-contacts.ts';
 
 /** Migrations are imported statically so they run the same under tsx, Vitest and a bundle. */
 const migrations: Record<string, Migration> = {
@@ -53,7 +53,7 @@ const migrations: Record<string, Migration> = {
   '0026-api-key-last-use': apiKeyLastUse,
   '0027-team-members': teamMembers,
   '0028-contacts-assigned-user': contactsAssignedUser,
-  '0028-merged-contacts': mergedContacts,
+  '0029-merged-contacts': mergedContacts,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -243,7 +243,7 @@ describe.runIf(engine === 'pglite')('migration 0022 (inbox)', () => {
   });
 });
 
-describe.runIf(engine === 'pglite')('migration 0028 (merged contacts)', () => {
+describe.runIf(engine === 'pglite')('migration 0029 (merged contacts)', () => {
   it("stops a conversation's new contact from rewriting its rows' export flags; undone, unfinished moves end", async () => {
     const db = database.db;
     await migrateToLatest(db);
@@ -271,7 +271,7 @@ describe.runIf(engine === 'pglite')('migration 0028 (merged contacts)', () => {
       db,
     );
 
-    await migrateTo(db, '0027-team-members');
+    await migrateTo(db, '0028-contacts-assigned-user');
     expect(await trigger()).toContain('contact_id');
     const owners = async (table: 'messages' | 'events') => {
       const { rows } = await sql<{ contact_id: string }>`
