@@ -16,7 +16,8 @@ import { postImport } from './import-helpers.ts';
  * its line number. fast-check is seeded.
  */
 
-const FUZZ = fuzzOptions(25);
+// Whole on both engines: a short run (a few seconds) whose histories must include events to walk.
+const FUZZ = fuzzOptions(25, { halfOnPostgres: false });
 
 let t: TestApp;
 let tenant: Tenant;
