@@ -37,6 +37,7 @@ export const TABLE_OWNERS = {
   search_collections: 'modules/search',
   search_items: 'modules/search',
   outbox: 'jobs',
+  ai_runs: 'modules/ai',
   rate_limit_counters: 'http',
 };
 

@@ -96,6 +96,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   worker.register(services.media.fetchJobHandler());
   worker.register(services.sending.sendJobHandler(app.log));
   worker.register(services.contactMerge.moveJobHandler(app.log));
+  worker.register(services.aiRuns.runJobHandler(app.log));
   const embedJob = services.search.embedJobHandler();
   if (embedJob) worker.register(embedJob);
   runComponents(

@@ -27,6 +27,8 @@ export interface Config {
   rateLimitWindowSeconds: number;
   /** Where search items' embeddings are computed (an OpenAI-compatible API); unset = not computed. */
   embeddings: EmbeddingsConfig | undefined;
+  /** The chat-completions API AI agents answer with (OpenAI-compatible); unset = agents do not answer. */
+  llm: LlmConfig | undefined;
   /**
    * Whose X-Forwarded-For names the client (sign-in throttling, logs): none, every proxy, the nearest
    * `n` proxies, or proxies at these addresses or CIDR ranges.
@@ -59,6 +61,18 @@ export interface EmbeddingsConfig {
   url: string;
   apiKey: string | undefined;
   model: string;
+}
+
+export interface LlmConfig {
+  /** Base URL of the API; POST {url}/chat/completions. */
+  url: string;
+  apiKey: string | undefined;
+  /** The model of agents without their own. */
+  model: string;
+  /** How long one call may take, retries apart. */
+  timeoutMs: number;
+  /** Tries after the first on a timeout, a lost connection, 429 or 5xx. */
+  maxRetries: number;
 }
 
 export class ConfigError extends Error {}
@@ -159,6 +173,38 @@ function embeddings(env: Env): EmbeddingsConfig | undefined {
   };
 }
 
+/** An absolute http(s) URL from `name`, without its trailing slashes. */
+function httpUrl(name: string, raw: string): string {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError(`${name} must be an absolute URL, got "${raw}"`);
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:')
+    throw new ConfigError(`${name} must be http or https, got "${raw}"`);
+  return raw.replace(/\/+$/, '');
+}
+
+/** LLM_URL (with LLM_API_KEY, LLM_MODEL, LLM_TIMEOUT_SECONDS, LLM_MAX_RETRIES): an OpenAI-compatible chat API. */
+function llm(env: Env): LlmConfig | undefined {
+  const raw = env.LLM_URL;
+  if (!raw) {
+    if (env.LLM_API_KEY || env.LLM_MODEL) throw new ConfigError('LLM_API_KEY and LLM_MODEL need LLM_URL');
+    return undefined;
+  }
+  const retries = env.LLM_MAX_RETRIES;
+  if (retries !== undefined && retries !== '' && !/^[0-9]$/.test(retries))
+    throw new ConfigError(`LLM_MAX_RETRIES must be 0 to 9, got "${retries}"`);
+  return {
+    url: httpUrl('LLM_URL', raw),
+    apiKey: env.LLM_API_KEY || undefined,
+    model: env.LLM_MODEL || 'gpt-4o-mini',
+    timeoutMs: positiveInt(env, 'LLM_TIMEOUT_SECONDS', 30) * 1000,
+    maxRetries: retries === undefined || retries === '' ? 2 : Number(retries),
+  };
+}
+
 /** TRUST_PROXY: unset or false = none; true = every proxy; a number of proxies; else addresses or CIDRs. */
 function trustProxy(env: Env): boolean | number | string[] {
   const raw = (env.TRUST_PROXY ?? '').trim();
@@ -232,6 +278,7 @@ export function loadConfig(env: Env = process.env): Config {
     rateLimitExportsPerWindow: positiveInt(env, 'RATE_LIMIT_EXPORTS_PER_MINUTE', 120),
     rateLimitWindowSeconds: positiveInt(env, 'RATE_LIMIT_WINDOW_SECONDS', 60),
     embeddings: embeddings(env),
+    llm: llm(env),
     trustProxy: trustProxy(env),
     dashboard: dashboard(env),
   };

@@ -27,6 +27,10 @@ import { MediaService } from './modules/media/media.service.ts';
 import { SendingService } from './modules/sending/sending.service.ts';
 import { RepliesService } from './modules/sending/replies.service.ts';
 import { AgentsService } from './modules/agents/agents.service.ts';
+import { AI_RUN_JOB } from './modules/ai/ai-run.job.ts';
+import { aiRunSubscriber } from './modules/ai/ai-run.subscriber.ts';
+import { AiRunsService } from './modules/ai/ai-runs.service.ts';
+import { openAiChatModel } from './modules/ai/llm-client.ts';
 import { openAiEmbeddings } from './modules/search/embeddings.client.ts';
 import { SearchService } from './modules/search/search.service.ts';
 import { createFileStorage } from './storage/create-file-storage.ts';
@@ -95,6 +99,12 @@ export function createServices(
     clock,
     dashboardSessions,
   );
+  const replies = new RepliesService(db, worker, channels, templates, domainEvents);
+  // The AI agents answer through the model of LLM_URL; without it no run starts (the agents say why).
+  const chatModel = config.llm ? openAiChatModel(config.llm) : undefined;
+  void domainEvents.register(
+    aiRunSubscriber({ llmConfigured: chatModel !== undefined, clock, wake: () => worker.wake(AI_RUN_JOB) }),
+  );
   return {
     channels,
     channelSetup: new ChannelSetupService(channels, config.publicUrl),
@@ -121,8 +131,9 @@ export function createServices(
     templates,
     idempotency: new IdempotencyService(db),
     sending: new SendingService(db, worker, channels, templates, contacts, domainEvents),
-    replies: new RepliesService(db, worker, channels, templates, domainEvents),
-    agents: new AgentsService(db),
+    replies,
+    aiRuns: new AiRunsService({ db, model: chatModel, replies }),
+    agents: new AgentsService(db, { llmConfigured: config.llm !== undefined }),
     search: new SearchService(db, worker, config.embeddings ? openAiEmbeddings(config.embeddings) : undefined),
     webhooks,
     exports: new ExportsService(db, config.secretKeys),

@@ -25,6 +25,7 @@ import * as apiKeyLastUse from './migrations/0026-api-key-last-use.ts';
 import * as teamMembers from './migrations/0027-team-members.ts';
 import * as contactsAssignedUser from './migrations/0028-contacts-assigned-user.ts';
 import * as mergedContacts from './migrations/0029-merged-contacts.ts';
+import * as aiRuns from './migrations/0031-ai-runs.ts';
 
 /** Migrations are imported statically so they run the same under tsx, Vitest and a bundle. */
 const migrations: Record<string, Migration> = {
@@ -54,6 +55,7 @@ const migrations: Record<string, Migration> = {
   '0027-team-members': teamMembers,
   '0028-contacts-assigned-user': contactsAssignedUser,
   '0029-merged-contacts': mergedContacts,
+  '0031-ai-runs': aiRuns,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -251,6 +251,8 @@ export interface ChannelsTable {
   provider_account: string | null;
   provider_config: Json;
   pace_per_second: Generated<number>;
+  /** The AI agent every new conversation of the channel gets (migration 0031); null: none. */
+  agent_id: string | null;
   created_at: Timestamp;
 }
 
@@ -327,6 +329,28 @@ export interface AgentsTable {
   inactivity_run_settings: Json;
   created_at: Timestamp;
   updated_at: Timestamp;
+}
+
+/** One run of a conversation's AI agent (src/modules/ai): what it read, called, sent and why it ended. */
+export interface AiRunsTable {
+  business_id: string;
+  id: string;
+  conversation_id: string;
+  agent_id: string;
+  /** The newest inbound message the run answers; unique per conversation. */
+  trigger_message_id: string;
+  input_message_ids: Generated<string[]>;
+  status: Generated<'running' | 'replied' | 'skipped' | 'superseded' | 'handed_over'>;
+  outcome: string | null;
+  model_calls: Json<unknown[]>;
+  tool_calls: Json<unknown[]>;
+  reply_text: string | null;
+  reply_message_id: string | null;
+  bot_status: string | null;
+  attempts: Generated<number>;
+  error: string | null;
+  created_at: Timestamp;
+  finished_at: Timestamp | null;
 }
 
 export interface SearchCollectionsTable {
@@ -448,6 +472,7 @@ export interface Database {
   channels: ChannelsTable;
   templates: TemplatesTable;
   outbox: OutboxTable;
+  ai_runs: AiRunsTable;
   idempotency_keys: IdempotencyKeysTable;
   media: MediaTable;
   businesses: BusinessesTable;

@@ -18,6 +18,26 @@ export const outboxRepository = {
   },
 
   /**
+   * Jobs of a kind that keeps at most one waiting (pending) job per record: ai_run, one per
+   * conversation (index outbox_ai_run_waiting, migration 0031). Each is due `delay_seconds` from now
+   * (the database's clock); a record that has a waiting job already keeps it, moved to the later of
+   * the two times, so work asked for again while it waits runs once, after the last ask. A job
+   * running meanwhile is not waiting: the new one waits beside it.
+   */
+  async scheduleOnePerRef(
+    db: Db,
+    kind: 'ai_run',
+    jobs: { business_id: string; id: string; ref_id: string; delay_seconds: number }[],
+  ): Promise<void> {
+    if (jobs.length === 0) return;
+    await sql`insert into outbox (business_id, id, kind, ref_id, run_at)
+      select v.business_id, v.id, ${kind}, v.ref_id, now() + make_interval(secs => v.delay_seconds)
+      from ${jsonRows('v', { business_id: 'uuid', id: 'uuid', ref_id: 'uuid', delay_seconds: 'float8' }, jobs)}
+      on conflict (business_id, ref_id) where kind = 'ai_run' and state = 'pending'
+      do update set run_at = greatest(outbox.run_at, excluded.run_at)`.execute(db);
+  },
+
+  /**
    * Claims up to `limit` due jobs of one kind. SKIP LOCKED lets several processes claim side by side
    * without taking the same job; the lease marks a job as in the hands of one worker until it ends,
    * and `owner` (the claiming process's worker session, null without one) as long as it is alive.

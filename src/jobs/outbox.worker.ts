@@ -92,6 +92,23 @@ export function enqueueJobs(trx: Db, jobs: NewJob[]): Promise<void> {
 }
 
 /**
+ * Schedules, in the caller's transaction, the one waiting job of each record of a kind that keeps
+ * one (outboxRepository.scheduleOnePerRef): due `delaySeconds` from now, or the waiting one pushed
+ * that late.
+ */
+export function scheduleJobs(
+  trx: Db,
+  kind: 'ai_run',
+  jobs: { businessId: string; refId: string; delaySeconds: number }[],
+): Promise<void> {
+  return outboxRepository.scheduleOnePerRef(
+    trx,
+    kind,
+    jobs.map((j) => ({ business_id: j.businessId, id: newId(), ref_id: j.refId, delay_seconds: j.delaySeconds })),
+  );
+}
+
+/**
  * Runs the outbox: claims due jobs with FOR UPDATE SKIP LOCKED (so several server processes share
  * the work), hands them to their handler, and records the outcome. Nothing lives only in memory:
  * a crash leaves every job in the table, to be claimed again or given up by its handler's rule.

@@ -16,6 +16,7 @@ import { dashboardThreadRoutes } from '../modules/messages/thread.dashboard-rout
 import type { SessionPrincipal } from '../modules/dashboard-auth/sessions.service.ts';
 import { dashboardContactsRoutes } from '../modules/contacts/contacts.dashboard-routes.ts';
 import { liveRoutes } from '../modules/live/live.routes.ts';
+import { dashboardAiRunsRoutes } from '../modules/ai/ai-runs.dashboard-routes.ts';
 import { dashboardAgentsRoutes } from '../modules/agents/agents.dashboard-routes.ts';
 import { dashboardChannelsRoutes } from '../modules/channels/channels.dashboard-routes.ts';
 import { dashboardTeamsRoutes } from '../modules/teams/teams.dashboard-routes.ts';
@@ -71,6 +72,7 @@ export const dashboardModules: FastifyPluginAsync[] = [
   dashboardChannelsRoutes,
   dashboardTemplatesRoutes,
   dashboardAgentsRoutes,
+  dashboardAiRunsRoutes,
 ];
 
 /**

@@ -3,6 +3,7 @@ import { requireAdminToken } from '../http/admin-auth.ts';
 import { adminRoutes } from '../modules/admin/admin.routes.ts';
 import { requireBusiness } from '../modules/admin/business-scope.ts';
 import { agentsAdminRoutes } from '../modules/agents/agents.admin-routes.ts';
+import { aiRunsAdminRoutes } from '../modules/ai/ai-runs.routes.ts';
 import { channelsAdminRoutes } from '../modules/channels/channels.routes.ts';
 import { contactFieldsAdminRoutes } from '../modules/contact-fields/contact-fields.routes.ts';
 import { contactsAdminRoutes } from '../modules/contacts/contacts.admin-routes.ts';
@@ -29,6 +30,7 @@ const businessModules = [
   searchAdminRoutes,
   webhooksAdminRoutes,
   conversationOpsRoutes,
+  aiRunsAdminRoutes,
 ];
 
 /**

@@ -41,7 +41,7 @@ export const agentsRepository = {
   list(db: Db, businessId: string, limit: number) {
     return db
       .selectFrom('agents')
-      .select(['id', 'name', 'type', 'model', 'created_at', 'updated_at'])
+      .select(['id', 'name', 'type', 'model', 'activation_rules', 'created_at', 'updated_at'])
       .where('business_id', '=', businessId)
       .orderBy('created_at')
       .orderBy('id')

@@ -1,5 +1,6 @@
 import { Type, type Static, type TSchema } from 'typebox';
-import { Nullable, Timestamp, Uuid } from '../../http/common.schemas.ts';
+import { Nullable, OneOf, Timestamp, Uuid } from '../../http/common.schemas.ts';
+import { ActivationRulesInput } from './activation-rules.ts';
 
 /** Bounds of an agent's configuration (the contract gives none). */
 export const AGENT_LIMITS = {
@@ -47,6 +48,37 @@ const Tools = <T extends TSchema>(tool: T, description: string) =>
     description,
   });
 
+/** Settings of the prompt: the keys the agent's run reads are typed; any other (tone, language, ...) is free. */
+const PromptConfigObject = Type.Object(
+  {
+    fallback_message: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 4096,
+        description:
+          'sent to the customer when the agent cannot answer (the model failed after its retries) as it hands the conversation to a person',
+      }),
+    ),
+    max_history_tokens: Type.Optional(
+      Type.Integer({
+        minimum: 100,
+        maximum: 100_000,
+        description: 'most tokens of recent messages the prompt carries, the oldest dropped first; default 3000',
+      }),
+    ),
+    max_reply_tokens: Type.Optional(Type.Integer({ minimum: 1, maximum: 16_384, description: "the reply's bound" })),
+    temperature: Type.Optional(Type.Number({ minimum: 0, maximum: 2 })),
+  },
+  {
+    additionalProperties: true,
+    maxProperties: AGENT_LIMITS.jsonKeys,
+    propertyNames: { minLength: 1, maxLength: 100 },
+    description:
+      'settings of the prompt: fallback_message, max_history_tokens, max_reply_tokens, temperature, and free keys (tone, language, …) the prompt lists; at most 100 keys',
+  },
+);
+const PromptConfig = Type.Unsafe<Static<typeof PromptConfigObject> & Record<string, unknown>>(PromptConfigObject);
+
 const settings = {
   name: Type.String({ minLength: 1, maxLength: 200 }),
   type: Type.String({ minLength: 1, maxLength: 50, description: "the agent's kind, e.g. 'basic'" }),
@@ -55,9 +87,9 @@ const settings = {
     description: 'the instructions the agent follows',
   }),
   model: Type.String({ minLength: 1, maxLength: 100, description: 'the language model the agent answers with' }),
-  prompt_config: JsonObject('settings of the prompt (tone, language, …)'),
+  prompt_config: PromptConfig,
   data: JsonObject('free-form data the agent draws on'),
-  activation_rules: JsonObject('when the agent answers'),
+  activation_rules: ActivationRulesInput,
   follow_up_settings: JsonObject('follow-up messages after a silence'),
   inactivity_run_settings: JsonObject('what the agent does when a conversation goes quiet'),
 };
@@ -134,6 +166,10 @@ export const Agent = Type.Object({
   activation_rules: Type.Record(Type.String(), Type.Unknown()),
   follow_up_settings: Type.Record(Type.String(), Type.Unknown()),
   inactivity_run_settings: Type.Record(Type.String(), Type.Unknown()),
+  status: OneOf(['active', 'inactive'] as const, { description: 'whether the agent answers messages now' }),
+  inactive_reason: Nullable(Type.String(), {
+    description: 'why it does not (no model configured: LLM_URL unset; activation_rules.enabled false); null when active',
+  }),
   created_at: Timestamp,
   updated_at: Timestamp,
 });
@@ -142,7 +178,16 @@ export type AgentRecord = Static<typeof Agent>;
 export const AgentResponse = Type.Object({ agent: Agent, business_id: Uuid });
 
 /** An agent in a list: who it is, without its configuration (GET /agents/:agent_id has it). */
-export const AgentSummary = Type.Pick(Agent, ['id', 'name', 'type', 'model', 'created_at', 'updated_at']);
+export const AgentSummary = Type.Pick(Agent, [
+  'id',
+  'name',
+  'type',
+  'model',
+  'status',
+  'inactive_reason',
+  'created_at',
+  'updated_at',
+]);
 
 /** The answer of a partial update: id, name and type, and the fields the update sent, as they now are. */
 export const UpdatedAgentResponse = Type.Object({

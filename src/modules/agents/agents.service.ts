@@ -2,6 +2,8 @@ import type { Db } from '../../db/database.ts';
 import { invalid, notFound } from '../../lib/domain-errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { mergeJson } from '../../lib/json-merge.ts';
+import { channelsRepository } from '../channels/channels.repository.ts';
+import { checkActivationRules, type ActivationRules } from './activation-rules.ts';
 import { agentsRepository, type AgentValues } from './agents.repository.ts';
 import {
   AGENT_JSON_FIELDS,
@@ -15,6 +17,23 @@ import {
 type Tool = { enabled?: boolean; instructions?: string };
 type Row = NonNullable<Awaited<ReturnType<typeof agentsRepository.find>>>;
 
+/** What the agents' answers say of the service: whether a model is configured (LLM_URL). */
+export interface AgentsContext {
+  llmConfigured: boolean;
+}
+
+/** Whether an agent answers now, and why not. */
+export function agentStatus(
+  context: AgentsContext,
+  activationRules: Record<string, unknown>,
+): Pick<AgentRecord, 'status' | 'inactive_reason'> {
+  if (!context.llmConfigured)
+    return { status: 'inactive', inactive_reason: 'no language model is configured (LLM_URL is unset): agents do not answer' };
+  if ((activationRules as ActivationRules).enabled === false)
+    return { status: 'inactive', inactive_reason: 'activation_rules.enabled is false' };
+  return { status: 'active', inactive_reason: null };
+}
+
 /** The answer of a partial update: id, name and type, and each field the update sent, as it now is. */
 export type UpdatedAgent = Pick<AgentRecord, 'id' | 'name' | 'type'> & Partial<AgentRecord>;
 
@@ -23,7 +42,10 @@ export type UpdatedAgent = Pick<AgentRecord, 'id' | 'name' | 'type'> & Partial<A
  * updated through the public API, assigned to conversations by sends.
  */
 export class AgentsService {
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    private readonly context: AgentsContext = { llmConfigured: false },
+  ) {}
 
   async create(businessId: string, input: CreateAgentInput): Promise<AgentRecord> {
     const values: AgentValues = {
@@ -35,17 +57,19 @@ export class AgentsService {
     };
     if (input.tools) values.tools = completeTools(input.tools, input.tools);
     checkSizes(values);
-    return toRecord(await agentsRepository.insert(this.db, businessId, newId(), values));
+    if (input.activation_rules) await this.checkRules(this.db, businessId, values.activation_rules);
+    return this.toRecord(await agentsRepository.insert(this.db, businessId, newId(), values));
   }
 
-  list(businessId: string, limit: number) {
-    return agentsRepository.list(this.db, businessId, limit);
+  async list(businessId: string, limit: number) {
+    const rows = await agentsRepository.list(this.db, businessId, limit);
+    return rows.map(({ activation_rules, ...row }) => ({ ...row, ...agentStatus(this.context, activation_rules) }));
   }
 
   async get(businessId: string, agentId: string): Promise<AgentRecord> {
     const row = await agentsRepository.find(this.db, businessId, agentId);
     if (!row) throw notFound('agent');
-    return toRecord(row);
+    return this.toRecord(row);
   }
 
   /**
@@ -69,13 +93,34 @@ export class AgentsService {
       };
       if (changes.tools) values.tools = completeTools(values.tools as Record<string, Tool>, changes.tools);
       checkSizes(values);
+      if (changes.activation_rules !== undefined) await this.checkRules(trx, businessId, values.activation_rules);
       const sent = Object.keys(changes) as (keyof AgentRecord)[];
       const row = sent.length === 0 ? current : await agentsRepository.update(trx, businessId, agentId, values);
-      const record = toRecord(row);
+      const record = this.toRecord(row);
       const answer: UpdatedAgent = { id: record.id, name: record.name, type: record.type };
       for (const field of sent) Object.assign(answer, { [field]: record[field] });
       return answer;
     });
+  }
+
+  /** The rules as they will be stored: their own checks, and channels of the business (400 otherwise). */
+  private async checkRules(db: Db, businessId: string, rules: Record<string, unknown>): Promise<void> {
+    const typed = rules as ActivationRules;
+    checkActivationRules(typed);
+    for (const [i, id] of (typed.channels ?? []).entries()) {
+      if (!(await channelsRepository.find(db, businessId, id)))
+        throw invalid('activation_rules.channels names a channel the business does not have', [
+          { location: 'body', path: `/activation_rules/channels/${i}`, message: 'not a channel of the business' },
+        ]);
+    }
+  }
+
+  private toRecord(row: Row): AgentRecord {
+    return {
+      ...row,
+      tools: row.tools as AgentRecord['tools'],
+      ...agentStatus(this.context, row.activation_rules),
+    };
   }
 }
 
@@ -123,8 +168,4 @@ function checkSizes(values: AgentValues): void {
       ]);
     }
   }
-}
-
-function toRecord(row: Row): AgentRecord {
-  return { ...row, tools: row.tools as AgentRecord['tools'] };
 }

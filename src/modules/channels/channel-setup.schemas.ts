@@ -1,7 +1,7 @@
 import { Type, type Static, type TObject, type TSchema } from 'typebox';
 import { channelKinds } from '../../channels/registry.ts';
 import { Nullable, OneOf } from '../../http/common.schemas.ts';
-import { Channel, ChannelType, CreateChannelBody } from './channels.schemas.ts';
+import { Channel, ChannelType, CreateChannelBody, UpdateChannelBody } from './channels.schemas.ts';
 
 /**
  * A kind's provider object as the dashboard takes it: the registry's schema, with the field of the
@@ -35,6 +35,7 @@ export const EditChannelBody = Type.Object(
   {
     name: CreateChannelBody.properties.name,
     pace_per_second: CreateChannelBody.properties.pace_per_second,
+    agent_id: UpdateChannelBody.properties.agent_id,
   },
   { additionalProperties: false, minProperties: 1 },
 );

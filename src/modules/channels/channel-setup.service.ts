@@ -70,7 +70,11 @@ export class ChannelSetupService {
   }
 
   /** Renames or re-paces a channel; its secrets change only through the operator API. */
-  async edit(businessId: string, id: string, changes: { name?: string; pace_per_second?: number }) {
+  async edit(
+    businessId: string,
+    id: string,
+    changes: { name?: string; pace_per_second?: number; agent_id?: string | null },
+  ) {
     return this.shown(await this.channels.update(businessId, id, changes));
   }
 

@@ -8,6 +8,10 @@ export const ChannelType = OneOf(CHANNELS, {
   description: 'one of the channel values of the contract',
 });
 
+const agentRefDescription =
+  'the AI agent every new conversation of this channel gets (event agent_assigned, actor system); an agent of the business, 400 otherwise';
+const AgentRef = Type.String({ format: 'uuid', description: agentRefDescription });
+
 const PacePerSecond = Type.Integer({
   minimum: 1,
   maximum: 1000,
@@ -25,6 +29,7 @@ export const CreateChannelBody = Type.Object(
     }),
     provider: Type.Optional(ProviderConfigSchema),
     pace_per_second: Type.Optional(PacePerSecond),
+    agent_id: Type.Optional(AgentRef),
   },
   { additionalProperties: false },
 );
@@ -41,6 +46,7 @@ export const UpdateChannelBody = Type.Object(
     name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
     pace_per_second: Type.Optional(PacePerSecond),
     provider: Type.Optional(ProviderRotation),
+    agent_id: Type.Optional(Nullable(AgentRef, { description: `${agentRefDescription}; null: none` })),
   },
   { additionalProperties: false },
 );
@@ -63,6 +69,7 @@ export const Channel = Type.Object({
     }),
     Type.Null(),
   ]),
+  agent_id: Nullable(Uuid, { description: 'the AI agent new conversations of this channel get; null: none' }),
   created_at: Timestamp,
 });
 export type ChannelForm = Static<typeof Channel>;

@@ -21,6 +21,7 @@ import {
   type TargetPolicy,
 } from '../../net/ssrf-guard.ts';
 import { targetRefusal } from '../../net/target-refusal.ts';
+import { agentsRepository } from '../agents/agents.repository.ts';
 import { ChannelCache } from './channel-cache.ts';
 import { digestField, openProviderConfig, sealProviderConfig, type StoredProviderConfig } from './channel-secrets.ts';
 import { channelsRepository, type ChannelKeys, type ChannelRow } from './channels.repository.ts';
@@ -76,6 +77,7 @@ export class ChannelsService {
       throw invalid(`provider ${provider.kind} does not serve ${body.type} channels`, [{ path: '/provider/kind' }]);
     }
     if (provider) await this.checkUrlFields(provider.kind, provider);
+    if (body.agent_id !== undefined) await this.checkAgent(businessId, body.agent_id);
     const account = provider ? providerAccountOf(provider) : null;
     if (await channelsRepository.findByIdentifier(this.db, businessId, body.type, identifier))
       throw duplicate('identifier');
@@ -94,6 +96,7 @@ export class ChannelsService {
         provider_config: provider ? sealProviderConfig(this.secrets, provider) : {},
         pace_per_second:
           body.pace_per_second ?? (provider && channelKind(provider.kind)?.capabilities.defaultPacePerSecond),
+        agent_id: body.agent_id ?? null,
       });
       return toChannelForm(row);
     } catch (err) {
@@ -126,7 +129,9 @@ export class ChannelsService {
       await this.checkUrlFields(row.provider_kind, body.provider);
       providerConfig = { ...this.openConfig(row), ...body.provider };
     }
+    if (body.agent_id) await this.checkAgent(businessId, body.agent_id);
     const changes = {
+      ...(body.agent_id !== undefined && body.agent_id !== row.agent_id ? { agent_id: body.agent_id } : {}),
       ...(body.name !== undefined ? { name: body.name } : {}),
       ...(body.pace_per_second !== undefined ? { pace_per_second: body.pace_per_second } : {}),
       ...(providerConfig ? { provider_config: sealProviderConfig(this.secrets, providerConfig) } : {}),
@@ -252,6 +257,12 @@ export class ChannelsService {
     }
   }
 
+  /** A channel's default agent is one of the business's: another's, or none, is a bad reference (400). */
+  private async checkAgent(businessId: string, agentId: string): Promise<void> {
+    if (!(await agentsRepository.find(this.db, businessId, agentId)))
+      throw invalid('agent_id is not an AI agent of the business', [{ path: '/agent_id' }]);
+  }
+
   private openConfig(row: ChannelRow): ProviderConfig {
     return openProviderConfig(this.secrets, row.provider_config) as ProviderConfig;
   }
@@ -314,6 +325,7 @@ export function toChannelForm(row: ChannelRow): ChannelForm {
     name: row.name,
     identifier: row.identifier,
     pace_per_second: row.pace_per_second,
+    agent_id: row.agent_id,
     provider: row.provider_kind
       ? {
           kind: row.provider_kind,

@@ -152,3 +152,30 @@ export class ConversationOpsService {
     return result;
   }
 }
+
+/**
+ * An AI agent hands the conversation to people, in the caller's transaction: manual control on
+ * (`manual_control_activated`, unless a person or the agent's own `bot_end` reply turned it on
+ * already) and an `alert_triggered`, both with the agent as their actor. The caller hands the
+ * events over after its commit.
+ */
+export async function agentHandover(
+  trx: Db,
+  businessId: string,
+  conversationId: string,
+  agentId: string,
+  reason: string,
+): Promise<void> {
+  const row = await conversationOpsRepository.findForUpdate(trx, businessId, conversationId);
+  if (!row) return;
+  const actor: events.EventActor = { actorType: 'ai_agent', agentId };
+  const { active, locked, transitions } = manualControlChange(row, { active: true });
+  if (transitions.includes('activated')) {
+    await events.manualControlActivated(trx, businessId, row, actor, { reason });
+    await conversationOpsRepository.update(trx, businessId, conversationId, {
+      manual_control: active,
+      manual_control_locked: locked,
+    });
+  }
+  await events.alertTriggered(trx, businessId, row, actor, { reason });
+}

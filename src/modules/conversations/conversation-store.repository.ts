@@ -52,12 +52,16 @@ export const conversationStoreRepository = {
     return new Map(rows.map(({ lookup, ...row }) => [lookup, row]));
   },
 
-  /** New conversations in one statement, their rows as one JSON value (jsonRows). */
+  /**
+   * New conversations in one statement, their rows as one JSON value (jsonRows). Each gets its
+   * channel's default AI agent (channels.agent_id), read in the same statement.
+   */
   async insertMany(db: Db, rows: NewConversation[]): Promise<ConversationRow[]> {
     if (rows.length === 0) return [];
     const { rows: inserted } = await sql<ConversationRow>`
-      insert into conversations (business_id, id, contact_id, channel, channel_id, tags)
-      select v.business_id, v.id, v.contact_id, v.channel, v.channel_id, coalesce(v.tags, '{}')
+      insert into conversations (business_id, id, contact_id, channel, channel_id, tags, agent_id)
+      select v.business_id, v.id, v.contact_id, v.channel, v.channel_id, coalesce(v.tags, '{}'),
+        (select ch.agent_id from channels ch where ch.business_id = v.business_id and ch.id = v.channel_id)
       from ${jsonRows('v', { business_id: 'uuid', id: 'uuid', contact_id: 'uuid', channel: 'text', channel_id: 'uuid', tags: 'text[]' }, rows)}
       returning *`.execute(db);
     return inserted;

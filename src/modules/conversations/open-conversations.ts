@@ -33,7 +33,8 @@ export const conversationLockName = (contactId: string, channelId: string) => `c
  * The open conversation of each (contact, channel) pair of one business, inside the caller's
  * transaction, keyed `${contactId}:${channelId}`: the latest one (of the channel, else of its type
  * without a channel id, which is then bound to the channel), reopened when closed (writing
- * `conversation_unarchived`), or a new one. One statement per step for all pairs: the locks, the
+ * `conversation_unarchived`), or a new one, which gets its channel's default AI agent (writing
+ * `agent_assigned`, actor system). One statement per step for all pairs: the locks, the
  * latest conversations, the new ones; a reopening or a binding is one more each. Concurrent callers
  * for the same pair take turns (advisory lock, all pairs in one sorted order), so they never create
  * two; `locksHeld` when the caller took them already (the inbound sender lookup does).
@@ -101,7 +102,24 @@ export async function openConversations(
         data: { origin: by.origin },
       })),
     );
-  for (const row of await conversationStoreRepository.insertMany(trx, missing))
-    result.set(`${row.contact_id}:${row.channel_id}`, row);
+  const created = await conversationStoreRepository.insertMany(trx, missing);
+  for (const row of created) result.set(`${row.contact_id}:${row.channel_id}`, row);
+  // A new conversation of a channel with a default agent has it from the start: the system assigned it.
+  const withAgent = created.filter((row) => row.agent_id !== null);
+  if (withAgent.length > 0)
+    await writeEvents(
+      trx,
+      businessId,
+      withAgent.map((row) => ({
+        type: 'agent_assigned',
+        contact_id: row.contact_id,
+        conversation_id: row.id,
+        channel: row.channel,
+        actor_type: 'system',
+        user_id: null,
+        agent_id: row.agent_id,
+        data: { from_agent: null, to_agent: row.agent_id },
+      })),
+    );
   return result;
 }

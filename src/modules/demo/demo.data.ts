@@ -18,7 +18,7 @@ export const DEMO_AGENT = {
     },
     order_status: { enabled: true, instructions: 'Look up an order when the customer gives its number.' },
   },
-  activation_rules: { channels: ['whatsapp', 'instagram', 'web_embed'], outside_business_hours: true },
+  activation_rules: { contact_tags: { none: ['no_ai'] }, debounce_seconds: 3 },
   follow_up_settings: { after_minutes: 60, message: '¿Pudiste resolverlo? Si necesitas algo más, escríbeme aquí.' },
 };
 

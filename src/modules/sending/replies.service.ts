@@ -12,7 +12,7 @@ import { storeAnswerIn, type IdempotencyClaim } from '../idempotency/idempotency
 import { messagesRepository } from '../messages/messages.repository.ts';
 import type { TemplatesService } from '../templates/templates.service.ts';
 import { usersRepository } from '../users/users.repository.ts';
-import { acceptOne, type SendPlan } from './sending.accept.ts';
+import { acceptOne, lockSendTarget, type SendPlan } from './sending.accept.ts';
 import { freeFormContent } from './sending.content.ts';
 import type { ComposeAnswer, ReplyAnswer, ReplyBody } from './replies.schemas.ts';
 
@@ -142,6 +142,55 @@ export class RepliesService {
     this.worker.wake('send');
     await this.domainEvents.dispatch();
     return answer;
+  }
+
+  /**
+   * The send of an AI agent's reply in the conversation, read before the run's transaction (which
+   * accepts it with acceptAgentReply): a text to the conversation's contact on its channel, as the agent.
+   */
+  async agentReplyPlan(
+    businessId: string,
+    conversationId: string,
+    reply: { agentId: string; text: string; botStatus?: 'bot_start' | 'bot_end'; botStatusReason?: string },
+  ): Promise<SendPlan> {
+    const target = await this.target(businessId, conversationId);
+    return {
+      businessId,
+      channel: target.channel,
+      recipient: target.recipient,
+      metadata: {},
+      agentSenderId: reply.agentId,
+      contactId: target.conversation.contact_id,
+      type: 'text',
+      ...freeFormContent('text', { text: reply.text }, target.kind.capabilities),
+      ...(reply.botStatus ? { botStatus: reply.botStatus } : {}),
+      ...(reply.botStatusReason ? { botStatusReason: reply.botStatusReason } : {}),
+    };
+  }
+
+  /**
+   * Takes, in the run's transaction, the locks every writer of the reply's conversation takes, in
+   * their order (the contact's identity, then the conversation): what the run reads next (manual
+   * control, the newest inbound message) stays so until it commits.
+   */
+  async lockAgentReply(trx: Db, plan: SendPlan): Promise<void> {
+    if (plan.contactId === undefined) throw new Error("an agent's reply names its conversation's contact");
+    await lockSendTarget(trx, { ...plan, contactId: plan.contactId });
+  }
+
+  /**
+   * Accepts an agent's reply (agentReplyPlan) in the caller's transaction, through the send's one
+   * write path; the caller calls afterAgentReplies once it committed.
+   */
+  async acceptAgentReply(trx: Db, plan: SendPlan): Promise<{ messageId: string }> {
+    const { messageId } = await acceptOne(trx, plan);
+    return { messageId };
+  }
+
+  /** After the commit of agents' replies: the send worker starts at once, and their events are handed over. */
+  async afterAgentReplies(): Promise<void> {
+    this.worker.wake('send');
+    await this.domainEvents.dispatch();
   }
 
   /** The conversation, its channel (which must still send) and the contact's address of the channel's kind. */

@@ -14,7 +14,7 @@ import { contactsRepository, type ContactRow, type NewMessageContact } from '../
 import { conversationOpsRepository } from '../conversations/conversation-ops.repository.ts';
 import type { ConversationRow } from '../conversations/conversation-store.repository.ts';
 import { manualControlChange } from '../conversations/manual-control.ts';
-import { openConversations } from '../conversations/open-conversations.ts';
+import { conversationLockName, openConversations, type OpenedBy } from '../conversations/open-conversations.ts';
 import { contactsChanged, conversationsChanged, messagesCreated } from '../domain-events/domain-events.writer.ts';
 import { contactFieldChanged, writeEvents, type EventType } from '../events/events.writer.ts';
 import { storeAnswerIn, type IdempotencyClaim } from '../idempotency/idempotency.service.ts';
@@ -36,6 +36,8 @@ export interface SendPlan {
   assignedUserId?: string;
   teamId?: string;
   botStatus?: 'bot_start' | 'bot_end';
+  /** The reason its manual-control events carry, for an agent's send (default `ai_agent`). */
+  botStatusReason?: string;
   agentId?: string;
   /** The send's hold on its Idempotency-Key: its plain answer (plainSendAnswer) is stored with it. */
   claim?: IdempotencyClaim;
@@ -45,6 +47,11 @@ export interface SendPlan {
    * conversation the send reopens names the user. Without it the send is the public API's (`api`).
    */
   userId?: string;
+  /**
+   * The AI agent that wrote it (a run of the agent, src/modules/ai): stored with sender_type
+   * `ai_agent` and the agent, and the changes it asks (bot_status) name the agent as their actor.
+   */
+  agentSenderId?: string;
   /** The message this one answers (stored as reply_to_id). */
   replyToId?: string;
   /** The contact the recipient's address must name: a reply goes to its conversation's contact or nowhere. */
@@ -92,22 +99,19 @@ export async function acceptSends(trx: Db, sends: SendPlan[]): Promise<{ outcome
 
     const pairKey = (w: Writable) => `${w.contact.id}:${sends[w.i].channel.id}`;
     const conversations = new Map<string, ConversationRow>();
-    // Who reopens a closed conversation: the API, or each team member replying from the dashboard.
-    for (const userId of new Set(writable.map((w) => sends[w.i].userId))) {
+    // Who reopens a closed conversation: the API, each team member replying from the dashboard, or an AI agent.
+    for (const actor of new Set(writable.map((w) => actorKey(sends[w.i])))) {
+      const mine = writable.filter((w) => actorKey(sends[w.i]) === actor);
       const opened = await openConversations(
         trx,
         businessId,
-        writable
-          .filter((w) => sends[w.i].userId === userId)
-          .map((w) => ({
-            contactId: w.contact.id,
-            channel: sends[w.i].channel.type,
-            channelId: sends[w.i].channel.id,
-            tags: w.contact.tags,
-          })),
-        userId === undefined
-          ? { actorType: 'api', origin: 'api' }
-          : { actorType: 'human', origin: 'dashboard', userId },
+        mine.map((w) => ({
+          contactId: w.contact.id,
+          channel: sends[w.i].channel.type,
+          channelId: sends[w.i].channel.id,
+          tags: w.contact.tags,
+        })),
+        openedBy(sends[mine[0].i]),
       );
       for (const [key, row] of opened) conversations.set(key, row);
     }
@@ -144,6 +148,29 @@ export async function acceptOne(trx: Db, plan: SendPlan) {
   const [outcome] = (await acceptSends(trx, [plan])).outcomes;
   if ('refused' in outcome) throw outcome.refused;
   return outcome;
+}
+
+/**
+ * The locks a send to a contact's conversation takes (acceptSends takes them again, which a holder
+ * may), for a caller that reads the conversation under them first: the recipient's identity, then
+ * the conversation of the plan's contact on its channel.
+ */
+export async function lockSendTarget(trx: Db, plan: SendPlan & { contactId: string }): Promise<void> {
+  await lockMany(trx, [
+    { businessId: plan.businessId, key: identityLockName(recipientIdentity(plan)) },
+    { businessId: plan.businessId, key: conversationLockName(plan.contactId, plan.channel.id) },
+  ]);
+}
+
+/** Sends of one actor open their conversations together. */
+const actorKey = (send: SendPlan) =>
+  send.userId !== undefined ? `user:${send.userId}` : send.agentSenderId !== undefined ? `agent:${send.agentSenderId}` : 'api';
+
+/** Who a send's conversation is opened (or reopened) by. */
+function openedBy(send: SendPlan): OpenedBy {
+  if (send.userId !== undefined) return { actorType: 'human', origin: 'dashboard', userId: send.userId };
+  if (send.agentSenderId !== undefined) return { actorType: 'ai_agent', origin: 'ai_agent', agentId: send.agentSenderId };
+  return { actorType: 'api', origin: 'api' };
 }
 
 /** The identity of a send's recipient: its address's key, of the address kind of the channel's provider. */
@@ -255,9 +282,9 @@ function outboundMessageRow(
     channel: send.channel.type,
     channel_id: send.channel.id,
     direction: 'outbound',
-    sender_type: send.userId === undefined ? 'api' : 'human',
+    sender_type: send.userId !== undefined ? 'human' : send.agentSenderId !== undefined ? 'ai_agent' : 'api',
     user_id: send.userId ?? null,
-    agent_id: null,
+    agent_id: send.agentSenderId ?? null,
     type: send.type,
     text: send.text,
     status: 'PENDING',
@@ -308,21 +335,22 @@ async function applyConversationChanges(
 ): Promise<ConversationRow> {
   const changes: Updateable<ConversationsTable> = {};
   const events: NewEvent[] = [];
-  const event = (type: EventType, data: Record<string, unknown>, agentId: string | null = null): NewEvent => ({
+  const event = (type: EventType, data: Record<string, unknown>, agentId?: string): NewEvent => ({
     type,
     contact_id: conversation.contact_id,
     conversation_id: conversation.id,
     channel: conversation.channel,
-    actor_type: 'api' satisfies EventsTable['actor_type'],
+    actor_type: (plan.agentSenderId !== undefined ? 'ai_agent' : 'api') satisfies EventsTable['actor_type'],
     user_id: null,
-    agent_id: agentId,
+    agent_id: agentId ?? plan.agentSenderId ?? null,
     data,
   });
   if (plan.botStatus !== undefined) {
     const manual = manualControlChange(conversation, { active: plan.botStatus === 'bot_end' });
     if (manual.active !== conversation.manual_control) changes.manual_control = manual.active;
     if (manual.locked !== conversation.manual_control_locked) changes.manual_control_locked = manual.locked;
-    for (const transition of manual.transitions) events.push(event(`manual_control_${transition}`, { reason: 'api' }));
+    const reason = plan.agentSenderId !== undefined ? (plan.botStatusReason ?? 'ai_agent') : 'api';
+    for (const transition of manual.transitions) events.push(event(`manual_control_${transition}`, { reason }));
   }
   if (plan.assignedUserId !== undefined && plan.assignedUserId !== conversation.assigned_user_id)
     changes.assigned_user_id = plan.assignedUserId;

@@ -31,6 +31,8 @@ describe('POST /admin/v1/businesses/:bid/agents', () => {
       activation_rules: {},
       follow_up_settings: {},
       inactivity_run_settings: {},
+      status: 'inactive',
+      inactive_reason: 'no language model is configured (LLM_URL is unset): agents do not answer',
       created_at: agent.created_at,
       updated_at: agent.created_at,
     });
@@ -93,8 +95,10 @@ describe('GET /admin/v1/businesses/:bid/agents', () => {
     expect(Object.keys(res.json().agents[0]).sort()).toEqual([
       'created_at',
       'id',
+      'inactive_reason',
       'model',
       'name',
+      'status',
       'type',
       'updated_at',
     ]);

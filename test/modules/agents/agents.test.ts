@@ -26,7 +26,7 @@ async function createAgent(body: Record<string, unknown> = {}, businessId = tena
       model: 'small-1',
       prompt_config: { tone: 'friendly', language: 'es', style: { emojis: true, length: 'short' } },
       tools: { human_handoff: { enabled: true, instructions: 'Hand over when the customer asks for a person.' } },
-      activation_rules: { channels: ['whatsapp'], hours: { from: '09:00', to: '18:00' } },
+      activation_rules: { contact_tags: { any: ['vip'] }, opening_hours: { time_zone: 'Europe/Madrid', windows: [{ days: ['mon', 'tue'], from: '09:00', to: '18:00' }] } },
       ...body,
     },
   });
@@ -61,9 +61,11 @@ describe('GET /external/v2/agents/:agent_id', () => {
         prompt_config: { tone: 'friendly', language: 'es', style: { emojis: true, length: 'short' } },
         tools: { human_handoff: { enabled: true, instructions: 'Hand over when the customer asks for a person.' } },
         data: {},
-        activation_rules: { channels: ['whatsapp'], hours: { from: '09:00', to: '18:00' } },
+        activation_rules: { contact_tags: { any: ['vip'] }, opening_hours: { time_zone: 'Europe/Madrid', windows: [{ days: ['mon', 'tue'], from: '09:00', to: '18:00' }] } },
         follow_up_settings: {},
         inactivity_run_settings: {},
+        status: 'inactive',
+        inactive_reason: 'no language model is configured (LLM_URL is unset): agents do not answer',
         created_at: agent.created_at,
         updated_at: agent.created_at,
       },
@@ -89,7 +91,7 @@ describe('PATCH /external/v2/agents/:agent_id', () => {
       agent: {
         system_prompt: 'You answer questions about orders and returns.',
         prompt_config: { language: 'pt', style: { length: 'long' } },
-        activation_rules: { channels: ['instagram', 'whatsapp'] },
+        activation_rules: { contact_tags: { any: ['gold', 'vip'] } },
         data: { catalogue: 'spring' },
       },
     });
@@ -99,8 +101,8 @@ describe('PATCH /external/v2/agents/:agent_id', () => {
     expect(after.prompt_config).toEqual({ tone: 'friendly', language: 'pt', style: { emojis: true, length: 'long' } });
     // An array replaces; the object beside it stays.
     expect(after.activation_rules).toEqual({
-      channels: ['instagram', 'whatsapp'],
-      hours: { from: '09:00', to: '18:00' },
+      contact_tags: { any: ['gold', 'vip'] },
+      opening_hours: { time_zone: 'Europe/Madrid', windows: [{ days: ['mon', 'tue'], from: '09:00', to: '18:00' }] },
     });
     expect(after.data).toEqual({ catalogue: 'spring' });
     expect(after.tools).toEqual(agent.tools);

@@ -56,6 +56,7 @@ describe('POST /admin/v1/businesses/:bid/channels', () => {
       identifier: body.identifier.slice(1),
       pace_per_second: 500,
       provider: { kind: 'whatsapp_cloud', account: body.provider.phone_number_id },
+      agent_id: null,
       created_at: expect.stringMatching(/\.\d{6}Z$/),
     });
     expect(secretsIn(res.body)).toEqual([]);

@@ -1,0 +1,289 @@
+import type { Db } from '../../db/database.ts';
+import { outboxRepository, type OutboxJob } from '../../jobs/outbox.repository.ts';
+import type { JobHandler, JobOutcome } from '../../jobs/outbox.worker.ts';
+import { DomainError } from '../../lib/domain-errors.ts';
+import { newId } from '../../lib/ids.ts';
+import { agentHandover } from '../conversations/conversation-ops.service.ts';
+import type { SendPlan } from '../sending/sending.accept.ts';
+import type { RepliesService } from '../sending/replies.service.ts';
+import { buildPrompt } from './ai-prompt.ts';
+import { aiRunsRepository, type AiRunRow, type RunMessage, type RunState } from './ai-runs.repository.ts';
+import { ModelError, type ChatModel } from './llm-client.ts';
+
+/** The outbox kind of a run: one waiting job per conversation (ref_id), scheduled by ai-run.subscriber.ts. */
+export const AI_RUN_JOB = 'ai_run';
+
+/** Latest messages of the conversation read for the prompt, before its token bound. */
+const HISTORY_MESSAGES = 50;
+/** The longest reply sent (WhatsApp's bound of a text message). */
+const REPLY_MAX_CHARS = 4096;
+/** Tries of a run that fails unexpectedly (not the model: a database error, a bug) before a person takes over. */
+const MAX_ATTEMPTS = 5;
+
+type Agent = NonNullable<Awaited<ReturnType<typeof aiRunsRepository.agent>>>;
+
+export interface AiRunDeps {
+  db: Db;
+  /** Undefined without LLM_URL: a run that finds none ends without answering. */
+  model: ChatModel | undefined;
+  replies: Pick<
+    RepliesService,
+    'agentReplyPlan' | 'lockAgentReply' | 'acceptAgentReply' | 'afterAgentReplies'
+  >;
+  log: { error(obj: object, msg: string): void };
+}
+
+/** The messages a run answers: the inbound ones after the business's latest message. */
+function unanswered(history: RunMessage[]): string[] {
+  const ids: string[] = [];
+  for (let i = history.length - 1; i >= 0 && history[i].direction === 'inbound'; i--) ids.unshift(history[i].id);
+  return ids;
+}
+
+/** Why a run sends nothing, read from the conversation as it is now; null when it answers. */
+function stopReason(state: RunState | undefined, run: AiRunRow): 'closed' | 'manual_control' | 'agent_changed' | 'superseded' | null {
+  if (!state || state.closed_at !== null) return 'closed';
+  if (state.manual_control) return 'manual_control';
+  if (state.agent_id !== run.agent_id) return 'agent_changed';
+  if (state.newest_inbound_id !== run.trigger_message_id) return 'superseded';
+  return null;
+}
+
+/**
+ * One run of a conversation's AI agent (docs/ARCHITECTURE.md#the-ai-agents-run): find or start the
+ * run's record for the newest inbound message, check the conversation still wants an answer, build
+ * the prompt, call the model, and send the reply as the agent, in one transaction with the run's
+ * end and the job's: a run taken up again after a crash finds its record answered and sends
+ * nothing. A model that fails after its retries hands the conversation to people.
+ */
+export class AiRunJobHandler implements JobHandler {
+  readonly kind = AI_RUN_JOB;
+  readonly concurrency = 8;
+  /** Longer than a model call with its retries (LLM_TIMEOUT_SECONDS, LLM_MAX_RETRIES) takes by default. */
+  readonly leaseSeconds = 300;
+
+  constructor(private readonly deps: AiRunDeps) {}
+
+  async handle(job: OutboxJob): Promise<JobOutcome> {
+    try {
+      return await this.run(job);
+    } catch (err) {
+      if (job.attempts < MAX_ATTEMPTS)
+        return { retryInSeconds: Math.min(30 * 2 ** (job.attempts - 1), 600), error: (err as Error).message };
+      this.deps.log.error({ err, jobId: job.id }, 'AI run failed; the conversation goes to a person');
+      await this.abandon(job, `the AI agent's run failed: ${(err as Error).message}`);
+      return { failed: (err as Error).message };
+    }
+  }
+
+  /**
+   * A run whose worker stopped is run again (its record and the reply's key keep it from sending
+   * twice); one that stopped its worker every time goes to a person.
+   */
+  async onAbandoned(job: OutboxJob, trx: Db): Promise<'retry' | 'give_up'> {
+    if (job.attempts < MAX_ATTEMPTS) return 'retry';
+    await this.handOverIn(trx, job, 'the AI agent stopped before answering', null);
+    return 'give_up';
+  }
+
+  private async run(job: OutboxJob): Promise<JobOutcome> {
+    const { db, model } = this.deps;
+    const businessId = job.business_id;
+    const conversationId = job.ref_id;
+    const state = await aiRunsRepository.runState(db, businessId, conversationId);
+    if (!state?.agent_id || !state.newest_inbound_id) return { done: true };
+    const history = await aiRunsRepository.recentMessages(db, businessId, conversationId, HISTORY_MESSAGES);
+    const run = await aiRunsRepository.start(db, {
+      business_id: businessId,
+      id: newId(),
+      conversation_id: conversationId,
+      agent_id: state.agent_id,
+      trigger_message_id: state.newest_inbound_id,
+      input_message_ids: unanswered(history),
+    });
+    // Answered, or ended otherwise, by an earlier try of this job.
+    if (run.status !== 'running') return { done: true };
+    const stop = model ? stopReason(state, run) : 'no_model';
+    const agent = await aiRunsRepository.agent(db, businessId, run.agent_id);
+    if (stop || !agent || !model) {
+      await this.end(job, run, stop === 'superseded' ? 'superseded' : 'skipped', stop ?? 'agent_removed');
+      return { done: true, recorded: true };
+    }
+    const contact = await aiRunsRepository.contact(db, businessId, state.contact_id);
+    const prompt = await buildPrompt({ agent, contact: knownFields(contact), history });
+    const config = agent.prompt_config as { max_reply_tokens?: number; temperature?: number };
+    let text: string;
+    try {
+      const answer = await model.complete({
+        model: agent.model ?? model.defaultModel,
+        messages: prompt.messages,
+        maxTokens: config.max_reply_tokens,
+        temperature: config.temperature,
+      });
+      await aiRunsRepository.addModelCall(db, businessId, run.id, answer.call);
+      text = answer.text.slice(0, REPLY_MAX_CHARS);
+    } catch (err) {
+      if (!(err instanceof ModelError)) throw err;
+      await aiRunsRepository.addModelCall(db, businessId, run.id, err.call);
+      await this.handOver(job, run, agent, `the model failed: ${err.message}`);
+      return { done: true, recorded: true };
+    }
+    await this.deliver(job, run, agent, text);
+    return { done: true, recorded: true };
+  }
+
+  /**
+   * Sends the reply, if the conversation still wants it once its writers' locks are held: no manual
+   * control, the same agent, no newer inbound message (that one's run answers both). The reply, the
+   * run's end and the job's are one commit.
+   */
+  private async deliver(job: OutboxJob, run: AiRunRow, agent: Agent, text: string): Promise<void> {
+    const { db, replies } = this.deps;
+    const businessId = job.business_id;
+    const botStatus = (await aiRunsRepository.agentHasReplied(db, businessId, run.conversation_id))
+      ? undefined
+      : ('bot_start' as const);
+    let plan: SendPlan;
+    try {
+      plan = await replies.agentReplyPlan(businessId, run.conversation_id, { agentId: agent.id, text, botStatus });
+    } catch (err) {
+      // The conversation has no channel or address to answer on: a person has to look.
+      if (!(err instanceof DomainError)) throw err;
+      await this.handOver(job, run, agent, `the reply cannot be sent: ${err.message}`, { notify: false });
+      return;
+    }
+    const sent = await db.transaction().execute(async (trx) => {
+      if ((await aiRunsRepository.lockStatus(trx, businessId, run.id)) !== 'running') {
+        await outboxRepository.complete(trx, job);
+        return false;
+      }
+      await replies.lockAgentReply(trx, plan);
+      const stop = stopReason(await aiRunsRepository.runState(trx, businessId, run.conversation_id), run);
+      if (stop) {
+        await aiRunsRepository.finish(trx, businessId, run.id, {
+          status: stop === 'superseded' ? 'superseded' : 'skipped',
+          outcome: stop,
+          reply_text: text,
+        });
+        await outboxRepository.complete(trx, job);
+        return false;
+      }
+      const { messageId } = await replies.acceptAgentReply(trx, plan);
+      await aiRunsRepository.finish(trx, businessId, run.id, {
+        status: 'replied',
+        outcome: 'replied',
+        reply_text: text,
+        reply_message_id: messageId,
+        bot_status: botStatus ?? null,
+      });
+      await outboxRepository.complete(trx, job);
+      return true;
+    });
+    if (sent) await replies.afterAgentReplies();
+  }
+
+  /**
+   * The agent cannot answer: the customer gets the agent's fallback_message (with bot_end) while no
+   * person has taken over, and the conversation goes to people (manual control, alert_triggered).
+   */
+  private async handOver(
+    job: OutboxJob,
+    run: AiRunRow,
+    agent: Agent,
+    reason: string,
+    options: { notify?: boolean } = {},
+  ): Promise<void> {
+    const { db, replies } = this.deps;
+    const fallback = agent.prompt_config.fallback_message;
+    let plan: SendPlan | undefined;
+    if (options.notify !== false && typeof fallback === 'string' && fallback.trim() !== '') {
+      plan = await replies
+        .agentReplyPlan(job.business_id, run.conversation_id, {
+          agentId: agent.id,
+          text: fallback.slice(0, REPLY_MAX_CHARS),
+          botStatus: 'bot_end',
+          botStatusReason: 'ai_handover',
+        })
+        .catch(() => undefined);
+    }
+    await db.transaction().execute(async (trx) => {
+      if ((await aiRunsRepository.lockStatus(trx, job.business_id, run.id)) !== 'running') {
+        await outboxRepository.complete(trx, job);
+        return;
+      }
+      if (plan) await replies.lockAgentReply(trx, plan);
+      await this.handOverIn(trx, job, reason, { run, plan });
+    });
+    await replies.afterAgentReplies();
+  }
+
+  /**
+   * The hand-over's writes in `trx`: the fallback reply (while no person has taken over), manual
+   * control and the alert, the run's end (the job's run, or any it left running) and the job's.
+   */
+  private async handOverIn(
+    trx: Db,
+    job: OutboxJob,
+    reason: string,
+    given: { run: AiRunRow; plan: SendPlan | undefined } | null,
+  ): Promise<void> {
+    const businessId = job.business_id;
+    const state = await aiRunsRepository.runState(trx, businessId, job.ref_id);
+    const run = given?.run ?? (await aiRunsRepository.running(trx, businessId, job.ref_id));
+    const agentId = run?.agent_id ?? state?.agent_id;
+    if (!state || !agentId) {
+      await outboxRepository.complete(trx, job);
+      return;
+    }
+    let messageId: string | null = null;
+    if (given?.plan && !state.manual_control)
+      messageId = (await this.deps.replies.acceptAgentReply(trx, given.plan)).messageId;
+    await agentHandover(trx, businessId, job.ref_id, agentId, reason.slice(0, 500));
+    if (run)
+      await aiRunsRepository.finish(trx, businessId, run.id, {
+        status: 'handed_over',
+        outcome: 'handed_over',
+        error: reason,
+        reply_text: messageId ? (given?.plan?.text ?? null) : null,
+        reply_message_id: messageId,
+        bot_status: messageId ? 'bot_end' : null,
+      });
+    await outboxRepository.complete(trx, job);
+  }
+
+  /** The hand-over of a run that failed unexpectedly, in its own transaction. */
+  private async abandon(job: OutboxJob, reason: string): Promise<void> {
+    await this.deps.db.transaction().execute((trx) => this.handOverIn(trx, job, reason, null));
+    await this.deps.replies.afterAgentReplies();
+  }
+
+  /** Ends a run that sends nothing, with the job. */
+  private async end(job: OutboxJob, run: AiRunRow, status: 'skipped' | 'superseded', outcome: string) {
+    await this.deps.db.transaction().execute(async (trx) => {
+      await aiRunsRepository.finish(trx, job.business_id, run.id, { status, outcome });
+      await outboxRepository.complete(trx, job);
+    });
+  }
+}
+
+/** The contact's known fields for the prompt: those with a value. */
+function knownFields(contact: Awaited<ReturnType<typeof aiRunsRepository.contact>>): Record<string, unknown> {
+  if (!contact) return {};
+  const fields: Record<string, unknown> = {
+    first_name: contact.first_name,
+    last_name: contact.last_name,
+    email: contact.email,
+    phone_number: contact.phone_number,
+    tags: contact.tags,
+    custom_fields: contact.custom_fields,
+  };
+  return Object.fromEntries(
+    Object.entries(fields).filter(
+      ([, v]) =>
+        v !== null &&
+        v !== '' &&
+        !(Array.isArray(v) && v.length === 0) &&
+        !(typeof v === 'object' && v !== null && Object.keys(v).length === 0),
+    ),
+  );
+}

@@ -1,0 +1,99 @@
+import OpenAI from 'openai';
+import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
+import type { LlmConfig } from '../../config.ts';
+
+export type ChatMessage = ChatCompletionMessageParam;
+
+/** One call of the model, as a run records it. */
+export interface ModelCall {
+  model: string;
+  tokens_in: number | null;
+  tokens_out: number | null;
+  latency_ms: number;
+  /** Why the call failed (after the client's retries); absent when it answered. */
+  error?: string;
+}
+
+/** What the model answered, with the record of the call. */
+export interface ModelAnswer {
+  text: string;
+  call: ModelCall;
+}
+
+/** A call that failed after its retries, with its record. */
+export class ModelError extends Error {
+  constructor(
+    message: string,
+    readonly call: ModelCall,
+  ) {
+    super(message);
+  }
+}
+
+/** The language model the agents answer with (an injected part: the OpenAI-compatible API). */
+export interface ChatModel {
+  /** The model of agents that name none. */
+  readonly defaultModel: string;
+  complete(request: {
+    model: string;
+    messages: ChatMessage[];
+    maxTokens?: number;
+    temperature?: number;
+  }): Promise<ModelAnswer>;
+}
+
+/** An error's text without the API key, which a gateway may echo: it is stored with the run. */
+function redacted(text: string, apiKey: string | undefined): string {
+  const masked = text.replace(/Bearer\s+\S+/gi, 'Bearer [redacted]');
+  return (apiKey ? masked.replaceAll(apiKey, '[redacted]') : masked).slice(0, 1000);
+}
+
+/**
+ * Any OpenAI-compatible chat-completions API (OpenAI, Azure's compatible endpoint, Ollama, vLLM,
+ * LiteLLM, …) through the `openai` client: `POST {LLM_URL}/chat/completions`. The client retries a
+ * timeout, a lost connection, 409, 429 and 5xx with backoff, LLM_MAX_RETRIES times; each try is
+ * bounded by LLM_TIMEOUT_SECONDS.
+ */
+export function openAiChatModel(config: LlmConfig): ChatModel {
+  // The client needs some key; a local server without authentication ignores it.
+  const client = new OpenAI({
+    baseURL: config.url,
+    apiKey: config.apiKey ?? 'unused',
+    timeout: config.timeoutMs,
+    maxRetries: config.maxRetries,
+  });
+  return {
+    defaultModel: config.model,
+    async complete({ model, messages, maxTokens, temperature }) {
+      const started = performance.now();
+      const elapsed = () => Math.round(performance.now() - started);
+      try {
+        const completion = await client.chat.completions.create({
+          model,
+          messages,
+          ...(maxTokens !== undefined ? { max_tokens: maxTokens } : {}),
+          ...(temperature !== undefined ? { temperature } : {}),
+        });
+        const call: ModelCall = {
+          model: completion.model || model,
+          tokens_in: completion.usage?.prompt_tokens ?? null,
+          tokens_out: completion.usage?.completion_tokens ?? null,
+          latency_ms: elapsed(),
+        };
+        const text = completion.choices?.[0]?.message?.content?.trim() ?? '';
+        if (text === '') throw new ModelError('the model answered no text', { ...call, error: 'empty answer' });
+        return { text, call };
+      } catch (err) {
+        if (err instanceof ModelError) throw err;
+        const message = redacted((err as Error).message || String(err), config.apiKey);
+        throw new ModelError(message, {
+          model,
+          tokens_in: null,
+          tokens_out: null,
+          latency_ms: elapsed(),
+          error: message,
+        });
+      }
+    },
+  };
+}
