@@ -9,7 +9,10 @@ type Weekday = (typeof WEEKDAYS)[number];
 /** Wait after an inbound message before the agent answers, when the rules name none. */
 export const DEFAULT_DEBOUNCE_SECONDS = 3;
 
-const ClockTime = Type.String({ pattern: '^(?:(?:[01][0-9]|2[0-3]):[0-5][0-9]|24:00)$', description: 'HH:MM, 00:00 to 24:00' });
+const ClockTime = Type.String({
+  pattern: '^(?:(?:[01][0-9]|2[0-3]):[0-5][0-9]|24:00)$',
+  description: 'HH:MM, 00:00 to 24:00',
+});
 const Tags = Type.Array(Type.String({ minLength: 1, maxLength: 100 }), { maxItems: 100, uniqueItems: true });
 
 const OpeningWindow = Type.Object(

@@ -168,7 +168,8 @@ export const Agent = Type.Object({
   inactivity_run_settings: Type.Record(Type.String(), Type.Unknown()),
   status: OneOf(['active', 'inactive'] as const, { description: 'whether the agent answers messages now' }),
   inactive_reason: Nullable(Type.String(), {
-    description: 'why it does not (no model configured: LLM_URL unset; activation_rules.enabled false); null when active',
+    description:
+      'why it does not (no model configured: LLM_URL unset; activation_rules.enabled false); null when active',
   }),
   created_at: Timestamp,
   updated_at: Timestamp,

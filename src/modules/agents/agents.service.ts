@@ -28,7 +28,10 @@ export function agentStatus(
   activationRules: Record<string, unknown>,
 ): Pick<AgentRecord, 'status' | 'inactive_reason'> {
   if (!context.llmConfigured)
-    return { status: 'inactive', inactive_reason: 'no language model is configured (LLM_URL is unset): agents do not answer' };
+    return {
+      status: 'inactive',
+      inactive_reason: 'no language model is configured (LLM_URL is unset): agents do not answer',
+    };
   if ((activationRules as ActivationRules).enabled === false)
     return { status: 'inactive', inactive_reason: 'activation_rules.enabled is false' };
   return { status: 'active', inactive_reason: null };

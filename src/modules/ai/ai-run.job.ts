@@ -26,10 +26,7 @@ export interface AiRunDeps {
   db: Db;
   /** Undefined without LLM_URL: a run that finds none ends without answering. */
   model: ChatModel | undefined;
-  replies: Pick<
-    RepliesService,
-    'agentReplyPlan' | 'lockAgentReply' | 'acceptAgentReply' | 'afterAgentReplies'
-  >;
+  replies: Pick<RepliesService, 'agentReplyPlan' | 'lockAgentReply' | 'acceptAgentReply' | 'afterAgentReplies'>;
   log: { error(obj: object, msg: string): void };
 }
 
@@ -41,7 +38,10 @@ function unanswered(history: RunMessage[]): string[] {
 }
 
 /** Why a run sends nothing, read from the conversation as it is now; null when it answers. */
-function stopReason(state: RunState | undefined, run: AiRunRow): 'closed' | 'manual_control' | 'agent_changed' | 'superseded' | null {
+function stopReason(
+  state: RunState | undefined,
+  run: AiRunRow,
+): 'closed' | 'manual_control' | 'agent_changed' | 'superseded' | null {
   if (!state || state.closed_at !== null) return 'closed';
   if (state.manual_control) return 'manual_control';
   if (state.agent_id !== run.agent_id) return 'agent_changed';

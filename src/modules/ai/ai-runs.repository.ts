@@ -84,7 +84,13 @@ export const aiRunsRepository = {
       .executeTakeFirst();
   },
 
-  /** The conversation's `limit` latest messages, oldest first (index messages_conversation). */
+  /**
+   * The conversation's `limit` latest messages (index messages_conversation), oldest first in the
+   * order the service stored them: an inbound message's time is the provider's, to the second, so
+   * a reply stored within that second would otherwise come after the message it answers. The ids
+   * of live messages are UUIDv7, in storage order to the millisecond; a window holding others
+   * (imported ones) keeps the times' order.
+   */
   async recentMessages(db: Db, businessId: string, conversationId: string, limit: number): Promise<RunMessage[]> {
     const rows = await db
       .selectFrom('messages')
@@ -95,7 +101,9 @@ export const aiRunsRepository = {
       .orderBy('id', 'desc')
       .limit(limit)
       .execute();
-    return rows.reverse();
+    rows.reverse();
+    if (rows.every((r) => r.id[14] === '7')) rows.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    return rows;
   },
 
   /** Whether an AI agent has written in the conversation before (its first reply carries bot_start). */

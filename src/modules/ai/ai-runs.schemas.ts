@@ -24,9 +24,13 @@ export const AiRun = Type.Object({
   }),
   outcome: Nullable(Type.String(), { description: 'why the run ended as it did' }),
   model_calls: Type.Array(ModelCall),
-  tool_calls: Type.Array(Type.Record(Type.String(), Type.Unknown()), { description: 'each tool call with its arguments and result' }),
+  tool_calls: Type.Array(Type.Record(Type.String(), Type.Unknown()), {
+    description: 'each tool call with its arguments and result',
+  }),
   reply_text: Nullable(Type.String()),
-  reply_message_id: Nullable(Uuid, { description: 'the message sent (the reply, or the fallback message of a hand-over)' }),
+  reply_message_id: Nullable(Uuid, {
+    description: 'the message sent (the reply, or the fallback message of a hand-over)',
+  }),
   bot_status: Nullable(OneOf(['bot_start', 'bot_end'] as const), {
     description: "bot_start on the agent's first reply in the conversation, bot_end on its hand-over message",
   }),
@@ -38,7 +42,9 @@ export const AiRun = Type.Object({
 
 export const AiRunsQuery = Type.Object(
   {
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20, description: 'runs to return; default 20, max 100' })),
+    limit: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: 100, default: 20, description: 'runs to return; default 20, max 100' }),
+    ),
     before: Type.Optional(Type.String({ format: 'uuid', description: 'the `next_before` of the previous page' })),
   },
   { additionalProperties: false },

@@ -1,5 +1,4 @@
 import type { Static } from 'typebox';
-import type { Db } from '../../db/database.ts';
 import { notFound } from '../../lib/domain-errors.ts';
 import { conversationOpsRepository } from '../conversations/conversation-ops.repository.ts';
 import { AiRunJobHandler, type AiRunDeps } from './ai-run.job.ts';
@@ -21,7 +20,8 @@ export class AiRunsService {
     conversationId: string,
     page: { limit?: number; before?: string },
   ): Promise<Static<typeof AiRunsPage>> {
-    if (!(await conversationOpsRepository.get(this.deps.db, businessId, conversationId))) throw notFound('conversation');
+    if (!(await conversationOpsRepository.get(this.deps.db, businessId, conversationId)))
+      throw notFound('conversation');
     const limit = page.limit ?? 20;
     const rows = await aiRunsRepository.list(this.deps.db, businessId, conversationId, {
       limit: limit + 1,

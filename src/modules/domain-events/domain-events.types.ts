@@ -41,10 +41,9 @@ export type AfterCommit = () => void;
  * that move or not at all (exactly once); an effect outside the database may be repeated after a
  * crash (at least once). A failure rolls the batch back; it is handed over again later.
  *
- * Registered: webhook deliveries (`message_created`) and the dashboards' live stream (every type,
- * src/modules/live). The slots that are coming, one registration each:
- * - the AI agent: `message_created` (inbound from a contact) and `conversation_changed` (manual
- *   control, assignment), enqueueing its reply job with `trx` (src/jobs/outbox.worker.ts enqueueJob);
+ * Registered: webhook deliveries (`message_created`), the dashboards' live stream (every type,
+ * src/modules/live) and the AI agent (`message_created` from a contact, scheduling its run job with
+ * `trx`, src/modules/ai). The slot that is coming:
  * - search indexing: `message_created` and `contact_changed`, writing its index rows or embedding
  *   jobs with `trx`.
  */

@@ -164,12 +164,17 @@ export async function lockSendTarget(trx: Db, plan: SendPlan & { contactId: stri
 
 /** Sends of one actor open their conversations together. */
 const actorKey = (send: SendPlan) =>
-  send.userId !== undefined ? `user:${send.userId}` : send.agentSenderId !== undefined ? `agent:${send.agentSenderId}` : 'api';
+  send.userId !== undefined
+    ? `user:${send.userId}`
+    : send.agentSenderId !== undefined
+      ? `agent:${send.agentSenderId}`
+      : 'api';
 
 /** Who a send's conversation is opened (or reopened) by. */
 function openedBy(send: SendPlan): OpenedBy {
   if (send.userId !== undefined) return { actorType: 'human', origin: 'dashboard', userId: send.userId };
-  if (send.agentSenderId !== undefined) return { actorType: 'ai_agent', origin: 'ai_agent', agentId: send.agentSenderId };
+  if (send.agentSenderId !== undefined)
+    return { actorType: 'ai_agent', origin: 'ai_agent', agentId: send.agentSenderId };
   return { actorType: 'api', origin: 'api' };
 }
 

@@ -26,7 +26,10 @@ async function createAgent(body: Record<string, unknown> = {}, businessId = tena
       model: 'small-1',
       prompt_config: { tone: 'friendly', language: 'es', style: { emojis: true, length: 'short' } },
       tools: { human_handoff: { enabled: true, instructions: 'Hand over when the customer asks for a person.' } },
-      activation_rules: { contact_tags: { any: ['vip'] }, opening_hours: { time_zone: 'Europe/Madrid', windows: [{ days: ['mon', 'tue'], from: '09:00', to: '18:00' }] } },
+      activation_rules: {
+        contact_tags: { any: ['vip'] },
+        opening_hours: { time_zone: 'Europe/Madrid', windows: [{ days: ['mon', 'tue'], from: '09:00', to: '18:00' }] },
+      },
       ...body,
     },
   });
@@ -61,7 +64,13 @@ describe('GET /external/v2/agents/:agent_id', () => {
         prompt_config: { tone: 'friendly', language: 'es', style: { emojis: true, length: 'short' } },
         tools: { human_handoff: { enabled: true, instructions: 'Hand over when the customer asks for a person.' } },
         data: {},
-        activation_rules: { contact_tags: { any: ['vip'] }, opening_hours: { time_zone: 'Europe/Madrid', windows: [{ days: ['mon', 'tue'], from: '09:00', to: '18:00' }] } },
+        activation_rules: {
+          contact_tags: { any: ['vip'] },
+          opening_hours: {
+            time_zone: 'Europe/Madrid',
+            windows: [{ days: ['mon', 'tue'], from: '09:00', to: '18:00' }],
+          },
+        },
         follow_up_settings: {},
         inactivity_run_settings: {},
         status: 'inactive',

@@ -1,0 +1,147 @@
+import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { fakeVector } from './fake-embeddings-api.ts';
+
+// A scripted OpenAI-compatible API on loopback: POST /v1/chat/completions answered in OpenAI's
+// `chat.completion` shape (a text, or tool calls), or an OpenAI error body; POST /v1/embeddings as
+// fake-embeddings-api.ts answers. Tests queue answers (script) or set the default one (reply).
+
+/** A chat message as the client sends it. */
+export interface SentMessage {
+  role: string;
+  content: string | null;
+}
+
+export interface ChatRequest {
+  headers: IncomingHttpHeaders;
+  body: { model?: string; messages?: SentMessage[]; tools?: unknown[]; max_tokens?: number; temperature?: number };
+}
+
+/** One answer of the fake. */
+export type LlmAnswer =
+  | { text: string; usage?: { prompt_tokens: number; completion_tokens: number } }
+  | { toolCalls: { name: string; arguments: unknown }[] }
+  | { status: number; message?: string }
+  /** Wait for `until` before answering `then`. */
+  | { hold: Promise<unknown>; then: LlmAnswer }
+  /** Drop the connection without answering. */
+  | { destroy: true };
+
+export interface FakeLlmApi {
+  /** e.g. http://127.0.0.1:41234/v1 (use as LLM_URL). */
+  url: string;
+  /** Chat-completion requests, in arrival order. */
+  requests: ChatRequest[];
+  /** Answers for the next requests, in order; after them, `reply`. */
+  script(...answers: LlmAnswer[]): void;
+  /** The answer when no scripted one is left (default: "Reply to: <the last user message>"). */
+  reply: (request: ChatRequest) => LlmAnswer;
+  /** Resolves when at least `count` chat requests arrived. */
+  waitForRequests(count: number, timeoutMs?: number): Promise<ChatRequest[]>;
+  close(): Promise<void>;
+}
+
+/** The last message the customer wrote in a request. */
+export const lastUserText = (request: ChatRequest) =>
+  [...(request.body.messages ?? [])].reverse().find((m) => m.role === 'user')?.content ?? '';
+
+export async function startFakeLlmApi(): Promise<FakeLlmApi> {
+  const requests: ChatRequest[] = [];
+  const queue: LlmAnswer[] = [];
+  const open = new Set<ServerResponse>();
+  let calls = 0;
+  const json = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
+    res.writeHead(status, { 'content-type': 'application/json', ...headers });
+    res.end(JSON.stringify(body));
+  };
+  const api: FakeLlmApi = {
+    url: '',
+    requests,
+    script: (...answers) => queue.push(...answers),
+    reply: (request) => ({ text: `Reply to: ${lastUserText(request)}` }),
+    async waitForRequests(count, timeoutMs = 10_000) {
+      const end = Date.now() + timeoutMs;
+      while (requests.length < count) {
+        if (Date.now() > end) throw new Error(`the model waited for ${count} requests, got ${requests.length}`);
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      return requests;
+    },
+    close: () =>
+      new Promise((resolve) => {
+        for (const res of open) res.destroy();
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+
+  async function answer(res: ServerResponse, request: ChatRequest, given: LlmAnswer): Promise<void> {
+    if ('hold' in given) {
+      await given.hold;
+      return answer(res, request, given.then);
+    }
+    if ('destroy' in given) return void res.socket?.destroy();
+    if ('status' in given)
+      // retry-after-ms as OpenAI sends it: the client's retries come at once instead of after seconds.
+      return json(
+        res,
+        given.status,
+        { error: { message: given.message ?? `failure ${given.status}`, type: 'server_error', code: null } },
+        { 'retry-after-ms': '10' },
+      );
+    calls += 1;
+    const model = request.body.model ?? 'unknown';
+    const message =
+      'text' in given
+        ? { role: 'assistant', content: given.text }
+        : {
+            role: 'assistant',
+            content: null,
+            tool_calls: given.toolCalls.map((c, i) => ({
+              id: `call_${calls}_${i}`,
+              type: 'function',
+              function: { name: c.name, arguments: JSON.stringify(c.arguments) },
+            })),
+          };
+    const usage =
+      'text' in given && given.usage
+        ? given.usage
+        : { prompt_tokens: JSON.stringify(request.body.messages ?? []).length, completion_tokens: 7 };
+    json(res, 200, {
+      id: `chatcmpl-${calls}`,
+      object: 'chat.completion',
+      created: Math.floor(Date.now() / 1000),
+      model,
+      choices: [{ index: 0, message, finish_reason: 'text' in given ? 'stop' : 'tool_calls', logprobs: null }],
+      usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens },
+    });
+  }
+
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const body = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') as ChatRequest['body'] & {
+        input?: string;
+      };
+      if (req.method === 'POST' && req.url === '/v1/embeddings') {
+        return json(res, 200, {
+          object: 'list',
+          data: [{ object: 'embedding', index: 0, embedding: fakeVector(String(body.input)) }],
+          model: body.model,
+          usage: { prompt_tokens: 1, total_tokens: 1 },
+        });
+      }
+      if (req.method !== 'POST' || req.url !== '/v1/chat/completions')
+        return json(res, 404, { error: { message: 'not found', type: 'invalid_request_error' } });
+      const request = { headers: req.headers, body };
+      requests.push(request);
+      open.add(res);
+      res.on('close', () => open.delete(res));
+      void answer(res, request, queue.shift() ?? api.reply(request));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  api.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+  return api;
+}

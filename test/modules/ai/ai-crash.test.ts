@@ -1,0 +1,101 @@
+import { sql } from 'kysely';
+import { afterEach, describe, expect, it } from 'vitest';
+import { outboxRepository } from '../../../src/jobs/outbox.repository.ts';
+import { AiRunJobHandler } from '../../../src/modules/ai/ai-run.job.ts';
+import { openAiChatModel } from '../../../src/modules/ai/llm-client.ts';
+import { aiFixture, runsOf, settle, waitForReplies, waitUntil, type AiFixture } from './ai-helpers.ts';
+
+let f: AiFixture | undefined;
+afterEach(async () => {
+  await f?.close();
+  f = undefined;
+});
+
+const silent = { error: () => undefined };
+
+/** The run job claimed as a worker claims it, under a lease of a second (a stopped worker's lease runs out soon). */
+async function claimRun(fixture: AiFixture) {
+  let claimed: Awaited<ReturnType<typeof outboxRepository.claim>> = [];
+  await waitUntil(async () => {
+    claimed = await outboxRepository.claim(fixture.app.database.db, 'ai_run', 1, 1);
+    return claimed.length === 1;
+  });
+  return claimed[0];
+}
+
+describe('a run whose process stops', () => {
+  it('stopped after the model answered, before the reply was accepted: the next process runs it again and replies once', async () => {
+    f = await aiFixture({ workers: false });
+    await f.inbound('¿Tienen envío a Valparaíso?');
+    const job = await claimRun(f);
+    // The process dies where the reply would be written: nothing of the send is committed.
+    const real = f.app.app.services.replies;
+    const dying = new AiRunJobHandler({
+      db: f.app.database.db,
+      model: openAiChatModel(f.app.config.llm!),
+      replies: {
+        agentReplyPlan: (...args) => real.agentReplyPlan(...args),
+        lockAgentReply: async () => {
+          throw new Error('the process stopped');
+        },
+        acceptAgentReply: (...args) => real.acceptAgentReply(...args),
+        afterAgentReplies: () => real.afterAgentReplies(),
+      },
+      log: silent,
+    });
+    await dying.handle(job);
+    expect(f.llm.requests).toHaveLength(1);
+    const conversationId = await f.conversationOf();
+    const [left] = await runsOf(f, conversationId);
+    expect(left).toMatchObject({ status: 'running', attempts: 1, reply_message_id: null });
+    expect(left.model_calls).toHaveLength(1);
+    await f.app.close();
+
+    await f.restart();
+    const replies = await waitForReplies(f, 1, undefined, 15_000);
+    await settle(500);
+    expect(replies).toEqual(['Reply to: ¿Tienen envío a Valparaíso?']);
+    expect(f.repliesTo()).toHaveLength(1);
+    expect(f.llm.requests).toHaveLength(2);
+    const runs = await runsOf(f, conversationId);
+    expect(runs).toHaveLength(1);
+    expect(runs[0]).toMatchObject({ status: 'replied', attempts: 2 });
+    expect(runs[0].model_calls).toHaveLength(2);
+  });
+
+  it('run again after its reply was accepted: the run finds its reply and sends nothing more', async () => {
+    f = await aiFixture({ workers: false });
+    await f.inbound('Hola');
+    const job = await claimRun(f);
+    const handler = f.app.app.services.aiRuns.runJobHandler(silent);
+    expect(await handler.handle(job)).toEqual({ done: true, recorded: true });
+    const conversationId = await f.conversationOf();
+    const [run] = await runsOf(f, conversationId);
+    expect(run.status).toBe('replied');
+    // As if the process had stopped before the job's end was kept: the job runs again.
+    await sql`update outbox set state = 'running', locked_until = now() - interval '1 second'
+      where business_id = ${f.tenant.businessId} and id = ${job.id}`.execute(f.app.database.db);
+    await f.app.close();
+
+    await f.restart();
+    await waitUntil(async () => {
+      const row = await f!.app.database.db
+        .selectFrom('outbox')
+        .select('state')
+        .where('id', '=', job.id)
+        .executeTakeFirstOrThrow();
+      return row.state === 'done';
+    }, 15_000);
+    await waitForReplies(f, 1);
+    await settle(500);
+    expect(f.repliesTo()).toEqual(['Reply to: Hola']);
+    expect(f.llm.requests).toHaveLength(1);
+    const messages = await f.app.database.db
+      .selectFrom('messages')
+      .select('id')
+      .where('conversation_id', '=', conversationId)
+      .where('sender_type', '=', 'ai_agent')
+      .execute();
+    expect(messages).toEqual([{ id: run.reply_message_id }]);
+  });
+});
