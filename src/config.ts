@@ -158,16 +158,8 @@ function embeddings(env: Env): EmbeddingsConfig | undefined {
       throw new ConfigError('EMBEDDINGS_API_KEY and EMBEDDINGS_MODEL need EMBEDDINGS_URL');
     return undefined;
   }
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    throw new ConfigError(`EMBEDDINGS_URL must be an absolute URL, got "${raw}"`);
-  }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:')
-    throw new ConfigError(`EMBEDDINGS_URL must be http or https, got "${raw}"`);
   return {
-    url: raw.replace(/\/+$/, ''),
+    url: httpUrl('EMBEDDINGS_URL', raw),
     apiKey: env.EMBEDDINGS_API_KEY || undefined,
     model: env.EMBEDDINGS_MODEL || 'text-embedding-3-small',
   };

@@ -102,3 +102,36 @@ describe('the dashboard and TRUST_PROXY', () => {
     expect(config({ TRUST_PROXY: '10.0.0.1, 192.168.0.0/16' }).trustProxy).toEqual(['10.0.0.1', '192.168.0.0/16']);
   });
 });
+
+describe('LLM_URL and its settings', () => {
+  const llm = (env: Record<string, string>) => loadConfig({ DATA_DIR: 'memory://', SECRET_KEY: KEY, ...env }).llm;
+
+  it('is off without LLM_URL, and reads the model, the key, the timeout and the retries with their defaults', () => {
+    expect(llm({})).toBeUndefined();
+    expect(llm({ LLM_URL: 'https://api.openai.com/v1/' })).toEqual({
+      url: 'https://api.openai.com/v1',
+      apiKey: undefined,
+      model: 'gpt-4o-mini',
+      timeoutMs: 30_000,
+      maxRetries: 2,
+    });
+    expect(
+      llm({
+        LLM_URL: 'http://127.0.0.1:11434/v1',
+        LLM_API_KEY: 'sk-1',
+        LLM_MODEL: 'llama3',
+        LLM_TIMEOUT_SECONDS: '5',
+        LLM_MAX_RETRIES: '0',
+      }),
+    ).toEqual({ url: 'http://127.0.0.1:11434/v1', apiKey: 'sk-1', model: 'llama3', timeoutMs: 5000, maxRetries: 0 });
+  });
+
+  it('refuses a key or a model without LLM_URL, a URL that is not http(s), and bad numbers', () => {
+    expect(() => llm({ LLM_API_KEY: 'sk-1' })).toThrow(/need LLM_URL/);
+    expect(() => llm({ LLM_MODEL: 'x' })).toThrow(ConfigError);
+    expect(() => llm({ LLM_URL: 'ftp://models.example' })).toThrow(/http or https/);
+    expect(() => llm({ LLM_URL: 'models' })).toThrow(/absolute URL/);
+    expect(() => llm({ LLM_URL: 'http://x.test', LLM_TIMEOUT_SECONDS: '0' })).toThrow(/positive integer/);
+    expect(() => llm({ LLM_URL: 'http://x.test', LLM_MAX_RETRIES: '10' })).toThrow(/0 to 9/);
+  });
+});

@@ -72,7 +72,7 @@ export class AiRunJobHandler implements JobHandler {
         return { retryInSeconds: Math.min(30 * 2 ** (job.attempts - 1), 600), error: (err as Error).message };
       this.deps.log.error({ err, jobId: job.id }, 'AI run failed; the conversation goes to a person');
       await this.abandon(job, `the AI agent's run failed: ${(err as Error).message}`);
-      return { failed: (err as Error).message };
+      return { done: true, recorded: true };
     }
   }
 
@@ -152,7 +152,29 @@ export class AiRunJobHandler implements JobHandler {
       await this.handOver(job, run, agent, `the reply cannot be sent: ${err.message}`, { notify: false });
       return;
     }
-    const sent = await db.transaction().execute(async (trx) => {
+    let sent: boolean;
+    try {
+      sent = await this.send(job, run, plan, text, botStatus);
+    } catch (err) {
+      // The send refused the reply (an opted-out contact, a closed window): a person has to look.
+      if (!(err instanceof DomainError)) throw err;
+      await this.handOver(job, run, agent, `the reply was refused: ${err.message}`, { notify: false });
+      return;
+    }
+    if (sent) await replies.afterAgentReplies();
+  }
+
+  /** The transaction of deliver: true when the reply was accepted. */
+  private send(
+    job: OutboxJob,
+    run: AiRunRow,
+    plan: SendPlan,
+    text: string,
+    botStatus: 'bot_start' | undefined,
+  ): Promise<boolean> {
+    const { db, replies } = this.deps;
+    const businessId = job.business_id;
+    return db.transaction().execute(async (trx) => {
       if ((await aiRunsRepository.lockStatus(trx, businessId, run.id)) !== 'running') {
         await outboxRepository.complete(trx, job);
         return false;
@@ -179,7 +201,6 @@ export class AiRunJobHandler implements JobHandler {
       await outboxRepository.complete(trx, job);
       return true;
     });
-    if (sent) await replies.afterAgentReplies();
   }
 
   /**

@@ -17,7 +17,7 @@ export function AgentsPage() {
     <SettingsPage title="AI agents" lead="Agents that answer on your behalf.">
       <SettingsSection title="Agents">
         <SettingsTable
-          columns={['Name', 'Type', 'Model']}
+          columns={['Name', 'Type', 'Model', 'Answers']}
           actions
           rows={agents.data?.agents}
           error={agents.error}
@@ -29,6 +29,7 @@ export function AgentsPage() {
               <td>{agent.name}</td>
               <td>{agent.type}</td>
               <td>{agent.model ?? 'Default'}</td>
+              <td>{agent.status === 'active' ? 'Yes' : `No: ${agent.inactive_reason ?? 'inactive'}`}</td>
               <td>
                 <button
                   type="button"
@@ -91,6 +92,11 @@ function AgentForm({ agent, onSaved }: { agent: Agent; onSaved: () => Promise<vo
 
   return (
     <SettingsSection title={<>Configure {agent.name}</>}>
+      {agent.status === 'inactive' && (
+        <p className={styles.hint} role="note">
+          This agent does not answer now: {agent.inactive_reason}.
+        </p>
+      )}
       <form className={`${styles.form} ${styles.card}`} onSubmit={(event) => void submit(event)}>
         <div className={styles.row}>
           <label className="field">

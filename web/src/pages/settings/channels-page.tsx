@@ -17,13 +17,21 @@ type Connected = { webhook: { url: string | null; verify_token: string | null };
 export function ChannelsPage() {
   const kinds = useLoad(() => api.GET('/dashboard/api/channel-kinds'));
   const channels = useLoad(() => api.GET('/dashboard/api/channels'));
+  const agents = useLoad(() => api.GET('/dashboard/api/agents'));
   const [connected, setConnected] = useState<Connected>();
 
   return (
     <SettingsPage title="Channels" lead="The accounts your business is reached on.">
       <SettingsSection title="Connected channels">
         <SettingsTable
-          columns={['Name', 'Number', 'Webhook URL', 'Secrets', 'Pace (messages per second)']}
+          columns={[
+            'Name',
+            'Number',
+            'Webhook URL',
+            'Secrets',
+            'Pace (messages per second)',
+            'AI agent of new conversations',
+          ]}
           actions
           rows={channels.data?.channels}
           error={channels.error}
@@ -45,6 +53,15 @@ export function ChannelsPage() {
                   id={channel.id}
                   name={channel.name}
                   pace={channel.pace_per_second}
+                  onSaved={channels.reload}
+                />
+              </td>
+              <td>
+                <AgentChoice
+                  id={channel.id}
+                  name={channel.name}
+                  agentId={channel.agent_id}
+                  agents={agents.data?.agents ?? []}
                   onSaved={channels.reload}
                 />
               </td>
@@ -85,6 +102,58 @@ export function ChannelsPage() {
         ))}
       </SettingsSection>
     </SettingsPage>
+  );
+}
+
+/** The channel's default AI agent: every new conversation of the channel gets it. */
+function AgentChoice({
+  id,
+  name,
+  agentId,
+  agents,
+  onSaved,
+}: {
+  id: string;
+  name: string;
+  agentId: string | null;
+  agents: { id: string; name: string }[];
+  onSaved: () => Promise<void>;
+}) {
+  const [value, setValue] = useState(agentId ?? '');
+  const [error, setError] = useState<string>();
+  const [saved, setSaved] = useState(false);
+  const submit = async (event: FormEvent) => {
+    event.preventDefault();
+    setError(undefined);
+    setSaved(false);
+    const {
+      data,
+      error: failure,
+      response,
+    } = await api.PATCH('/dashboard/api/channels/{id}', {
+      params: { path: { id } },
+      body: { agent_id: value === '' ? null : value },
+    });
+    if (!data) return setError(errorMessage(failure, response));
+    setSaved(true);
+    await onSaved();
+  };
+  return (
+    <form className={styles.inline} onSubmit={(event) => void submit(event)}>
+      <select aria-label={`AI agent of ${name}`} value={value} onChange={(event) => setValue(event.target.value)}>
+        <option value="">None</option>
+        {agents.map((agent) => (
+          <option key={agent.id} value={agent.id}>
+            {agent.name}
+          </option>
+        ))}
+      </select>
+      <button type="submit" className="button">
+        Apply
+      </button>
+      {saved && <span role="status">Saved</span>}
+      <ErrorNote message={error} />
+    </form>
   );
 }
 
