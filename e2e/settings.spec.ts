@@ -69,6 +69,15 @@ test('an owner connects a WhatsApp number and sees the webhook URL and verify to
   await row.getByLabel(/Pace of/).fill('25');
   await row.getByRole('button', { name: 'Save' }).click();
   await expect(row.getByRole('status')).toHaveText('Saved');
+  // The AI agent every new conversation of the channel gets.
+  await row.getByLabel(/AI agent of/).selectOption({ label: 'Helper bot' });
+  await row.getByRole('button', { name: 'Apply' }).click();
+  await expect(row.getByRole('status')).toHaveCount(2);
+  const { channels } = await operator<{ channels: { identifier: string; agent_id: string | null }[] }>(
+    'GET',
+    `/businesses/${businessId}/channels`,
+  );
+  expect(channels.find((c) => c.identifier === '15557654321')?.agent_id).toMatch(/^[0-9a-f-]{36}$/);
   await expectAccessible(page);
 });
 
