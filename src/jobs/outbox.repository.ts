@@ -37,6 +37,21 @@ export const outboxRepository = {
       do update set run_at = greatest(outbox.run_at, excluded.run_at)`.execute(db);
   },
 
+  /** Whether the record has a waiting job of the kind (scheduleOnePerRef) besides `job`. */
+  async hasWaiting(db: Db, job: OutboxJob): Promise<boolean> {
+    const row = await db
+      .selectFrom('outbox')
+      .select('id')
+      .where('business_id', '=', job.business_id)
+      .where('ref_id', '=', job.ref_id)
+      .where('kind', '=', job.kind)
+      .where('state', '=', 'pending')
+      .where('id', '!=', job.id)
+      .limit(1)
+      .executeTakeFirst();
+    return row !== undefined;
+  },
+
   /**
    * Claims up to `limit` due jobs of one kind. SKIP LOCKED lets several processes claim side by side
    * without taking the same job; the lease marks a job as in the hands of one worker until it ends,

@@ -68,6 +68,11 @@ export class AiRunJobHandler implements JobHandler {
     try {
       return await this.run(job);
     } catch (err) {
+      // A newer message's job waits already: it answers this one's messages too, and only one may wait.
+      if (await outboxRepository.hasWaiting(this.deps.db, job)) {
+        await this.supersede(this.deps.db, job);
+        return { done: true };
+      }
       if (job.attempts < MAX_ATTEMPTS)
         return { retryInSeconds: Math.min(30 * 2 ** (job.attempts - 1), 600), error: (err as Error).message };
       this.deps.log.error({ err, jobId: job.id }, 'AI run failed; the conversation goes to a person');
@@ -78,9 +83,15 @@ export class AiRunJobHandler implements JobHandler {
 
   /**
    * A run whose worker stopped is run again (its record and the reply's key keep it from sending
-   * twice); one that stopped its worker every time goes to a person.
+   * twice), unless a newer job of the conversation waits; one that stopped its worker every time
+   * goes to a person.
    */
   async onAbandoned(job: OutboxJob, trx: Db): Promise<'retry' | 'give_up'> {
+    // A newer message's job waits already (only one may wait): it answers this one's messages too.
+    if (await outboxRepository.hasWaiting(trx, job)) {
+      await this.supersede(trx, job);
+      return 'give_up';
+    }
     if (job.attempts < MAX_ATTEMPTS) return 'retry';
     await this.handOverIn(trx, job, 'the AI agent stopped before answering', null);
     return 'give_up';
@@ -101,6 +112,7 @@ export class AiRunJobHandler implements JobHandler {
       trigger_message_id: state.newest_inbound_id,
       input_message_ids: unanswered(history),
     });
+    await aiRunsRepository.supersedeOlder(db, businessId, conversationId, run.trigger_message_id);
     // Answered, or ended otherwise, by an earlier try of this job.
     if (run.status !== 'running') return { done: true };
     const stop = model ? stopReason(state, run) : 'no_model';
@@ -276,6 +288,13 @@ export class AiRunJobHandler implements JobHandler {
   private async abandon(job: OutboxJob, reason: string): Promise<void> {
     await this.deps.db.transaction().execute((trx) => this.handOverIn(trx, job, reason, null));
     await this.deps.replies.afterAgentReplies();
+  }
+
+  /** Ends the run a job left running when a newer job of the conversation takes over its messages. */
+  private async supersede(db: Db, job: OutboxJob): Promise<void> {
+    const run = await aiRunsRepository.running(db, job.business_id, job.ref_id);
+    if (run)
+      await aiRunsRepository.finish(db, job.business_id, run.id, { status: 'superseded', outcome: 'superseded' });
   }
 
   /** Ends a run that sends nothing, with the job. */

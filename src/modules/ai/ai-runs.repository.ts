@@ -158,6 +158,22 @@ export const aiRunsRepository = {
       .executeTakeFirst();
   },
 
+  /**
+   * Ends as superseded the conversation's runs still running for an older message than
+   * `triggerMessageId` (one a stopped worker left, or one still waiting for the model, whose reply
+   * then goes nowhere): the run of the newest message answers theirs too.
+   */
+  async supersedeOlder(db: Db, businessId: string, conversationId: string, triggerMessageId: string): Promise<void> {
+    await db
+      .updateTable('ai_runs')
+      .set({ status: 'superseded', outcome: 'superseded', finished_at: sql<string>`now()` })
+      .where('business_id', '=', businessId)
+      .where('conversation_id', '=', conversationId)
+      .where('status', '=', 'running')
+      .where('trigger_message_id', '!=', triggerMessageId)
+      .execute();
+  },
+
   /** Appends the record of one model call. */
   async addModelCall(db: Db, businessId: string, runId: string, call: ModelCall): Promise<void> {
     await sql`update ai_runs set model_calls = model_calls || ${JSON.stringify([call])}::jsonb

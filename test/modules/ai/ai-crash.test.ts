@@ -23,27 +23,30 @@ async function claimRun(fixture: AiFixture) {
   return claimed[0];
 }
 
+/** The run job of a process that dies where the reply would be written: nothing of the send is committed. */
+function dyingHandler(fixture: AiFixture) {
+  const real = fixture.app.app.services.replies;
+  return new AiRunJobHandler({
+    db: fixture.app.database.db,
+    model: openAiChatModel(fixture.app.config.llm!),
+    replies: {
+      agentReplyPlan: (...args) => real.agentReplyPlan(...args),
+      lockAgentReply: async () => {
+        throw new Error('the process stopped');
+      },
+      acceptAgentReply: (...args) => real.acceptAgentReply(...args),
+      afterAgentReplies: () => real.afterAgentReplies(),
+    },
+    log: silent,
+  });
+}
+
 describe('a run whose process stops', () => {
   it('stopped after the model answered, before the reply was accepted: the next process runs it again and replies once', async () => {
     f = await aiFixture({ workers: false });
     await f.inbound('¿Tienen envío a Valparaíso?');
     const job = await claimRun(f);
-    // The process dies where the reply would be written: nothing of the send is committed.
-    const real = f.app.app.services.replies;
-    const dying = new AiRunJobHandler({
-      db: f.app.database.db,
-      model: openAiChatModel(f.app.config.llm!),
-      replies: {
-        agentReplyPlan: (...args) => real.agentReplyPlan(...args),
-        lockAgentReply: async () => {
-          throw new Error('the process stopped');
-        },
-        acceptAgentReply: (...args) => real.acceptAgentReply(...args),
-        afterAgentReplies: () => real.afterAgentReplies(),
-      },
-      log: silent,
-    });
-    await dying.handle(job);
+    await dyingHandler(f).handle(job);
     expect(f.llm.requests).toHaveLength(1);
     const conversationId = await f.conversationOf();
     const [left] = await runsOf(f, conversationId);
@@ -61,6 +64,30 @@ describe('a run whose process stops', () => {
     expect(runs).toHaveLength(1);
     expect(runs[0]).toMatchObject({ status: 'replied', attempts: 2 });
     expect(runs[0].model_calls).toHaveLength(2);
+  });
+
+  it('stopped while a newer message waited: the newer run answers both, once, and the stopped one is superseded', async () => {
+    f = await aiFixture({ workers: false });
+    await f.inbound('Primero');
+    const job = await claimRun(f);
+    await dyingHandler(f).handle(job);
+    await f.inbound('Segundo');
+    await f.app.close();
+
+    await f.restart();
+    await waitForReplies(f, 1, undefined, 15_000);
+    await settle(500);
+    expect(f.repliesTo()).toEqual(['Reply to: Segundo']);
+    const runs = await runsOf(f, await f.conversationOf());
+    expect(runs.map((r) => r.status)).toEqual(['replied', 'superseded']);
+    expect(runs[0].input_message_ids).toHaveLength(2);
+    // The stopped job ends too once taken over (at the start on the embedded engine; on PostgreSQL,
+    // at a sweep after its lease ran out), given up to the newer one.
+    await waitUntil(async () => {
+      const jobs = await f!.app.database.db.selectFrom('outbox').select('state').where('kind', '=', 'ai_run').execute();
+      return jobs.every((j) => j.state === 'done' || j.state === 'failed');
+    }, 15_000);
+    expect(f.repliesTo()).toHaveLength(1);
   });
 
   it('run again after its reply was accepted: the run finds its reply and sends nothing more', async () => {

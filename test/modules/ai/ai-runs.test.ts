@@ -169,7 +169,7 @@ describe('runs that send nothing', () => {
       payload: { active: true },
     });
     expect(take.statusCode).toBe(200);
-    await waitUntil(async () => (await runsOf(f!, conversationId)).length === 1);
+    await waitUntil(async () => ['skipped', 'replied'].includes((await runsOf(f!, conversationId))[0]?.status));
     const [run] = await runsOf(f, conversationId);
     expect(run).toMatchObject({ status: 'skipped', outcome: 'manual_control', reply_message_id: null });
     expect(f.llm.requests).toHaveLength(0);
@@ -200,8 +200,8 @@ describe('runs that send nothing', () => {
       ['replied', 'replied'],
       ['superseded', 'superseded'],
     ]);
-    expect(runs[1].reply_text).toBe('Respuesta a lo primero');
     expect(runs[0].input_message_ids).toHaveLength(2);
+    expect(f.llm.requests).toHaveLength(2);
   });
 
   it('without LLM_URL no run starts, and the agent says why through the operator API and the dashboard', async () => {
