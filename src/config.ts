@@ -73,6 +73,8 @@ export interface LlmConfig {
   timeoutMs: number;
   /** Tries after the first on a timeout, a lost connection, 429 or 5xx. */
   maxRetries: number;
+  /** Runs one process has in hand at once (most of a run is waiting for the model). */
+  concurrency: number;
 }
 
 export class ConfigError extends Error {}
@@ -178,7 +180,10 @@ function httpUrl(name: string, raw: string): string {
   return raw.replace(/\/+$/, '');
 }
 
-/** LLM_URL (with LLM_API_KEY, LLM_MODEL, LLM_TIMEOUT_SECONDS, LLM_MAX_RETRIES): an OpenAI-compatible chat API. */
+/**
+ * LLM_URL (with LLM_API_KEY, LLM_MODEL, LLM_TIMEOUT_SECONDS, LLM_MAX_RETRIES, LLM_CONCURRENCY): an
+ * OpenAI-compatible chat API.
+ */
 function llm(env: Env): LlmConfig | undefined {
   const raw = env.LLM_URL;
   if (!raw) {
@@ -194,6 +199,7 @@ function llm(env: Env): LlmConfig | undefined {
     model: env.LLM_MODEL || 'gpt-4o-mini',
     timeoutMs: positiveInt(env, 'LLM_TIMEOUT_SECONDS', 30) * 1000,
     maxRetries: retries === undefined || retries === '' ? 2 : Number(retries),
+    concurrency: positiveInt(env, 'LLM_CONCURRENCY', 32),
   };
 }
 

@@ -132,7 +132,7 @@ export function createServices(
     idempotency: new IdempotencyService(db),
     sending: new SendingService(db, worker, channels, templates, contacts, domainEvents),
     replies,
-    aiRuns: new AiRunsService({ db, model: chatModel, replies }),
+    aiRuns: new AiRunsService({ db, model: chatModel, replies, concurrency: config.llm?.concurrency }),
     agents: new AgentsService(db, { llmConfigured: config.llm !== undefined }),
     search: new SearchService(db, worker, config.embeddings ? openAiEmbeddings(config.embeddings) : undefined),
     webhooks,

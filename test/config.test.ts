@@ -114,6 +114,7 @@ describe('LLM_URL and its settings', () => {
       model: 'gpt-4o-mini',
       timeoutMs: 30_000,
       maxRetries: 2,
+      concurrency: 32,
     });
     expect(
       llm({
@@ -122,8 +123,16 @@ describe('LLM_URL and its settings', () => {
         LLM_MODEL: 'llama3',
         LLM_TIMEOUT_SECONDS: '5',
         LLM_MAX_RETRIES: '0',
+        LLM_CONCURRENCY: '100',
       }),
-    ).toEqual({ url: 'http://127.0.0.1:11434/v1', apiKey: 'sk-1', model: 'llama3', timeoutMs: 5000, maxRetries: 0 });
+    ).toEqual({
+      url: 'http://127.0.0.1:11434/v1',
+      apiKey: 'sk-1',
+      model: 'llama3',
+      timeoutMs: 5000,
+      maxRetries: 0,
+      concurrency: 100,
+    });
   });
 
   it('refuses a key or a model without LLM_URL, a URL that is not http(s), and bad numbers', () => {
@@ -133,5 +142,6 @@ describe('LLM_URL and its settings', () => {
     expect(() => llm({ LLM_URL: 'models' })).toThrow(/absolute URL/);
     expect(() => llm({ LLM_URL: 'http://x.test', LLM_TIMEOUT_SECONDS: '0' })).toThrow(/positive integer/);
     expect(() => llm({ LLM_URL: 'http://x.test', LLM_MAX_RETRIES: '10' })).toThrow(/0 to 9/);
+    expect(() => llm({ LLM_URL: 'http://x.test', LLM_CONCURRENCY: 'many' })).toThrow(/positive integer/);
   });
 });

@@ -28,6 +28,8 @@ export interface AiRunDeps {
   model: ChatModel | undefined;
   replies: Pick<RepliesService, 'agentReplyPlan' | 'lockAgentReply' | 'acceptAgentReply' | 'afterAgentReplies'>;
   log: { error(obj: object, msg: string): void };
+  /** Runs in hand at once (LLM_CONCURRENCY). */
+  concurrency?: number;
 }
 
 /** The messages a run answers: the inbound ones after the business's latest message. */
@@ -58,11 +60,14 @@ function stopReason(
  */
 export class AiRunJobHandler implements JobHandler {
   readonly kind = AI_RUN_JOB;
-  readonly concurrency = 8;
+  /** Most of a run waits for the model: LLM_CONCURRENCY of them at once (8 without a model, when runs only end). */
+  readonly concurrency: number;
   /** Longer than a model call with its retries (LLM_TIMEOUT_SECONDS, LLM_MAX_RETRIES) takes by default. */
   readonly leaseSeconds = 300;
 
-  constructor(private readonly deps: AiRunDeps) {}
+  constructor(private readonly deps: AiRunDeps) {
+    this.concurrency = deps.concurrency ?? 8;
+  }
 
   async handle(job: OutboxJob): Promise<JobOutcome> {
     try {
