@@ -1,4 +1,4 @@
-import { useState, type FormEvent } from 'react';
+import { useState, type FormEvent, type ReactNode } from 'react';
 import { api, errorMessage } from '../../api/client';
 import type { paths } from '../../api/schema';
 import { useLoad } from '../../api/use-load';
@@ -105,6 +105,51 @@ export function ChannelsPage() {
   );
 }
 
+type ChannelChange = NonNullable<
+  paths['/dashboard/api/channels/{id}']['patch']['requestBody']
+>['content']['application/json'];
+
+/** A change of one channel made in place in its row: the form, its Saved note and its error. */
+function ChannelChangeForm({
+  id,
+  change,
+  submit,
+  onSaved,
+  children,
+}: {
+  id: string;
+  change: () => ChannelChange;
+  submit: string;
+  onSaved: () => Promise<void>;
+  children: ReactNode;
+}) {
+  const [error, setError] = useState<string>();
+  const [saved, setSaved] = useState(false);
+  const save = async (event: FormEvent) => {
+    event.preventDefault();
+    setError(undefined);
+    setSaved(false);
+    const {
+      data,
+      error: failure,
+      response,
+    } = await api.PATCH('/dashboard/api/channels/{id}', { params: { path: { id } }, body: change() });
+    if (!data) return setError(errorMessage(failure, response));
+    setSaved(true);
+    await onSaved();
+  };
+  return (
+    <form className={styles.inline} onSubmit={(event) => void save(event)}>
+      {children}
+      <button type="submit" className="button">
+        {submit}
+      </button>
+      {saved && <span role="status">Saved</span>}
+      <ErrorNote message={error} />
+    </form>
+  );
+}
+
 /** The channel's default AI agent: every new conversation of the channel gets it. */
 function AgentChoice({
   id,
@@ -120,26 +165,13 @@ function AgentChoice({
   onSaved: () => Promise<void>;
 }) {
   const [value, setValue] = useState(agentId ?? '');
-  const [error, setError] = useState<string>();
-  const [saved, setSaved] = useState(false);
-  const submit = async (event: FormEvent) => {
-    event.preventDefault();
-    setError(undefined);
-    setSaved(false);
-    const {
-      data,
-      error: failure,
-      response,
-    } = await api.PATCH('/dashboard/api/channels/{id}', {
-      params: { path: { id } },
-      body: { agent_id: value === '' ? null : value },
-    });
-    if (!data) return setError(errorMessage(failure, response));
-    setSaved(true);
-    await onSaved();
-  };
   return (
-    <form className={styles.inline} onSubmit={(event) => void submit(event)}>
+    <ChannelChangeForm
+      id={id}
+      change={() => ({ agent_id: value === '' ? null : value })}
+      submit="Apply"
+      onSaved={onSaved}
+    >
       <select aria-label={`AI agent of ${name}`} value={value} onChange={(event) => setValue(event.target.value)}>
         <option value="">None</option>
         {agents.map((agent) => (
@@ -148,12 +180,7 @@ function AgentChoice({
           </option>
         ))}
       </select>
-      <button type="submit" className="button">
-        Apply
-      </button>
-      {saved && <span role="status">Saved</span>}
-      <ErrorNote message={error} />
-    </form>
+    </ChannelChangeForm>
   );
 }
 
@@ -169,26 +196,8 @@ function PaceForm({
   onSaved: () => Promise<void>;
 }) {
   const [value, setValue] = useState(String(pace));
-  const [error, setError] = useState<string>();
-  const [saved, setSaved] = useState(false);
-  const submit = async (event: FormEvent) => {
-    event.preventDefault();
-    setError(undefined);
-    setSaved(false);
-    const {
-      data,
-      error: failure,
-      response,
-    } = await api.PATCH('/dashboard/api/channels/{id}', {
-      params: { path: { id } },
-      body: { pace_per_second: Number(value) },
-    });
-    if (!data) return setError(errorMessage(failure, response));
-    setSaved(true);
-    await onSaved();
-  };
   return (
-    <form className={styles.inline} onSubmit={(event) => void submit(event)}>
+    <ChannelChangeForm id={id} change={() => ({ pace_per_second: Number(value) })} submit="Save" onSaved={onSaved}>
       <input
         type="number"
         min={1}
@@ -198,12 +207,7 @@ function PaceForm({
         value={value}
         onChange={(event) => setValue(event.target.value)}
       />
-      <button type="submit" className="button">
-        Save
-      </button>
-      {saved && <span role="status">Saved</span>}
-      <ErrorNote message={error} />
-    </form>
+    </ChannelChangeForm>
   );
 }
 
