@@ -18,6 +18,7 @@ import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { v7 } from 'uuid';
 import { Pool, request } from 'undici';
+import { openLoop } from './lib/measure.ts';
 import { percentiles, type Percentiles } from './lib/messaging-load.ts';
 import { ADMIN_TOKEN, createTenant, freshStorage, startService, type Engine, type Tenant } from './lib/service.ts';
 
@@ -81,41 +82,15 @@ function records(messages: number, events: number) {
 
 /** GET the contact every 1/rate s (open loop) until `until` resolves; each call's latency from its due time. */
 async function readsDuring(pool: Pool, tenant: Tenant, contactId: string, until: Promise<unknown>) {
-  const latencies: number[] = [];
+  const read = {
+    method: 'GET' as const,
+    path: `/external/v2/contacts/${contactId}`,
+    headers: { 'x-api-key': tenant.apiKey },
+  };
+  const { calls, failures } = await openLoop(pool, rate, () => read, until);
+  const latencies = calls.map((c) => c.ms);
   /** [due ms from the start, latency ms] of each call, to see when the slow ones were due. */
-  const series: [number, number][] = [];
-  const failures: string[] = [];
-  const inFlight = new Set<Promise<void>>();
-  let done = false;
-  until.then(
-    () => (done = true),
-    () => (done = true),
-  );
-  const start = performance.now();
-  for (let i = 0; !done; i++) {
-    const due = start + (i * 1000) / rate;
-    const wait = due - performance.now();
-    if (wait > 0) await sleep(wait);
-    const run = pool
-      .request({
-        method: 'GET',
-        path: `/external/v2/contacts/${contactId}`,
-        headers: { 'x-api-key': tenant.apiKey },
-        headersTimeout: 60_000,
-        bodyTimeout: 60_000,
-      })
-      .then(async (res) => {
-        const text = await res.body.text();
-        const ms = performance.now() - due;
-        latencies.push(ms);
-        series.push([Math.round(due - start), Math.round(ms)]);
-        if (res.statusCode !== 200) failures.push(`${res.statusCode} ${text.slice(0, 200)}`);
-      })
-      .catch((err: unknown) => void failures.push((err as Error).message))
-      .finally(() => inFlight.delete(run));
-    inFlight.add(run);
-  }
-  await Promise.all([...inFlight]);
+  const series = calls.map((c) => [c.due, Math.round(c.ms)]);
   return { calls: latencies.length, failures, latency: percentiles(latencies), series };
 }
 

@@ -24,6 +24,7 @@ import {
 } from '../test/helpers/fake-graph-api.ts';
 import { runImport } from './import.bench.ts';
 import { phoneOf, recordCount } from './lib/generate.ts';
+import { openLoop } from './lib/measure.ts';
 import { percentiles, type Percentiles } from './lib/messaging-load.ts';
 import { createChannel, inboundRequests, type BenchChannel } from './lib/messaging-setup.ts';
 import { createTenant, freshStorage, startService, type Engine, type Tenant } from './lib/service.ts';
@@ -85,48 +86,17 @@ interface CallFigures {
  * Fires a call every 1/rate s (open loop) until `until` resolves, and answers each call's latency
  * from its due time.
  */
-async function callsDuring(url: string, next: ReturnType<typeof apiCalls>, until: Promise<unknown>, pool: Pool) {
-  const all: number[] = [];
-  const reads: number[] = [];
-  const sends: number[] = [];
-  const failures: string[] = [];
-  /** [due ms from the start, latency ms] of each call, to see when the slow ones were due. */
-  const series: [number, number, string][] = [];
-  const inFlight = new Set<Promise<void>>();
-  let done = false;
-  // Ends the calls however the long work ends; its failure is thrown by the caller's await.
-  until.then(
-    () => (done = true),
-    () => (done = true),
-  );
-  const start = performance.now();
-  for (let i = 0; !done; i++) {
-    const due = start + (i * 1000) / rate;
-    const wait = due - performance.now();
-    if (wait > 0) await sleep(wait);
-    const call = next();
-    const run = pool
-      .request({ ...call, headersTimeout: 60_000, bodyTimeout: 60_000 })
-      .then(async (res) => {
-        const text = await res.body.text();
-        const ms = performance.now() - due;
-        all.push(ms);
-        series.push([Math.round(due - start), Math.round(ms), call.method]);
-        (call.method === 'GET' ? reads : sends).push(ms);
-        if (res.statusCode >= 300) failures.push(`${res.statusCode} ${text.slice(0, 200)}`);
-      })
-      .catch((err: unknown) => void failures.push((err as Error).message))
-      .finally(() => inFlight.delete(run));
-    inFlight.add(run);
-  }
-  await Promise.all([...inFlight]);
+async function callsDuring(next: ReturnType<typeof apiCalls>, until: Promise<unknown>, pool: Pool) {
+  const { calls, failures } = await openLoop(pool, rate, next, until);
+  const ms = (method?: string) => calls.filter((c) => method === undefined || c.method === method).map((c) => c.ms);
   return {
-    calls: all.length,
+    calls: calls.length,
     failures,
-    latency: percentiles(all),
-    reads: percentiles(reads),
-    sends: percentiles(sends),
-    series,
+    latency: percentiles(ms()),
+    reads: percentiles(ms('GET')),
+    sends: percentiles(calls.filter((c) => c.method !== 'GET').map((c) => c.ms)),
+    /** [due ms from the start, latency ms, method] of each call, to see when the slow ones were due. */
+    series: calls.map((c) => [c.due, Math.round(c.ms), c.method] as [number, number, string]),
   } satisfies CallFigures;
 }
 
@@ -187,7 +157,7 @@ try {
       await res.body.dump();
     }),
   );
-  const baseline = await callsDuring(service.url, next, sleep(Number(values.baseline) * 1000), pool);
+  const baseline = await callsDuring(next, sleep(Number(values.baseline) * 1000), pool);
 
   // The long work: the import and the notification(s), started together.
   const shape = { contacts: Number(values.contacts), messagesPerConversation: Number(values.messages) };
@@ -236,7 +206,7 @@ try {
   });
   const receiptsDone = receipts ? postNotification(service.url, receipts.payload, receipts.headers) : undefined;
   const longWork = Promise.all([importDone, notificationDone, receiptsDone]);
-  const during = await callsDuring(service.url, next, longWork, pool);
+  const during = await callsDuring(next, longWork, pool);
   await pool.close();
   const [imported, notificationSec, receiptsSec] = await longWork;
   const wallSec = (performance.now() - started) / 1000;

@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
-import { Pool } from 'undici';
+import { Pool, type Dispatcher } from 'undici';
 
 /** Resident memory of a process, sampled from /proc/<pid>/status every `everyMs`. */
 export class RssSampler {
@@ -232,4 +232,54 @@ export class CpuMeter {
     for (const [p, last] of this.lastTicks) ticks += last - (this.startTicks.get(p) ?? 0);
     return ticks / TICKS_PER_SEC;
   }
+}
+
+/** One call of an open-loop run: when it was due (ms from the start), its latency from then, and its answer. */
+export interface OpenLoopCall {
+  due: number;
+  ms: number;
+  method: string;
+  status: number;
+}
+
+/**
+ * Fires `next()` every 1/rate s on `pool`, whether or not earlier calls have answered (open loop), until
+ * `until` settles; each call's latency counts from its due time, so a stalled service shows as the wait it
+ * caused. Answers of 300 and above and network errors are `failures`.
+ */
+export async function openLoop(
+  pool: Pool,
+  rate: number,
+  next: () => Dispatcher.RequestOptions,
+  until: Promise<unknown>,
+): Promise<{ calls: OpenLoopCall[]; failures: string[] }> {
+  const calls: OpenLoopCall[] = [];
+  const failures: string[] = [];
+  const inFlight = new Set<Promise<void>>();
+  let done = false;
+  // Ends the calls however `until` ends; its failure is the caller's to await.
+  until.then(
+    () => (done = true),
+    () => (done = true),
+  );
+  const start = performance.now();
+  for (let i = 0; !done; i++) {
+    const due = start + (i * 1000) / rate;
+    const wait = due - performance.now();
+    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+    const call = next();
+    const run = pool
+      .request({ ...call, headersTimeout: 60_000, bodyTimeout: 60_000 })
+      .then(async (res) => {
+        const text = await res.body.text();
+        const ms = performance.now() - due;
+        calls.push({ due: Math.round(due - start), ms, method: call.method, status: res.statusCode });
+        if (res.statusCode >= 300) failures.push(`${res.statusCode} ${text.slice(0, 200)}`);
+      })
+      .catch((err: unknown) => void failures.push((err as Error).message))
+      .finally(() => inFlight.delete(run));
+    inFlight.add(run);
+  }
+  await Promise.all([...inFlight]);
+  return { calls, failures };
 }
