@@ -1,7 +1,5 @@
 import { expect, test, type Page } from '@playwright/test';
 import { randomInt } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import {
   createUser,
   demoBusinessId,
@@ -10,7 +8,9 @@ import {
   screenshot,
   serviceUrl,
   signIn,
+  startReceiver,
   type Account,
+  type Receiver,
 } from './service.ts';
 
 // Dev Tools: API keys used on the public API, and an event trigger that fires on a message sent
@@ -18,31 +18,19 @@ import {
 
 let admin: Account;
 let agent: Account;
-let receiver: Server;
-let received: string[];
+let receiver: Receiver;
 let businessId: string;
 
-const receiverUrl = () => `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
+const hooks = () => receiver.requests.filter((request) => request.path === '/hook').length;
 
 test.beforeAll(async () => {
   businessId = await demoBusinessId();
   admin = await createUser(businessId, 'admin', { name: 'Dev Admin' });
   agent = await createUser(businessId, 'agent', { name: 'Dev Agent' });
-  received = [];
   // Answers every call 200: the trigger's calls, and the sends of the channel made below.
-  receiver = createServer((req, res) => {
-    received.push(req.url ?? '');
-    req.resume();
-    req.on('end', () =>
-      res.writeHead(200, { 'content-type': 'application/json' }).end('{"messages":[{"id":"wamid.e2e"}]}'),
-    );
-  });
-  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  receiver = await startReceiver('{"messages":[{"id":"wamid.e2e"}]}');
 });
-test.afterAll(async () => {
-  receiver.closeAllConnections();
-  await new Promise((resolve) => receiver.close(resolve));
-});
+test.afterAll(() => receiver.close());
 
 function demoKey(): string {
   const key = /X-API-Key: (mk_live_\w+)/.exec(process.env.E2E_SERVICE_OUTPUT ?? '')?.[1];
@@ -89,19 +77,19 @@ test('a trigger fires on a message sent with the demo key; its attempt is logged
       access_token: 'EAAGe2e',
       app_secret: 'e2e-app-secret',
       verify_token: 'e2e-verify',
-      api_base_url: receiverUrl(),
+      api_base_url: receiver.url,
     },
   });
 
   await openDevTools(page, admin);
-  await page.getByLabel('Endpoint URL').fill(`${receiverUrl()}/hook`);
+  await page.getByLabel('Endpoint URL').fill(`${receiver.url}/hook`);
   await page.getByRole('button', { name: 'Add header' }).click();
   await page.getByLabel('Header name 1').fill('X-Shop');
   await page.getByLabel('Header value 1').fill('shop-secret-1234');
   await page.getByRole('button', { name: 'Create trigger' }).click();
   await expect(page.getByLabel('Signing secret')).toHaveValue(/^whsec_/);
   await expect(page.getByLabel('Endpoint URL')).toHaveValue('');
-  const trigger = page.getByRole('listitem', { name: `Trigger ${receiverUrl()}/hook` });
+  const trigger = page.getByRole('listitem', { name: `Trigger ${receiver.url}/hook` });
   await expect(trigger).toBeVisible();
 
   // Outside a conversation's 24-hour window a send is a template's.
@@ -123,7 +111,7 @@ test('a trigger fires on a message sent with the demo key; its attempt is logged
     }),
   });
   expect(sent.status, await sent.text()).toBeLessThan(300);
-  await expect.poll(() => received.filter((url) => url === '/hook').length).toBe(1);
+  await expect.poll(() => hooks()).toBe(1);
 
   await trigger.getByRole('button', { name: 'Delivery log' }).click();
   const rows = trigger.getByRole('table').getByRole('row');
@@ -140,7 +128,7 @@ test('a trigger fires on a message sent with the demo key; its attempt is logged
     .nth(1)
     .getByRole('button', { name: /^Send again/ })
     .click();
-  await expect.poll(() => received.filter((url) => url === '/hook').length).toBe(2);
+  await expect.poll(() => hooks()).toBe(2);
   await expect(async () => {
     await trigger.getByRole('button', { name: 'Refresh log' }).click();
     await expect(rows).toHaveCount(3, { timeout: 1000 });

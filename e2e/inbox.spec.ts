@@ -1,7 +1,5 @@
 import { expect, test, type Page } from '@playwright/test';
 import { randomBytes } from 'node:crypto';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import {
   inboundMessage,
   metaNotification,
@@ -17,6 +15,7 @@ import {
   screenshot,
   serviceUrl,
   signIn,
+  startReceiver,
   type Account,
 } from './service.ts';
 
@@ -128,25 +127,15 @@ test('a reply from the dashboard fires no message_created webhook, while a messa
   page,
 }) => {
   // A receiver on loopback for the business's message_created webhook: every body it is sent.
-  const bodies: string[] = [];
-  const receiver = createServer((req, res) => {
-    let body = '';
-    req.setEncoding('utf8');
-    req.on('data', (chunk: string) => (body += chunk));
-    req.on('end', () => {
-      bodies.push(body);
-      res.writeHead(204).end();
-    });
-  });
-  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  const receiver = await startReceiver();
   const demo = await demoBusinessId();
   const { webhook } = await operator<{ webhook: { id: string } }>('POST', `/businesses/${demo}/webhooks`, {
     event: 'message_created',
-    url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`,
+    url: `${receiver.url}/hook`,
   });
   try {
     const from = phone();
-    const ofThisContact = () => bodies.filter((body) => body.includes(from));
+    const ofThisContact = () => receiver.requests.map((r) => r.body).filter((body) => body.includes(from));
     await contactWrites(from, 'Ana Webhook', 'Hola, ¿abren el sábado?');
     await expect.poll(() => ofThisContact().length).toBe(1);
 
@@ -174,8 +163,7 @@ test('a reply from the dashboard fires no message_created webhook, while a messa
     expect(texts).toEqual(['Hola, ¿abren el sábado?', 'Perfecto, gracias']);
   } finally {
     await operator('DELETE', `/businesses/${demo}/webhooks/${webhook.id}`);
-    receiver.closeAllConnections();
-    await new Promise((resolve) => receiver.close(resolve));
+    await receiver.close();
   }
 });
 

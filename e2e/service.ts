@@ -3,6 +3,8 @@
 import { AxeBuilder } from '@axe-core/playwright';
 import { expect, type Page } from '@playwright/test';
 import { mkdir } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 
 export const ADMIN_TOKEN = 'e2e-admin-token-0123456789';
@@ -91,4 +93,34 @@ export async function signIn(page: Page, account: Account): Promise<void> {
   await page.getByLabel('Email').fill(account.email);
   await page.getByLabel('Password').fill(account.password);
   await page.getByRole('button', { name: 'Sign in' }).click();
+}
+
+/** A loopback HTTP receiver (a webhook target, a provider stand-in): what it was sent, in order. */
+export interface Receiver {
+  url: string;
+  requests: { path: string; body: string }[];
+  close(): Promise<void>;
+}
+
+/** Starts a receiver on loopback that answers every call 200 with `answer` (the service may call it). */
+export async function startReceiver(answer = '{}'): Promise<Receiver> {
+  const requests: Receiver['requests'] = [];
+  const server = createServer((req, res) => {
+    let body = '';
+    req.setEncoding('utf8');
+    req.on('data', (chunk: string) => (body += chunk));
+    req.on('end', () => {
+      requests.push({ path: req.url ?? '', body });
+      res.writeHead(200, { 'content-type': 'application/json' }).end(answer);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    requests,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
 }
