@@ -2,7 +2,7 @@ import { useState, type FormEvent } from 'react';
 import { useParams } from 'react-router';
 import { api, errorMessage } from '../api/client';
 import { useDocumentTitle } from '../shell/document-title';
-import styles from './login-page.module.css';
+import { AuthCard } from './auth-card';
 
 /**
  * Where an invitation link lands: the person chooses their password (and may correct their name) and
@@ -41,53 +41,36 @@ export function InvitationPage() {
   };
 
   return (
-    <main className={styles.page}>
-      <div className={styles.card}>
-        <p className={styles.brand} aria-hidden="true">
-          <span className={styles.logo} />
-          Messaging
-        </p>
-        <h1 className={styles.title}>Join your team</h1>
-        <p className={styles.lead}>Choose a password to sign in with.</p>
-        <form className={styles.form} onSubmit={(event) => void submit(event)}>
-          <label className="field">
-            <span className="field-label">Your name (optional)</span>
-            <input
-              name="name"
-              autoComplete="name"
-              maxLength={200}
-              value={name}
-              onChange={(e) => setName(e.target.value)}
-            />
-          </label>
-          <div className="field">
-            <label className="field-label" htmlFor="invitation-password">
-              Password
-            </label>
-            <input
-              id="invitation-password"
-              name="password"
-              type="password"
-              autoComplete="new-password"
-              required
-              minLength={8}
-              maxLength={200}
-              value={password}
-              onChange={(event) => setPassword(event.target.value)}
-              aria-describedby="invitation-password-hint"
-            />
-            <span id="invitation-password-hint">At least 8 characters.</span>
-          </div>
-          {error && (
-            <p className={styles.error} role="alert">
-              {error}
-            </p>
-          )}
-          <button className="button button-primary" type="submit" disabled={pending} aria-busy={pending}>
-            Set password and sign in
-          </button>
-        </form>
+    <AuthCard
+      title="Join your team"
+      lead="Choose a password to sign in with."
+      error={error}
+      pending={pending}
+      submit="Set password and sign in"
+      onSubmit={submit}
+    >
+      <label className="field">
+        <span className="field-label">Your name (optional)</span>
+        <input name="name" autoComplete="name" maxLength={200} value={name} onChange={(e) => setName(e.target.value)} />
+      </label>
+      <div className="field">
+        <label className="field-label" htmlFor="invitation-password">
+          Password
+        </label>
+        <input
+          id="invitation-password"
+          name="password"
+          type="password"
+          autoComplete="new-password"
+          required
+          minLength={8}
+          maxLength={200}
+          value={password}
+          onChange={(event) => setPassword(event.target.value)}
+          aria-describedby="invitation-password-hint"
+        />
+        <span id="invitation-password-hint">At least 8 characters.</span>
       </div>
-    </main>
+    </AuthCard>
   );
 }

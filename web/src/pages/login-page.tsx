@@ -3,7 +3,7 @@ import { Navigate, useLocation, useNavigate, type Location } from 'react-router'
 import { useSession } from '../session/session';
 import { useDocumentTitle } from '../shell/document-title';
 import { Loading } from '../shell/loading';
-import styles from './login-page.module.css';
+import { AuthCard } from './auth-card';
 
 /** Where the visitor was sent from (RequireSession), to go back there once signed in. */
 function returnPath(state: unknown): string {
@@ -35,48 +35,37 @@ export function LoginPage() {
   };
 
   return (
-    <main className={styles.page}>
-      <div className={styles.card}>
-        <p className={styles.brand} aria-hidden="true">
-          <span className={styles.logo} />
-          Messaging
-        </p>
-        <h1 className={styles.title}>Sign in</h1>
-        <p className={styles.lead}>Sign in to your team’s inbox.</p>
-        <form className={styles.form} onSubmit={(event) => void submit(event)}>
-          <label className="field">
-            <span className="field-label">Email</span>
-            <input
-              name="email"
-              type="email"
-              autoComplete="username"
-              required
-              autoFocus
-              value={email}
-              onChange={(event) => setEmail(event.target.value)}
-            />
-          </label>
-          <label className="field">
-            <span className="field-label">Password</span>
-            <input
-              name="password"
-              type="password"
-              autoComplete="current-password"
-              required
-              value={password}
-              onChange={(event) => setPassword(event.target.value)}
-            />
-          </label>
-          {error && (
-            <p className={styles.error} role="alert">
-              {error}
-            </p>
-          )}
-          <button className="button button-primary" type="submit" disabled={pending} aria-busy={pending}>
-            Sign in
-          </button>
-        </form>
-      </div>
-    </main>
+    <AuthCard
+      title="Sign in"
+      lead="Sign in to your team’s inbox."
+      error={error}
+      pending={pending}
+      submit="Sign in"
+      onSubmit={submit}
+    >
+      <label className="field">
+        <span className="field-label">Email</span>
+        <input
+          name="email"
+          type="email"
+          autoComplete="username"
+          required
+          autoFocus
+          value={email}
+          onChange={(event) => setEmail(event.target.value)}
+        />
+      </label>
+      <label className="field">
+        <span className="field-label">Password</span>
+        <input
+          name="password"
+          type="password"
+          autoComplete="current-password"
+          required
+          value={password}
+          onChange={(event) => setPassword(event.target.value)}
+        />
+      </label>
+    </AuthCard>
   );
 }
