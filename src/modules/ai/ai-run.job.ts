@@ -1,6 +1,6 @@
 import type { Db } from '../../db/database.ts';
 import { outboxRepository, type OutboxJob } from '../../jobs/outbox.repository.ts';
-import type { JobHandler, JobOutcome } from '../../jobs/outbox.worker.ts';
+import { repeatableTries, type JobHandler, type JobOutcome } from '../../jobs/outbox.worker.ts';
 import { DomainError } from '../../lib/domain-errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { agentHandover } from '../conversations/conversation-ops.service.ts';
@@ -18,7 +18,7 @@ const HISTORY_MESSAGES = 50;
 /** The longest reply sent (WhatsApp's bound of a text message). */
 const REPLY_MAX_CHARS = 4096;
 /** Tries of a run that fails unexpectedly (not the model: a database error, a bug) before a person takes over. */
-const MAX_ATTEMPTS = 5;
+const tries = repeatableTries(5);
 
 type Agent = NonNullable<Awaited<ReturnType<typeof aiRunsRepository.agent>>>;
 
@@ -78,8 +78,8 @@ export class AiRunJobHandler implements JobHandler {
         await this.supersede(this.deps.db, job);
         return { done: true };
       }
-      if (job.attempts < MAX_ATTEMPTS)
-        return { retryInSeconds: Math.min(30 * 2 ** (job.attempts - 1), 600), error: (err as Error).message };
+      const outcome = tries.afterFailure(job, true, (err as Error).message);
+      if (!('failed' in outcome)) return outcome;
       this.deps.log.error({ err, jobId: job.id }, 'AI run failed; the conversation goes to a person');
       await this.abandon(job, `the AI agent's run failed: ${(err as Error).message}`);
       return { done: true, recorded: true };
@@ -97,7 +97,7 @@ export class AiRunJobHandler implements JobHandler {
       await this.supersede(trx, job);
       return 'give_up';
     }
-    if (job.attempts < MAX_ATTEMPTS) return 'retry';
+    if ((await tries.onAbandoned(job)) === 'retry') return 'retry';
     await this.handOverIn(trx, job, 'the AI agent stopped before answering', null);
     return 'give_up';
   }
