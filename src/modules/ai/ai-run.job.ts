@@ -3,6 +3,8 @@ import { outboxRepository, type OutboxJob } from '../../jobs/outbox.repository.t
 import { repeatableTries, type JobHandler, type JobOutcome } from '../../jobs/outbox.worker.ts';
 import { DomainError } from '../../lib/domain-errors.ts';
 import { newId } from '../../lib/ids.ts';
+import { agentsRepository } from '../agents/agents.repository.ts';
+import { contactsRepository, type ContactRow } from '../contacts/contacts.repository.ts';
 import { agentHandover } from '../conversations/conversation-ops.service.ts';
 import type { SendPlan } from '../sending/sending.accept.ts';
 import type { RepliesService } from '../sending/replies.service.ts';
@@ -20,7 +22,7 @@ const REPLY_MAX_CHARS = 4096;
 /** Tries of a run that fails unexpectedly (not the model: a database error, a bug) before a person takes over. */
 const tries = repeatableTries(5);
 
-type Agent = NonNullable<Awaited<ReturnType<typeof aiRunsRepository.agent>>>;
+type Agent = NonNullable<Awaited<ReturnType<typeof agentsRepository.find>>>;
 
 export interface AiRunDeps {
   db: Db;
@@ -121,12 +123,12 @@ export class AiRunJobHandler implements JobHandler {
     // Answered, or ended otherwise, by an earlier try of this job.
     if (run.status !== 'running') return { done: true };
     const stop = model ? stopReason(state, run) : 'no_model';
-    const agent = await aiRunsRepository.agent(db, businessId, run.agent_id);
+    const agent = await agentsRepository.find(db, businessId, run.agent_id);
     if (stop || !agent || !model) {
       await this.end(job, run, stop === 'superseded' ? 'superseded' : 'skipped', stop ?? 'agent_removed');
       return { done: true, recorded: true };
     }
-    const contact = await aiRunsRepository.contact(db, businessId, state.contact_id);
+    const contact = await contactsRepository.find(db, businessId, state.contact_id);
     const prompt = await buildPrompt({ agent, contact: knownFields(contact), history });
     const config = agent.prompt_config as { max_reply_tokens?: number; temperature?: number };
     let text: string;
@@ -312,7 +314,7 @@ export class AiRunJobHandler implements JobHandler {
 }
 
 /** The contact's known fields for the prompt: those with a value. */
-function knownFields(contact: Awaited<ReturnType<typeof aiRunsRepository.contact>>): Record<string, unknown> {
+function knownFields(contact: ContactRow | undefined): Record<string, unknown> {
   if (!contact) return {};
   const fields: Record<string, unknown> = {
     first_name: contact.first_name,

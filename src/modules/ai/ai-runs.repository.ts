@@ -64,26 +64,6 @@ export const aiRunsRepository = {
     return rows[0];
   },
 
-  /** The agent's settings a run reads. */
-  agent(db: Db, businessId: string, agentId: string) {
-    return db
-      .selectFrom('agents')
-      .select(['id', 'name', 'system_prompt', 'model', 'prompt_config'])
-      .where('business_id', '=', businessId)
-      .where('id', '=', agentId)
-      .executeTakeFirst();
-  },
-
-  /** What is known of the contact, for the prompt. */
-  contact(db: Db, businessId: string, contactId: string) {
-    return db
-      .selectFrom('contacts')
-      .select(['first_name', 'last_name', 'email', 'phone_number', 'tags', 'custom_fields'])
-      .where('business_id', '=', businessId)
-      .where('id', '=', contactId)
-      .executeTakeFirst();
-  },
-
   /**
    * The conversation's `limit` latest messages (index messages_conversation), oldest first in the
    * order the service stored them: an inbound message's time is the provider's, to the second, so
