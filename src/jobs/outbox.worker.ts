@@ -35,6 +35,11 @@ export interface JobHandler {
   onAbandoned(job: OutboxJob, trx: Db): Promise<'retry' | 'give_up'>;
 }
 
+/** When a repeatable job that failed its `attempts`-th try runs again: 30 s, 1 min, 2 min, ... capped at an hour. */
+export function retryDelaySeconds(attempts: number): number {
+  return Math.min(30 * 2 ** (attempts - 1), 3600);
+}
+
 /**
  * The tries of work that may safely run again (a media download, an embedding): a retryable failure
  * comes back after 30 s, 1 min, 2 min, ... capped at an hour, until `maxAttempts`; a job whose
@@ -45,7 +50,7 @@ export function repeatableTries(maxAttempts: number) {
   return {
     afterFailure(job: OutboxJob, retryable: boolean, error: string): JobOutcome {
       if (!retryable || job.attempts >= maxAttempts) return { failed: error };
-      return { retryInSeconds: Math.min(30 * 2 ** (job.attempts - 1), 3600), error };
+      return { retryInSeconds: retryDelaySeconds(job.attempts), error };
     },
     onAbandoned: async (job: OutboxJob): Promise<'retry' | 'give_up'> =>
       job.attempts >= maxAttempts ? 'give_up' : 'retry',

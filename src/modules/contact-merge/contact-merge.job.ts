@@ -1,7 +1,7 @@
 import type { Db } from '../../db/database.ts';
 import { nextTurn } from '../../db/slices.ts';
 import { outboxRepository, type OutboxJob } from '../../jobs/outbox.repository.ts';
-import type { JobHandler, JobOutcome } from '../../jobs/outbox.worker.ts';
+import { retryDelaySeconds, type JobHandler, type JobOutcome } from '../../jobs/outbox.worker.ts';
 import { contactsRepository } from '../contacts/contacts.repository.ts';
 import { eventsRepository } from '../events/events.repository.ts';
 import { messagesRepository } from '../messages/messages.repository.ts';
@@ -74,7 +74,7 @@ export function contactMergeMoveJobHandler(db: Db, sliceRows: number, log?: Move
       }
     } catch (err) {
       // Never given up: until the move ends, the readers show the rows under the survivor anyway.
-      return { retryInSeconds: Math.min(30 * 2 ** (job.attempts - 1), 3600), error: (err as Error).message };
+      return { retryInSeconds: retryDelaySeconds(job.attempts), error: (err as Error).message };
     }
   }
 
