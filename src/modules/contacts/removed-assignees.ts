@@ -2,8 +2,6 @@ import type { Db } from '../../db/database.ts';
 import { writeEvents, type EventActor } from '../events/events.writer.ts';
 import { contactsRepository } from './contacts.repository.ts';
 
-const EVENTS_PER_STATEMENT = 1000;
-
 /**
  * Takes a removed user off every contact of the business assigned to them, in the caller's
  * transaction (the one that removes them), with one contact_field_changed (assigned_user, source
@@ -16,24 +14,22 @@ export async function unassignContacts(
   actor: EventActor,
 ): Promise<number> {
   const changed = await contactsRepository.unassignUser(trx, businessId, user.id);
-  // The events' insert carries its values as parameters, which a statement holds at most 65 535 of.
-  for (let i = 0; i < changed.length; i += EVENTS_PER_STATEMENT)
-    await writeEvents(
-      trx,
-      businessId,
-      changed.slice(i, i + EVENTS_PER_STATEMENT).map((c) => ({
-        type: 'contact_field_changed' as const,
-        contact_id: c.id,
-        conversation_id: null,
-        channel: null,
-        actor_type: actor.actorType,
-        user_id: actor.userId ?? null,
-        agent_id: null,
-        data: {
-          source: 'user_removed',
-          changes: [{ field: 'assigned_user', custom: false, from: user.email, to: null }],
-        },
-      })),
-    );
+  await writeEvents(
+    trx,
+    businessId,
+    changed.map((c) => ({
+      type: 'contact_field_changed' as const,
+      contact_id: c.id,
+      conversation_id: null,
+      channel: null,
+      actor_type: actor.actorType,
+      user_id: actor.userId ?? null,
+      agent_id: null,
+      data: {
+        source: 'user_removed',
+        changes: [{ field: 'assigned_user', custom: false, from: user.email, to: null }],
+      },
+    })),
+  );
   return changed.length;
 }

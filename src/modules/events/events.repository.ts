@@ -1,6 +1,10 @@
 import { sql, type Insertable } from 'kysely';
 import type { Db } from '../../db/database.ts';
+import { inSlices } from '../../db/slices.ts';
 import type { EventsTable } from '../../db/types.ts';
+
+/** Rows of one insert of events (ten values each). */
+const EVENTS_PER_STATEMENT = 1000;
 
 /** An event as the import stores it; timestamps are the ISO strings of the file, read by PostgreSQL. */
 export interface EventImportRow {
@@ -22,12 +26,17 @@ export interface EventPosition {
 }
 
 export const eventsRepository = {
+  /**
+   * The rows, a statement per EVENTS_PER_STATEMENT of them: the values travel as parameters, which a
+   * statement holds at most 65 535 of.
+   */
   async insertMany(db: Db, rows: Insertable<EventsTable>[]): Promise<void> {
     if (rows.length === 0) return;
-    await db
-      .insertInto('events')
-      .values(rows.map((r) => ({ ...r, data: JSON.stringify(r.data ?? {}) })))
-      .execute();
+    for (const slice of inSlices(rows, EVENTS_PER_STATEMENT))
+      await db
+        .insertInto('events')
+        .values(slice.map((r) => ({ ...r, data: JSON.stringify(r.data ?? {}) })))
+        .execute();
   },
 
   /**

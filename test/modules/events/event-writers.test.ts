@@ -273,3 +273,38 @@ describe('typed event writers', () => {
 });
 
 const newIdFixed = '0190f0f0-0000-7000-8000-000000000001';
+
+describe('many events at once', () => {
+  it('writes more than one statement can carry as parameters (65 535): 7 000 events of ten values each', async () => {
+    const db = t.database.db;
+    const contactId = conv.contact_id;
+    const before = await countEvents(db, contactId);
+    await db.transaction().execute((trx) =>
+      events.writeEvents(
+        trx,
+        tenant.businessId,
+        Array.from({ length: 7000 }, (_, i) => ({
+          type: 'contact_field_changed' as const,
+          contact_id: contactId,
+          conversation_id: null,
+          channel: null,
+          actor_type: 'system',
+          user_id: null,
+          agent_id: null,
+          data: { source: 'test', changes: [{ field: `f${i}`, custom: true, from: null, to: i }] },
+        })),
+      ),
+    );
+    expect((await countEvents(db, contactId)) - before).toBe(7000);
+  });
+});
+
+async function countEvents(db: Db, contactId: string): Promise<number> {
+  const row = await db
+    .selectFrom('events')
+    .select((eb) => eb.fn.countAll<string>().as('n'))
+    .where('business_id', '=', tenant.businessId)
+    .where('contact_id', '=', contactId)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
