@@ -86,15 +86,33 @@ export const ActivationRulesInput = Type.Object(
 );
 export type ActivationRules = Static<typeof ActivationRulesInput>;
 
-/** Whether `zone` names a time zone this runtime knows (IANA names and their aliases). */
-function knownTimeZone(zone: string): boolean {
+/**
+ * The weekday-and-time format of each known time zone met, or null for a zone this runtime does not
+ * know: a format is costly to build and every inbound message of an agent with opening hours reads
+ * one. Only known zones are kept, so the map is bounded by the runtime's list whatever is sent.
+ */
+const zoneFormats = new Map<string, Intl.DateTimeFormat>();
+
+function zoneFormat(zone: string): Intl.DateTimeFormat | null {
+  const kept = zoneFormats.get(zone);
+  if (kept) return kept;
   try {
-    new Intl.DateTimeFormat('en-US', { timeZone: zone });
-    return true;
+    const format = new Intl.DateTimeFormat('en-US', {
+      timeZone: zone,
+      weekday: 'short',
+      hour: '2-digit',
+      minute: '2-digit',
+      hourCycle: 'h23',
+    });
+    zoneFormats.set(zone, format);
+    return format;
   } catch {
-    return false;
+    return null;
   }
 }
+
+/** Whether `zone` names a time zone this runtime knows (IANA names and their aliases). */
+const knownTimeZone = (zone: string): boolean => zoneFormat(zone) !== null;
 
 /**
  * The rules as stored after a create or a merge: opening hours that are on need a known time zone
@@ -122,13 +140,7 @@ const minutes = (clock: string) => Number(clock.slice(0, 2)) * 60 + Number(clock
 
 /** The weekday and minute of the day at `now` in `zone`. */
 function localTime(now: number, zone: string): { day: Weekday; minute: number } {
-  const parts = new Intl.DateTimeFormat('en-US', {
-    timeZone: zone,
-    weekday: 'short',
-    hour: '2-digit',
-    minute: '2-digit',
-    hourCycle: 'h23',
-  }).formatToParts(new Date(now));
+  const parts = zoneFormat(zone)!.formatToParts(new Date(now));
   const part = (type: string) => parts.find((p) => p.type === type)?.value ?? '';
   return {
     day: part('weekday').toLowerCase().slice(0, 3) as Weekday,
