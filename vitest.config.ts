@@ -10,10 +10,14 @@ const fuzz = ['test/**/*.fuzz.test.ts'];
 /**
  * Files that run in a fresh module graph. Every other file shares its worker's loaded modules with
  * the files before it, so a file must close what it opens and leave module-level state as it found
- * it. These two check that statements get names, which src/db/prepared-statements.ts gives to at
- * most 500 texts per process: after other files in the same worker, a new text could get none.
+ * it. These check that statements get names, which src/db/prepared-statements.ts gives to at most
+ * 500 texts per process: after other files in the same worker, a new text could get none.
  */
-const isolated = ['test/db/prepared-statements.test.ts', 'test/db/prepared-queries.test.ts'];
+const isolated = [
+  'test/db/prepared-statements.test.ts',
+  'test/db/prepared-queries.test.ts',
+  'test/db/json-rows.test.ts',
+];
 
 /** Three projects per engine: the generated-input tests (longest, run first), the isolated files, the rest. */
 const projects = engines.flatMap((engine) => {
