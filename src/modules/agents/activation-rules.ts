@@ -116,14 +116,15 @@ const knownTimeZone = (zone: string): boolean => zoneFormat(zone) !== null;
 
 /**
  * The rules as stored after a create or a merge: opening hours that are on need a known time zone
- * and at least one window, and a window never starts and ends at the same time.
+ * and at least one window, and a window never starts and ends at the same time. `bodyPath` is where
+ * the rules sit in the request's body, so that a refusal's details point where the schema's would.
  */
-export function checkActivationRules(rules: ActivationRules): void {
+export function checkActivationRules(rules: ActivationRules, bodyPath: string): void {
   const hours = rules.opening_hours;
   if (!hours || hours.enabled === false) return;
   const at = (path: string, message: string) =>
     invalid(`activation_rules.opening_hours${path.replaceAll('/', '.')}: ${message}`, [
-      { location: 'body', path: `/activation_rules/opening_hours${path}`, message },
+      { location: 'body', path: `${bodyPath}/opening_hours${path}`, message },
     ]);
   if (hours.time_zone === undefined) throw at('/time_zone', 'required');
   if (!knownTimeZone(hours.time_zone)) throw at('/time_zone', 'not an IANA time zone');

@@ -60,7 +60,8 @@ export class AgentsService {
     };
     if (input.tools) values.tools = completeTools(input.tools, input.tools);
     checkSizes(values);
-    if (input.activation_rules) await this.checkRules(this.db, businessId, values.activation_rules);
+    if (input.activation_rules)
+      await this.checkRules(this.db, businessId, values.activation_rules, '/activation_rules');
     return this.toRecord(await agentsRepository.insert(this.db, businessId, newId(), values));
   }
 
@@ -96,7 +97,8 @@ export class AgentsService {
       };
       if (changes.tools) values.tools = completeTools(values.tools as Record<string, Tool>, changes.tools);
       checkSizes(values);
-      if (changes.activation_rules !== undefined) await this.checkRules(trx, businessId, values.activation_rules);
+      if (changes.activation_rules !== undefined)
+        await this.checkRules(trx, businessId, values.activation_rules, '/agent/activation_rules');
       const sent = Object.keys(changes) as (keyof AgentRecord)[];
       const row = sent.length === 0 ? current : await agentsRepository.update(trx, businessId, agentId, values);
       const record = this.toRecord(row);
@@ -106,14 +108,22 @@ export class AgentsService {
     });
   }
 
-  /** The rules as they will be stored: their own checks, and channels of the business (400 otherwise). */
-  private async checkRules(db: Db, businessId: string, rules: Record<string, unknown>): Promise<void> {
+  /**
+   * The rules as they will be stored: their own checks, and channels of the business (400 otherwise),
+   * refused at `bodyPath`, where the rules sit in the request's body.
+   */
+  private async checkRules(
+    db: Db,
+    businessId: string,
+    rules: Record<string, unknown>,
+    bodyPath: string,
+  ): Promise<void> {
     const typed = rules as ActivationRules;
-    checkActivationRules(typed);
+    checkActivationRules(typed, bodyPath);
     for (const [i, id] of (typed.channels ?? []).entries()) {
       if (!(await channelsRepository.find(db, businessId, id)))
         throw invalid('activation_rules.channels names a channel the business does not have', [
-          { location: 'body', path: `/activation_rules/channels/${i}`, message: 'not a channel of the business' },
+          { location: 'body', path: `${bodyPath}/channels/${i}`, message: 'not a channel of the business' },
         ]);
     }
   }

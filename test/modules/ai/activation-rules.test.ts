@@ -160,6 +160,7 @@ describe('activation rules', () => {
           payload: { agent: { activation_rules: rules } },
         });
         expect(patched.statusCode, what).toBe(400);
+        expect(patched.json().error.details?.[0]?.path ?? '', what).toMatch(/^\/agent\/activation_rules/);
       }
       const bad2 = await f.app.app.inject({
         method: 'PATCH',
