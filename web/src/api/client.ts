@@ -45,3 +45,22 @@ export function errorMessage(error: unknown, response?: Response): string {
   if (body?.error?.message) return body.error.message;
   return response ? `the service answered ${response.status}` : 'the service could not be reached';
 }
+
+/** One refused part of a request, as the error body's details name it. */
+export interface ErrorDetail {
+  /** A JSON pointer into the request's body (or query). */
+  path: string;
+  message: string;
+}
+
+/** The error body's details that name a part of the request, for a form to mark the fields they point at. */
+export function errorDetails(error: unknown): ErrorDetail[] {
+  const details = (error as Partial<ErrorBody> | undefined)?.error?.details ?? [];
+  return details.filter(
+    (detail): detail is ErrorDetail =>
+      typeof detail === 'object' &&
+      detail !== null &&
+      typeof (detail as ErrorDetail).path === 'string' &&
+      typeof (detail as ErrorDetail).message === 'string',
+  );
+}

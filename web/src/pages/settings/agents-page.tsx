@@ -3,6 +3,7 @@ import { api, errorMessage } from '../../api/client';
 import type { paths } from '../../api/schema';
 import { useLoad } from '../../api/use-load';
 import { ErrorNote } from '../../shell/error-note';
+import { ActivationRulesForm } from './activation-rules-form';
 import { SettingsPage, SettingsSection, SettingsTable } from './settings-kit';
 import styles from './settings.module.css';
 
@@ -51,9 +52,18 @@ export function AgentsPage() {
 
 function AgentEditor({ id, onSaved }: { id: string; onSaved: () => Promise<void> }) {
   const agent = useLoad(() => api.GET('/dashboard/api/agents/{id}', { params: { path: { id } } }), id);
+  // A change may change whether the agent answers: the list and this agent are read again.
+  const saved = async () => {
+    await Promise.all([agent.reload(), onSaved()]);
+  };
   if (agent.error) return <ErrorNote message={agent.error} />;
   if (!agent.data) return <p className="loading">Loading…</p>;
-  return <AgentForm agent={agent.data.agent} onSaved={onSaved} />;
+  return (
+    <>
+      <AgentForm agent={agent.data.agent} onSaved={saved} />
+      <ActivationRulesForm agent={agent.data.agent} onSaved={saved} />
+    </>
+  );
 }
 
 function AgentForm({ agent, onSaved }: { agent: Agent; onSaved: () => Promise<void> }) {
