@@ -3,7 +3,8 @@ import { Link } from 'react-router';
 import { api, errorMessage } from '../api/client';
 import type { paths } from '../api/schema';
 import { useSignedIn } from '../session/session';
-import { contactName, type ConversationDetail } from './inbox-types';
+import { agentSilence, AiRunsDialog } from './ai-runs';
+import { contactName, type ConversationDetail, type ThreadItem } from './inbox-types';
 import { useAssignees, type Named } from './use-assignees';
 import styles from './inbox.module.css';
 
@@ -18,14 +19,28 @@ const withCurrent = (list: Named[], current: Named | null) =>
 
 /**
  * The conversation's contact and channel; its team, user and AI agent, each changed on its own
- * ("Assign to me" for the signed-in user); manual control, resolve and archive.
+ * ("Assign to me" for the signed-in user), and why the agent does not answer when it does not; manual
+ * control, resolve and archive; the agent's runs.
  */
-export function ConversationHeader({ detail, onChange }: { detail: ConversationDetail; onChange: () => void }) {
+export function ConversationHeader({
+  detail,
+  items,
+  onChange,
+}: {
+  detail: ConversationDetail;
+  /** The thread as loaded. */
+  items: ThreadItem[];
+  onChange: () => void;
+}) {
   const { conversation, contact } = detail;
   const id = conversation.id;
   const me = useSignedIn().user;
   const { users, teams, agents } = useAssignees();
   const [error, setError] = useState('');
+  const assigned = conversation.assignee.agent;
+  // The agents' list says whether each answers; until it is read, the assigned one is taken to.
+  const agent = assigned && { ...assigned, inactive_reason: null, ...agents.find((a) => a.id === assigned.id) };
+  const silence = agentSilence(agent, conversation.manual_control);
 
   const done = ({ error: failure, response }: { error?: unknown; response: Response }) => {
     if (response.ok) {
@@ -81,6 +96,7 @@ export function ConversationHeader({ detail, onChange }: { detail: ConversationD
           {contact.phone_number && ` · +${contact.phone_number}`}
           {conversation.closed && ' · Closed'}
         </p>
+        {agent?.inactive_reason && <p className={styles.silence}>{silence}</p>}
       </div>
       <div className={styles.actions} role="group" aria-label="Assignment">
         {picker('Team', 'team_id', teams, conversation.assignee.team, 'No team')}
@@ -122,6 +138,7 @@ export function ConversationHeader({ detail, onChange }: { detail: ConversationD
             Archive
           </button>
         )}
+        <AiRunsDialog conversationId={id} silence={silence} items={items} />
       </div>
       {error && (
         <p role="alert" className={styles.error}>

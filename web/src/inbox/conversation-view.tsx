@@ -111,7 +111,7 @@ export function ConversationView({ conversationId }: { conversationId: string })
   const shown = [...items].reverse();
   return (
     <article className={styles.conversation} aria-label={`Conversation with ${contactName(detail.contact)}`}>
-      <ConversationHeader detail={detail} onChange={() => void loadDetail()} />
+      <ConversationHeader detail={detail} items={items} onChange={() => void loadDetail()} />
       <div ref={scroller} className={styles.threadScroll} onScroll={onScroll}>
         {older && (
           <button type="button" className={`button ${styles.more}`} onClick={() => void loadOlder()}>
