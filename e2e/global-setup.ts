@@ -1,12 +1,14 @@
 // Starts the service as `npm start` runs it (the built dist/server.js) on a free port, over a new
-// embedded database in a scratch DATA_DIR with the demo business, for the browser tests; stops it and
-// removes the directory after them. What the tests need is handed over in the environment.
+// embedded database in a scratch DATA_DIR with the demo business and a scripted language model on
+// loopback, for the browser tests; stops both and removes the directory after them. What the tests need
+// is handed over in the environment.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { startFakeLlmApi } from '../test/helpers/fake-llm-api.ts';
 import { ADMIN_TOKEN } from './service.ts';
 
 const ROOT = join(import.meta.dirname, '..');
@@ -34,6 +36,9 @@ export default async function globalSetup(): Promise<() => Promise<void>> {
     if (!existsSync(join(ROOT, built)))
       throw new Error(`${built} is missing: run \`npm run build && npm run build:web\` (npm run test:browser does)`);
 
+  // The AI agents' model: an OpenAI-compatible API answering each message "Reply to: <its text>". Only
+  // conversations given an agent call it; the demo's have none.
+  const llm = await startFakeLlmApi();
   const dataDir = await mkdtemp(join(tmpdir(), 'dashboard-e2e-'));
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
@@ -51,6 +56,8 @@ export default async function globalSetup(): Promise<() => Promise<void>> {
       // The Dev Tools tests' trigger and the inbox tests' fake Graph API listen on loopback.
       ALLOW_PRIVATE_WEBHOOK_TARGETS: 'true',
       LOG_LEVEL: 'info',
+      LLM_URL: llm.url,
+      LLM_API_KEY: 'e2e-llm-key',
       // An account is locked at its third failure, so that the test of the lockout message is short; the
       // client address (every test's) never is.
       DASHBOARD_SIGN_IN_ACCOUNT_DELAY_AFTER: '3',
@@ -75,6 +82,7 @@ export default async function globalSetup(): Promise<() => Promise<void>> {
     );
   } catch (err) {
     service.kill('SIGKILL');
+    await llm.close();
     await rm(dataDir, { recursive: true, force: true });
     throw err;
   }
@@ -89,6 +97,7 @@ export default async function globalSetup(): Promise<() => Promise<void>> {
     const exited = new Promise((resolve) => service.once('exit', resolve));
     service.kill('SIGTERM');
     await exited;
+    await llm.close();
     await rm(dataDir, { recursive: true, force: true });
   };
 }
