@@ -100,6 +100,7 @@ export function createServices(
     dashboardSessions,
   );
   const replies = new RepliesService(db, worker, channels, templates, domainEvents);
+  const search = new SearchService(db, worker, config.embeddings ? openAiEmbeddings(config.embeddings) : undefined);
   // The AI agents answer through the model of LLM_URL; without it no run starts (the agents say why).
   const chatModel = config.llm ? openAiChatModel(config.llm) : undefined;
   void domainEvents.register(
@@ -132,9 +133,16 @@ export function createServices(
     idempotency: new IdempotencyService(db),
     sending: new SendingService(db, worker, channels, templates, contacts, domainEvents),
     replies,
-    aiRuns: new AiRunsService({ db, model: chatModel, replies, concurrency: config.llm?.concurrency }),
+    aiRuns: new AiRunsService({
+      db,
+      model: chatModel,
+      replies,
+      search,
+      contacts,
+      concurrency: config.llm?.concurrency,
+    }),
     agents: new AgentsService(db, { llmConfigured: config.llm !== undefined }),
-    search: new SearchService(db, worker, config.embeddings ? openAiEmbeddings(config.embeddings) : undefined),
+    search,
     webhooks,
     exports: new ExportsService(db, config.secretKeys),
     timeline: new TimelineService(db, config.secretKeys),

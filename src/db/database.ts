@@ -124,10 +124,13 @@ export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHa
   }
   // Loaded only here, so a process on PostgreSQL does not hold PGlite's JavaScript in memory.
   const { PGlite } = await import('@electric-sql/pglite');
+  // pgvector, for the AI agent's search (migration 0032); its files load only when the extension is created.
+  const { vector } = await import('@electric-sql/pglite-pgvector');
   const settings = Object.entries(PGLITE_SETTINGS).flatMap(([name, value]) => ['-c', `${name}=${value}`]);
   const loadDataDir = pgliteDir === undefined ? options.snapshot : undefined;
   const pglite = await PGlite.create(pgliteDir, {
     loadDataDir,
+    extensions: { vector },
     startParams: [...PGlite.defaultStartParams, ...settings],
   });
   await pglite.exec(`SET TIME ZONE 'UTC'`);

@@ -26,6 +26,7 @@ import * as teamMembers from './migrations/0027-team-members.ts';
 import * as contactsAssignedUser from './migrations/0028-contacts-assigned-user.ts';
 import * as mergedContacts from './migrations/0029-merged-contacts.ts';
 import * as aiRuns from './migrations/0031-ai-runs.ts';
+import * as aiTools from './migrations/0032-ai-tools.ts';
 
 /** Migrations are imported statically so they run the same under tsx, Vitest and a bundle. */
 const migrations: Record<string, Migration> = {
@@ -56,6 +57,7 @@ const migrations: Record<string, Migration> = {
   '0028-contacts-assigned-user': contactsAssignedUser,
   '0029-merged-contacts': mergedContacts,
   '0031-ai-runs': aiRuns,
+  '0032-ai-tools': aiTools,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

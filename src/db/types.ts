@@ -340,7 +340,7 @@ export interface AiRunsTable {
   /** The newest inbound message the run answers; unique per conversation. */
   trigger_message_id: string;
   input_message_ids: Generated<string[]>;
-  status: Generated<'running' | 'replied' | 'skipped' | 'superseded' | 'handed_over'>;
+  status: Generated<'running' | 'replied' | 'skipped' | 'superseded' | 'handed_over' | 'resolved' | 'transferred'>;
   outcome: string | null;
   model_calls: Json<unknown[]>;
   tool_calls: Json<unknown[]>;

@@ -33,20 +33,84 @@ const JsonObject = (description: string) =>
   });
 
 const TOOL_NAME = '^[A-Za-z][A-Za-z0-9_.-]{0,63}$';
-const ToolFields = {
-  enabled: Type.Boolean(),
-  instructions: Type.String({
-    maxLength: AGENT_LIMITS.instructions,
-    description: 'when to use the tool and how; default ""',
-  }),
-};
-const Tool = Type.Object(ToolFields, { additionalProperties: false });
-const Tools = <T extends TSchema>(tool: T, description: string) =>
-  Type.Record(Type.String({ pattern: TOOL_NAME }), tool, {
-    maxProperties: AGENT_LIMITS.tools,
-    additionalProperties: false,
-    description,
-  });
+/** Targets a transfer may name, and custom fields an update_contact may write, at most. */
+export const TOOL_LIMITS = { transferTargets: 20, contactCustomFields: 50 } as const;
+
+/** A person, a team or a phone number the agent's `transfer` tool may hand the conversation to. */
+const TransferTarget = Type.Object(
+  {
+    name: Type.String({
+      pattern: '^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$',
+      description: 'what the model names the target by (unique among the targets)',
+    }),
+    description: Type.Optional(Type.String({ maxLength: 500, description: 'when to choose it, for the model' })),
+    user_id: Type.Optional({ ...Uuid, description: 'a user of the business' }),
+    team_id: Type.Optional({ ...Uuid, description: 'a team of the business' }),
+    phone_number: Type.Optional(
+      Type.String({ minLength: 3, maxLength: 32, description: 'a phone number with country code' }),
+    ),
+  },
+  { additionalProperties: false, description: 'a target: `name` and exactly one of user_id, team_id, phone_number' },
+);
+
+/**
+ * The tools an agent may have, each `{enabled, instructions}`: the run offers the enabled ones of
+ * AI_TOOL_NAMES to the model, with their instructions as the description. `transfer` and
+ * `update_contact` carry what they may act on; any other name keeps only the two common fields.
+ */
+function toolsSchema(enabledRequired: boolean, description: string) {
+  const common = {
+    enabled: enabledRequired ? Type.Boolean() : Type.Optional(Type.Boolean()),
+    instructions: Type.Optional(
+      Type.String({ maxLength: AGENT_LIMITS.instructions, description: 'when to use the tool and how; default ""' }),
+    ),
+  };
+  const tool = (extra: Record<string, TSchema>, toolDescription: string) =>
+    Type.Optional(Type.Object({ ...common, ...extra }, { additionalProperties: false, description: toolDescription }));
+  return Type.Object(
+    {
+      search_collection: tool({}, "searches the business's search collections by meaning (needs EMBEDDINGS_URL)"),
+      human_handoff: tool({}, 'hands the conversation to a person, with a message to the customer'),
+      transfer: tool(
+        {
+          targets: Type.Optional(
+            Type.Array(TransferTarget, {
+              maxItems: TOOL_LIMITS.transferTargets,
+              description: 'who the conversation may be transferred to; the model names one by its `name`',
+            }),
+          ),
+        },
+        'transfers the conversation to one of its targets',
+      ),
+      resolve_conversation: tool({}, 'marks the conversation resolved'),
+      update_contact: tool(
+        {
+          fields: Type.Optional(
+            Type.Array(OneOf(['name', 'tags'] as const), {
+              maxItems: 2,
+              uniqueItems: true,
+              description: "the contact's fields the tool may write",
+            }),
+          ),
+          custom_fields: Type.Optional(
+            Type.Array(Type.String({ pattern: '^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$' }), {
+              maxItems: TOOL_LIMITS.contactCustomFields,
+              uniqueItems: true,
+              description: 'the custom fields (keys) the tool may write',
+            }),
+          ),
+        },
+        "writes the contact's allowed fields",
+      ),
+    },
+    {
+      additionalProperties: Type.Object(common, { additionalProperties: false }),
+      propertyNames: { pattern: TOOL_NAME },
+      maxProperties: AGENT_LIMITS.tools,
+      description,
+    },
+  );
+}
 
 /** Settings of the prompt: the keys the agent's run reads are typed; any other (tone, language, ...) is free. */
 const PromptConfigObject = Type.Object(
@@ -102,15 +166,7 @@ export const CreateAgentBody = Type.Object(
     system_prompt: Type.Optional(settings.system_prompt),
     model: Type.Optional(settings.model),
     prompt_config: Type.Optional(settings.prompt_config),
-    tools: Type.Optional(
-      Tools(
-        Type.Object(
-          { enabled: ToolFields.enabled, instructions: Type.Optional(ToolFields.instructions) },
-          { additionalProperties: false },
-        ),
-        'tools keyed by name',
-      ),
-    ),
+    tools: Type.Optional(toolsSchema(true, 'tools keyed by name')),
     data: Type.Optional(settings.data),
     activation_rules: Type.Optional(settings.activation_rules),
     follow_up_settings: Type.Optional(settings.follow_up_settings),
@@ -129,13 +185,7 @@ export const AgentChanges = Type.Object(
     model: Type.Optional(settings.model),
     prompt_config: Type.Optional(settings.prompt_config),
     tools: Type.Optional(
-      Tools(
-        Type.Object(
-          { enabled: Type.Optional(ToolFields.enabled), instructions: Type.Optional(ToolFields.instructions) },
-          { additionalProperties: false },
-        ),
-        'tools keyed by name, each merged into the tool of that name; a new tool needs `enabled`',
-      ),
+      toolsSchema(false, 'tools keyed by name, each merged into the tool of that name; a new tool needs `enabled`'),
     ),
     data: Type.Optional(settings.data),
     activation_rules: Type.Optional(settings.activation_rules),
@@ -161,7 +211,7 @@ export const Agent = Type.Object({
   system_prompt: Type.String(),
   model: Nullable(Type.String(), { description: "null: the service's default model" }),
   prompt_config: Type.Record(Type.String(), Type.Unknown()),
-  tools: Type.Record(Type.String(), Tool),
+  tools: toolsSchema(true, 'tools keyed by name'),
   data: Type.Record(Type.String(), Type.Unknown()),
   activation_rules: Type.Record(Type.String(), Type.Unknown()),
   follow_up_settings: Type.Record(Type.String(), Type.Unknown()),

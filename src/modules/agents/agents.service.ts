@@ -131,7 +131,7 @@ export class AgentsService {
   private toRecord(row: Row): AgentRecord {
     return {
       ...row,
-      tools: row.tools as AgentRecord['tools'],
+      tools: row.tools,
       ...agentStatus(this.context, row.activation_rules),
     };
   }

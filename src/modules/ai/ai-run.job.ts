@@ -8,9 +8,14 @@ import { contactsRepository, type ContactRow } from '../contacts/contacts.reposi
 import { agentHandover } from '../conversations/conversation-ops.service.ts';
 import type { SendPlan } from '../sending/sending.accept.ts';
 import type { RepliesService } from '../sending/replies.service.ts';
-import { buildPrompt } from './ai-prompt.ts';
-import { aiRunsRepository, type AiRunRow, type RunMessage, type RunState } from './ai-runs.repository.ts';
-import { ModelError, type ChatModel } from './llm-client.ts';
+import type { ContactsService } from '../contacts/contacts.service.ts';
+import type { SearchService } from '../search/search.service.ts';
+import { buildPrompt, quotesInstructions } from './ai-prompt.ts';
+import { stopReason } from './ai-run.rules.ts';
+import { aiRunsRepository, type AiRunRow, type RunMessage, type ToolCallRecord } from './ai-runs.repository.ts';
+import { AiToolCalls } from './ai-tool-calls.ts';
+import { enabledTools, offeredTools, type ToolConfig } from './ai-tools.ts';
+import { ModelError, type ChatMessage, type ChatModel } from './llm-client.ts';
 
 /** The outbox kind of a run: one waiting job per conversation (ref_id), scheduled by ai-run.subscriber.ts. */
 export const AI_RUN_JOB = 'ai_run';
@@ -19,6 +24,10 @@ export const AI_RUN_JOB = 'ai_run';
 const HISTORY_MESSAGES = 50;
 /** The longest reply sent (WhatsApp's bound of a text message). */
 const REPLY_MAX_CHARS = 4096;
+/** Model calls that asked for tools, at most, before the run hands the conversation to a person. */
+export const MAX_TOOL_ROUNDS = 4;
+/** Tool calls one answer of the model may ask for; those past it are answered as errors. */
+const MAX_CALLS_PER_ROUND = 5;
 /** Tries of a run that fails unexpectedly (not the model: a database error, a bug) before a person takes over. */
 const tries = repeatableTries(5);
 
@@ -29,6 +38,10 @@ export interface AiRunDeps {
   /** Undefined without LLM_URL: a run that finds none ends without answering. */
   model: ChatModel | undefined;
   replies: Pick<RepliesService, 'agentReplyPlan' | 'lockAgentReply' | 'acceptAgentReply' | 'afterAgentReplies'>;
+  /** The search of search_collection; undefined without EMBEDDINGS_URL (the tool is not offered). */
+  search?: Pick<SearchService, 'similar' | 'searchable'>;
+  /** The contacts' update path of update_contact. */
+  contacts: Pick<ContactsService, 'updateIn'>;
   log: { error(obj: object, msg: string): void };
   /** Runs in hand at once (LLM_CONCURRENCY). */
   concurrency?: number;
@@ -39,18 +52,6 @@ function unanswered(history: RunMessage[]): string[] {
   const ids: string[] = [];
   for (let i = history.length - 1; i >= 0 && history[i].direction === 'inbound'; i--) ids.unshift(history[i].id);
   return ids;
-}
-
-/** Why a run sends nothing, read from the conversation as it is now; null when it answers. */
-function stopReason(
-  state: RunState | undefined,
-  run: AiRunRow,
-): 'closed' | 'manual_control' | 'agent_changed' | 'superseded' | null {
-  if (!state || state.closed_at !== null) return 'closed';
-  if (state.manual_control) return 'manual_control';
-  if (state.agent_id !== run.agent_id) return 'agent_changed';
-  if (state.newest_inbound_id !== run.trigger_message_id) return 'superseded';
-  return null;
 }
 
 /**
@@ -67,8 +68,17 @@ export class AiRunJobHandler implements JobHandler {
   /** Longer than a model call with its retries (LLM_TIMEOUT_SECONDS, LLM_MAX_RETRIES) takes by default. */
   readonly leaseSeconds = 300;
 
+  private readonly toolCalls: AiToolCalls;
+
   constructor(private readonly deps: AiRunDeps) {
     this.concurrency = deps.concurrency ?? 8;
+    this.toolCalls = new AiToolCalls({
+      db: deps.db,
+      replies: deps.replies,
+      search: deps.search?.searchable ? deps.search : undefined,
+      contacts: deps.contacts,
+      handOverIn: (trx, job, reason, given) => this.handOverIn(trx, job, reason, given),
+    });
   }
 
   async handle(job: OutboxJob): Promise<JobOutcome> {
@@ -129,26 +139,63 @@ export class AiRunJobHandler implements JobHandler {
       return { done: true, recorded: true };
     }
     const contact = await contactsRepository.find(db, businessId, state.contact_id);
-    const prompt = await buildPrompt({ agent, contact: knownFields(contact), history });
+    const tools = agent.tools as Record<string, ToolConfig>;
+    const enabled = enabledTools(tools, { searchable: this.deps.search?.searchable === true });
+    const prompt = await buildPrompt({ agent, contact: knownFields(contact), history, tools: enabled.length > 0 });
     const config = agent.prompt_config as { max_reply_tokens?: number; temperature?: number };
-    let text: string;
-    try {
-      const answer = await model.complete({
-        model: agent.model ?? model.defaultModel,
-        messages: prompt.messages,
-        maxTokens: config.max_reply_tokens,
-        temperature: config.temperature,
+    const offered = offeredTools(tools, enabled);
+    // A run taken up again carries on after the tool calls it recorded, which the model reads again.
+    const messages: ChatMessage[] = [...prompt.messages, ...replayed(run.tool_calls as ToolCallRecord[])];
+    let round = Math.max(0, ...(run.tool_calls as ToolCallRecord[]).map((c) => c.round));
+    const context = { job, run, agent, contactId: state.contact_id, enabled };
+    for (;;) {
+      let answer;
+      try {
+        answer = await model.complete({
+          model: agent.model ?? model.defaultModel,
+          messages,
+          maxTokens: config.max_reply_tokens,
+          temperature: config.temperature,
+          tools: offered,
+        });
+        await aiRunsRepository.addModelCall(db, businessId, run.id, answer.call);
+      } catch (err) {
+        if (!(err instanceof ModelError)) throw err;
+        await aiRunsRepository.addModelCall(db, businessId, run.id, err.call);
+        await this.handOver(job, run, agent, `the model failed: ${err.message}`);
+        return { done: true, recorded: true };
+      }
+      if (answer.toolCalls.length === 0) {
+        await this.deliver(job, run, agent, answer.text.slice(0, REPLY_MAX_CHARS));
+        return { done: true, recorded: true };
+      }
+      if (round >= MAX_TOOL_ROUNDS) {
+        await this.handOver(job, run, agent, `the model asked for tools more than ${MAX_TOOL_ROUNDS} times`);
+        return { done: true, recorded: true };
+      }
+      round += 1;
+      messages.push({
+        role: 'assistant',
+        content: answer.text || null,
+        tool_calls: answer.toolCalls.map((c) => ({
+          id: c.id,
+          type: 'function' as const,
+          function: { name: c.name, arguments: c.arguments },
+        })),
       });
-      await aiRunsRepository.addModelCall(db, businessId, run.id, answer.call);
-      text = answer.text.slice(0, REPLY_MAX_CHARS);
-    } catch (err) {
-      if (!(err instanceof ModelError)) throw err;
-      await aiRunsRepository.addModelCall(db, businessId, run.id, err.call);
-      await this.handOver(job, run, agent, `the model failed: ${err.message}`);
-      return { done: true, recorded: true };
+      for (const [i, call] of answer.toolCalls.entries()) {
+        const outcome =
+          i < MAX_CALLS_PER_ROUND
+            ? await this.toolCalls.execute(context, call, round)
+            : await this.toolCalls.execute(
+                context,
+                { ...call, name: `${call.name} (over ${MAX_CALLS_PER_ROUND})` },
+                round,
+              );
+        if (outcome.ended) return { done: true, recorded: true };
+        messages.push({ role: 'tool', tool_call_id: call.id, content: outcome.content });
+      }
     }
-    await this.deliver(job, run, agent, text);
-    return { done: true, recorded: true };
   }
 
   /**
@@ -159,6 +206,11 @@ export class AiRunJobHandler implements JobHandler {
   private async deliver(job: OutboxJob, run: AiRunRow, agent: Agent, text: string): Promise<void> {
     const { db, replies } = this.deps;
     const businessId = job.business_id;
+    // The model obeying a customer who asked for the agent's instructions: not sent, a person looks.
+    if (quotesInstructions(text, agent.system_prompt)) {
+      await this.handOver(job, run, agent, "the reply quoted the agent's instructions");
+      return;
+    }
     const botStatus = (await aiRunsRepository.agentHasReplied(db, businessId, run.conversation_id))
       ? undefined
       : ('bot_start' as const);
@@ -311,6 +363,34 @@ export class AiRunJobHandler implements JobHandler {
       await outboxRepository.complete(trx, job);
     });
   }
+}
+
+/** The chat messages of the tool calls a run recorded: per round, the model's calls and their answers. */
+function replayed(records: ToolCallRecord[]): ChatMessage[] {
+  const messages: ChatMessage[] = [];
+  const rounds = [...new Set(records.map((r) => r.round))].sort((a, b) => a - b);
+  for (const round of rounds) {
+    const calls = records.filter((r) => r.round === round);
+    messages.push({
+      role: 'assistant',
+      content: null,
+      tool_calls: calls.map((c) => ({
+        id: c.id,
+        type: 'function' as const,
+        function: {
+          name: c.name,
+          arguments: typeof c.arguments === 'string' ? c.arguments : JSON.stringify(c.arguments ?? {}),
+        },
+      })),
+    });
+    for (const c of calls)
+      messages.push({
+        role: 'tool',
+        tool_call_id: c.id,
+        content: JSON.stringify(c.error !== undefined ? { error: c.error } : { result: c.result ?? null }),
+      });
+  }
+  return messages;
 }
 
 /** The contact's known fields for the prompt: those with a value. */

@@ -29,6 +29,21 @@ export interface RunState {
   newest_inbound_id: string | null;
 }
 
+/** One tool call of a run as its record keeps it (also what a run taken up again replays to the model). */
+export interface ToolCallRecord {
+  /** The model's id of the call. */
+  id: string;
+  /** The model call that asked for it: 1, 2, … */
+  round: number;
+  name: string;
+  arguments: unknown;
+  result?: unknown;
+  error?: string;
+  /** A transfer's attempt number in the run (transfer_* events carry it). */
+  attempt?: number;
+  latency_ms: number;
+}
+
 export interface RunMessage {
   id: string;
   direction: 'inbound' | 'outbound';
@@ -158,6 +173,26 @@ export const aiRunsRepository = {
   async addModelCall(db: Db, businessId: string, runId: string, call: ModelCall): Promise<void> {
     await sql`update ai_runs set model_calls = model_calls || ${JSON.stringify([call])}::jsonb
       where business_id = ${businessId} and id = ${runId}`.execute(db);
+  },
+
+  /**
+   * Appends the record of one tool call, in the transaction of the tool's effect: a run taken up
+   * again finds the call done and replays its result instead of acting again.
+   */
+  async addToolCall(db: Db, businessId: string, runId: string, record: ToolCallRecord): Promise<void> {
+    await sql`update ai_runs set tool_calls = tool_calls || ${JSON.stringify([record])}::jsonb
+      where business_id = ${businessId} and id = ${runId}`.execute(db);
+  },
+
+  /** The run's tool calls as recorded now. */
+  async toolCalls(db: Db, businessId: string, runId: string): Promise<ToolCallRecord[]> {
+    const row = await db
+      .selectFrom('ai_runs')
+      .select('tool_calls')
+      .where('business_id', '=', businessId)
+      .where('id', '=', runId)
+      .executeTakeFirst();
+    return (row?.tool_calls ?? []) as ToolCallRecord[];
   },
 
   /** The run's status, its row locked until the transaction ends (the one that sends its reply). */

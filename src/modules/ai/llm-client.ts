@@ -1,8 +1,16 @@
 import OpenAI from 'openai';
-import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
+import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
 import type { LlmConfig } from '../../config.ts';
 
 export type ChatMessage = ChatCompletionMessageParam;
+export type ChatTool = ChatCompletionTool;
+
+/** A tool the model asked to call: its id, name and arguments as the JSON text it wrote. */
+export interface ToolCallRequest {
+  id: string;
+  name: string;
+  arguments: string;
+}
 
 /** One call of the model, as a run records it. */
 export interface ModelCall {
@@ -14,9 +22,10 @@ export interface ModelCall {
   error?: string;
 }
 
-/** What the model answered, with the record of the call. */
+/** What the model answered (a text, tool calls, or both), with the record of the call. */
 export interface ModelAnswer {
   text: string;
+  toolCalls: ToolCallRequest[];
   call: ModelCall;
 }
 
@@ -39,6 +48,8 @@ export interface ChatModel {
     messages: ChatMessage[];
     maxTokens?: number;
     temperature?: number;
+    /** Offered to the model; none: it can only answer a text. */
+    tools?: ChatTool[];
   }): Promise<ModelAnswer>;
 }
 
@@ -64,7 +75,7 @@ export function openAiChatModel(config: LlmConfig): ChatModel {
   });
   return {
     defaultModel: config.model,
-    async complete({ model, messages, maxTokens, temperature }) {
+    async complete({ model, messages, maxTokens, temperature, tools }) {
       const started = performance.now();
       const elapsed = () => Math.round(performance.now() - started);
       try {
@@ -73,6 +84,7 @@ export function openAiChatModel(config: LlmConfig): ChatModel {
           messages,
           ...(maxTokens !== undefined ? { max_tokens: maxTokens } : {}),
           ...(temperature !== undefined ? { temperature } : {}),
+          ...(tools && tools.length > 0 ? { tools } : {}),
         });
         const call: ModelCall = {
           model: completion.model || model,
@@ -80,9 +92,14 @@ export function openAiChatModel(config: LlmConfig): ChatModel {
           tokens_out: completion.usage?.completion_tokens ?? null,
           latency_ms: elapsed(),
         };
-        const text = completion.choices?.[0]?.message?.content?.trim() ?? '';
-        if (text === '') throw new ModelError('the model answered no text', { ...call, error: 'empty answer' });
-        return { text, call };
+        const message = completion.choices?.[0]?.message;
+        const text = message?.content?.trim() ?? '';
+        const toolCalls = (message?.tool_calls ?? []).flatMap((c) =>
+          c.type === 'function' ? [{ id: c.id, name: c.function.name, arguments: c.function.arguments }] : [],
+        );
+        if (text === '' && toolCalls.length === 0)
+          throw new ModelError('the model answered no text', { ...call, error: 'empty answer' });
+        return { text, toolCalls, call };
       } catch (err) {
         if (err instanceof ModelError) throw err;
         const message = redacted((err as Error).message || String(err), config.apiKey);

@@ -21,11 +21,12 @@ import {
   type UpdateContactBody,
 } from './contacts.schemas.ts';
 
-/** Who changes a contact, for its event: the public API by default, or a dashboard user. */
+/** Who changes a contact, for its event: the public API by default, a dashboard user, or an AI agent's tool. */
 export interface ContactActor {
-  actorType: 'api' | 'human';
+  actorType: 'api' | 'human' | 'ai_agent';
   userId?: string | null;
-  /** The event's source: `api`, or `dashboard` for a dashboard user's edit. */
+  agentId?: string | null;
+  /** The event's source: `api`, `dashboard` for a dashboard user's edit, `ai` for an AI agent's. */
   source: string;
 }
 
@@ -142,34 +143,50 @@ export class ContactsService {
     body: UpdateContactBody,
     actor: ContactActor = API_ACTOR,
   ): Promise<ContactCamelForm> {
+    const form = await this.db
+      .transaction()
+      .execute(async (trx) => this.camelForm(await this.updateIn(trx, businessId, id, body, actor), trx));
+    await this.domainEvents.dispatch(['contact_changed']);
+    return form;
+  }
+
+  /**
+   * The update's one write path, in the caller's transaction (an AI agent's tool records its call in
+   * the same commit); the caller hands the domain events over after it commits. Answers the row as
+   * it now is.
+   */
+  async updateIn(
+    trx: Db,
+    businessId: string,
+    id: string,
+    body: UpdateContactBody,
+    actor: ContactActor = API_ACTOR,
+  ): Promise<ContactRow> {
     if (body.assigned_user !== undefined && body.unassign_user === true) {
       throw invalid('send either assigned_user or unassign_user, not both');
     }
-    const form = await this.db.transaction().execute(async (trx) => {
-      const row = await this.require(trx, businessId, id, true);
-      let assignee: { id: string; email: string } | undefined;
-      if (body.assigned_user !== undefined) {
-        // Held until the commit: a removal of the user waits, then unassigns the contact.
-        assignee = await usersRepository.findByEmail(trx, businessId, body.assigned_user, true);
-        if (!assignee) throw invalid('assigned_user is not a user of the business', [{ path: '/assigned_user' }]);
-      }
-      const current = row.assigned_user_id
-        ? ((await usersRepository.find(trx, businessId, row.assigned_user_id)) ?? null)
-        : null;
-      const { values, changes } = planUpdate(row, body, assignee, current);
-      const updated = changes.length > 0 ? await contactsRepository.update(trx, businessId, id, values) : row;
-      if (body.tags !== undefined) await conversationOpsRepository.setContactTags(trx, businessId, id, updated.tags);
-      await contactFieldChanged(trx, businessId, {
-        contactId: id,
-        actorType: actor.actorType,
-        userId: actor.userId,
-        source: actor.source,
-        changes,
-      });
-      return this.camelForm(updated, trx);
+    const row = await this.require(trx, businessId, id, true);
+    let assignee: { id: string; email: string } | undefined;
+    if (body.assigned_user !== undefined) {
+      // Held until the commit: a removal of the user waits, then unassigns the contact.
+      assignee = await usersRepository.findByEmail(trx, businessId, body.assigned_user, true);
+      if (!assignee) throw invalid('assigned_user is not a user of the business', [{ path: '/assigned_user' }]);
+    }
+    const current = row.assigned_user_id
+      ? ((await usersRepository.find(trx, businessId, row.assigned_user_id)) ?? null)
+      : null;
+    const { values, changes } = planUpdate(row, body, assignee, current);
+    const updated = changes.length > 0 ? await contactsRepository.update(trx, businessId, id, values) : row;
+    if (body.tags !== undefined) await conversationOpsRepository.setContactTags(trx, businessId, id, updated.tags);
+    await contactFieldChanged(trx, businessId, {
+      contactId: id,
+      actorType: actor.actorType,
+      userId: actor.userId,
+      agentId: actor.agentId,
+      source: actor.source,
+      changes,
     });
-    await this.domainEvents.dispatch(['contact_changed']);
-    return form;
+    return updated;
   }
 
   /** Deletes the contact with its conversations, messages and events (an id that is no UUID names none). */

@@ -38,10 +38,9 @@ export class ConversationOpsService {
   ) {}
 
   resolve(businessId: string, id: string, body: OpsActor & { reason?: string }) {
-    return this.run(businessId, id, body, async (trx, row, actor) => {
-      await events.conversationResolved(trx, businessId, row, actor, { reason: body.reason ?? null });
-      return row;
-    });
+    return this.run(businessId, id, body, (trx, row, actor) =>
+      resolveConversation(trx, businessId, row, actor, body.reason ?? null),
+    );
   }
 
   /** Manual control on/off and pinned/unpinned; a pin implies manual control, a release removes the pin. */
@@ -100,36 +99,9 @@ export class ConversationOpsService {
     const { assignee } = body;
     if (assignee.user_id === undefined && assignee.team_id === undefined && assignee.agent_id === undefined)
       throw invalid('name user_id, team_id or agent_id (null clears it)');
-    return this.run(businessId, id, body, async (trx, row, actor) => {
-      if (assignee.user_id != null && !(await usersRepository.find(trx, businessId, assignee.user_id, true)))
-        throw notFound('user');
-      if (assignee.team_id != null && !(await teamsRepository.find(trx, businessId, assignee.team_id, true)))
-        throw notFound('team');
-      if (assignee.agent_id != null && !(await agentsRepository.find(trx, businessId, assignee.agent_id)))
-        throw notFound('agent');
-      const changes: Updateable<ConversationsTable> = {};
-      if (assignee.user_id !== undefined && assignee.user_id !== row.assigned_user_id)
-        changes.assigned_user_id = assignee.user_id;
-      if (assignee.team_id !== undefined && assignee.team_id !== row.team_id) changes.team_id = assignee.team_id;
-      const people = Object.keys(changes).length > 0;
-      if (assignee.agent_id !== undefined && assignee.agent_id !== row.agent_id) {
-        changes.agent_id = assignee.agent_id;
-        // Its event writes conversation_changed (assignment): the one of this operation.
-        await events.agentChanged(trx, businessId, row, actor, {
-          from_agent: row.agent_id,
-          to_agent: assignee.agent_id,
-        });
-      } else if (people)
-        await conversationsChanged(trx, businessId, [
-          {
-            conversationId: id,
-            change: 'assignment',
-            data: { actor_type: actor.actorType, user_id: actor.userId ?? null },
-          },
-        ]);
-      if (Object.keys(changes).length === 0) return row;
-      return conversationOpsRepository.update(trx, businessId, id, changes);
-    });
+    return this.run(businessId, id, body, (trx, row, actor) =>
+      assignConversation(trx, businessId, row, actor, assignee),
+    );
   }
 
   private async run(
@@ -153,11 +125,66 @@ export class ConversationOpsService {
   }
 }
 
+/** Resolves the locked conversation `row` in the caller's transaction: `conversation_resolved`. */
+export async function resolveConversation(
+  trx: Db,
+  businessId: string,
+  row: OpsConversationRow,
+  actor: events.EventActor,
+  reason: string | null,
+): Promise<OpsConversationRow> {
+  await events.conversationResolved(trx, businessId, row, actor, { reason });
+  return row;
+}
+
+/**
+ * The assignment rule of ConversationOpsService.assign, on the locked conversation `row` in the
+ * caller's transaction (the AI agent's transfer assigns through it too): the user, team and agent
+ * named must be the business's and not removed (404 otherwise), and are held until the commit.
+ */
+export async function assignConversation(
+  trx: Db,
+  businessId: string,
+  row: OpsConversationRow,
+  actor: events.EventActor,
+  assignee: AssigneeChange,
+): Promise<OpsConversationRow> {
+  const id = row.id;
+  if (assignee.user_id != null && !(await usersRepository.find(trx, businessId, assignee.user_id, true)))
+    throw notFound('user');
+  if (assignee.team_id != null && !(await teamsRepository.find(trx, businessId, assignee.team_id, true)))
+    throw notFound('team');
+  if (assignee.agent_id != null && !(await agentsRepository.find(trx, businessId, assignee.agent_id)))
+    throw notFound('agent');
+  const changes: Updateable<ConversationsTable> = {};
+  if (assignee.user_id !== undefined && assignee.user_id !== row.assigned_user_id)
+    changes.assigned_user_id = assignee.user_id;
+  if (assignee.team_id !== undefined && assignee.team_id !== row.team_id) changes.team_id = assignee.team_id;
+  const people = Object.keys(changes).length > 0;
+  if (assignee.agent_id !== undefined && assignee.agent_id !== row.agent_id) {
+    changes.agent_id = assignee.agent_id;
+    // Its event writes conversation_changed (assignment): the one of this operation.
+    await events.agentChanged(trx, businessId, row, actor, {
+      from_agent: row.agent_id,
+      to_agent: assignee.agent_id,
+    });
+  } else if (people)
+    await conversationsChanged(trx, businessId, [
+      {
+        conversationId: id,
+        change: 'assignment',
+        data: { actor_type: actor.actorType, user_id: actor.userId ?? null },
+      },
+    ]);
+  if (Object.keys(changes).length === 0) return row;
+  return conversationOpsRepository.update(trx, businessId, id, changes);
+}
+
 /**
  * An AI agent hands the conversation to people, in the caller's transaction: manual control on
  * (`manual_control_activated`, unless a person or the agent's own `bot_end` reply turned it on
- * already) and an `alert_triggered`, both with the agent as their actor. The caller hands the
- * events over after its commit.
+ * already) and an `alert_triggered` (unless `alert` is false: a transfer a person accepted), both
+ * with the agent as their actor. The caller hands the events over after its commit.
  */
 export async function agentHandover(
   trx: Db,
@@ -165,6 +192,7 @@ export async function agentHandover(
   conversationId: string,
   agentId: string,
   reason: string,
+  options: { alert?: boolean } = {},
 ): Promise<void> {
   const row = await conversationOpsRepository.findForUpdate(trx, businessId, conversationId);
   if (!row) return;
@@ -177,5 +205,5 @@ export async function agentHandover(
       manual_control_locked: locked,
     });
   }
-  await events.alertTriggered(trx, businessId, row, actor, { reason });
+  if (options.alert !== false) await events.alertTriggered(trx, businessId, row, actor, { reason });
 }

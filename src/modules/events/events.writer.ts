@@ -130,6 +130,7 @@ export function contactFieldChanged(
     source: string;
     changes: FieldChange[];
     userId?: string | null;
+    agentId?: string | null;
   },
 ): Promise<void> {
   if (change.changes.length === 0) return Promise.resolve();
@@ -141,7 +142,7 @@ export function contactFieldChanged(
       channel: null,
       actor_type: change.actorType,
       user_id: change.userId ?? null,
-      agent_id: null,
+      agent_id: change.agentId ?? null,
       data: { source: change.source, changes: change.changes },
     },
   ]);

@@ -23,6 +23,24 @@ export interface ItemValues {
   source: string;
 }
 
+/** An item found by similarity, with its collection and score (cosine similarity, 1 = same direction). */
+export interface SimilarItem {
+  id: string;
+  collection_id: string;
+  collection: string;
+  external_id: string;
+  payload: Record<string, unknown>;
+  score: number;
+}
+
+/** How items are ranked: pgvector's distance operator in its schema, or the same cosine computed in SQL. */
+export type VectorMethod = { kind: 'pgvector'; schema: string } | { kind: 'scan' };
+
+// What each database offers, read once per connection pool.
+const methods = new WeakMap<Db, Promise<VectorMethod>>();
+
+const quoted = (name: string) => `"${name.replaceAll('"', '""')}"`;
+
 const serialised = (values: ItemValues) => ({
   ...values,
   payload: JSON.stringify(values.payload),
@@ -30,6 +48,64 @@ const serialised = (values: ItemValues) => ({
 });
 
 export const searchRepository = {
+  /** pgvector's schema where the extension is installed (migration 0032), else the scan in SQL. */
+  vectorMethod(db: Db): Promise<VectorMethod> {
+    let method = methods.get(db);
+    if (!method) {
+      method = sql<{ schema: string }>`select n.nspname as schema from pg_extension e
+        join pg_namespace n on n.oid = e.extnamespace where e.extname = 'vector'`
+        .execute(db)
+        .then(({ rows }): VectorMethod => (rows[0] ? { kind: 'pgvector', schema: rows[0].schema } : { kind: 'scan' }));
+      methods.set(db, method);
+    }
+    return method;
+  },
+
+  /**
+   * The `limit` active items of the business's collections (all, or those of `collectionIds`) whose
+   * embedding is nearest to `vector` by cosine, most similar first, then by id. Exact either way:
+   * pgvector's `<=>` over each candidate, or the same sum in SQL, so both rank alike. Items embedded
+   * with another number of dimensions (another model) and zero vectors are left out.
+   */
+  async nearestItems(
+    db: Db,
+    businessId: string,
+    query: { vector: number[]; collectionIds?: string[]; limit: number },
+    method: VectorMethod,
+  ): Promise<SimilarItem[]> {
+    const collections = query.collectionIds ?? null;
+    const distance =
+      method.kind === 'pgvector'
+        ? sql<number>`(i.embedding::${sql.raw(`${quoted(method.schema)}.vector`)} operator(${sql.raw(
+            `${quoted(method.schema)}.<=>`,
+          )}) ${`[${query.vector.join(',')}]`}::${sql.raw(`${quoted(method.schema)}.vector`)})`
+        : sql<number>`(select 1 - sum(a * b) / nullif(sqrt(sum(a * a)) * sqrt(sum(b * b)), 0)
+            from unnest(i.embedding, ${query.vector}::float8[]) as t(a, b))`;
+    const { rows } = await sql<SimilarItem>`
+      select id, collection_id, collection, external_id, payload, 1 - distance as score from (
+        select i.id, i.collection_id, c.name as collection, i.external_id, i.payload, ${distance} as distance
+        from search_items i
+        join search_collections c on c.business_id = i.business_id and c.id = i.collection_id
+        where i.business_id = ${businessId} and i.is_active and i.embedding is not null
+          and cardinality(i.embedding) = ${query.vector.length}
+          and (${collections}::uuid[] is null or i.collection_id = any(${collections}::uuid[]))
+      ) ranked
+      where distance is not null and distance <> 'NaN'
+      order by distance, id
+      limit ${query.limit}`.execute(db);
+    return rows;
+  },
+
+  /** The collection named by id or by name, of the business. */
+  findCollectionByRef(db: Db, businessId: string, ref: string, isId: boolean) {
+    return db
+      .selectFrom('search_collections')
+      .select(['id', 'name'])
+      .where('business_id', '=', businessId)
+      .where(isId ? 'id' : 'name', '=', ref)
+      .executeTakeFirst();
+  },
+
   /** What an item's embedding is computed from (the embed job). */
   embeddingInput(db: Db, businessId: string, id: string) {
     return db

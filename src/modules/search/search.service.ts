@@ -3,15 +3,18 @@ import type { Db } from '../../db/database.ts';
 import { isUniqueViolation } from '../../db/errors.ts';
 import { enqueueJob, type JobHandler, type OutboxWorker } from '../../jobs/outbox.worker.ts';
 import { conflict, invalid } from '../../lib/domain-errors.ts';
-import { newId } from '../../lib/ids.ts';
+import { isUuid, newId } from '../../lib/ids.ts';
 import { isJsonObject } from '../../lib/json-merge.ts';
 import type { EmbeddingProvider } from './embeddings.client.ts';
 import { SEARCH_EMBED_JOB, searchEmbedJobHandler } from './search.embed-job.ts';
-import { searchRepository, type ItemValues } from './search.repository.ts';
+import { searchRepository, type ItemValues, type SimilarItem, type VectorMethod } from './search.repository.ts';
 import { SEARCH_LIMITS, type SearchItemRecord, type UpsertItemInput } from './search.schemas.ts';
 
 /** How long an item may wait for its embedding before a write queues it again. */
 const REQUEUE_AFTER_MS = 60 * 60 * 1000;
+
+/** Items an agent's search answers at most. */
+export const SIMILAR_LIMIT = 5;
 
 /** Who wrote an item through POST /search/item (the item's `source`). */
 const API_SOURCE = 'api';
@@ -32,6 +35,37 @@ export class SearchService {
   /** The job that computes item embeddings, when a provider is configured. */
   embedJobHandler(): JobHandler | undefined {
     return this.embeddings ? searchEmbedJobHandler(this.db, this.embeddings) : undefined;
+  }
+
+  /** Whether items can be searched by meaning: an embeddings API is configured. */
+  get searchable(): boolean {
+    return this.embeddings !== undefined;
+  }
+
+  /**
+   * The business's items nearest in meaning to `text` (at most SIMILAR_LIMIT), in the collection
+   * named by `collection` (its id or its name) or in all. `method` forces pgvector or the SQL scan
+   * (tests and the benchmark compare them); by default pgvector where the database has it.
+   */
+  async similar(
+    businessId: string,
+    text: string,
+    options: { collection?: string; limit?: number; method?: VectorMethod } = {},
+  ): Promise<SimilarItem[]> {
+    if (!this.embeddings) throw invalid('search is not configured (EMBEDDINGS_URL is unset)');
+    let collectionIds: string[] | undefined;
+    if (options.collection !== undefined) {
+      const ref = options.collection;
+      const found =
+        (isUuid(ref) ? await searchRepository.findCollectionByRef(this.db, businessId, ref, true) : undefined) ??
+        (await searchRepository.findCollectionByRef(this.db, businessId, ref, false));
+      if (!found) throw invalid(`no collection "${ref}"`);
+      collectionIds = [found.id];
+    }
+    const { vector } = await this.embeddings.embed(text);
+    const method = options.method ?? (await searchRepository.vectorMethod(this.db));
+    const limit = Math.min(options.limit ?? SIMILAR_LIMIT, SIMILAR_LIMIT);
+    return searchRepository.nearestItems(this.db, businessId, { vector, collectionIds, limit }, method);
   }
 
   async createCollection(businessId: string, input: { name: string; embedding_fields: string[] }) {

@@ -37,6 +37,7 @@ function dyingHandler(fixture: AiFixture) {
       acceptAgentReply: (...args) => real.acceptAgentReply(...args),
       afterAgentReplies: () => real.afterAgentReplies(),
     },
+    contacts: fixture.app.app.services.contacts,
     log: silent,
   });
 }
