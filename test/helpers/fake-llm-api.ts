@@ -10,11 +10,19 @@ import { fakeVector } from './fake-embeddings-api.ts';
 export interface SentMessage {
   role: string;
   content: string | null;
+  tool_calls?: { id: string; function: { name: string; arguments: string } }[];
+  tool_call_id?: string;
 }
 
 export interface ChatRequest {
   headers: IncomingHttpHeaders;
-  body: { model?: string; messages?: SentMessage[]; tools?: unknown[]; max_tokens?: number; temperature?: number };
+  body: {
+    model?: string;
+    messages?: SentMessage[];
+    tools?: { type: string; function: { name: string; description: string; parameters: Record<string, any> } }[];
+    max_tokens?: number;
+    temperature?: number;
+  };
 }
 
 /** One answer of the fake. */
@@ -36,6 +44,10 @@ export interface FakeLlmApi {
   script(...answers: LlmAnswer[]): void;
   /** The answer when no scripted one is left (default: "Reply to: <the last user message>"). */
   reply: (request: ChatRequest) => LlmAnswer;
+  /** Embeddings answered for these texts (an item's embedding text, a query); others get fakeVector's. */
+  vectors: Map<string, number[]>;
+  /** The texts embedded, in arrival order. */
+  embedded: string[];
   /** Resolves when at least `count` chat requests arrived. */
   waitForRequests(count: number, timeoutMs?: number): Promise<ChatRequest[]>;
   close(): Promise<void>;
@@ -59,6 +71,8 @@ export async function startFakeLlmApi(): Promise<FakeLlmApi> {
     requests,
     script: (...answers) => queue.push(...answers),
     reply: (request) => ({ text: `Reply to: ${lastUserText(request)}` }),
+    vectors: new Map(),
+    embedded: [],
     async waitForRequests(count, timeoutMs = 10_000) {
       const end = Date.now() + timeoutMs;
       while (requests.length < count) {
@@ -100,7 +114,11 @@ export async function startFakeLlmApi(): Promise<FakeLlmApi> {
             tool_calls: given.toolCalls.map((c, i) => ({
               id: `call_${calls}_${i}`,
               type: 'function',
-              function: { name: c.name, arguments: JSON.stringify(c.arguments) },
+              // A string is sent as it is (arguments that are not JSON).
+              function: {
+                name: c.name,
+                arguments: typeof c.arguments === 'string' ? c.arguments : JSON.stringify(c.arguments),
+              },
             })),
           };
     const usage =
@@ -125,9 +143,11 @@ export async function startFakeLlmApi(): Promise<FakeLlmApi> {
         input?: string;
       };
       if (req.method === 'POST' && req.url === '/v1/embeddings') {
+        const input = String(body.input);
+        api.embedded.push(input);
         return json(res, 200, {
           object: 'list',
-          data: [{ object: 'embedding', index: 0, embedding: fakeVector(String(body.input)) }],
+          data: [{ object: 'embedding', index: 0, embedding: api.vectors.get(input) ?? fakeVector(input) }],
           model: body.model,
           usage: { prompt_tokens: 1, total_tokens: 1 },
         });

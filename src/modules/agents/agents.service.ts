@@ -2,7 +2,10 @@ import type { Db } from '../../db/database.ts';
 import { invalid, notFound } from '../../lib/domain-errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { mergeJson } from '../../lib/json-merge.ts';
+import { normalisePhone } from '../../lib/phone.ts';
 import { channelsRepository } from '../channels/channels.repository.ts';
+import { teamsRepository } from '../teams/teams.repository.ts';
+import { usersRepository } from '../users/users.repository.ts';
 import { checkActivationRules, type ActivationRules } from './activation-rules.ts';
 import { agentsRepository, type AgentValues } from './agents.repository.ts';
 import {
@@ -60,6 +63,7 @@ export class AgentsService {
     };
     if (input.tools) values.tools = completeTools(input.tools, input.tools);
     checkSizes(values);
+    if (input.tools) await checkTransferTargets(this.db, businessId, values.tools, '/tools');
     if (input.activation_rules)
       await this.checkRules(this.db, businessId, values.activation_rules, '/activation_rules');
     return this.toRecord(await agentsRepository.insert(this.db, businessId, newId(), values));
@@ -97,6 +101,7 @@ export class AgentsService {
       };
       if (changes.tools) values.tools = completeTools(values.tools as Record<string, Tool>, changes.tools);
       checkSizes(values);
+      if (changes.tools) await checkTransferTargets(trx, businessId, values.tools, '/agent/tools');
       if (changes.activation_rules !== undefined)
         await this.checkRules(trx, businessId, values.activation_rules, '/agent/activation_rules');
       const sent = Object.keys(changes) as (keyof AgentRecord)[];
@@ -160,6 +165,38 @@ function completeTools(tools: Record<string, Tool>, sent: Record<string, Tool>):
     tool.instructions ??= '';
   }
   return tools;
+}
+
+/**
+ * The transfer tool's targets as they will be stored: each names exactly one user, team or phone
+ * number, under a name no other target has; users and teams of the business (not removed), numbers
+ * with a country code. 400 otherwise. A target removed later is refused by the run itself.
+ */
+async function checkTransferTargets(
+  db: Db,
+  businessId: string,
+  tools: Record<string, unknown>,
+  /** Where the tools are in the body: `/tools` on create, `/agent/tools` on a partial update. */
+  at: string,
+): Promise<void> {
+  const targets = (tools.transfer as { targets?: Record<string, string | undefined>[] } | undefined)?.targets ?? [];
+  const names = new Set<string>();
+  for (const [i, target] of targets.entries()) {
+    const refuse = (message: string, field = '') =>
+      invalid(`tools.transfer.targets[${i}]: ${message}`, [
+        { location: 'body', path: `${at}/transfer/targets/${i}${field}`, message },
+      ]);
+    const kinds = (['user_id', 'team_id', 'phone_number'] as const).filter((k) => target[k] !== undefined);
+    if (kinds.length !== 1) throw refuse('name exactly one of user_id, team_id, phone_number');
+    if (names.has(target.name!)) throw refuse(`another target is named ${target.name}`, '/name');
+    names.add(target.name!);
+    if (target.user_id && !(await usersRepository.find(db, businessId, target.user_id)))
+      throw refuse('not a user of the business', '/user_id');
+    if (target.team_id && !(await teamsRepository.find(db, businessId, target.team_id)))
+      throw refuse('not a team of the business', '/team_id');
+    if (target.phone_number && !normalisePhone(target.phone_number))
+      throw refuse('not a phone number with country code', '/phone_number');
+  }
 }
 
 /**

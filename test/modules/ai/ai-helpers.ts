@@ -53,13 +53,21 @@ export async function createAgent(app: FastifyInstance, businessId: string, body
  * an app with LLM_URL set to the fake model unless `llm: false`.
  */
 export async function aiFixture(
-  options: { agent?: Record<string, unknown>; llm?: boolean; env?: Record<string, string>; workers?: boolean } = {},
+  options: {
+    agent?: Record<string, unknown>;
+    llm?: boolean;
+    /** Item and query embeddings from the fake model's /embeddings too. */
+    embeddings?: boolean;
+    env?: Record<string, string>;
+    workers?: boolean;
+  } = {},
 ): Promise<AiFixture> {
   const shared = await sharedDatabase();
   const graph = await startFakeGraphApi();
   const llm = await startFakeLlmApi();
   const envOf = (extra: Record<string, string> = {}) => ({
     ...(options.llm === false ? {} : { LLM_URL: llm.url, LLM_API_KEY: 'sk-test-key', LLM_TIMEOUT_SECONDS: '5' }),
+    ...(options.embeddings ? { EMBEDDINGS_URL: llm.url, EMBEDDINGS_API_KEY: 'sk-test-key' } : {}),
     ...options.env,
     ...extra,
   });
@@ -158,6 +166,32 @@ export async function waitForReplies(f: AiFixture, count: number, to = CUSTOMER,
     `waited for ${count} replies, got ${f.repliesTo(to).length}`,
   );
   return f.repliesTo(to);
+}
+
+/** Changes the agent through the public API (its tools, prompt_config, …). */
+export async function patchAgent(f: AiFixture, agent: Record<string, unknown>) {
+  const res = await f.app.app.inject({
+    method: 'PATCH',
+    url: `/external/v2/agents/${f.agentId}`,
+    headers: f.tenant.headers,
+    payload: { agent },
+  });
+  if (res.statusCode !== 200) throw new Error(`patch agent: ${res.statusCode} ${res.body}`);
+  return res.json().agent as Record<string, unknown>;
+}
+
+/** Waits until the conversation's latest run has ended, and answers it. */
+export async function endedRun(f: AiFixture, conversationId: string, timeoutMs = 10_000) {
+  let run: Record<string, any> | undefined;
+  await waitUntil(
+    async () => {
+      [run] = await runsOf(f, conversationId);
+      return run !== undefined && run.status !== 'running';
+    },
+    timeoutMs,
+    'waited for the run to end',
+  );
+  return run!;
 }
 
 /** Lets the worker run for `ms` (to show that nothing more happens). */
