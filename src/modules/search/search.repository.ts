@@ -83,7 +83,9 @@ export const searchRepository = {
             from unnest(i.embedding, ${query.vector}::float8[]) as t(a, b))`;
     const { rows } = await sql<SimilarItem>`
       select id, collection_id, collection, external_id, payload, 1 - distance as score from (
-        select i.id, i.collection_id, c.name as collection, i.external_id, i.payload, ${distance} as distance
+        select i.id, i.collection_id, c.name as collection, i.external_id, i.payload,
+          -- The planner may compute the distance before the filter below: a CASE keeps other lengths out of it.
+          case when cardinality(i.embedding) = ${query.vector.length} then ${distance} end as distance
         from search_items i
         join search_collections c on c.business_id = i.business_id and c.id = i.collection_id
         where i.business_id = ${businessId} and i.is_active and i.embedding is not null
