@@ -53,6 +53,13 @@ const TransferTarget = Type.Object(
   { additionalProperties: false, description: 'a target: `name` and exactly one of user_id, team_id, phone_number' },
 );
 
+const TOOLS_DESCRIPTION =
+  'Tools keyed by name, at most 50. The AI agent offers the model those of search_collection (with EMBEDDINGS_URL), ' +
+  'human_handoff, transfer, resolve_conversation and update_contact that are enabled, each described by its ' +
+  '`instructions`; they act only on the conversation being answered, its contact and business. `transfer.targets` ' +
+  'lists who a transfer may go to (users and teams of the business, phone numbers); `update_contact.fields` and ' +
+  '`.custom_fields` what it may write. Other names are kept and not offered. Unknown fields are refused.';
+
 /**
  * The tools an agent may have, each `{enabled, instructions}`: the run offers the enabled ones of
  * AI_TOOL_NAMES to the model, with their instructions as the description. `transfer` and
@@ -166,7 +173,7 @@ export const CreateAgentBody = Type.Object(
     system_prompt: Type.Optional(settings.system_prompt),
     model: Type.Optional(settings.model),
     prompt_config: Type.Optional(settings.prompt_config),
-    tools: Type.Optional(toolsSchema(true, 'tools keyed by name')),
+    tools: Type.Optional(toolsSchema(true, TOOLS_DESCRIPTION)),
     data: Type.Optional(settings.data),
     activation_rules: Type.Optional(settings.activation_rules),
     follow_up_settings: Type.Optional(settings.follow_up_settings),
@@ -185,7 +192,10 @@ export const AgentChanges = Type.Object(
     model: Type.Optional(settings.model),
     prompt_config: Type.Optional(settings.prompt_config),
     tools: Type.Optional(
-      toolsSchema(false, 'tools keyed by name, each merged into the tool of that name; a new tool needs `enabled`'),
+      toolsSchema(
+        false,
+        `${TOOLS_DESCRIPTION} Each is merged into the tool of that name; a new tool needs \`enabled\`.`,
+      ),
     ),
     data: Type.Optional(settings.data),
     activation_rules: Type.Optional(settings.activation_rules),
@@ -211,7 +221,7 @@ export const Agent = Type.Object({
   system_prompt: Type.String(),
   model: Nullable(Type.String(), { description: "null: the service's default model" }),
   prompt_config: Type.Record(Type.String(), Type.Unknown()),
-  tools: toolsSchema(true, 'tools keyed by name'),
+  tools: toolsSchema(true, TOOLS_DESCRIPTION),
   data: Type.Record(Type.String(), Type.Unknown()),
   activation_rules: Type.Record(Type.String(), Type.Unknown()),
   follow_up_settings: Type.Record(Type.String(), Type.Unknown()),

@@ -36,6 +36,9 @@ export interface SimilarItem {
 /** How items are ranked: pgvector's distance operator in its schema, or the same cosine computed in SQL. */
 export type VectorMethod = { kind: 'pgvector'; schema: string } | { kind: 'scan' };
 
+/** Items the scan in SQL (no pgvector) reads at most: those changed last. */
+export const SCAN_ITEMS = 10_000;
+
 // What each database offers, read once per connection pool.
 const methods = new WeakMap<Db, Promise<VectorMethod>>();
 
@@ -64,8 +67,10 @@ export const searchRepository = {
   /**
    * The `limit` active items of the business's collections (all, or those of `collectionIds`) whose
    * embedding is nearest to `vector` by cosine, most similar first, then by id. Exact either way:
-   * pgvector's `<=>` over each candidate, or the same sum in SQL, so both rank alike. Items embedded
-   * with another number of dimensions (another model) and zero vectors are left out.
+   * pgvector's `<=>` over each candidate, or the same sum in SQL, so both rank alike. The scan in
+   * SQL costs some 70 µs an item at 256 dimensions, so it reads the SCAN_ITEMS items changed last
+   * (docs/PERFORMANCE.md#vector-search). Items embedded with another number of dimensions (another
+   * model) and zero vectors are left out.
    */
   async nearestItems(
     db: Db,
@@ -81,16 +86,20 @@ export const searchRepository = {
           )}) ${`[${query.vector.join(',')}]`}::${sql.raw(`${quoted(method.schema)}.vector`)})`
         : sql<number>`(select 1 - sum(a * b) / nullif(sqrt(sum(a * a)) * sqrt(sum(b * b)), 0)
             from unnest(i.embedding, ${query.vector}::float8[]) as t(a, b))`;
+    const bound = method.kind === 'scan' ? sql`order by updated_at desc, id desc limit ${SCAN_ITEMS}` : sql``;
     const { rows } = await sql<SimilarItem>`
       select id, collection_id, collection, external_id, payload, 1 - distance as score from (
         select i.id, i.collection_id, c.name as collection, i.external_id, i.payload,
           -- The planner may compute the distance before the filter below: a CASE keeps other lengths out of it.
           case when cardinality(i.embedding) = ${query.vector.length} then ${distance} end as distance
-        from search_items i
-        join search_collections c on c.business_id = i.business_id and c.id = i.collection_id
-        where i.business_id = ${businessId} and i.is_active and i.embedding is not null
-          and cardinality(i.embedding) = ${query.vector.length}
-          and (${collections}::uuid[] is null or i.collection_id = any(${collections}::uuid[]))
+        from (
+          select id, collection_id, external_id, payload, embedding from search_items
+          where business_id = ${businessId} and is_active and embedding is not null
+            and cardinality(embedding) = ${query.vector.length}
+            and (${collections}::uuid[] is null or collection_id = any(${collections}::uuid[]))
+          ${bound}
+        ) i
+        join search_collections c on c.business_id = ${businessId} and c.id = i.collection_id
       ) ranked
       where distance is not null and distance <> 'NaN'
       order by distance, id
