@@ -184,14 +184,12 @@ export class AiRunJobHandler implements JobHandler {
         })),
       });
       for (const [i, call] of answer.toolCalls.entries()) {
-        const outcome =
-          i < MAX_CALLS_PER_ROUND
-            ? await this.toolCalls.execute(context, call, round)
-            : await this.toolCalls.execute(
-                context,
-                { ...call, name: `${call.name} (over ${MAX_CALLS_PER_ROUND})` },
-                round,
-              );
+        const outcome = await this.toolCalls.execute(
+          context,
+          call,
+          round,
+          i < MAX_CALLS_PER_ROUND ? undefined : `at most ${MAX_CALLS_PER_ROUND} tool calls in one answer`,
+        );
         if (outcome.ended) return { done: true, recorded: true };
         messages.push({ role: 'tool', tool_call_id: call.id, content: outcome.content });
       }

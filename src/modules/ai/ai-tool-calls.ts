@@ -18,6 +18,7 @@ import { aiRunsRepository, type AiRunRow, type RunStatus, type ToolCallRecord } 
 import {
   checkToolCall,
   type AiToolName,
+  type CheckedCall,
   type ToolArguments,
   type ToolConfig,
   type TransferTarget,
@@ -97,10 +98,13 @@ function boundedFields(payload: Record<string, unknown>): Record<string, unknown
 export class AiToolCalls {
   constructor(private readonly deps: AiToolDeps) {}
 
-  async execute(ctx: ToolRunContext, call: ToolCallRequest, round: number): Promise<ToolCallOutcome> {
+  /** Runs `call` of the model's answer `round`; with `refusal`, only answers and records it as that error. */
+  async execute(ctx: ToolRunContext, call: ToolCallRequest, round: number, refusal?: string): Promise<ToolCallOutcome> {
     const started = performance.now();
     const tools = ctx.agent.tools as Record<string, ToolConfig>;
-    const checked = checkToolCall(call, tools, ctx.enabled);
+    const checked: CheckedCall = refusal
+      ? { ok: false, error: refusal, raw: call.arguments.slice(0, 2000) }
+      : checkToolCall(call, tools, ctx.enabled);
     const record = (effect: Effect): ToolCallRecord => ({
       id: call.id.slice(0, 200),
       round,
