@@ -24,6 +24,8 @@ const STATUS: Record<Run['status'], string> = {
   skipped: 'Skipped',
   superseded: 'Superseded by a newer message',
   handed_over: 'Handed to a person',
+  resolved: 'Resolved the conversation',
+  transferred: 'Transferred the conversation',
 };
 
 const BOT_STATUS: Record<NonNullable<Run['bot_status']>, string> = {
