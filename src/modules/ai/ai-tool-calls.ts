@@ -150,11 +150,17 @@ export class AiToolCalls {
       case 'update_contact': {
         const args = checked.args as ToolArguments['update_contact'];
         return this.act(ctx, record, undefined, async (trx) => {
-          await this.deps.contacts.updateIn(trx, ctx.job.business_id, ctx.contactId, args.fields, {
-            actorType: 'ai_agent',
-            agentId: ctx.agent.id,
-            source: 'ai',
-          });
+          try {
+            await this.deps.contacts.updateIn(trx, ctx.job.business_id, ctx.contactId, args.fields, {
+              actorType: 'ai_agent',
+              agentId: ctx.agent.id,
+              source: 'ai',
+            });
+          } catch (err) {
+            // The update's own rules refused it before writing (too many custom fields, say).
+            if (err instanceof DomainError) return { error: err.message };
+            throw err;
+          }
           return { result: { updated: Object.keys(args.fields) } };
         });
       }
