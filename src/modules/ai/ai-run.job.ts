@@ -57,9 +57,11 @@ function unanswered(history: RunMessage[]): string[] {
 /**
  * One run of a conversation's AI agent (docs/ARCHITECTURE.md#the-ai-agents-run): find or start the
  * run's record for the newest inbound message, check the conversation still wants an answer, build
- * the prompt, call the model, and send the reply as the agent, in one transaction with the run's
- * end and the job's: a run taken up again after a crash finds its record answered and sends
- * nothing. A model that fails after its retries hands the conversation to people.
+ * the prompt, call the model (running the tool calls it asks for, each in its own commit, and calling
+ * it again, up to MAX_TOOL_ROUNDS times), and send the reply as the agent, in one transaction with
+ * the run's end and the job's: a run taken up again after a crash finds its record answered and
+ * sends nothing, or carries on after the tool calls it recorded. A model that fails after its
+ * retries, or keeps asking for tools, hands the conversation to people.
  */
 export class AiRunJobHandler implements JobHandler {
   readonly kind = AI_RUN_JOB;
