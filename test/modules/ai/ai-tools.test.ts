@@ -217,6 +217,35 @@ describe("the agent's tools", () => {
   });
 });
 
+describe('a tool the conversation no longer wants', () => {
+  it('a person took over while the model answered: the tool it asks for does nothing, and the run ends skipped', async () => {
+    let release: (value?: unknown) => void = () => undefined;
+    const held = new Promise((resolve) => (release = resolve));
+    f.llm.script({
+      hold: held,
+      then: { toolCalls: [{ name: 'resolve_conversation', arguments: { reason: 'listo' } }] },
+    });
+    const asked = f.llm.requests.length;
+    await f.inbound('Hola', '34600000011');
+    await f.llm.waitForRequests(asked + 1);
+    const conversationId = await f.conversationOf('34600000011');
+    const take = await f.app.app.inject({
+      method: 'POST',
+      url: `/admin/v1/businesses/${f.tenant.businessId}/conversations/${conversationId}/manual-control`,
+      headers: adminHeaders,
+      payload: { active: true },
+    });
+    expect(take.statusCode).toBe(200);
+    release();
+    const run = await endedRun(f, conversationId);
+    expect(run).toMatchObject({ status: 'skipped', outcome: 'manual_control', tool_calls: [] });
+    expect((await eventsOf(f, conversationId)).map((e) => e.type)).toEqual([
+      'agent_assigned',
+      'manual_control_activated',
+    ]);
+  });
+});
+
 describe('transfer', () => {
   const transfers = async (conversationId: string) =>
     (await eventsOf(f, conversationId)).filter((e) => e.type.startsWith('transfer_'));
