@@ -1,6 +1,7 @@
 import { Type, type Static, type TSchema } from 'typebox';
 import { Nullable, OneOf, Timestamp, Uuid } from '../../http/common.schemas.ts';
 import { ActivationRulesInput } from './activation-rules.ts';
+import { FollowUpSettingsInput, InactivityRunSettingsInput } from './timer-settings.ts';
 
 /** Bounds of an agent's configuration (the contract gives none). */
 export const AGENT_LIMITS = {
@@ -161,8 +162,8 @@ const settings = {
   prompt_config: PromptConfig,
   data: JsonObject('free-form data the agent draws on'),
   activation_rules: ActivationRulesInput,
-  follow_up_settings: JsonObject('follow-up messages after a silence'),
-  inactivity_run_settings: JsonObject('what the agent does when a conversation goes quiet'),
+  follow_up_settings: FollowUpSettingsInput,
+  inactivity_run_settings: InactivityRunSettingsInput,
 };
 
 /** The body of POST /admin/v1/businesses/:bid/agents. */

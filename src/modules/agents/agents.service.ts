@@ -8,6 +8,7 @@ import { teamsRepository } from '../teams/teams.repository.ts';
 import { usersRepository } from '../users/users.repository.ts';
 import { checkActivationRules, type ActivationRules } from './activation-rules.ts';
 import { agentsRepository, type AgentValues } from './agents.repository.ts';
+import { checkTimerSettings } from './timer-settings.ts';
 import {
   AGENT_JSON_FIELDS,
   AGENT_LIMITS,
@@ -104,6 +105,8 @@ export class AgentsService {
       if (changes.tools) await checkTransferTargets(trx, businessId, values.tools, '/agent/tools');
       if (changes.activation_rules !== undefined)
         await this.checkRules(trx, businessId, values.activation_rules, '/agent/activation_rules');
+      for (const field of ['follow_up_settings', 'inactivity_run_settings'] as const)
+        if (changes[field] !== undefined) checkTimerSettings(field, values[field]);
       const sent = Object.keys(changes) as (keyof AgentRecord)[];
       const row = sent.length === 0 ? current : await agentsRepository.update(trx, businessId, agentId, values);
       const record = this.toRecord(row);
