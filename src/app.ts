@@ -97,6 +97,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   worker.register(services.sending.sendJobHandler(app.log));
   worker.register(services.contactMerge.moveJobHandler(app.log));
   worker.register(services.aiRuns.runJobHandler(app.log));
+  for (const handler of services.aiTimers.jobHandlers()) worker.register(handler);
   const embedJob = services.search.embedJobHandler();
   if (embedJob) worker.register(embedJob);
   runComponents(

@@ -29,6 +29,8 @@ export interface Config {
   embeddings: EmbeddingsConfig | undefined;
   /** The chat-completions API AI agents answer with (OpenAI-compatible); unset = agents do not answer. */
   llm: LlmConfig | undefined;
+  /** The AI agents' daily token budget and when a quiet conversation's sentiment is analysed. */
+  ai: AiConfig;
   /**
    * Whose X-Forwarded-For names the client (sign-in throttling, logs): none, every proxy, the nearest
    * `n` proxies, or proxies at these addresses or CIDR ranges.
@@ -75,6 +77,13 @@ export interface LlmConfig {
   maxRetries: number;
   /** Runs one process has in hand at once (most of a run is waiting for the model). */
   concurrency: number;
+}
+
+export interface AiConfig {
+  /** Tokens (in and out) a business's agents may use per UTC day unless the business sets its own; 0: no bound. */
+  dailyTokenBudget: number;
+  /** Minutes without messages after which a conversation's sentiment is analysed; 0: only on resolution. */
+  sentimentQuietMinutes: number;
 }
 
 export class ConfigError extends Error {}
@@ -203,6 +212,28 @@ function llm(env: Env): LlmConfig | undefined {
   };
 }
 
+/** A number of minutes, 0 or more; fractions are allowed (tests wait seconds, not minutes). */
+function minutes(env: Env, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!/^[0-9]+(\.[0-9]+)?$/.test(raw) || !Number.isFinite(value) || value > 525_600)
+    throw new ConfigError(`${name} must be a number of minutes from 0 to 525600, got "${raw}"`);
+  return value;
+}
+
+/** AI_DAILY_TOKEN_BUDGET and AI_SENTIMENT_QUIET_MINUTES. */
+function ai(env: Env): AiConfig {
+  const raw = env.AI_DAILY_TOKEN_BUDGET;
+  let dailyTokenBudget = 0;
+  if (raw !== undefined && raw !== '') {
+    dailyTokenBudget = Number(raw);
+    if (!/^[0-9]+$/.test(raw) || !Number.isSafeInteger(dailyTokenBudget))
+      throw new ConfigError(`AI_DAILY_TOKEN_BUDGET must be a whole number of tokens, 0 or more, got "${raw}"`);
+  }
+  return { dailyTokenBudget, sentimentQuietMinutes: minutes(env, 'AI_SENTIMENT_QUIET_MINUTES', 1440) };
+}
+
 /** TRUST_PROXY: unset or false = none; true = every proxy; a number of proxies; else addresses or CIDRs. */
 function trustProxy(env: Env): boolean | number | string[] {
   const raw = (env.TRUST_PROXY ?? '').trim();
@@ -277,6 +308,7 @@ export function loadConfig(env: Env = process.env): Config {
     rateLimitWindowSeconds: positiveInt(env, 'RATE_LIMIT_WINDOW_SECONDS', 60),
     embeddings: embeddings(env),
     llm: llm(env),
+    ai: ai(env),
     trustProxy: trustProxy(env),
     dashboard: dashboard(env),
   };

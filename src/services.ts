@@ -30,6 +30,9 @@ import { AgentsService } from './modules/agents/agents.service.ts';
 import { AI_RUN_JOB } from './modules/ai/ai-run.job.ts';
 import { aiRunSubscriber } from './modules/ai/ai-run.subscriber.ts';
 import { AiRunsService } from './modules/ai/ai-runs.service.ts';
+import { aiTimersSubscriber } from './modules/ai/ai-timers.subscriber.ts';
+import { AiTimersService } from './modules/ai/ai-timers.service.ts';
+import { TokenBudget } from './modules/ai/token-budget.ts';
 import { openAiChatModel } from './modules/ai/llm-client.ts';
 import { openAiEmbeddings } from './modules/search/embeddings.client.ts';
 import { SearchService } from './modules/search/search.service.ts';
@@ -106,6 +109,16 @@ export function createServices(
   void domainEvents.register(
     aiRunSubscriber({ llmConfigured: chatModel !== undefined, clock, wake: () => worker.wake(AI_RUN_JOB) }),
   );
+  // Follow-ups, quiet conversations, manual control's return and sentiment: durable timers per conversation.
+  void domainEvents.register(
+    aiTimersSubscriber({
+      llmConfigured: chatModel !== undefined,
+      sentimentQuietMinutes: config.ai.sentimentQuietMinutes,
+      wake: (kind) => worker.wake(kind),
+    }),
+  );
+  const budget = new TokenBudget(db, config.ai.dailyTokenBudget);
+  const conversationOps = new ConversationOpsService(db, domainEvents);
   return {
     channels,
     channelSetup: new ChannelSetupService(channels, config.publicUrl),
@@ -139,14 +152,24 @@ export function createServices(
       replies,
       search,
       contacts,
+      budget,
       concurrency: config.llm?.concurrency,
+    }),
+    aiTimers: new AiTimersService({
+      db,
+      model: chatModel,
+      replies,
+      budget,
+      conversationOps,
+      domainEvents,
+      sentimentQuietMinutes: config.ai.sentimentQuietMinutes,
     }),
     agents: new AgentsService(db, { llmConfigured: config.llm !== undefined }),
     search,
     webhooks,
     exports: new ExportsService(db, config.secretKeys),
     timeline: new TimelineService(db, config.secretKeys),
-    conversationOps: new ConversationOpsService(db, domainEvents),
+    conversationOps,
     inbox: new InboxService(db, dashboardContacts, config.secretKeys),
     thread: new ThreadService(db, media, config.secretKeys),
     domainEvents,

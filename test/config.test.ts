@@ -145,3 +145,26 @@ describe('LLM_URL and its settings', () => {
     expect(() => llm({ LLM_URL: 'http://x.test', LLM_CONCURRENCY: 'many' })).toThrow(/positive integer/);
   });
 });
+
+describe('AI_DAILY_TOKEN_BUDGET and AI_SENTIMENT_QUIET_MINUTES', () => {
+  const ai = (env: Record<string, string>) => loadConfig({ DATA_DIR: 'memory://', SECRET_KEY: KEY, ...env }).ai;
+
+  it('default to no budget and a day of quiet, and read whole tokens and minutes with fractions', () => {
+    expect(ai({})).toEqual({ dailyTokenBudget: 0, sentimentQuietMinutes: 1440 });
+    expect(ai({ AI_DAILY_TOKEN_BUDGET: '250000', AI_SENTIMENT_QUIET_MINUTES: '0.5' })).toEqual({
+      dailyTokenBudget: 250_000,
+      sentimentQuietMinutes: 0.5,
+    });
+    expect(ai({ AI_DAILY_TOKEN_BUDGET: '0', AI_SENTIMENT_QUIET_MINUTES: '0' })).toEqual({
+      dailyTokenBudget: 0,
+      sentimentQuietMinutes: 0,
+    });
+  });
+
+  it('refuse what is not a count of tokens or of minutes', () => {
+    for (const value of ['-1', '1.5', 'lots', '1e6', '99999999999999999999'])
+      expect(() => ai({ AI_DAILY_TOKEN_BUDGET: value }), value).toThrow(/AI_DAILY_TOKEN_BUDGET/);
+    for (const value of ['-1', 'soon', '1e3', '525601', '.5'])
+      expect(() => ai({ AI_SENTIMENT_QUIET_MINUTES: value }), value).toThrow(/AI_SENTIMENT_QUIET_MINUTES/);
+  });
+});

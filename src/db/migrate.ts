@@ -27,6 +27,7 @@ import * as contactsAssignedUser from './migrations/0028-contacts-assigned-user.
 import * as mergedContacts from './migrations/0029-merged-contacts.ts';
 import * as aiRuns from './migrations/0031-ai-runs.ts';
 import * as aiTools from './migrations/0032-ai-tools.ts';
+import * as aiTimers from './migrations/0033-ai-timers.ts';
 
 /** Migrations are imported statically so they run the same under tsx, Vitest and a bundle. */
 const migrations: Record<string, Migration> = {
@@ -58,6 +59,7 @@ const migrations: Record<string, Migration> = {
   '0029-merged-contacts': mergedContacts,
   '0031-ai-runs': aiRuns,
   '0032-ai-tools': aiTools,
+  '0033-ai-timers': aiTimers,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

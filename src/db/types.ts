@@ -9,6 +9,8 @@ export interface BusinessesTable {
   id: string;
   name: string;
   created_at: Timestamp;
+  /** Tokens the business's AI agents may use per UTC day; null: AI_DAILY_TOKEN_BUDGET, 0: no bound. */
+  ai_daily_token_budget: number | null;
 }
 
 export interface ApiKeysTable {
@@ -337,10 +339,25 @@ export interface AiRunsTable {
   id: string;
   conversation_id: string;
   agent_id: string;
-  /** The newest inbound message the run answers; unique per conversation. */
+  /** What the run is for: an answer, a follow-up after a silence, or a sentiment (migration 0033). */
+  kind: Generated<'reply' | 'follow_up' | 'sentiment'>;
+  /**
+   * The message the run is for, unique per conversation and kind: the newest inbound message a reply
+   * answers, the agent's message a follow-up follows, the newest message a sentiment covers.
+   */
   trigger_message_id: string;
   input_message_ids: Generated<string[]>;
-  status: Generated<'running' | 'replied' | 'skipped' | 'superseded' | 'handed_over' | 'resolved' | 'transferred'>;
+  status: Generated<
+    | 'running'
+    | 'replied'
+    | 'skipped'
+    | 'superseded'
+    | 'handed_over'
+    | 'resolved'
+    | 'transferred'
+    | 'analyzed'
+    | 'failed'
+  >;
   outcome: string | null;
   model_calls: Json<unknown[]>;
   tool_calls: Json<unknown[]>;

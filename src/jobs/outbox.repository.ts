@@ -8,6 +8,16 @@ export type OutboxJob = Selectable<OutboxTable>;
 
 type NewJob = { business_id: string; id: string; kind: string; ref_id: string; run_at?: string };
 
+/** The kinds of work that keep at most one waiting job per record (scheduleOnePerRef). */
+export const AI_TIMER_KINDS = ['ai_sentiment', 'ai_follow_up', 'ai_inactivity', 'ai_manual_control'] as const;
+export type OnePerRefKind = 'ai_run' | (typeof AI_TIMER_KINDS)[number];
+
+// The conflict targets name each partial unique index by its columns and its very predicate.
+const AI_RUN_WAITING = sql`(business_id, ref_id) where kind = 'ai_run' and state = 'pending'`;
+const AI_TIMER_WAITING = sql.raw(
+  `(business_id, kind, ref_id) where kind in (${AI_TIMER_KINDS.map((k) => `'${k}'`).join(', ')}) and state = 'pending'`,
+);
+
 export const outboxRepository = {
   async insert(db: Db, row: NewJob): Promise<void> {
     await db.insertInto('outbox').values(row).execute();
@@ -19,22 +29,27 @@ export const outboxRepository = {
 
   /**
    * Jobs of a kind that keeps at most one waiting (pending) job per record: ai_run, one per
-   * conversation (index outbox_ai_run_waiting, migration 0031). Each is due `delay_seconds` from now
-   * (the database's clock); a record that has a waiting job already keeps it, moved to the later of
-   * the two times, so work asked for again while it waits runs once, after the last ask. A job
-   * running meanwhile is not waiting: the new one waits beside it.
+   * conversation (index outbox_ai_run_waiting, migration 0031), and the AI agent's timers, one of
+   * each kind per conversation (outbox_ai_timer_waiting, migration 0033). Each is due `delay_seconds`
+   * from now (the database's clock); a record that has a waiting job already keeps it, moved to the
+   * later of the two times (`latest`: work asked for again while it waits runs once, after the last
+   * ask) or the sooner (`earliest`: a cause that wants it now pulls it in). A job running meanwhile
+   * is not waiting: the new one waits beside it.
    */
   async scheduleOnePerRef(
     db: Db,
-    kind: 'ai_run',
+    kind: OnePerRefKind,
     jobs: { business_id: string; id: string; ref_id: string; delay_seconds: number }[],
+    keep: 'latest' | 'earliest' = 'latest',
   ): Promise<void> {
     if (jobs.length === 0) return;
+    const runAt =
+      keep === 'latest' ? sql`greatest(outbox.run_at, excluded.run_at)` : sql`least(outbox.run_at, excluded.run_at)`;
     await sql`insert into outbox (business_id, id, kind, ref_id, run_at)
       select v.business_id, v.id, ${kind}, v.ref_id, now() + make_interval(secs => v.delay_seconds)
       from ${jsonRows('v', { business_id: 'uuid', id: 'uuid', ref_id: 'uuid', delay_seconds: 'float8' }, jobs)}
-      on conflict (business_id, ref_id) where kind = 'ai_run' and state = 'pending'
-      do update set run_at = greatest(outbox.run_at, excluded.run_at)`.execute(db);
+      on conflict ${kind === 'ai_run' ? AI_RUN_WAITING : AI_TIMER_WAITING}
+      do update set run_at = ${runAt}`.execute(db);
   },
 
   /** Whether the record has a waiting job of the kind (scheduleOnePerRef) besides `job`. */

@@ -1,6 +1,6 @@
 import type { Db } from '../db/database.ts';
 import { newId } from '../lib/ids.ts';
-import { outboxRepository, type OutboxJob } from './outbox.repository.ts';
+import { outboxRepository, type OnePerRefKind, type OutboxJob } from './outbox.repository.ts';
 
 /**
  * What a handler decided about one job. `recorded: true` says the handler has already ended the job
@@ -98,18 +98,20 @@ export function enqueueJobs(trx: Db, jobs: NewJob[]): Promise<void> {
 
 /**
  * Schedules, in the caller's transaction, the one waiting job of each record of a kind that keeps
- * one (outboxRepository.scheduleOnePerRef): due `delaySeconds` from now, or the waiting one pushed
- * that late.
+ * one (outboxRepository.scheduleOnePerRef): due `delaySeconds` from now, or the waiting one moved
+ * that late (`latest`) or that soon (`earliest`).
  */
 export function scheduleJobs(
   trx: Db,
-  kind: 'ai_run',
+  kind: OnePerRefKind,
   jobs: { businessId: string; refId: string; delaySeconds: number }[],
+  keep: 'latest' | 'earliest' = 'latest',
 ): Promise<void> {
   return outboxRepository.scheduleOnePerRef(
     trx,
     kind,
     jobs.map((j) => ({ business_id: j.businessId, id: newId(), ref_id: j.refId, delay_seconds: j.delaySeconds })),
+    keep,
   );
 }
 

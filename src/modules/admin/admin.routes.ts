@@ -9,6 +9,7 @@ import {
   CreateApiKeyBody,
   CreateBusinessBody,
   ListBusinessesQuery,
+  UpdateBusinessBody,
 } from './admin.schemas.ts';
 
 const tags = ['operator'];
@@ -65,6 +66,24 @@ export const adminRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request) => ({ business: await businesses.get(request.params.bid) }),
+  );
+
+  app.patch(
+    '/businesses/:bid',
+    {
+      schema: {
+        tags,
+        security,
+        summary: "Change a business's name or its AI agents' daily token budget",
+        description:
+          'Sends the fields to change (at least one). `ai_daily_token_budget`: null returns the business to the ' +
+          "service's AI_DAILY_TOKEN_BUDGET, 0 lifts the bound.",
+        params: BusinessParams,
+        body: UpdateBusinessBody,
+        response: responses({ 200: Type.Object({ business: Business }) }, 400, 401, 404),
+      },
+    },
+    async (request) => ({ business: await businesses.update(request.params.bid, request.body) }),
   );
 
   app.post(

@@ -8,7 +8,26 @@ export const CreateBusinessBody = Type.Object(
   { name: Type.String({ minLength: 1, maxLength: 200 }) },
   { additionalProperties: false },
 );
-export const Business = Type.Object({ id: Uuid, name: Type.String(), created_at: Timestamp });
+const AI_DAILY_TOKEN_BUDGET =
+  "tokens (in and out) the business's AI agents may use per UTC day, replies, follow-ups and sentiments together; past it a reply hands the conversation to a person. null: the service's AI_DAILY_TOKEN_BUDGET; 0: no bound";
+
+export const Business = Type.Object({
+  id: Uuid,
+  name: Type.String(),
+  ai_daily_token_budget: Nullable(Type.Integer(), { description: AI_DAILY_TOKEN_BUDGET }),
+  created_at: Timestamp,
+});
+
+/** The body of PATCH /admin/v1/businesses/:bid: the fields to change. */
+export const UpdateBusinessBody = Type.Object(
+  {
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    ai_daily_token_budget: Type.Optional(
+      Nullable(Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }), { description: AI_DAILY_TOKEN_BUDGET }),
+    ),
+  },
+  { additionalProperties: false, minProperties: 1 },
+);
 
 export const CreateApiKeyBody = Type.Object(
   { name: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })) },

@@ -16,6 +16,7 @@ import { aiRunsRepository, type AiRunRow, type RunMessage, type ToolCallRecord }
 import { AiToolCalls } from './ai-tool-calls.ts';
 import { enabledTools, offeredTools, type ToolConfig } from './ai-tools.ts';
 import { ModelError, type ChatMessage, type ChatModel } from './llm-client.ts';
+import { BUDGET_EXHAUSTED, type TokenBudget } from './token-budget.ts';
 
 /** The outbox kind of a run: one waiting job per conversation (ref_id), scheduled by ai-run.subscriber.ts. */
 export const AI_RUN_JOB = 'ai_run';
@@ -45,6 +46,8 @@ export interface AiRunDeps {
   log: { error(obj: object, msg: string): void };
   /** Runs in hand at once (LLM_CONCURRENCY). */
   concurrency?: number;
+  /** The business's daily token budget; a run past it hands the conversation to a person unasked. */
+  budget?: Pick<TokenBudget, 'exhausted'>;
 }
 
 /** The messages a run answers: the inbound ones after the business's latest message. */
@@ -138,6 +141,12 @@ export class AiRunJobHandler implements JobHandler {
     const agent = await agentsRepository.find(db, businessId, run.agent_id);
     if (stop || !agent || !model) {
       await this.end(job, run, stop === 'superseded' ? 'superseded' : 'skipped', stop ?? 'agent_removed');
+      return { done: true, recorded: true };
+    }
+    if (await this.deps.budget?.exhausted(businessId)) {
+      await this.handOver(job, run, agent, "the business's daily token budget is used up", {
+        outcome: BUDGET_EXHAUSTED,
+      });
       return { done: true, recorded: true };
     }
     const contact = await contactsRepository.find(db, businessId, state.contact_id);
@@ -283,7 +292,7 @@ export class AiRunJobHandler implements JobHandler {
     run: AiRunRow,
     agent: Agent,
     reason: string,
-    options: { notify?: boolean } = {},
+    options: { notify?: boolean; outcome?: string } = {},
   ): Promise<void> {
     const { db, replies } = this.deps;
     const fallback = agent.prompt_config.fallback_message;
@@ -304,7 +313,7 @@ export class AiRunJobHandler implements JobHandler {
         return;
       }
       if (plan) await replies.lockAgentReply(trx, plan);
-      await this.handOverIn(trx, job, reason, { run, plan });
+      await this.handOverIn(trx, job, reason, { run, plan, outcome: options.outcome });
     });
     await replies.afterAgentReplies();
   }
@@ -317,7 +326,7 @@ export class AiRunJobHandler implements JobHandler {
     trx: Db,
     job: OutboxJob,
     reason: string,
-    given: { run: AiRunRow; plan: SendPlan | undefined } | null,
+    given: { run: AiRunRow; plan: SendPlan | undefined; outcome?: string } | null,
   ): Promise<void> {
     const businessId = job.business_id;
     const state = await aiRunsRepository.runState(trx, businessId, job.ref_id);
@@ -334,7 +343,7 @@ export class AiRunJobHandler implements JobHandler {
     if (run)
       await aiRunsRepository.finish(trx, businessId, run.id, {
         status: 'handed_over',
-        outcome: 'handed_over',
+        outcome: given?.outcome ?? 'handed_over',
         error: reason,
         reply_text: messageId ? (given?.plan?.text ?? null) : null,
         reply_message_id: messageId,

@@ -134,19 +134,20 @@ export const aiRunsRepository = {
       insert into ai_runs (business_id, id, conversation_id, agent_id, trigger_message_id, input_message_ids)
       values (${row.business_id}, ${row.id}, ${row.conversation_id}, ${row.agent_id}, ${row.trigger_message_id},
         ${row.input_message_ids}::uuid[])
-      on conflict (business_id, conversation_id, trigger_message_id) do update
+      on conflict (business_id, conversation_id, kind, trigger_message_id) do update
         set attempts = ai_runs.attempts + (case when ai_runs.status = 'running' then 1 else 0 end)
       returning *`.execute(db);
     return rows[0];
   },
 
-  /** The conversation's latest run still running (one a stopped worker left), if any. */
+  /** The conversation's latest reply run still running (one a stopped worker left), if any. */
   running(db: Db, businessId: string, conversationId: string): Promise<AiRunRow | undefined> {
     return db
       .selectFrom('ai_runs')
       .selectAll()
       .where('business_id', '=', businessId)
       .where('conversation_id', '=', conversationId)
+      .where('kind', '=', 'reply')
       .where('status', '=', 'running')
       .orderBy('id', 'desc')
       .limit(1)
@@ -154,7 +155,7 @@ export const aiRunsRepository = {
   },
 
   /**
-   * Ends as superseded the conversation's runs still running for an older message than
+   * Ends as superseded the conversation's reply runs still running for an older message than
    * `triggerMessageId` (one a stopped worker left, or one still waiting for the model, whose reply
    * then goes nowhere): the run of the newest message answers theirs too.
    */
@@ -164,6 +165,7 @@ export const aiRunsRepository = {
       .set({ status: 'superseded', outcome: 'superseded', finished_at: sql<string>`now()` })
       .where('business_id', '=', businessId)
       .where('conversation_id', '=', conversationId)
+      .where('kind', '=', 'reply')
       .where('status', '=', 'running')
       .where('trigger_message_id', '!=', triggerMessageId)
       .execute();

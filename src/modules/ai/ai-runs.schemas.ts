@@ -9,7 +9,10 @@ export const RUN_STATUSES = [
   'handed_over',
   'resolved',
   'transferred',
+  'analyzed',
+  'failed',
 ] as const;
+export const RUN_KINDS = ['reply', 'follow_up', 'sentiment'] as const;
 
 const ModelCall = Type.Object({
   model: Type.String(),
@@ -37,13 +40,27 @@ export const AiRun = Type.Object({
   id: Uuid,
   conversation_id: Uuid,
   agent_id: Uuid,
-  trigger_message_id: Uuid,
-  input_message_ids: Type.Array(Uuid, { description: 'the inbound messages the run answered, oldest first' }),
+  kind: OneOf(RUN_KINDS, {
+    description:
+      "reply (answers the customer's messages), follow_up (written after the customer's silence), sentiment (the conversation's sentiment, after its resolution or a quiet period)",
+  }),
+  trigger_message_id: Type.String({
+    format: 'uuid',
+    description:
+      "the message the run is for: the newest inbound message a reply answers, the agent's message a follow-up follows, the newest message a sentiment covers",
+  }),
+  input_message_ids: Type.Array(Uuid, {
+    description:
+      'the inbound messages a reply answered, oldest first; for a follow-up, the inbound message the silence follows',
+  }),
   status: OneOf(RUN_STATUSES, {
     description:
-      'running; replied; skipped (manual control, the agent changed, the conversation closed, no model); superseded (a newer message came: its run answers); handed_over (to a person: human_handoff, a failure, a transfer with no target available, too many tool rounds); resolved (resolve_conversation); transferred (a transfer accepted)',
+      'running; replied (a reply or a follow-up sent); skipped (manual control, the agent changed, the conversation closed, no model, the daily token budget used up); superseded (a newer message came: its run answers); handed_over (to a person: human_handoff, a failure, a transfer with no target available, too many tool rounds, the daily token budget used up); resolved (resolve_conversation); transferred (a transfer accepted); analyzed (a sentiment written); failed (the model gave no usable answer)',
   }),
-  outcome: Nullable(Type.String(), { description: 'why the run ended as it did' }),
+  outcome: Nullable(Type.String(), {
+    description:
+      'why the run ended as it did (budget_exhausted: the business used its daily token budget; a sentiment: its value)',
+  }),
   model_calls: Type.Array(ModelCall),
   tool_calls: Type.Array(ToolCall),
   reply_text: Nullable(Type.String()),

@@ -37,6 +37,7 @@ function toRun(row: AiRunRow): Static<typeof AiRun> {
     id: row.id,
     conversation_id: row.conversation_id,
     agent_id: row.agent_id,
+    kind: row.kind,
     trigger_message_id: row.trigger_message_id,
     input_message_ids: row.input_message_ids,
     status: row.status,

@@ -16,6 +16,13 @@ export class BusinessesService {
     return business;
   }
 
+  /** Changes the business's name or settings (what the body sends); 404 for an unknown business. */
+  async update(id: string, changes: { name?: string; ai_daily_token_budget?: number | null }) {
+    const business = await businessesRepository.update(this.db, id, changes);
+    if (!business) throw notFound('business');
+    return business;
+  }
+
   isEmpty() {
     return businessesRepository.isEmpty(this.db);
   }

@@ -52,6 +52,29 @@ export const conversationOpsRepository = {
       .executeTakeFirst();
   },
 
+  /**
+   * How long the conversation has been quiet (seconds since its last message, or its creation, on the
+   * database's clock), and whether it was resolved since (index events_conversation_time).
+   */
+  async quietState(db: Db, businessId: string, id: string) {
+    const { rows } = await sql<{ quiet_seconds: number; resolved_since: boolean }>`
+      select extract(epoch from now() - coalesce(c.last_message_at, c.created_at))::float8 as quiet_seconds,
+        exists (select 1 from events e
+          where e.business_id = c.business_id and e.conversation_id = c.id and e.type = 'conversation_resolved'
+            and e.created_at >= coalesce(c.last_message_at, c.created_at)) as resolved_since
+      from conversations c where c.business_id = ${businessId} and c.id = ${id}`.execute(db);
+    return rows[0];
+  },
+
+  /** Seconds since manual control was last turned on (its newest manual_control_activated), or null. */
+  async manualControlAge(db: Db, businessId: string, id: string): Promise<number | null> {
+    const { rows } = await sql<{ age: number }>`
+      select extract(epoch from now() - e.created_at)::float8 as age from events e
+      where e.business_id = ${businessId} and e.conversation_id = ${id} and e.type = 'manual_control_activated'
+      order by e.created_at desc, e.id desc limit 1`.execute(db);
+    return rows[0]?.age ?? null;
+  },
+
   /** Closes (now) or reopens the conversation. */
   setClosed(db: Db, businessId: string, id: string, closed: boolean) {
     return db

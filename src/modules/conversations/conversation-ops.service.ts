@@ -21,6 +21,12 @@ export interface AssigneeChange {
   agent_id?: string | null;
 }
 
+/** What a timer's operation did: acted, or nothing, or nothing yet (due again in `dueInSeconds`). */
+export interface TimerOutcome {
+  acted: boolean;
+  dueInSeconds?: number;
+}
+
 /** Who acts through the operator API: a team member (dashboard) when `user_id` is given, else the system. */
 export interface OpsActor {
   user_id?: string;
@@ -102,6 +108,74 @@ export class ConversationOpsService {
     return this.run(businessId, id, body, (trx, row, actor) =>
       assignConversation(trx, businessId, row, actor, assignee),
     );
+  }
+
+  /**
+   * What an AI agent's inactivity settings do to a conversation quiet for `afterSeconds`, by the
+   * system for the agent: resolve it (conversation_resolved, reason inactivity) or archive it
+   * (conversation_archived, origin timer). Read again under the conversation's lock: nothing when it
+   * closed, its agent changed, or it was resolved since its last message; a message since answers
+   * when it is due now.
+   */
+  afterInactivity(
+    businessId: string,
+    id: string,
+    timer: { agentId: string; action: 'resolve' | 'archive'; afterSeconds: number },
+  ): Promise<TimerOutcome> {
+    return this.onTimer(businessId, id, timer.agentId, async (trx, row, actor) => {
+      if (row.closed_at !== null) return { acted: false };
+      const quiet = await conversationOpsRepository.quietState(trx, businessId, id);
+      if (quiet.quiet_seconds < timer.afterSeconds)
+        return { acted: false, dueInSeconds: timer.afterSeconds - quiet.quiet_seconds };
+      if (timer.action === 'archive') {
+        await events.conversationArchived(trx, businessId, row, actor, { origin: 'timer' });
+        await conversationOpsRepository.setClosed(trx, businessId, id, true);
+      } else {
+        if (quiet.resolved_since) return { acted: false };
+        await events.conversationResolved(trx, businessId, row, actor, { reason: 'inactivity' });
+      }
+      return { acted: true };
+    });
+  }
+
+  /**
+   * Returns the conversation to its AI agent `afterSeconds` after manual control was last turned on
+   * (manual_control_released, reason timer, by the system for the agent). Read again under the
+   * conversation's lock: nothing when it is no longer under manual control, is pinned, or its agent
+   * changed; a newer activation answers when it is due now.
+   */
+  releaseOnTimer(businessId: string, id: string, timer: { agentId: string; afterSeconds: number }) {
+    return this.onTimer(businessId, id, timer.agentId, async (trx, row, actor): Promise<TimerOutcome> => {
+      if (!row.manual_control || row.manual_control_locked) return { acted: false };
+      const age = await conversationOpsRepository.manualControlAge(trx, businessId, id);
+      if (age === null) return { acted: false };
+      if (age < timer.afterSeconds) return { acted: false, dueInSeconds: timer.afterSeconds - age };
+      const { active, locked, transitions } = manualControlChange(row, { active: false });
+      for (const transition of transitions)
+        if (transition === 'released')
+          await events.manualControlReleased(trx, businessId, row, actor, { reason: 'timer' });
+      await conversationOpsRepository.update(trx, businessId, id, {
+        manual_control: active,
+        manual_control_locked: locked,
+      });
+      return { acted: true };
+    });
+  }
+
+  /** A timer's operation: the conversation locked, its agent still `agentId`, the system acting for it. */
+  private async onTimer(
+    businessId: string,
+    id: string,
+    agentId: string,
+    op: (trx: Db, row: OpsConversationRow, actor: events.EventActor) => Promise<TimerOutcome>,
+  ): Promise<TimerOutcome> {
+    const outcome = await this.db.transaction().execute(async (trx) => {
+      const row = await conversationOpsRepository.findForUpdate(trx, businessId, id);
+      if (!row || row.agent_id !== agentId) return { acted: false };
+      return op(trx, row, { actorType: 'system', agentId });
+    });
+    if (outcome.acted) await this.domainEvents.dispatch(['conversation_changed']);
+    return outcome;
   }
 
   private async run(

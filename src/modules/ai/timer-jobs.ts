@@ -1,0 +1,38 @@
+import type { Db } from '../../db/database.ts';
+import { outboxRepository, type OnePerRefKind, type OutboxJob } from '../../jobs/outbox.repository.ts';
+import { scheduleJobs } from '../../jobs/outbox.worker.ts';
+import { aiRunsRepository, type AiRunRow, type RunStatus } from './ai-runs.repository.ts';
+
+/**
+ * The outbox kinds of the AI agent's timers, each keeping one waiting job per conversation (ref_id),
+ * scheduled by ai-timers.subscriber.ts.
+ */
+export const AI_SENTIMENT_JOB = 'ai_sentiment';
+export const AI_FOLLOW_UP_JOB = 'ai_follow_up';
+export const AI_INACTIVITY_JOB = 'ai_inactivity';
+export const AI_MANUAL_CONTROL_JOB = 'ai_manual_control';
+
+/**
+ * A timer found its conversation not yet due (a message or an activation came after it was
+ * scheduled): the job ends and the conversation's waiting one is due `seconds` from now, in one commit.
+ * A timer's due time is a hint; what it does is decided from the conversation when it runs.
+ */
+export async function dueAgainIn(db: Db, job: OutboxJob, kind: OnePerRefKind, seconds: number): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    await outboxRepository.complete(trx, job);
+    await scheduleJobs(trx, kind, [{ businessId: job.business_id, refId: job.ref_id, delaySeconds: seconds }]);
+  });
+}
+
+/** Ends a timer's run that sends or writes nothing, with its job, in one commit. */
+export async function endRun(
+  db: Db,
+  job: OutboxJob,
+  run: AiRunRow,
+  end: { status: Exclude<RunStatus, 'running'>; outcome: string; error?: string; reply_text?: string },
+): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    await aiRunsRepository.finish(trx, job.business_id, run.id, end);
+    await outboxRepository.complete(trx, job);
+  });
+}
