@@ -11,6 +11,8 @@ type NewJob = { business_id: string; id: string; kind: string; ref_id: string; r
 /** The kinds of work that keep at most one waiting job per record (scheduleOnePerRef). */
 export const AI_TIMER_KINDS = ['ai_sentiment', 'ai_follow_up', 'ai_inactivity', 'ai_manual_control'] as const;
 export type OnePerRefKind = 'ai_run' | (typeof AI_TIMER_KINDS)[number];
+/** What becomes of a record's waiting job when another is scheduled (scheduleOnePerRef). */
+export type KeepWaiting = 'latest' | 'earliest' | 'existing';
 
 // The conflict targets name each partial unique index by its columns and its very predicate.
 const AI_RUN_WAITING = sql`(business_id, ref_id) where kind = 'ai_run' and state = 'pending'`;
@@ -33,23 +35,26 @@ export const outboxRepository = {
    * each kind per conversation (outbox_ai_timer_waiting, migration 0033). Each is due `delay_seconds`
    * from now (the database's clock); a record that has a waiting job already keeps it, moved to the
    * later of the two times (`latest`: work asked for again while it waits runs once, after the last
-   * ask) or the sooner (`earliest`: a cause that wants it now pulls it in). A job running meanwhile
-   * is not waiting: the new one waits beside it.
+   * ask), to the sooner (`earliest`: a cause that wants it now pulls it in), or left as it is
+   * (`existing`: a job that found itself early defers to one a newer cause scheduled). A job running
+   * meanwhile is not waiting: the new one waits beside it.
    */
   async scheduleOnePerRef(
     db: Db,
     kind: OnePerRefKind,
     jobs: { business_id: string; id: string; ref_id: string; delay_seconds: number }[],
-    keep: 'latest' | 'earliest' = 'latest',
+    keep: KeepWaiting = 'latest',
   ): Promise<void> {
     if (jobs.length === 0) return;
-    const runAt =
-      keep === 'latest' ? sql`greatest(outbox.run_at, excluded.run_at)` : sql`least(outbox.run_at, excluded.run_at)`;
+    const onConflict = {
+      latest: sql`do update set run_at = greatest(outbox.run_at, excluded.run_at)`,
+      earliest: sql`do update set run_at = least(outbox.run_at, excluded.run_at)`,
+      existing: sql`do nothing`,
+    }[keep];
     await sql`insert into outbox (business_id, id, kind, ref_id, run_at)
       select v.business_id, v.id, ${kind}, v.ref_id, now() + make_interval(secs => v.delay_seconds)
       from ${jsonRows('v', { business_id: 'uuid', id: 'uuid', ref_id: 'uuid', delay_seconds: 'float8' }, jobs)}
-      on conflict ${kind === 'ai_run' ? AI_RUN_WAITING : AI_TIMER_WAITING}
-      do update set run_at = ${runAt}`.execute(db);
+      on conflict ${kind === 'ai_run' ? AI_RUN_WAITING : AI_TIMER_WAITING} ${onConflict}`.execute(db);
   },
 
   /** Whether the record has a waiting job of the kind (scheduleOnePerRef) besides `job`. */

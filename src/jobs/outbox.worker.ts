@@ -1,6 +1,6 @@
 import type { Db } from '../db/database.ts';
 import { newId } from '../lib/ids.ts';
-import { outboxRepository, type OnePerRefKind, type OutboxJob } from './outbox.repository.ts';
+import { outboxRepository, type KeepWaiting, type OnePerRefKind, type OutboxJob } from './outbox.repository.ts';
 
 /**
  * What a handler decided about one job. `recorded: true` says the handler has already ended the job
@@ -99,13 +99,13 @@ export function enqueueJobs(trx: Db, jobs: NewJob[]): Promise<void> {
 /**
  * Schedules, in the caller's transaction, the one waiting job of each record of a kind that keeps
  * one (outboxRepository.scheduleOnePerRef): due `delaySeconds` from now, or the waiting one moved
- * that late (`latest`) or that soon (`earliest`).
+ * that late (`latest`) or that soon (`earliest`), or kept as it is (`existing`).
  */
 export function scheduleJobs(
   trx: Db,
   kind: OnePerRefKind,
   jobs: { businessId: string; refId: string; delaySeconds: number }[],
-  keep: 'latest' | 'earliest' = 'latest',
+  keep: KeepWaiting = 'latest',
 ): Promise<void> {
   return outboxRepository.scheduleOnePerRef(
     trx,

@@ -1,6 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
-import { enqueueJob, OutboxWorker, type JobHandler, type JobOutcome } from '../../src/jobs/outbox.worker.ts';
+import {
+  enqueueJob,
+  OutboxWorker,
+  scheduleJobs,
+  type JobHandler,
+  type JobOutcome,
+} from '../../src/jobs/outbox.worker.ts';
 import { outboxRepository, type OutboxJob } from '../../src/jobs/outbox.repository.ts';
 import { createTenant, type Tenant } from '../helpers/tenants.ts';
 import { buildTestApp, type TestApp } from '../helpers/test-app.ts';
@@ -292,5 +298,40 @@ describe('outbox worker', () => {
     expect(await outboxRepository.extendLease(db, job, 600)).toBe(false);
     expect(await lease()).toBeLessThan(31);
     await outboxRepository.complete(db, taken);
+  });
+
+  it('keeps one waiting timer job per record and kind, moved later, sooner, or left as it is', async () => {
+    const db = t.database.db;
+    const [a, b] = [newId(), newId()];
+    const job = (refId: string, delaySeconds: number) => [{ businessId: tenant.businessId, refId, delaySeconds }];
+    const dueIn = async (kind: string, refId: string) => {
+      const { rows } = await sql<{ due: number }>`
+        select extract(epoch from run_at - now())::float8 as due from outbox
+        where business_id = ${tenant.businessId} and kind = ${kind} and ref_id = ${refId} and state = 'pending'`.execute(
+        db,
+      );
+      return rows.map((r) => Math.round(r.due));
+    };
+    await scheduleJobs(db, 'ai_follow_up', job(a, 60));
+    await scheduleJobs(db, 'ai_follow_up', job(a, 600));
+    await scheduleJobs(db, 'ai_follow_up', job(a, 30));
+    expect(await dueIn('ai_follow_up', a)).toEqual([600]);
+    await scheduleJobs(db, 'ai_follow_up', job(a, 45), 'earliest');
+    expect(await dueIn('ai_follow_up', a)).toEqual([45]);
+    await scheduleJobs(db, 'ai_follow_up', job(a, 900), 'existing');
+    expect(await dueIn('ai_follow_up', a)).toEqual([45]);
+    // Another kind, or another record, waits beside it.
+    await scheduleJobs(db, 'ai_inactivity', job(a, 120));
+    await scheduleJobs(db, 'ai_follow_up', job(b, 120));
+    expect([await dueIn('ai_inactivity', a), await dueIn('ai_follow_up', b)]).toEqual([[120], [120]]);
+    // A running job is not waiting: a new one waits beside it.
+    await db
+      .updateTable('outbox')
+      .set({ state: 'running' })
+      .where('kind', '=', 'ai_follow_up')
+      .where('ref_id', '=', a)
+      .execute();
+    await scheduleJobs(db, 'ai_follow_up', job(a, 60));
+    expect(await dueIn('ai_follow_up', a)).toEqual([60]);
   });
 });

@@ -18,7 +18,9 @@ export const agentsAdminRoutes: FastifyPluginAsyncTypebox = async (app) => {
         summary: 'Create an AI agent',
         description:
           'An agent with its configuration (all but name optional: type defaults to basic, system_prompt to "", model to null, the ' +
-          'JSON fields to {}; each tool needs `enabled`). Its id is the agent_id of POST /send-template and of GET/PATCH /agents/:agent_id.',
+          'JSON fields to {}; each tool needs `enabled`). Its id is the agent_id of POST /send-template and of GET/PATCH /agents/:agent_id. ' +
+          'follow_up_settings (follow-ups after a silence) and inactivity_run_settings (a quiet conversation resolved or archived, ' +
+          "manual control's return) drive the agent's timers; each is off until `enabled` (manual_control_release_minutes: until set).",
         params: BusinessParams,
         body: CreateAgentBody,
         response: responses({ 201: Type.Object({ agent: Agent }) }, 400, 401, 404),

@@ -21,6 +21,7 @@ export const updateAgentDescription =
   'activation_rules, follow_up_settings and inactivity_run_settings are merged into the stored objects at every depth ' +
   '(an array or a plain value replaces). Null values are dropped before validation, as if not sent, so a null never ' +
   'erases a setting. A new tool needs `enabled`; its `instructions` default to "". Each JSON field holds at most 64 KiB. ' +
+  'activation_rules, follow_up_settings and inactivity_run_settings are checked again as they would be stored (400). ' +
   'The answer carries id, name, type and each field sent, as it now is.';
 const security = [{ apiKey: [] }];
 

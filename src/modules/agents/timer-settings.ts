@@ -64,7 +64,7 @@ export const InactivityRunSettingsInput = Type.Object(
     ),
     manual_control_release_minutes: Type.Optional(
       Minutes(
-        'manual control (by a person or a hand-over) returns to the agent this long after it was turned on, unless pinned (manual_control_released, reason timer); 0 or absent: only by hand',
+        'manual control (by a person or a hand-over) returns to the agent this long after it was turned on or unpinned, unless pinned (manual_control_released, reason timer); 0 or absent: only by hand',
         'zero',
       ),
     ),

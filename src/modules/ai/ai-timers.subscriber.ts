@@ -17,6 +17,7 @@ interface Asked {
   /** The agent wrote (a reply, a follow-up): the follow-up timer starts. */
   agentMessages: Set<string>;
   resolved: Set<string>;
+  /** Manual control turned on, or unpinned: its return to the agent counts from then. */
   manualControl: Set<string>;
 }
 
@@ -33,7 +34,8 @@ function asked(batch: DomainEvent[]): Map<string, Asked> {
       business.messages.add(event.conversationId);
       if (event.data.sender_type === 'ai_agent') business.agentMessages.add(event.conversationId);
     } else if (event.data.event === 'conversation_resolved') business.resolved.add(event.conversationId);
-    else if (event.data.event === 'manual_control_activated') business.manualControl.add(event.conversationId);
+    else if (event.data.event === 'manual_control_activated' || event.data.event === 'manual_control_unlocked')
+      business.manualControl.add(event.conversationId);
   }
   return byBusiness;
 }
@@ -43,7 +45,7 @@ function asked(batch: DomainEvent[]): Map<string, Asked> {
  * hands the events over, for conversations that have an agent: a message moves the conversation's
  * waiting sentiment (AI_SENTIMENT_QUIET_MINUTES) and inactivity jobs later; the agent's message
  * starts the follow-up job; a resolution makes the sentiment job due now; manual control turned on
- * starts the job that returns it to the agent. Each job decides from the conversation when it runs.
+ * (or unpinned) starts the job that returns it to the agent. Each job decides from the conversation when it runs.
  */
 export function aiTimersSubscriber(deps: {
   llmConfigured: boolean;

@@ -15,7 +15,7 @@ export interface ManualControlTimerDeps {
 
 /**
  * Manual control returns to the agent `inactivity_run_settings.manual_control_release_minutes` after
- * it was last turned on, unless pinned (docs/ARCHITECTURE.md#the-ai-agents-timers):
+ * it was last turned on or unpinned, unless pinned (docs/ARCHITECTURE.md#the-ai-agents-timers):
  * `manual_control_released` with reason `timer`, through ConversationOpsService, which reads the
  * conversation again under its lock. A release by hand or a pin makes it do nothing; a newer
  * activation makes it due again from that one; run again, it releases once.

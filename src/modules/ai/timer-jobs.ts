@@ -14,13 +14,19 @@ export const AI_MANUAL_CONTROL_JOB = 'ai_manual_control';
 
 /**
  * A timer found its conversation not yet due (a message or an activation came after it was
- * scheduled): the job ends and the conversation's waiting one is due `seconds` from now, in one commit.
- * A timer's due time is a hint; what it does is decided from the conversation when it runs.
+ * scheduled): the job ends and the conversation's next one is due `seconds` from now, in one commit;
+ * one that a newer cause scheduled meanwhile is left as it is. A timer's due time is a hint: what it
+ * does is decided from the conversation when it runs.
  */
 export async function dueAgainIn(db: Db, job: OutboxJob, kind: OnePerRefKind, seconds: number): Promise<void> {
   await db.transaction().execute(async (trx) => {
     await outboxRepository.complete(trx, job);
-    await scheduleJobs(trx, kind, [{ businessId: job.business_id, refId: job.ref_id, delaySeconds: seconds }]);
+    await scheduleJobs(
+      trx,
+      kind,
+      [{ businessId: job.business_id, refId: job.ref_id, delaySeconds: seconds }],
+      'existing',
+    );
   });
 }
 

@@ -66,11 +66,14 @@ export const conversationOpsRepository = {
     return rows[0];
   },
 
-  /** Seconds since manual control was last turned on (its newest manual_control_activated), or null. */
+  /**
+   * Seconds since manual control was last turned on or unpinned (its newest manual_control_activated
+   * or manual_control_unlocked), or null.
+   */
   async manualControlAge(db: Db, businessId: string, id: string): Promise<number | null> {
     const { rows } = await sql<{ age: number }>`
       select extract(epoch from now() - e.created_at)::float8 as age from events e
-      where e.business_id = ${businessId} and e.conversation_id = ${id} and e.type = 'manual_control_activated'
+      where e.business_id = ${businessId} and e.conversation_id = ${id} and e.type in ('manual_control_activated', 'manual_control_unlocked')
       order by e.created_at desc, e.id desc limit 1`.execute(db);
     return rows[0]?.age ?? null;
   },

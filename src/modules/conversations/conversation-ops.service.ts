@@ -140,9 +140,9 @@ export class ConversationOpsService {
 
   /**
    * Returns the conversation to its AI agent `afterSeconds` after manual control was last turned on
-   * (manual_control_released, reason timer, by the system for the agent). Read again under the
-   * conversation's lock: nothing when it is no longer under manual control, is pinned, or its agent
-   * changed; a newer activation answers when it is due now.
+   * or unpinned (manual_control_released, reason timer, by the system for the agent). Read again
+   * under the conversation's lock: nothing when it is no longer under manual control, is pinned, or
+   * its agent changed; a newer activation answers when it is due now.
    */
   releaseOnTimer(businessId: string, id: string, timer: { agentId: string; afterSeconds: number }) {
     return this.onTimer(businessId, id, timer.agentId, async (trx, row, actor): Promise<TimerOutcome> => {

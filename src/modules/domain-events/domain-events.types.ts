@@ -42,8 +42,9 @@ export type AfterCommit = () => void;
  * crash (at least once). A failure rolls the batch back; it is handed over again later.
  *
  * Registered: webhook deliveries (`message_created`), the dashboards' live stream (every type,
- * src/modules/live) and the AI agent (`message_created` from a contact, scheduling its run job with
- * `trx`, src/modules/ai). The slot that is coming:
+ * src/modules/live), the AI agent (`message_created` from a contact, scheduling its run job with
+ * `trx`, src/modules/ai) and its timers (`message_created` and `conversation_changed`, scheduling
+ * their jobs with `trx`). The slot that is coming:
  * - search indexing: `message_created` and `contact_changed`, writing its index rows or embedding
  *   jobs with `trx`.
  */

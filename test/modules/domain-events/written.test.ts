@@ -242,7 +242,8 @@ describe('domain events are written with their cause', () => {
         return row;
       });
     expect((await eventsOf(message.id)).map((e) => e.type)).toEqual(['message_created']);
-    // Pending for the subscribers that take message_created: the AI agent, the live stream and the webhook deliveries.
+    // Pending for the subscribers that take message_created: the AI agent's runs and its timers, the live stream
+    // and the webhook deliveries.
     const pendingFor = await db()
       .selectFrom('domain_event_pending as p')
       .innerJoin('domain_events as e', 'e.id', 'p.event_id')
@@ -250,6 +251,11 @@ describe('domain events are written with their cause', () => {
       .where('e.subject_id', '=', message.id)
       .orderBy('p.subscriber')
       .execute();
-    expect(pendingFor).toEqual([{ subscriber: 'ai_agent' }, { subscriber: 'live-stream' }, { subscriber: 'webhooks' }]);
+    expect(pendingFor).toEqual([
+      { subscriber: 'ai_agent' },
+      { subscriber: 'ai_timers' },
+      { subscriber: 'live-stream' },
+      { subscriber: 'webhooks' },
+    ]);
   });
 });
