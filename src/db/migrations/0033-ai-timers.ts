@@ -1,5 +1,21 @@
 import { sql, type Kysely } from 'kysely';
 
+const STATUSES = ['analyzed', 'failed'];
+
+/** The run statuses the check allows now: 0031's and those other migrations added. */
+async function allowedStatuses(db: Kysely<unknown>): Promise<string[]> {
+  const { rows } = await sql<{ def: string }>`SELECT pg_get_constraintdef(oid) AS def FROM pg_constraint
+    WHERE conrelid = 'ai_runs'::regclass AND conname = 'ai_runs_status_check'`.execute(db);
+  return [...(rows[0]?.def ?? '').matchAll(/'([a-z_]+)'/g)].map((m) => m[1]);
+}
+
+/** Replaces the check of run statuses with one allowing `statuses`. */
+async function allowStatuses(db: Kysely<unknown>, statuses: string[]): Promise<void> {
+  await sql`ALTER TABLE ai_runs DROP CONSTRAINT ai_runs_status_check`.execute(db);
+  await sql`ALTER TABLE ai_runs ADD CONSTRAINT ai_runs_status_check
+    CHECK (status IN (${sql.join(statuses.map((s) => sql.lit(s)))}))`.execute(db);
+}
+
 /**
  * The AI agent's timers (follow-ups, inactivity, the release of manual control, sentiment) and the
  * daily token budget.
@@ -17,9 +33,8 @@ import { sql, type Kysely } from 'kysely';
 export async function up(db: Kysely<unknown>): Promise<void> {
   await sql`ALTER TABLE ai_runs ADD COLUMN kind text NOT NULL DEFAULT 'reply'
     CHECK (kind IN ('reply', 'follow_up', 'sentiment'))`.execute(db);
-  await sql`ALTER TABLE ai_runs DROP CONSTRAINT ai_runs_status_check`.execute(db);
-  await sql`ALTER TABLE ai_runs ADD CONSTRAINT ai_runs_status_check
-    CHECK (status IN ('running', 'replied', 'skipped', 'superseded', 'handed_over', 'analyzed', 'failed'))`.execute(db);
+  // Added to what the check allows, whichever migrations added statuses before.
+  await allowStatuses(db, [...new Set([...(await allowedStatuses(db)), ...STATUSES])]);
   await sql`ALTER TABLE ai_runs DROP CONSTRAINT ai_runs_business_id_conversation_id_trigger_message_id_key`.execute(db);
   await sql`ALTER TABLE ai_runs ADD CONSTRAINT ai_runs_trigger
     UNIQUE (business_id, conversation_id, kind, trigger_message_id)`.execute(db);
@@ -47,8 +62,9 @@ export async function down(db: Kysely<unknown>): Promise<void> {
   await sql`ALTER TABLE ai_runs DROP CONSTRAINT IF EXISTS ai_runs_trigger`.execute(db);
   await sql`ALTER TABLE ai_runs ADD CONSTRAINT ai_runs_business_id_conversation_id_trigger_message_id_key
     UNIQUE (business_id, conversation_id, trigger_message_id)`.execute(db);
-  await sql`ALTER TABLE ai_runs DROP CONSTRAINT ai_runs_status_check`.execute(db);
-  await sql`ALTER TABLE ai_runs ADD CONSTRAINT ai_runs_status_check
-    CHECK (status IN ('running', 'replied', 'skipped', 'superseded', 'handed_over'))`.execute(db);
+  await allowStatuses(
+    db,
+    (await allowedStatuses(db)).filter((s) => !STATUSES.includes(s)),
+  );
   await sql`ALTER TABLE ai_runs DROP COLUMN kind`.execute(db);
 }

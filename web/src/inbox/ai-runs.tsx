@@ -26,7 +26,12 @@ const STATUS: Record<Run['status'], string> = {
   handed_over: 'Handed to a person',
   resolved: 'Resolved the conversation',
   transferred: 'Transferred the conversation',
+  analyzed: 'Analysed',
+  failed: 'Failed',
 };
+
+/** What a run was for: an answer, a follow-up after a silence, or the conversation's sentiment. */
+const KIND: Record<Run['kind'], string> = { reply: 'Reply', follow_up: 'Follow-up', sentiment: 'Sentiment' };
 
 const BOT_STATUS: Record<NonNullable<Run['bot_status']>, string> = {
   bot_start: "bot_start: the agent's first reply in the conversation",
@@ -168,7 +173,7 @@ function RunItem({ run, texts }: { run: Run; texts: Map<string, string> }) {
     <li className={styles.run}>
       <article aria-labelledby={id}>
         <h3 id={id}>
-          {STATUS[run.status]} · <time dateTime={run.created_at}>{time(run.created_at)}</time>
+          {KIND[run.kind]}: {STATUS[run.status]} · <time dateTime={run.created_at}>{time(run.created_at)}</time>
         </h3>
         <dl className={styles.facts}>
           <dt>Outcome</dt>
@@ -189,14 +194,18 @@ function RunItem({ run, texts }: { run: Run; texts: Map<string, string> }) {
           )}
         </dl>
 
-        <h4>Messages answered</h4>
-        <ul className={styles.runList}>
-          {run.input_message_ids.map((messageId) => (
-            <li key={messageId} className={styles.text}>
-              {texts.get(messageId) ?? 'An earlier message, not loaded in the thread.'}
-            </li>
-          ))}
-        </ul>
+        {run.kind === 'reply' && (
+          <>
+            <h4>Messages answered</h4>
+            <ul className={styles.runList}>
+              {run.input_message_ids.map((messageId) => (
+                <li key={messageId} className={styles.text}>
+                  {texts.get(messageId) ?? 'An earlier message, not loaded in the thread.'}
+                </li>
+              ))}
+            </ul>
+          </>
+        )}
 
         <h4>Model calls</h4>
         {run.model_calls.length === 0 ? (
@@ -238,9 +247,13 @@ function RunItem({ run, texts }: { run: Run; texts: Map<string, string> }) {
           </ul>
         )}
 
-        <h4>Reply</h4>
-        <p className={styles.text}>{run.reply_text ?? 'No reply was sent.'}</p>
-        {run.bot_status && <p className={styles.note}>{BOT_STATUS[run.bot_status]}</p>}
+        {run.kind !== 'sentiment' && (
+          <>
+            <h4>{run.kind === 'follow_up' ? 'Follow-up' : 'Reply'}</h4>
+            <p className={styles.text}>{run.reply_text ?? 'No reply was sent.'}</p>
+            {run.bot_status && <p className={styles.note}>{BOT_STATUS[run.bot_status]}</p>}
+          </>
+        )}
       </article>
     </li>
   );
