@@ -1,8 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import { sql } from 'kysely';
 import type { Db } from '../src/db/database.ts';
+import { SENTIMENT_INSTRUCTION } from '../src/modules/ai/sentiment.job.ts';
 import { inboundMessage, type FakeGraphApi } from '../test/helpers/fake-graph-api.ts';
-import type { FakeLlmApi, LlmAnswer } from '../test/helpers/fake-llm-api.ts';
+import type { ChatRequest, FakeLlmApi, LlmAnswer } from '../test/helpers/fake-llm-api.ts';
 import { adminHeaders, createTenant } from '../test/helpers/tenants.ts';
 import { createWhatsAppChannel, notificationFor, postSigned } from '../test/modules/inbound/whatsapp-helpers.ts';
 import type { EvalCase, ScriptedAnswer } from './case.schema.ts';
@@ -38,6 +39,9 @@ async function until(check: () => Promise<boolean>, ms: number, what: string): P
     await sleep(50);
   }
 }
+
+/** A conversation's sentiment, asked for after a resolution: no turn's script answers it. */
+const isSentiment = (request: ChatRequest) => request.body.messages?.[0]?.content === SENTIMENT_INSTRUCTION;
 
 const toAnswer = (a: ScriptedAnswer): LlmAnswer =>
   'text' in a ? { text: a.text } : { toolCalls: a.tool_calls.map((c) => ({ name: c.name, arguments: c.arguments })) };
@@ -83,11 +87,13 @@ export async function runCase(service: EvalService, c: EvalCase & { file?: strin
   const since = new Date(Date.now() - 1000).toISOString();
   const failures: string[] = [];
 
+  // The agent's answers: follow-ups and sentiments are runs of other kinds.
   const runsOf = async () => {
     const { rows } = await sql<{ status: string; outcome: string | null }>`
-      select status, outcome from ai_runs where business_id = ${bid} order by id`.execute(db);
+      select status, outcome from ai_runs where business_id = ${bid} and kind = 'reply' order by id`.execute(db);
     return rows;
   };
+  const askedFor = () => scripted?.requests.filter((r) => !isSentiment(r)).length ?? 0;
   const agentMessages = async () => {
     const { rows } = await sql<{ n: number }>`
       select count(*)::int as n from messages where business_id = ${bid} and sender_type = 'ai_agent'`.execute(db);
@@ -101,9 +107,12 @@ export async function runCase(service: EvalService, c: EvalCase & { file?: strin
 
   for (const [i, turn] of c.turns.entries()) {
     const answers = (turn.script ?? []).map(toAnswer);
-    const asked = scripted?.requests.length ?? 0;
+    const asked = askedFor();
     if (scripted)
-      scripted.reply = () => answers.shift() ?? { text: `(the script of turn ${i + 1} has no more answers)` };
+      scripted.reply = (request) =>
+        isSentiment(request)
+          ? { text: 'NEUTRAL' }
+          : (answers.shift() ?? { text: `(the script of turn ${i + 1} has no more answers)` });
     const before = (await runsOf()).length;
     for (const text of turn.customer) {
       const res = await postSigned(
@@ -131,9 +140,9 @@ export async function runCase(service: EvalService, c: EvalCase & { file?: strin
       // The replies the runs accepted, handed to the channel.
       await until(async () => sentTo().length >= (await agentMessages()), 10_000, `the replies of turn ${i + 1}`);
     }
-    if (scripted && turn.script && scripted.requests.length - asked !== turn.script.length)
+    if (scripted && turn.script && askedFor() - asked !== turn.script.length)
       failures.push(
-        `turn ${i + 1}: the model was asked ${scripted.requests.length - asked} times; the script has ${turn.script.length} answers`,
+        `turn ${i + 1}: the model was asked ${askedFor() - asked} times; the script has ${turn.script.length} answers`,
       );
   }
 

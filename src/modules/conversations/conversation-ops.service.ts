@@ -132,7 +132,7 @@ export class ConversationOpsService {
         await conversationOpsRepository.setClosed(trx, businessId, id, true);
       } else {
         if (quiet.resolved_since) return { acted: false };
-        await events.conversationResolved(trx, businessId, row, actor, { reason: 'inactivity' });
+        await resolveConversation(trx, businessId, row, actor, 'inactivity');
       }
       return { acted: true };
     });

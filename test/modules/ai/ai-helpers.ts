@@ -180,12 +180,15 @@ export async function patchAgent(f: AiFixture, agent: Record<string, unknown>) {
   return res.json().agent as Record<string, unknown>;
 }
 
-/** Waits until the conversation's latest run has ended, and answers it. */
+/**
+ * Waits until the conversation's latest reply run has ended, and answers it (a resolution's sentiment
+ * is a run of its own kind that may start after it).
+ */
 export async function endedRun(f: AiFixture, conversationId: string, timeoutMs = 10_000) {
   let run: Record<string, any> | undefined;
   await waitUntil(
     async () => {
-      [run] = await runsOf(f, conversationId);
+      [run] = (await runsOf(f, conversationId)).filter((r) => r.kind === 'reply');
       return run !== undefined && run.status !== 'running';
     },
     timeoutMs,

@@ -1,11 +1,12 @@
 import { sql } from 'kysely';
+import { SENTIMENT_INSTRUCTION } from '../../../src/modules/ai/sentiment.job.ts';
 import type { ChatRequest, LlmAnswer } from '../../helpers/fake-llm-api.ts';
 import { adminHeaders } from '../../helpers/tenants.ts';
 import type { AiFixture } from './ai-helpers.ts';
 
 /** Whether a request to the model is a sentiment's classification (its instruction comes first). */
 export const isSentimentRequest = (request: ChatRequest) =>
-  request.body.messages?.[0]?.content?.startsWith("You classify the customer's overall sentiment") === true;
+  request.body.messages?.[0]?.content === SENTIMENT_INSTRUCTION;
 
 /** Whether a request to the model asks for a follow-up (its instruction comes last). */
 export const isFollowUpRequest = (request: ChatRequest) =>
