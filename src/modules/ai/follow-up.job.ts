@@ -1,6 +1,6 @@
 import type { Db } from '../../db/database.ts';
 import { outboxRepository, type OutboxJob } from '../../jobs/outbox.repository.ts';
-import { repeatableTries, type JobHandler, type JobOutcome } from '../../jobs/outbox.worker.ts';
+import type { JobHandler, JobOutcome } from '../../jobs/outbox.worker.ts';
 import { DomainError } from '../../lib/domain-errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { agentsRepository } from '../agents/agents.repository.ts';
@@ -11,15 +11,19 @@ import { buildPrompt } from './ai-prompt.ts';
 import { aiRunsRepository, type AiRunRow } from './ai-runs.repository.ts';
 import { aiTimersRepository } from './ai-timers.repository.ts';
 import { ModelError, type ChatModel } from './llm-client.ts';
-import { AI_FOLLOW_UP_JOB, dueAgainIn, endRun } from './timer-jobs.ts';
+import {
+  AI_FOLLOW_UP_JOB,
+  afterRecordedTimerFailure,
+  onRecordedTimerAbandoned,
+  dueAgainIn,
+  endRun,
+} from './timer-jobs.ts';
 import { BUDGET_EXHAUSTED, type TokenBudget } from './token-budget.ts';
 
 /** Latest messages of the conversation the model reads to write a follow-up. */
 const HISTORY_MESSAGES = 50;
 /** The longest follow-up sent (WhatsApp's bound of a text message). */
 const REPLY_MAX_CHARS = 4096;
-/** Tries of a follow-up that fails unexpectedly (a database error): nobody waits for it, so it then ends. */
-const tries = repeatableTries(3);
 
 const INSTRUCTION =
   'The customer has not answered your last message. Write one short, friendly follow-up to them, in the ' +
@@ -50,19 +54,12 @@ export class FollowUpJobHandler implements JobHandler {
   constructor(private readonly deps: FollowUpDeps) {}
 
   async handle(job: OutboxJob): Promise<JobOutcome> {
-    try {
-      return await this.run(job);
-    } catch (err) {
-      const outcome = tries.afterFailure(job, true, (err as Error).message);
-      if ('failed' in outcome)
-        await aiTimersRepository.failRunning(this.deps.db, job.business_id, job.ref_id, 'follow_up', outcome.failed);
-      return outcome;
-    }
+    return this.run(job).catch((err: unknown) => afterRecordedTimerFailure(this.deps.db, job, 'follow_up', err));
   }
 
   /** Its record and the send's single commit keep a follow-up run again from sending twice. */
   onAbandoned(job: OutboxJob): Promise<'retry' | 'give_up'> {
-    return tries.onAbandoned(job);
+    return onRecordedTimerAbandoned(job);
   }
 
   private async run(job: OutboxJob): Promise<JobOutcome> {

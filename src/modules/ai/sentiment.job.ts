@@ -1,6 +1,6 @@
 import type { Db } from '../../db/database.ts';
 import { outboxRepository, type OutboxJob } from '../../jobs/outbox.repository.ts';
-import { repeatableTries, type JobHandler, type JobOutcome } from '../../jobs/outbox.worker.ts';
+import type { JobHandler, JobOutcome } from '../../jobs/outbox.worker.ts';
 import { newId } from '../../lib/ids.ts';
 import { agentsRepository } from '../agents/agents.repository.ts';
 import { conversationOpsRepository } from '../conversations/conversation-ops.repository.ts';
@@ -9,7 +9,13 @@ import { SENTIMENTS, sentimentAnalyzed } from '../events/events.writer.ts';
 import { aiRunsRepository, type AiRunRow, type RunMessage } from './ai-runs.repository.ts';
 import { aiTimersRepository } from './ai-timers.repository.ts';
 import { ModelError, type ChatMessage, type ChatModel } from './llm-client.ts';
-import { AI_SENTIMENT_JOB, dueAgainIn, endRun } from './timer-jobs.ts';
+import {
+  AI_SENTIMENT_JOB,
+  afterRecordedTimerFailure,
+  onRecordedTimerAbandoned,
+  dueAgainIn,
+  endRun,
+} from './timer-jobs.ts';
 import { BUDGET_EXHAUSTED, type TokenBudget } from './token-budget.ts';
 
 type Sentiment = (typeof SENTIMENTS)[number];
@@ -19,8 +25,6 @@ const TRANSCRIPT_MESSAGES = 50;
 const TRANSCRIPT_CHARS = 1000;
 /** Answers asked for in one try of the job before an answer outside the three values ends it. */
 const ANSWERS = 3;
-/** Tries of the job when the model fails (after its client's retries) or the database does. */
-const tries = repeatableTries(3);
 
 /** The classification's system message, first in its request. */
 export const SENTIMENT_INSTRUCTION =
@@ -62,19 +66,12 @@ export class SentimentJobHandler implements JobHandler {
   constructor(private readonly deps: SentimentDeps) {}
 
   async handle(job: OutboxJob): Promise<JobOutcome> {
-    try {
-      return await this.run(job);
-    } catch (err) {
-      const outcome = tries.afterFailure(job, true, (err as Error).message);
-      if ('failed' in outcome)
-        await aiTimersRepository.failRunning(this.deps.db, job.business_id, job.ref_id, 'sentiment', outcome.failed);
-      return outcome;
-    }
+    return this.run(job).catch((err: unknown) => afterRecordedTimerFailure(this.deps.db, job, 'sentiment', err));
   }
 
   /** The record's single commit keeps an analysis run again from writing twice. */
   onAbandoned(job: OutboxJob): Promise<'retry' | 'give_up'> {
-    return tries.onAbandoned(job);
+    return onRecordedTimerAbandoned(job);
   }
 
   private async run(job: OutboxJob): Promise<JobOutcome> {

@@ -1,7 +1,8 @@
 import type { Db } from '../../db/database.ts';
 import { outboxRepository, type OnePerRefKind, type OutboxJob } from '../../jobs/outbox.repository.ts';
-import { scheduleJobs } from '../../jobs/outbox.worker.ts';
+import { repeatableTries, scheduleJobs, type JobOutcome } from '../../jobs/outbox.worker.ts';
 import { aiRunsRepository, type AiRunRow, type RunStatus } from './ai-runs.repository.ts';
+import { aiTimersRepository } from './ai-timers.repository.ts';
 
 /**
  * The outbox kinds of the AI agent's timers, each keeping one waiting job per conversation (ref_id),
@@ -42,3 +43,24 @@ export async function endRun(
     await outboxRepository.complete(trx, job);
   });
 }
+
+/** Tries of a follow-up or a sentiment analysis that fails (the model after its client's retries, the database). */
+const recordedTries = repeatableTries(3);
+
+/**
+ * A follow-up's or a sentiment analysis's try that failed: tried again on the outbox's schedule for
+ * repeatable work; past its tries, its running record ends failed, since no customer waits for it.
+ */
+export async function afterRecordedTimerFailure(
+  db: Db,
+  job: OutboxJob,
+  kind: 'follow_up' | 'sentiment',
+  err: unknown,
+): Promise<JobOutcome> {
+  const outcome = recordedTries.afterFailure(job, true, (err as Error).message);
+  if ('failed' in outcome) await aiTimersRepository.failRunning(db, job.business_id, job.ref_id, kind, outcome.failed);
+  return outcome;
+}
+
+/** A follow-up or a sentiment analysis whose worker stopped runs again: its record keeps it from acting twice. */
+export const onRecordedTimerAbandoned = (job: OutboxJob) => recordedTries.onAbandoned(job);
