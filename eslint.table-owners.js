@@ -38,6 +38,7 @@ export const TABLE_OWNERS = {
   search_items: 'modules/search',
   outbox: 'jobs',
   ai_runs: 'modules/ai',
+  ai_token_usage: 'modules/ai',
   rate_limit_counters: 'http',
 };
 

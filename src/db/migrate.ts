@@ -28,6 +28,7 @@ import * as mergedContacts from './migrations/0029-merged-contacts.ts';
 import * as aiRuns from './migrations/0031-ai-runs.ts';
 import * as aiTools from './migrations/0032-ai-tools.ts';
 import * as aiTimers from './migrations/0033-ai-timers.ts';
+import * as aiTokenUsage from './migrations/0035-ai-token-usage.ts';
 
 /** Migrations are imported statically so they run the same under tsx, Vitest and a bundle. */
 const migrations: Record<string, Migration> = {
@@ -60,6 +61,7 @@ const migrations: Record<string, Migration> = {
   '0031-ai-runs': aiRuns,
   '0032-ai-tools': aiTools,
   '0033-ai-timers': aiTimers,
+  '0035-ai-token-usage': aiTokenUsage,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

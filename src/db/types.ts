@@ -479,6 +479,14 @@ export interface DomainEventPendingTable {
   event_id: number;
 }
 
+/** A business's tokens of one UTC day (migration 0035), added to as model calls are recorded. */
+export interface AiTokenUsageTable {
+  business_id: string;
+  day: string;
+  /** bigint: text from PostgreSQL, a number from PGlite. */
+  tokens: string | number;
+}
+
 export interface Database {
   webhooks: WebhooksTable;
   webhook_deliveries: WebhookDeliveriesTable;
@@ -490,6 +498,7 @@ export interface Database {
   templates: TemplatesTable;
   outbox: OutboxTable;
   ai_runs: AiRunsTable;
+  ai_token_usage: AiTokenUsageTable;
   idempotency_keys: IdempotencyKeysTable;
   media: MediaTable;
   businesses: BusinessesTable;

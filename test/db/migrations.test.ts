@@ -307,3 +307,31 @@ describe.runIf(engine === 'pglite')('migration 0033 (AI timers)', () => {
     await migrateToLatest(db);
   });
 });
+
+describe.runIf(engine === 'pglite')('migration 0035 (AI token usage)', () => {
+  it("counts today's tokens from the runs already recorded, and yesterday's runs not", async () => {
+    const db = database.db;
+    await migrateTo(db, '0033-ai-timers');
+    const [businessId, contactId, conversationId, agentId] = [newId(), newId(), newId(), newId()];
+    await sql`INSERT INTO businesses (id, name) VALUES (${businessId}, 'Tokens')`.execute(db);
+    await sql`INSERT INTO contacts (business_id, id, phone_number) VALUES (${businessId}, ${contactId}, '+34600999111')`.execute(
+      db,
+    );
+    await sql`INSERT INTO conversations (business_id, id, contact_id, channel)
+      VALUES (${businessId}, ${conversationId}, ${contactId}, 'whatsapp')`.execute(db);
+    const call = (tokensIn: number, tokensOut: number | null) =>
+      JSON.stringify([{ model: 'm', tokens_in: tokensIn, tokens_out: tokensOut, latency_ms: 1 }]);
+    await sql`INSERT INTO ai_runs (business_id, id, conversation_id, agent_id, trigger_message_id, model_calls, created_at)
+      VALUES (${businessId}, ${newId()}, ${conversationId}, ${agentId}, ${newId()}, ${call(100, 20)}::jsonb, now()),
+        (${businessId}, ${newId()}, ${conversationId}, ${agentId}, ${newId()}, ${call(7, null)}::jsonb, now()),
+        (${businessId}, ${newId()}, ${conversationId}, ${agentId}, ${newId()}, ${call(5000, 5000)}::jsonb,
+          now() - interval '2 days')`.execute(db);
+
+    await migrateToLatest(db);
+    const { rows } = await sql<{ tokens: string }>`SELECT tokens FROM ai_token_usage
+      WHERE business_id = ${businessId}`.execute(db);
+    expect(rows.map((r) => Number(r.tokens))).toEqual([127]);
+    await migrateTo(db, '0033-ai-timers');
+    await migrateToLatest(db);
+  });
+});

@@ -171,10 +171,16 @@ export const aiRunsRepository = {
       .execute();
   },
 
-  /** Appends the record of one model call. */
+  /** Appends the record of one model call, and adds its tokens to the business's day (the budget's count). */
   async addModelCall(db: Db, businessId: string, runId: string, call: ModelCall): Promise<void> {
-    await sql`update ai_runs set model_calls = model_calls || ${JSON.stringify([call])}::jsonb
-      where business_id = ${businessId} and id = ${runId}`.execute(db);
+    const tokens = (call.tokens_in ?? 0) + (call.tokens_out ?? 0);
+    await sql`with run as (
+        update ai_runs set model_calls = model_calls || ${JSON.stringify([call])}::jsonb
+        where business_id = ${businessId} and id = ${runId} returning business_id
+      )
+      insert into ai_token_usage (business_id, day, tokens)
+      select business_id, (now() at time zone 'UTC')::date, ${tokens}::bigint from run where ${tokens}::bigint > 0
+      on conflict (business_id, day) do update set tokens = ai_token_usage.tokens + excluded.tokens`.execute(db);
   },
 
   /**

@@ -164,16 +164,14 @@ export const aiTimersRepository = {
       .execute();
   },
 
-  /**
-   * Tokens (in and out) of the model calls recorded by the business's runs that started this UTC
-   * day: a range of index ai_runs_day.
-   */
+  /** Tokens (in and out) of the model calls the business's runs recorded this UTC day. */
   async tokensToday(db: Db, businessId: string): Promise<number> {
-    const { rows } = await sql<{ used: number }>`
-      select coalesce(sum(coalesce((c->>'tokens_in')::bigint, 0) + coalesce((c->>'tokens_out')::bigint, 0)), 0)::bigint as used
-      from ai_runs r cross join lateral jsonb_array_elements(r.model_calls) c
-      where r.business_id = ${businessId}
-        and r.created_at >= date_trunc('day', now() at time zone 'UTC') at time zone 'UTC'`.execute(db);
-    return rows[0]?.used ?? 0;
+    const row = await db
+      .selectFrom('ai_token_usage')
+      .select('tokens')
+      .where('business_id', '=', businessId)
+      .where('day', '=', sql<string>`(now() at time zone 'UTC')::date`)
+      .executeTakeFirst();
+    return Number(row?.tokens ?? 0);
   },
 };

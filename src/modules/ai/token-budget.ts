@@ -8,7 +8,7 @@ export const BUDGET_EXHAUSTED = 'budget_exhausted';
 /**
  * A business's daily token budget of its AI agents: its own (`businesses.ai_daily_token_budget`) or
  * the service's (AI_DAILY_TOKEN_BUDGET); 0 is no bound. Checked as a run starts (a reply, a
- * follow-up the model writes, a sentiment) against the tokens of the runs that started this UTC day,
+ * follow-up the model writes, a sentiment) against the tokens its model calls recorded this UTC day,
  * so a reply's tool rounds, and runs in flight at once, may pass it by what they use.
  */
 export class TokenBudget {
