@@ -75,6 +75,7 @@ export function createServices(
   const providerConnections = guardedAgent(targets);
   const channels = new ChannelsService(db, new SecretBox(config.secretKeys, 'channel-secrets'), targets, {
     dispatcher: providerConnections,
+    publicUrl: config.publicUrl,
   });
   const domainEvents = new DomainEventDispatcher(db);
   const contacts = new ContactsService(db, links, domainEvents);

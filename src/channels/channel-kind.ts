@@ -46,9 +46,16 @@ export interface WebhookTransport {
   /** Other path segments the route answers under besides the kind (`/channels/<alias>/webhook`). */
   readonly aliases: readonly string[];
   /**
-   * The body as parsed JSON, walked once: the accounts it is for (each must be a channel's, and
-   * signed by it) and its messages and receipts. Throws ProviderError `invalid_notification` when
-   * the body is not a notification of this provider.
+   * The body's parameters from its raw bytes, for a provider that does not post JSON (form-encoded
+   * bodies, say); JSON when absent. Throws on a body it cannot read.
+   */
+  parse?(raw: Buffer): unknown;
+  /** What the route answers an accepted notification with, when the provider expects more than JSON. */
+  readonly answer?: { contentType: string; body: string };
+  /**
+   * The body as parsed (JSON, or what `parse` made of it), walked once: the accounts it is for
+   * (each must be a channel's, and signed by it) and its messages and receipts. Throws
+   * ProviderError `invalid_notification` when the body is not a notification of this provider.
    */
   read(body: unknown): WebhookNotification;
   /** Refusal messages (401) in the provider's words: an account no channel holds, a wrong signature. */
@@ -112,6 +119,11 @@ export interface ChannelKind<Kind extends string = string, Schema extends TObjec
   readonly address: ChannelAddress;
   readonly capabilities: ChannelCapabilities;
   readonly inbound: InboundTransport;
+  /**
+   * Why the provider would refuse a message's text (too long, say), or null: a send it refuses
+   * answers 400 `text_too_long` with this message rather than failing at the provider.
+   */
+  readonly textRefusal?: (text: string) => string | null;
   /** What creating a channel of this kind takes, for the operator API's description (OpenAPI). */
   readonly createDocs: string;
 }

@@ -203,6 +203,11 @@ export interface ErrorClassification {
    * connection after connecting): retrying may repeat what it did. Safe for a read, not for a send.
    */
   mayHaveArrived?: boolean;
+  /**
+   * The provider refused the message because the recipient unsubscribed from this sender (replied
+   * STOP): later sends to them on this channel type are refused until they opt in again.
+   */
+  recipientOptedOut?: boolean;
   /** Provider error code (e.g. "131047"), `http_<status>`, `timeout` or `network_error`. */
   code: string;
   /** Human-readable detail worth storing with the message. */

@@ -13,6 +13,11 @@ export interface ProviderHttpOptions {
    * sent, and classifyNetworkError calls that final. undici's global agent when absent.
    */
   dispatcher?: Dispatcher;
+  /**
+   * The service's public address (PUBLIC_URL): the base of the callback URLs a provider is told of
+   * (delivery status callbacks) and of the URL a provider's signature covers.
+   */
+  publicUrl?: string;
   /** Whole-call limit for API calls, in ms (default 15 000). */
   timeoutMs?: number;
   /** Whole-call limit for media downloads, in ms (default 60 000). */

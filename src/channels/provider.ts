@@ -24,9 +24,10 @@ export interface ChannelProvider {
   /**
    * Whether the notification's signature header matches the raw request bytes (constant time), for
    * a kind notified by webhook (its transport, channel-kind.ts, reads the body). Must run on the
-   * bytes as received, before any JSON parsing or re-serialisation.
+   * bytes as received, before any JSON parsing or re-serialisation. `path` is the request's path and
+   * query, for providers that sign the URL they called too (with the service's public address).
    */
-  verifySignature(rawBody: Buffer, headers: IncomingHeaders): boolean;
+  verifySignature(rawBody: Buffer, headers: IncomingHeaders, path?: string): boolean;
 
   /**
    * Answer the provider's subscription handshake (Meta's `hub.challenge`): the text to echo back,

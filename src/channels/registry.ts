@@ -4,13 +4,14 @@ import type { ChannelKind, WebhookTransport } from './channel-kind.ts';
 import type { ChannelType } from './channel-types.ts';
 import type { ProviderHttpOptions } from './http-deps.ts';
 import type { ChannelProvider } from './provider.ts';
+import { twilioKind } from './twilio/twilio.kind.ts';
 import { whatsAppCloudKind } from './whatsapp-cloud/whatsapp-cloud.kind.ts';
 
 /**
  * Every provider kind the service can talk to. A new provider is one adapter folder exporting its
  * ChannelKind, and its line here; the core reads everything else from the entry.
  */
-const kinds = [whatsAppCloudKind] as const;
+const kinds = [whatsAppCloudKind, twilioKind] as const;
 
 /** Provider kinds the service can talk to. */
 export type ProviderKind = (typeof kinds)[number]['kind'];
@@ -80,14 +81,20 @@ export function webhookPath(entry: ChannelKind): string | undefined {
 
 /**
  * What PATCH may replace of a provider config, whatever the kind: each kind's rotating and
- * changeable fields, optional. The service checks that the fields sent are the channel's kind's.
+ * changeable fields, optional; a field several kinds have (`api_base_url`) takes any of their
+ * schemas. The service checks that the fields sent are the channel's kind's.
  */
 export function providerUpdateProperties(): Record<string, TSchema> {
-  const properties: Record<string, TSchema> = {};
+  const variants = new Map<string, TSchema[]>();
   for (const entry of channelKinds) {
-    const fields = [...entry.rotatingFields, ...entry.changeableFields];
-    Object.assign(properties, Type.Partial(Type.Pick(entry.schema, fields)).properties);
+    for (const field of [...entry.rotatingFields, ...entry.changeableFields]) {
+      const schema = entry.schema.properties[field];
+      variants.set(field, [...(variants.get(field) ?? []), schema]);
+    }
   }
+  const properties: Record<string, TSchema> = {};
+  for (const [field, schemas] of variants)
+    properties[field] = Type.Optional(schemas.length === 1 ? schemas[0] : Type.Union(schemas));
   return properties;
 }
 

@@ -32,11 +32,11 @@ export const inboundRoutes: FastifyPluginAsyncTypebox = async (app) => {
     return reply.type('text/plain; charset=utf-8').send(challenge);
   };
 
-  const receive = async (webhook: WebhookKind, request: FastifyRequest) => {
+  const receive = async (webhook: WebhookKind, request: FastifyRequest, reply: FastifyReply) => {
     if (!Buffer.isBuffer(request.body)) throw new AppError(400, 'validation_error', 'empty notification body');
     const provider = webhook.entry.kind;
     const summary = await app.services.inbound
-      .receive(provider, request.body, request.headers)
+      .receive(provider, request.body, request.headers, request.url)
       .catch((err: unknown) => {
         // A refused notification usually means a misconfigured secret: worth a line in the log.
         if (err instanceof DomainError && err.kind === 'unauthorized')
@@ -52,12 +52,14 @@ export const inboundRoutes: FastifyPluginAsyncTypebox = async (app) => {
         'the provider has two messages for one send: the recipient may have received it twice',
       );
     }
+    const { answer } = webhook.transport;
+    if (answer) return reply.type(answer.contentType).send(answer.body);
     return { success: true };
   };
 
   for (const [segment, webhook] of segments) {
     const url = `/channels/${segment}/webhook`;
-    const { docs, handshake: subscription } = webhook.transport;
+    const { docs, handshake: subscription, answer } = webhook.transport;
     if (subscription) {
       app.get(
         url,
@@ -85,10 +87,23 @@ export const inboundRoutes: FastifyPluginAsyncTypebox = async (app) => {
           tags,
           summary: docs.receive.summary,
           description: docs.receive.description,
-          response: responses({ 200: Type.Object({ success: Type.Boolean() }) }, 400, 401, 413, 503),
+          response: responses(
+            {
+              200: answer
+                ? {
+                    description: 'accepted',
+                    content: { [answer.contentType.split(';')[0]]: { schema: Type.String() } },
+                  }
+                : Type.Object({ success: Type.Boolean() }),
+            },
+            400,
+            401,
+            413,
+            503,
+          ),
         },
       },
-      (request) => receive(webhook, request),
+      (request, reply) => receive(webhook, request, reply),
     );
   }
 
@@ -105,6 +120,6 @@ export const inboundRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
     '/channels/:provider/webhook',
     { bodyLimit: WEBHOOK_BODY_LIMIT, schema: { hide: true, params: ProviderParams } },
-    (request) => receive(resolve(request.params.provider), request),
+    (request, reply) => receive(resolve(request.params.provider), request, reply),
   );
 };

@@ -124,9 +124,9 @@ export class InboundService {
    * messages stored already (by provider id) and the receipts applied already (a status only moves
    * forward), so nothing is stored twice.
    */
-  async receive(kind: string, raw: Buffer, headers: IncomingHeaders): Promise<InboundSummary> {
+  async receive(kind: string, raw: Buffer, headers: IncomingHeaders, path?: string): Promise<InboundSummary> {
     const transport = webhookOf(kind);
-    const body = parseBody(raw);
+    const body = transport.parse ? parseWith(transport, raw) : parseBody(raw);
     let read: WebhookNotification;
     try {
       read = transport.read(body);
@@ -134,13 +134,14 @@ export class InboundService {
       if (err instanceof ProviderError) throw invalid(err.message);
       throw err;
     }
-    let channels = await this.signedChannels(transport, kind, raw, headers, read.accounts, false);
+    const signed = { raw, headers, path };
+    let channels = await this.signedChannels(transport, kind, signed, read.accounts, false);
     const summary = emptySummary();
     if (channels.size === 0) return summary; // nothing addressed to an account: nothing to store
     for (const parsed of slicesOf(read.notification, this.sliceItems)) {
       const part = await this.batcher.submit({ kind, parsed, channels }).catch(async (err: unknown) => {
         if (!(err instanceof ChannelChanged)) throw err;
-        channels = await this.signedChannels(transport, kind, raw, headers, read.accounts, true);
+        channels = await this.signedChannels(transport, kind, signed, read.accounts, true);
         return this.batcher.submit({ kind, parsed, channels });
       });
       addTo(summary, part);
@@ -162,12 +163,11 @@ export class InboundService {
   private async signedChannels(
     transport: WebhookTransport,
     kind: string,
-    raw: Buffer,
-    headers: IncomingHeaders,
+    { raw, headers, path }: { raw: Buffer; headers: IncomingHeaders; path?: string },
     accountIds: string[],
     fresh: boolean,
   ): Promise<Map<string, ChannelRow>> {
-    const signedBy = (channel: ChannelRow) => this.channels.providerFor(channel).verifySignature(raw, headers);
+    const signedBy = (channel: ChannelRow) => this.channels.providerFor(channel).verifySignature(raw, headers, path);
     const channels = new Map<string, ChannelRow>();
     for (const account of accountIds) {
       let channel = await this.channels.findByProviderAccount(kind, account, { fresh });
@@ -404,6 +404,16 @@ async function heldProviderIds(trx: Db, notifications: Notification[]): Promise<
 /** The message id a receipt echoes (SendRequest.reference), when it is one: anything else names no message. */
 const messageReference = (status: StatusUpdate) =>
   status.reference && isUuid(status.reference) ? status.reference : undefined;
+
+/** A body the transport reads itself (form-encoded, say). */
+function parseWith(transport: WebhookTransport, raw: Buffer): unknown {
+  if (raw.length === 0) throw invalid('empty notification body');
+  try {
+    return transport.parse!(raw);
+  } catch {
+    throw invalid('malformed notification body');
+  }
+}
 
 function parseBody(raw: Buffer): unknown {
   if (raw.length === 0) throw invalid('empty notification body');

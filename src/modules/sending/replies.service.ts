@@ -162,7 +162,7 @@ export class RepliesService {
       agentSenderId: reply.agentId,
       contactId: target.conversation.contact_id,
       type: 'text',
-      ...freeFormContent('text', { text: reply.text }, target.kind.capabilities),
+      ...freeFormContent('text', { text: reply.text }, target.kind),
       ...(reply.botStatus ? { botStatus: reply.botStatus } : {}),
       ...(reply.botStatusReason ? { botStatusReason: reply.botStatusReason } : {}),
     };
@@ -219,8 +219,7 @@ export class RepliesService {
     target: ReplyTarget,
     body: ReplyBody,
   ): Promise<Pick<SendPlan, 'type' | 'content' | 'text' | 'templateId'>> {
-    if ('text' in body)
-      return { type: 'text', ...freeFormContent('text', { text: body.text }, target.kind.capabilities) };
+    if ('text' in body) return { type: 'text', ...freeFormContent('text', { text: body.text }, target.kind) };
     if (!target.kind.capabilities.templates)
       throw invalid("this conversation's channel sends no templates", [{ path: '/template_id' }]);
     const template = await this.templates.get(businessId, body.template_id);

@@ -8,6 +8,7 @@ import type { DomainEventDispatcher } from '../domain-events/domain-events.dispa
 import { messageStatusesChanged } from '../domain-events/domain-events.writer.ts';
 import { Batcher } from '../../lib/batcher.ts';
 import { ChannelFailures, type ChannelFailureLog } from './channel-failures.ts';
+import { recordChannelOptOut } from './opt-outs.ts';
 import {
   messageStatusRepository as repo,
   type MessageKey,
@@ -211,6 +212,8 @@ export class SendJobHandler implements JobHandler {
       // The request may have been written (its start was recorded) and no answer came back: as a
       // crash during the call, never resent. Before the start, nothing left, whatever the error.
       if (started === true && failure.mayHaveArrived) return this.fail(job, `outcome unknown: ${detail}; not resent`);
+      if (failure.recipientOptedOut && message.contact_id)
+        return this.fail(job, detail, attempt, { contactId: message.contact_id, channelType: message.channel });
       if (!failure.retryable || attempt >= this.options.maxAttempts) return this.fail(job, detail, attempt);
       const retryInSeconds = this.backoff(attempt);
       // The message waits for its next attempt exactly when its job does (one commit).
@@ -249,10 +252,17 @@ export class SendJobHandler implements JobHandler {
 
   /**
    * The message is marked ERROR exactly when its job fails, with its status move's domain event (one
-   * commit); `attempts` when an attempt ended it.
+   * commit); `attempts` when an attempt ended it. With `optedOut`, the provider said the recipient
+   * unsubscribed: the contact is marked opted out of the channel type in the same commit.
    */
-  private async fail(job: OutboxJob, detail: string, attempts?: number): Promise<JobOutcome> {
+  private async fail(
+    job: OutboxJob,
+    detail: string,
+    attempts?: number,
+    optedOut?: { contactId: string; channelType: string },
+  ): Promise<JobOutcome> {
     const moved = await this.db.transaction().execute(async (trx) => {
+      if (optedOut) await recordChannelOptOut(trx, job.business_id, optedOut.contactId, optedOut.channelType);
       const moved = await repo.markError(trx, job.business_id, job.ref_id, detail, attempts);
       if (moved) await statusMoves(trx, [{ businessId: job.business_id, id: job.ref_id }], 'ERROR');
       await outboxRepository.fail(trx, job, detail);

@@ -19,6 +19,7 @@ import { contactsChanged, conversationsChanged, messagesCreated } from '../domai
 import { contactFieldChanged, writeEvents, type EventType } from '../events/events.writer.ts';
 import { storeAnswerIn, type IdempotencyClaim } from '../idempotency/idempotency.service.ts';
 import { messagesRepository, type NewMessage } from '../messages/messages.repository.ts';
+import { channelOptOutField, isOptedOut } from './opt-outs.ts';
 import { addressMoved, blocked, templateRequired } from './sending.content.ts';
 
 /** Everything one send writes, decided and validated before the transaction. */
@@ -220,7 +221,7 @@ async function recipientsOf(
     else if (!contact) {
       if (hours !== null) outcomes[i] = { refused: templateRequired(hours) };
       else candidates.push(i);
-    } else if (contact.collected_data.opted_out === true && sends[i].optIn !== true)
+    } else if (isOptedOut(contact, sends[i].channel.type) && sends[i].optIn !== true)
       outcomes[i] = { refused: blocked() };
     else candidates.push(i);
   }
@@ -303,17 +304,19 @@ function outboundMessageRow(
   };
 }
 
-/** Marks the contact as opted in on this channel (and no longer opted out), with the time. */
+/** Marks the contact as opted in on this channel (and no longer opted out of it or of all), with the time. */
 async function recordOptIn(trx: Db, contact: ContactRow, channelType: string): Promise<ContactRow> {
   const before = contact.collected_data;
   const key = `${channelType}_opt_in`;
+  const channelOut = channelOptOutField(channelType);
   const after: Record<string, unknown> = {
     ...before,
     [key]: true,
     [`${key}_at`]: new Date().toISOString(),
     ...(before.opted_out === true ? { opted_out: false } : {}),
+    ...(before[channelOut] === true ? { [channelOut]: false } : {}),
   };
-  const changed = [key, 'opted_out'].filter((k) => k in after && before[k] !== after[k]);
+  const changed = [key, 'opted_out', channelOut].filter((k) => k in after && before[k] !== after[k]);
   if (changed.length === 0) return contact;
   const row = await contactsRepository.update(trx, contact.business_id, contact.id, {
     collected_data: after,

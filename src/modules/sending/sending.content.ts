@@ -1,4 +1,4 @@
-import type { ChannelCapabilities } from '../../channels/channel-kind.ts';
+import type { ChannelCapabilities, ChannelKind } from '../../channels/channel-kind.ts';
 import type { MediaKind, OutboundContent } from '../../channels/provider.ts';
 import { DomainError, invalid } from '../../lib/domain-errors.ts';
 import type { SendBody } from './sending.schemas.ts';
@@ -13,14 +13,20 @@ const captionKinds = new Set<MediaKind>(['image', 'video', 'document']);
 const field = (name: string) => [{ path: `/content/${name}` }];
 
 /**
- * Outbound content of a text or media send; refuses fields that do not belong to the type, and a
- * media type the channel's kind does not send (its capabilities' mediaKinds).
+ * Outbound content of a text or media send; refuses fields that do not belong to the type, a
+ * media type the channel's kind does not send (its capabilities' mediaKinds), and a text or caption
+ * its provider would refuse (`text_too_long`).
  */
 export function freeFormContent(
   type: Exclude<SendBody['type'], 'template'>,
   content: SendBody['content'],
-  capabilities: Pick<ChannelCapabilities, 'mediaKinds'>,
+  kind: { capabilities: Pick<ChannelCapabilities, 'mediaKinds'>; textRefusal?: ChannelKind['textRefusal'] },
 ): FreeFormContent {
+  const { capabilities } = kind;
+  for (const name of ['text', 'caption'] as const) {
+    const refusal = content[name] === undefined ? null : (kind.textRefusal?.(content[name]) ?? null);
+    if (refusal !== null) throw new DomainError('invalid', 'text_too_long', refusal, field(name));
+  }
   if (type === 'text') {
     if (content.text === undefined) throw invalid('a text message needs content.text', field('text'));
     for (const name of ['url', 'caption', 'filename'] as const) {
@@ -53,7 +59,10 @@ export function freeFormContent(
   };
 }
 
-/** The contact refused messages (collected_data.opted_out) and the send does not record a new opt-in. */
+/**
+ * The contact refused messages (collected_data.opted_out, or `<channel>_opted_out` for the channel's
+ * type) and the send does not record a new opt-in.
+ */
 export const blocked = () =>
   new DomainError(
     'invalid',

@@ -103,7 +103,7 @@ export class SendingService {
     const recipient = this.recipientOf(kind, body.to, 'to');
     const fields = new Set(body.fields?.split(',') ?? []);
     if (isPlain(body, fields)) {
-      const { content, text } = freeFormContent(body.type, body.content, kind.capabilities);
+      const { content, text } = freeFormContent(body.type, body.content, kind);
       const outcome = await this.plainSends.submit({
         businessId,
         channel,
@@ -280,7 +280,7 @@ export class SendingService {
         throw invalid('a template message needs template_uuid', [{ path: '/template_uuid' }]);
       if (body.template_values !== undefined)
         throw invalid('template_values needs template_uuid', [{ path: '/template_values' }]);
-      return { type: body.type, ...freeFormContent(body.type, body.content, kind.capabilities) };
+      return { type: body.type, ...freeFormContent(body.type, body.content, kind) };
     }
     if (body.type !== 'template' && body.type !== 'text')
       throw invalid('a send with template_uuid takes type template (or text)', [{ path: '/type' }]);

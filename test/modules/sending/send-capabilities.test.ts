@@ -160,7 +160,7 @@ describe('sends of a media type the kind does not send', () => {
   it('are refused by the content rules, a kind with no media types included', () => {
     const refusal = (mediaKinds: ChannelCapabilities['mediaKinds']) => {
       try {
-        freeFormContent('audio', { url: 'https://cdn.example.com/a.ogg' }, { mediaKinds });
+        freeFormContent('audio', { url: 'https://cdn.example.com/a.ogg' }, { capabilities: { mediaKinds } });
       } catch (err) {
         return err;
       }
@@ -174,6 +174,6 @@ describe('sends of a media type the kind does not send', () => {
       message: 'this channel does not send audio messages; the media types it sends: none',
     });
     // A text needs no media type.
-    expect(freeFormContent('text', { text: 'hi' }, { mediaKinds: [] }).text).toBe('hi');
+    expect(freeFormContent('text', { text: 'hi' }, { capabilities: { mediaKinds: [] } }).text).toBe('hi');
   });
 });

@@ -1,0 +1,33 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import type { IncomingHeaders } from '../channel.types.ts';
+import type { FormParams } from './twilio.form.ts';
+
+/** The header Twilio signs its requests with. */
+export const SIGNATURE_HEADER = 'x-twilio-signature';
+
+/**
+ * Twilio's request signature: base64 HMAC-SHA1, keyed by the auth token, of the full URL Twilio
+ * called followed by each POST parameter's name and value in name order (a repeated name's values
+ * in the order sent).
+ */
+export function twilioSignature(authToken: string, url: string, params: FormParams): string {
+  let data = url;
+  for (const name of Object.keys(params).sort()) {
+    const value = params[name];
+    for (const v of Array.isArray(value) ? value : [value]) data += name + v;
+  }
+  return createHmac('sha1', authToken).update(Buffer.from(data, 'utf8')).digest('base64');
+}
+
+/** Whether the request's `X-Twilio-Signature` is the signature of `url` and `params` (constant time). */
+export function verifyTwilioSignature(
+  authToken: string,
+  url: string,
+  params: FormParams,
+  headers: IncomingHeaders,
+): boolean {
+  const header = headers[SIGNATURE_HEADER];
+  if (typeof header !== 'string' || !/^[A-Za-z0-9+/]{27}=$/.test(header.trim()) || !authToken) return false;
+  const expected = Buffer.from(twilioSignature(authToken, url, params), 'base64');
+  return timingSafeEqual(expected, Buffer.from(header.trim(), 'base64'));
+}
