@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { incomingSms, statusCallback } from '../../helpers/fake-twilio-api.ts';
-import { createTenant } from '../../helpers/tenants.ts';
+import { adminHeaders, createTenant } from '../../helpers/tenants.ts';
 import { PUBLIC_URL } from '../../helpers/test-app.ts';
 import { until } from '../sending/sending.fixtures.ts';
 import { createSmsChannel, newNumber, SMS_WEBHOOK, withSmsChannel, type SmsFixture } from './sms-helpers.ts';
@@ -218,5 +218,53 @@ describe('Twilio webhook: status callbacks', () => {
     const row = await db().selectFrom('messages').selectAll().where('id', '=', failed.id).executeTakeFirstOrThrow();
     expect(row.status).toBe('ERROR');
     expect(row.error).toContain('30003');
+  });
+});
+
+describe('the SMS channel as the operator sees it', () => {
+  it('stores the auth token sealed and never shows it, and takes a rotated one for signatures', async () => {
+    const url = `/admin/v1/businesses/${f.tenant.businessId}/channels/${f.channel.id}`;
+    const shown = await f.t.app.inject({ url, headers: adminHeaders });
+    expect(shown.statusCode).toBe(200);
+    expect(shown.body).not.toContain(f.twilio.authToken);
+    expect(shown.json().channel).toMatchObject({ type: 'sms', identifier: f.channel.number.slice(1) });
+    const row = await db()
+      .selectFrom('channels')
+      .select('provider_config')
+      .where('id', '=', f.channel.id)
+      .executeTakeFirstOrThrow();
+    expect(JSON.stringify(row.provider_config)).not.toContain(f.twilio.authToken);
+
+    const refused = await f.t.app.inject({
+      method: 'PATCH',
+      url,
+      headers: adminHeaders,
+      payload: { provider: { auth_token: 'a'.repeat(32), app_secret: 'not a twilio field' } },
+    });
+    expect(refused.statusCode).toBe(400);
+    const bad = await f.t.app.inject({
+      method: 'POST',
+      url: `/admin/v1/businesses/${f.tenant.businessId}/channels`,
+      headers: adminHeaders,
+      payload: {
+        type: 'sms',
+        identifier: newNumber(),
+        provider: { kind: 'twilio', account_sid: 'nope', auth_token: 'x', from_number: '12345' },
+      },
+    });
+    expect(bad.statusCode).toBe(400);
+
+    // A rotated auth token signs from now on; the old one no longer does.
+    const rotated = 'r'.repeat(32);
+    const patched = await f.t.app.inject({
+      method: 'PATCH',
+      url,
+      headers: adminHeaders,
+      payload: { provider: { auth_token: rotated } },
+    });
+    expect(patched.statusCode, patched.body).toBe(200);
+    expect(patched.body).not.toContain(rotated);
+    expect((await f.post(sms(newNumber(), 'old token'))).statusCode).toBe(401);
+    expect((await f.post(sms(newNumber(), 'new token'), rotated)).statusCode).toBe(200);
   });
 });
