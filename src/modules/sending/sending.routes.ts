@@ -64,8 +64,11 @@ export const sendingRoutes: FastifyPluginAsyncTypebox = async (app) => {
           'A send with `template_uuid` is a template send with type `template` or `text`; its `content` may carry `text`, ' +
           'which is ignored: the message delivered and stored (type template) is the template filled with `template_values`. ' +
           `Free-form messages need an inbound message of the contact on this channel within ${windows.within} (else 400 \`template_required\`). ` +
-          'A contact who opted out (collected_data.opted_out) is refused with 400 `blocked` unless `optin_contact: true`, which records ' +
-          'the opt-in on the contact (collected_data.<channel>_opt_in and _opt_in_at). `assigned_user` (a user email) and `team_uuid` ' +
+          'A contact who opted out (collected_data.opted_out, or collected_data.<channel>_opted_out, set when the provider ' +
+          'reports that the recipient unsubscribed, as an SMS recipient does by replying STOP) is refused with 400 `blocked` ' +
+          'unless `optin_contact: true`, which records the opt-in on the contact (collected_data.<channel>_opt_in and ' +
+          "_opt_in_at, and clears <channel>_opted_out). A text (or caption) the channel's provider would refuse, such as " +
+          'an SMS over 1600 characters, answers 400 `text_too_long`. `assigned_user` (a user email) and `team_uuid` ' +
           'assign the conversation; unknown ones answer 400. `bot_status: bot_end` sets manual control (event manual_control_activated), ' +
           '`bot_start` releases it (manual_control_released, and manual_control_unlocked first when it was pinned); nothing is written ' +
           'when it does not change. `fields=contact,conversation` ' +
