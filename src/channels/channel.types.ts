@@ -180,6 +180,8 @@ export interface StatusUpdate {
   errors: ProviderErrorDetail[];
   /** SendRequest.reference of the message, when the provider echoes it. */
   reference?: string;
+  /** The message failed because the recipient unsubscribed from the sender (see ErrorClassification). */
+  recipientOptedOut?: boolean;
 }
 
 /** A sender's profile as the notification names it. */

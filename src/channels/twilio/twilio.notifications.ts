@@ -1,6 +1,7 @@
 import type { InboundMedia, InboundMessage, ParsedNotification, StatusUpdate } from '../channel.types.ts';
 import type { WebhookNotification } from '../channel-kind.ts';
 import { ProviderError } from '../provider-error.ts';
+import { UNSUBSCRIBED_RECIPIENT } from './twilio.errors.ts';
 import { param, type FormParams } from './twilio.form.ts';
 
 /** Longest identifier or address read from a notification (Twilio's SIDs are 34 characters). */
@@ -54,6 +55,7 @@ export function readTwilioNotification(body: unknown): WebhookNotification {
   if (mapped) {
     const code = param(params, 'ErrorCode');
     notification.statuses.push({
+      ...(code === String(UNSUBSCRIBED_RECIPIENT) ? { recipientOptedOut: true } : {}),
       providerMessageId: sid,
       status: mapped,
       timestamp: now(),

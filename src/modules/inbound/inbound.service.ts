@@ -7,6 +7,7 @@ import type { Db } from '../../db/database.ts';
 import { DomainError, forbidden, invalid, unauthorized } from '../../lib/domain-errors.ts';
 import type { OutboxWorker } from '../../jobs/outbox.worker.ts';
 import type { ChannelRow, ChannelsService } from '../channels/channels.service.ts';
+import { recordChannelOptOut } from '../contacts/channel-opt-outs.ts';
 import { identityLockName } from '../contacts/contact-identity.ts';
 import { messageStatusRepository } from '../messages/message-status.repository.ts';
 import { messagesRepository } from '../messages/messages.repository.ts';
@@ -260,6 +261,7 @@ export class InboundService {
           const ofBusiness = moved.get(channel.business_id) ?? [];
           ofBusiness.push(changed);
           moved.set(channel.business_id, ofBusiness);
+          if (status.recipientOptedOut) await optOutRecipient(trx, channel.business_id, changed.id);
         } else if (
           !held.has(key) &&
           !(await messagesRepository.findByProviderMessageId(
@@ -328,6 +330,15 @@ export class InboundService {
     );
     return recorded ?? byProviderId();
   }
+}
+
+/**
+ * The provider reported that the failed message's recipient unsubscribed: its contact is opted out
+ * of the message's channel type, in the commit that moves the message.
+ */
+async function optOutRecipient(trx: Db, businessId: string, messageId: string): Promise<void> {
+  const message = await messageStatusRepository.outboundMessage(trx, businessId, messageId);
+  if (message?.contact_id) await recordChannelOptOut(trx, businessId, message.contact_id, message.channel);
 }
 
 /**

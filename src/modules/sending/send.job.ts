@@ -8,7 +8,7 @@ import type { DomainEventDispatcher } from '../domain-events/domain-events.dispa
 import { messageStatusesChanged } from '../domain-events/domain-events.writer.ts';
 import { Batcher } from '../../lib/batcher.ts';
 import { ChannelFailures, type ChannelFailureLog } from './channel-failures.ts';
-import { recordChannelOptOut } from './opt-outs.ts';
+import { recordChannelOptOut } from '../contacts/channel-opt-outs.ts';
 import {
   messageStatusRepository as repo,
   type MessageKey,

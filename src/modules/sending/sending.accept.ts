@@ -19,7 +19,7 @@ import { contactsChanged, conversationsChanged, messagesCreated } from '../domai
 import { contactFieldChanged, writeEvents, type EventType } from '../events/events.writer.ts';
 import { storeAnswerIn, type IdempotencyClaim } from '../idempotency/idempotency.service.ts';
 import { messagesRepository, type NewMessage } from '../messages/messages.repository.ts';
-import { channelOptOutField, isOptedOut } from './opt-outs.ts';
+import { channelOptOutField, isOptedOut } from '../contacts/channel-opt-outs.ts';
 import { addressMoved, blocked, templateRequired } from './sending.content.ts';
 
 /** Everything one send writes, decided and validated before the transaction. */

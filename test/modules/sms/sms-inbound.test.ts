@@ -218,6 +218,24 @@ describe('Twilio webhook: status callbacks', () => {
     const row = await db().selectFrom('messages').selectAll().where('id', '=', failed.id).executeTakeFirstOrThrow();
     expect(row.status).toBe('ERROR');
     expect(row.error).toContain('30003');
+
+    // Undelivered because the recipient replied STOP: the contact is opted out of SMS.
+    const unsubscribed = await send();
+    expect((await callback(unsubscribed.provider_message_id!, 'undelivered', '21610')).statusCode).toBe(200);
+    const contact = await db()
+      .selectFrom('contacts')
+      .selectAll()
+      .where('id', '=', unsubscribed.contact_id)
+      .executeTakeFirstOrThrow();
+    expect(contact.collected_data).toMatchObject({ sms_opted_out: true });
+    const blocked = await f.t.app.inject({
+      method: 'POST',
+      url: '/external/v2/messages/send',
+      headers: f.tenant.headers,
+      payload: { to, from: 'sms', type: 'text', content: { text: 'again' }, channel_uuid: f.channel.id },
+    });
+    expect(blocked.statusCode).toBe(400);
+    expect(blocked.json().error).toMatchObject({ code: 'blocked' });
   });
 });
 

@@ -1,5 +1,5 @@
 import type { Db } from '../../db/database.ts';
-import { contactsRepository, type ContactRow } from '../contacts/contacts.repository.ts';
+import { contactsRepository, type ContactRow } from './contacts.repository.ts';
 import { contactsChanged } from '../domain-events/domain-events.writer.ts';
 import { contactFieldChanged } from '../events/events.writer.ts';
 
