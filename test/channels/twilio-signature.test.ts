@@ -25,6 +25,15 @@ describe('X-Twilio-Signature', () => {
     expect(verifyTwilioSignature(TOKEN, URL, form, { 'x-twilio-signature': SIGNATURE })).toBe(true);
   });
 
+  it('takes the URL signed with or without its port, as Twilio may call it either way', () => {
+    const withPort = twilioSignature(TOKEN, 'https://mycompany.com:443/myapp.php?foo=1&bar=2', PARAMS);
+    expect(verifyTwilioSignature(TOKEN, URL, PARAMS, { 'x-twilio-signature': withPort })).toBe(true);
+    const custom = 'https://mycompany.com:8443/myapp.php';
+    const withoutPort = twilioSignature(TOKEN, 'https://mycompany.com/myapp.php', PARAMS);
+    expect(verifyTwilioSignature(TOKEN, custom, PARAMS, { 'x-twilio-signature': withoutPort })).toBe(true);
+    expect(verifyTwilioSignature(TOKEN, custom, PARAMS, { 'x-twilio-signature': SIGNATURE })).toBe(false);
+  });
+
   it('refuses another token, URL or value, and a missing, repeated or malformed header', () => {
     const check = (token: string, url: string, params: Record<string, string>, header: unknown) =>
       verifyTwilioSignature(token, url, params, { 'x-twilio-signature': header as string });

@@ -28,6 +28,30 @@ export function verifyTwilioSignature(
 ): boolean {
   const header = headers[SIGNATURE_HEADER];
   if (typeof header !== 'string' || !/^[A-Za-z0-9+/]{27}=$/.test(header.trim()) || !authToken) return false;
-  const expected = Buffer.from(twilioSignature(authToken, url, params), 'base64');
-  return timingSafeEqual(expected, Buffer.from(header.trim(), 'base64'));
+  const given = Buffer.from(header.trim(), 'base64');
+  return signedUrls(url).some((signed) =>
+    timingSafeEqual(Buffer.from(twilioSignature(authToken, signed, params), 'base64'), given),
+  );
+}
+
+/**
+ * The URL as given and with its port written out or left out: Twilio signs the URL as it called
+ * it, with or without the port depending on how the webhook was configured (its own libraries
+ * accept both).
+ */
+function signedUrls(url: string): string[] {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return [url];
+  }
+  const defaultPort = parsed.protocol === 'https:' ? '443' : '80';
+  const other = new URL(url);
+  if (parsed.port === '') {
+    // URL drops a default port when it is set, so it is written into the text instead.
+    return [url, url.replace(parsed.host, `${parsed.hostname}:${defaultPort}`)];
+  }
+  other.port = '';
+  return [url, other.toString()];
 }
