@@ -163,6 +163,11 @@ export interface InboundMessage {
   reaction: Reaction | null;
   context: InboundContext | null;
   errors: ProviderErrorDetail[];
+  /**
+   * The provider says this message unsubscribes the sender from the business's messages on this
+   * channel type (`stop`: an SMS "STOP") or subscribes them again (`start`).
+   */
+  optOut?: 'stop' | 'start';
 }
 
 /** Delivery states a provider reports for an outbound message. */

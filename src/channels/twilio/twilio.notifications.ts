@@ -77,7 +77,12 @@ export function readTwilioNotification(body: unknown): WebhookNotification {
  */
 function inboundMessages(params: FormParams, sid: string, from: string, to: string): InboundMessage[] {
   const text = param(params, 'Body');
+  // With Advanced Opt-Out, Twilio names the keyword's effect: STOP unsubscribes, START subscribes again.
+  const optOutType = param(params, 'OptOutType')?.toUpperCase();
+  const optOut: InboundMessage['optOut'] =
+    optOutType === 'STOP' ? 'stop' : optOutType === 'START' ? 'start' : undefined;
   const base = {
+    ...(optOut ? { optOut } : {}),
     from,
     profileName: param(params, 'ProfileName'),
     to,

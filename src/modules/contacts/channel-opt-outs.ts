@@ -14,28 +14,30 @@ export function isOptedOut(contact: Pick<ContactRow, 'collected_data'>, channelT
 
 /**
  * Marks the contact as opted out of a channel type because its provider said they unsubscribed
- * (an SMS recipient who replied STOP), with the time, its contact_field_changed event and its
- * contact_changed domain event. A later send on that type is refused (`blocked`) until it records
- * an opt-in.
+ * (an SMS recipient who replied STOP), or no longer (`optedOut` false: they replied START), with the
+ * time, its contact_field_changed event and its contact_changed domain event. While opted out, a
+ * send on that type is refused (`blocked`) unless it records an opt-in. Nothing changes when the
+ * contact is so already.
  */
 export async function recordChannelOptOut(
   trx: Db,
   businessId: string,
   contactId: string,
   channelType: string,
+  optedOut = true,
 ): Promise<void> {
   const contact = await contactsRepository.findForUpdate(trx, businessId, contactId);
   const key = channelOptOutField(channelType);
-  if (!contact || contact.collected_data[key] === true) return;
+  if (!contact || (contact.collected_data[key] === true) === optedOut) return;
   const before = contact.collected_data;
   await contactsRepository.update(trx, businessId, contactId, {
-    collected_data: { ...before, [key]: true, [`${key}_at`]: new Date().toISOString() },
+    collected_data: { ...before, [key]: optedOut, [`${key}_at`]: new Date().toISOString() },
   });
   await contactFieldChanged(trx, businessId, {
     contactId,
     actorType: 'system',
     source: 'provider',
-    changes: [{ field: `collected_data.${key}`, custom: false, from: before[key] ?? null, to: true }],
+    changes: [{ field: `collected_data.${key}`, custom: false, from: before[key] ?? null, to: optedOut }],
   });
   await contactsChanged(trx, businessId, [contactId], 'updated');
 }

@@ -3,6 +3,7 @@ import type { Db } from '../../db/database.ts';
 import { enqueueJobs } from '../../jobs/outbox.worker.ts';
 import { contactsChanged } from '../domain-events/domain-events.writer.ts';
 import type { ChannelRow } from '../channels/channels.service.ts';
+import { recordChannelOptOut } from '../contacts/channel-opt-outs.ts';
 import { identityKey } from '../contacts/contact-identity.ts';
 import { contactsRepository, type ContactRow, type NewMessageContact } from '../contacts/contacts.repository.ts';
 import { openConversations } from '../conversations/open-conversations.ts';
@@ -111,6 +112,13 @@ export async function storeMessages(
   fresh.forEach((i, n) => {
     if (insertedIds.has(rows[n].id)) ids[i] = rows[n].id;
   });
+
+  // A STOP or START the provider reported changes the sender's opt-out of the channel type.
+  for (const [n, i] of fresh.entries()) {
+    const { channel, message } = entries[i];
+    if (message.optOut && insertedIds.has(rows[n].id))
+      await recordChannelOptOut(trx, businessId, senders[n].id, channel.type, message.optOut === 'stop');
+  }
 
   const withMedia = fresh.flatMap((i, n) => {
     const media = entries[i].message.media;

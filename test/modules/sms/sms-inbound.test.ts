@@ -108,6 +108,32 @@ describe('Twilio webhook: incoming messages', () => {
   });
 });
 
+describe('Twilio webhook: STOP and START', () => {
+  it("opts the sender out of SMS on Twilio's STOP, and in again on START", async () => {
+    const from = newNumber();
+    const sendTo = () =>
+      f.t.app.inject({
+        method: 'POST',
+        url: '/external/v2/messages/send',
+        headers: f.tenant.headers,
+        payload: { to: from, from: 'sms', type: 'text', content: { text: 'hello' }, channel_uuid: f.channel.id },
+      });
+    const stop: Record<string, string> = { ...sms(from, 'STOP'), OptOutType: 'STOP' };
+    expect((await f.post(stop)).statusCode).toBe(200);
+    const [row] = await messagesBy(stop.MessageSid);
+    const contact = () =>
+      db().selectFrom('contacts').selectAll().where('id', '=', row.contact_id).executeTakeFirstOrThrow();
+    expect((await contact()).collected_data).toMatchObject({ sms_opted_out: true });
+    const blocked = await sendTo();
+    expect(blocked.statusCode).toBe(400);
+    expect(blocked.json().error).toMatchObject({ code: 'blocked' });
+
+    expect((await f.post({ ...sms(from, 'START'), OptOutType: 'START' })).statusCode).toBe(200);
+    expect((await contact()).collected_data).toMatchObject({ sms_opted_out: false });
+    expect((await sendTo()).statusCode).toBe(200);
+  });
+});
+
 describe('Twilio webhook: refusals', () => {
   it('refuses a wrong, missing or replayed-elsewhere signature with 401 and stores nothing', async () => {
     const before = await countMessages();
