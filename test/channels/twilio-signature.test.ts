@@ -79,6 +79,7 @@ describe('Twilio notifications', () => {
     expect(receipt.accounts).toEqual(['+14155550100']);
     expect(receipt.notification.statuses[0]).toMatchObject({ status: 'failed', errors: [{ code: '30007' }] });
     expect(readTwilioNotification({ ...base, MessageStatus: 'queued' }).notification.statuses).toEqual([]);
+    expect(readTwilioNotification({ ...base, MessageStatus: 'constructor' }).notification.statuses).toEqual([]);
   });
 
   it('refuses a body without the fields every Twilio message notification has, and drops NULs', () => {

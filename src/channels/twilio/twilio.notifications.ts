@@ -9,13 +9,13 @@ const MAX_IDENTIFIER_LENGTH = 256;
 /** Twilio attaches at most 10 media to one MMS. */
 const MAX_MEDIA = 10;
 
-const receiptStatuses: Record<string, StatusUpdate['status']> = {
-  sent: 'sent',
-  delivered: 'delivered',
-  read: 'read',
-  undelivered: 'failed',
-  failed: 'failed',
-};
+const receiptStatuses = new Map<string, StatusUpdate['status']>([
+  ['sent', 'sent'],
+  ['delivered', 'delivered'],
+  ['read', 'read'],
+  ['undelivered', 'failed'],
+  ['failed', 'failed'],
+]);
 
 const mediaKindOf = (contentType: string | null): InboundMessage['type'] => {
   const major = contentType?.split('/')[0];
@@ -51,7 +51,7 @@ export function readTwilioNotification(body: unknown): WebhookNotification {
     notification.messages.push(...inboundMessages(params, sid, from, to));
     return { accounts: [to], notification };
   }
-  const mapped = receiptStatuses[status];
+  const mapped = receiptStatuses.get(status);
   if (mapped) {
     const code = param(params, 'ErrorCode');
     notification.statuses.push({

@@ -46,12 +46,11 @@ function signedUrls(url: string): string[] {
   } catch {
     return [url];
   }
-  const defaultPort = parsed.protocol === 'https:' ? '443' : '80';
-  const other = new URL(url);
   if (parsed.port === '') {
-    // URL drops a default port when it is set, so it is written into the text instead.
+    // URL drops a default port when one is set, so it is written into the text instead.
+    const defaultPort = parsed.protocol === 'https:' ? '443' : '80';
     return [url, url.replace(parsed.host, `${parsed.hostname}:${defaultPort}`)];
   }
-  other.port = '';
-  return [url, other.toString()];
+  parsed.port = '';
+  return [url, parsed.toString()];
 }
