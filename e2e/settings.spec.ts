@@ -45,11 +45,13 @@ test('an owner connects a WhatsApp number and sees the webhook URL and verify to
   await signIn(page, owner);
   await settingsLink(page, 'Channels').click();
   await expect(page.getByRole('heading', { level: 1, name: 'Channels' })).toBeVisible();
-  await page.getByLabel('Business number').fill('+15557654321');
-  await page.getByLabel('Phone number ID', { exact: true }).fill('777000111');
-  await page.getByLabel('Access token', { exact: true }).fill('EAAexampletoken');
-  await page.getByLabel('App secret', { exact: true }).fill('app-secret-value');
-  await page.getByRole('button', { name: 'Connect channel' }).click();
+  // One form per kind of channel, each named by its kind.
+  const form = page.getByRole('form', { name: 'WhatsApp (Meta Cloud API)' });
+  await form.getByLabel('Business number').fill('+15557654321');
+  await form.getByLabel('Phone number ID', { exact: true }).fill('777000111');
+  await form.getByLabel('Access token', { exact: true }).fill('EAAexampletoken');
+  await form.getByLabel('App secret', { exact: true }).fill('app-secret-value');
+  await form.getByRole('button', { name: 'Connect channel' }).click();
 
   const result = page.getByRole('status').filter({ hasText: 'is connected' });
   await expect(result).toBeVisible();

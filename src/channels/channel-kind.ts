@@ -113,6 +113,8 @@ export interface ChannelKind<Kind extends string = string, Schema extends TObjec
   readonly lookupFields: readonly ConfigField<Schema>[];
   /** The config field naming the provider's account, by which notifications find their channel. */
   readonly accountField: ConfigField<Schema>;
+  /** What the dashboard calls the kind: the channel and its vendor's product. */
+  readonly title: string;
   /** The contract channel types this kind serves. */
   readonly channelTypes: readonly ChannelType[];
   /** How the channel addresses a person. */

@@ -27,6 +27,7 @@ export const whatsAppCloudKind = defineChannelKind({
   urlFields: ['api_base_url'],
   lookupFields: ['verify_token'],
   accountField: 'phone_number_id',
+  title: 'WhatsApp (Meta Cloud API)',
   channelTypes: ['whatsapp'],
   address: phoneAddress,
   capabilities: {

@@ -53,6 +53,7 @@ export const FormField = Type.Object({
 
 export const ChannelKindForm = Type.Object({
   kind: Type.String(),
+  title: Type.String({ description: "the channel and its vendor's product, as the dashboard names the kind" }),
   channel_types: Type.Array(ChannelType),
   webhook_url: Nullable(Type.String(), { description: 'PUBLIC_URL and the path Meta (or the provider) posts to' }),
   fields: Type.Array(FormField),

@@ -42,7 +42,13 @@ export class ChannelSetupService {
           ...(typeof schema.pattern === 'string' ? { pattern: schema.pattern } : {}),
           ...(typeof schema.maxLength === 'number' ? { max_length: schema.maxLength } : {}),
         }));
-      return { kind: entry.kind, channel_types: [...entry.channelTypes], webhook_url: this.webhookUrl(entry), fields };
+      return {
+        kind: entry.kind,
+        title: entry.title,
+        channel_types: [...entry.channelTypes],
+        webhook_url: this.webhookUrl(entry),
+        fields,
+      };
     });
   }
 

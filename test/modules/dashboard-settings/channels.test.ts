@@ -24,6 +24,7 @@ describe('channel settings', () => {
     const [kind] = res.json().kinds;
     expect(kind).toMatchObject({
       kind: 'whatsapp_cloud',
+      title: 'WhatsApp (Meta Cloud API)',
       channel_types: ['whatsapp'],
       webhook_url: `${PUBLIC_URL}/channels/whatsapp_cloud/webhook`,
     });

@@ -259,6 +259,7 @@ describe('POST /admin/v1/businesses/:bid/import', () => {
     }
   });
 
+  // Voice: a channel type no provider serves yet, so a channel of it needs no provider's account.
   it("takes a conversation's channel_id only of a channel of the business and of the conversation's type", async () => {
     const channel = async (bid: string, identifier: string) =>
       (
@@ -266,13 +267,18 @@ describe('POST /admin/v1/businesses/:bid/import', () => {
           method: 'POST',
           url: `/admin/v1/businesses/${bid}/channels`,
           headers: adminHeaders,
-          payload: { type: 'sms', identifier },
+          payload: { type: 'voice', identifier },
         })
       ).json().channel.id as string;
     const mine = await channel(tenant.businessId, '+15550001001');
     const theirs = await channel(other.businessId, '+15550001002');
     const s = sampleRecords('channels');
-    const conversation = (channel_id: string, channel = 'sms') => ({ ...s.records[1], id: v7(), channel, channel_id });
+    const conversation = (channel_id: string, channel = 'voice') => ({
+      ...s.records[1],
+      id: v7(),
+      channel,
+      channel_id,
+    });
     const res = await postImport(t.app, tenant.businessId, [
       s.records[0],
       conversation(mine), // 2 good
@@ -282,8 +288,8 @@ describe('POST /admin/v1/businesses/:bid/import', () => {
     ]);
     expect(res.json().imported).toMatchObject({ contacts: 1, conversations: 1 });
     expect(res.json().errors).toEqual([
-      { line: 3, message: `channel ${theirs} not found among the sms channels of this business` },
-      { line: 4, message: expect.stringMatching(/^channel .* not found among the sms channels/) },
+      { line: 3, message: `channel ${theirs} not found among the voice channels of this business` },
+      { line: 4, message: expect.stringMatching(/^channel .* not found among the voice channels/) },
       { line: 5, message: `channel ${mine} not found among the whatsapp channels of this business` },
     ]);
   });

@@ -1,4 +1,4 @@
-import { useState, type FormEvent, type ReactNode } from 'react';
+import { useId, useState, type FormEvent, type ReactNode } from 'react';
 import { api, errorMessage } from '../../api/client';
 import type { paths } from '../../api/schema';
 import { useLoad } from '../../api/use-load';
@@ -244,6 +244,7 @@ function ConnectForm({ kind, onConnected }: { kind: Kind; onConnected: (result: 
   const [error, setError] = useState<string>();
   const [pending, setPending] = useState(false);
   const set = (name: string, value: string) => setValues((current) => ({ ...current, [name]: value }));
+  const headingId = useId();
 
   const submit = async (event: FormEvent) => {
     event.preventDefault();
@@ -272,7 +273,12 @@ function ConnectForm({ kind, onConnected }: { kind: Kind; onConnected: (result: 
   };
 
   return (
-    <form className={`${styles.form} ${styles.card}`} onSubmit={(event) => void submit(event)}>
+    <form
+      className={`${styles.form} ${styles.card}`}
+      aria-labelledby={headingId}
+      onSubmit={(event) => void submit(event)}
+    >
+      <h3 id={headingId}>{kind.title}</h3>
       <Field label="Business number" hint="The number with its country code, e.g. +15551234567.">
         {(props) => (
           <input
