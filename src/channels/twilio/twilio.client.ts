@@ -2,11 +2,15 @@ import type { Readable } from 'node:stream';
 import { request } from 'undici';
 import type { ProviderHttpOptions } from '../http-deps.ts';
 import { ProviderError } from '../provider-error.ts';
+import {
+  boundedMedia,
+  DEFAULT_MAX_MEDIA_BYTES,
+  DEFAULT_MEDIA_TIMEOUT_MS,
+  DEFAULT_TIMEOUT_MS,
+  gatedBody,
+  jsonOrUndefined,
+} from '../provider-http.ts';
 import { twilioError } from './twilio.errors.ts';
-
-const DEFAULT_TIMEOUT_MS = 15_000;
-const DEFAULT_MEDIA_TIMEOUT_MS = 60_000;
-const DEFAULT_MAX_MEDIA_BYTES = 100 * 1024 * 1024;
 
 /** A thin Twilio REST client: basic auth (account SID and auth token), form bodies, Twilio errors as ProviderErrors. */
 export class TwilioClient {
@@ -46,7 +50,7 @@ export class TwilioClient {
       bodyTimeout: timeout,
     });
     const text = await response.body.text();
-    const parsed = parseJson(text);
+    const parsed = jsonOrUndefined(text);
     if (response.statusCode < 200 || response.statusCode >= 300) throw twilioError(response.statusCode, parsed ?? text);
     if (parsed === undefined) {
       throw new ProviderError(
@@ -82,34 +86,8 @@ export class TwilioClient {
     }
     if (response.statusCode < 200 || response.statusCode >= 300) {
       const text = await response.body.text();
-      throw twilioError(response.statusCode, parseJson(text) ?? text);
+      throw twilioError(response.statusCode, jsonOrUndefined(text) ?? text);
     }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    for await (const chunk of response.body) {
-      size += (chunk as Buffer).length;
-      if (size > limit) {
-        response.body.destroy();
-        throw new ProviderError('media_too_large', `media is larger than ${limit} bytes`, false, response.statusCode);
-      }
-      chunks.push(chunk as Buffer);
-    }
-    const contentType = response.headers['content-type'];
-    return { bytes: Buffer.concat(chunks, size), contentType: typeof contentType === 'string' ? contentType : null };
-  }
-}
-
-async function* gatedBody(payload: Buffer, beforeWrite: () => Promise<void>, signal: AbortSignal) {
-  await beforeWrite();
-  signal.throwIfAborted();
-  yield payload;
-}
-
-function parseJson(text: string): unknown {
-  if (text.trim() === '') return undefined;
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return undefined;
+    return boundedMedia(response, limit);
   }
 }

@@ -2,11 +2,15 @@ import type { Readable } from 'node:stream';
 import { request } from 'undici';
 import type { ProviderHttpOptions } from '../http-deps.ts';
 import { ProviderError } from '../provider-error.ts';
+import {
+  boundedMedia,
+  DEFAULT_MAX_MEDIA_BYTES,
+  DEFAULT_MEDIA_TIMEOUT_MS,
+  DEFAULT_TIMEOUT_MS,
+  gatedBody,
+  jsonOrUndefined,
+} from '../provider-http.ts';
 import { graphError } from './whatsapp-cloud.errors.ts';
-
-const DEFAULT_TIMEOUT_MS = 15_000;
-const DEFAULT_MEDIA_TIMEOUT_MS = 60_000;
-const DEFAULT_MAX_MEDIA_BYTES = 100 * 1024 * 1024;
 
 /** A thin Graph API client: bearer auth, timeouts, Graph errors turned into ProviderErrors. */
 export class GraphClient {
@@ -44,7 +48,7 @@ export class GraphClient {
       bodyTimeout: timeout,
     });
     const text = await response.body.text();
-    const parsed = parseJson(text);
+    const parsed = jsonOrUndefined(text);
     if (response.statusCode < 200 || response.statusCode >= 300) throw graphError(response.statusCode, parsed ?? text);
     if (parsed === undefined) {
       throw new ProviderError(
@@ -72,41 +76,8 @@ export class GraphClient {
     });
     if (response.statusCode < 200 || response.statusCode >= 300) {
       const text = await response.body.text();
-      throw graphError(response.statusCode, parseJson(text) ?? text);
+      throw graphError(response.statusCode, jsonOrUndefined(text) ?? text);
     }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    for await (const chunk of response.body) {
-      size += (chunk as Buffer).length;
-      if (size > limit) {
-        response.body.destroy();
-        throw new ProviderError('media_too_large', `media is larger than ${limit} bytes`, false, response.statusCode);
-      }
-      chunks.push(chunk as Buffer);
-    }
-    const contentType = response.headers['content-type'];
-    return { bytes: Buffer.concat(chunks, size), contentType: typeof contentType === 'string' ? contentType : null };
-  }
-}
-
-/**
- * The body as an iterable whose first chunk waits for `beforeWrite`. undici pulls a body only once
- * the request has a connected socket (name resolved, TCP and TLS done), and writes the request line
- * and headers together with the first chunk (or at the end, for no body): so `beforeWrite` runs
- * after everything that can fail without the provider hearing of the request, and before its first
- * byte leaves. A rejection (or the call's time limit) aborts the request with nothing written.
- */
-async function* gatedBody(payload: Buffer | undefined, beforeWrite: () => Promise<void>, signal: AbortSignal) {
-  await beforeWrite();
-  signal.throwIfAborted();
-  if (payload !== undefined) yield payload;
-}
-
-function parseJson(text: string): unknown {
-  if (text.trim() === '') return undefined;
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return undefined;
+    return boundedMedia(response, limit);
   }
 }
