@@ -53,6 +53,18 @@ export interface RunMessage {
 }
 
 /**
+ * Messages read newest first by time, put oldest first in the order the service stored them: an
+ * inbound message's time is the provider's, to the second, so a reply stored within that second
+ * would otherwise come before the message it answers. Live messages' ids are UUIDv7, in storage
+ * order to the millisecond; a window holding others (imported ones) keeps the times' order.
+ */
+export function inStorageOrder<T extends { id: string }>(newestFirst: T[]): T[] {
+  const rows = [...newestFirst].reverse();
+  if (rows.every((r) => r.id[14] === '7')) rows.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  return rows;
+}
+
+/**
  * The AI agent's runs (`ai_runs`) and the reads a run needs. The reads join other modules' tables
  * (conversations, agents, contacts, messages) read-only, for one round trip each.
  */
@@ -79,13 +91,7 @@ export const aiRunsRepository = {
     return rows[0];
   },
 
-  /**
-   * The conversation's `limit` latest messages (index messages_conversation), oldest first in the
-   * order the service stored them: an inbound message's time is the provider's, to the second, so
-   * a reply stored within that second would otherwise come after the message it answers. The ids
-   * of live messages are UUIDv7, in storage order to the millisecond; a window holding others
-   * (imported ones) keeps the times' order.
-   */
+  /** The conversation's `limit` latest messages (index messages_conversation), oldest first as stored. */
   async recentMessages(db: Db, businessId: string, conversationId: string, limit: number): Promise<RunMessage[]> {
     const rows = await db
       .selectFrom('messages')
@@ -96,9 +102,7 @@ export const aiRunsRepository = {
       .orderBy('id', 'desc')
       .limit(limit)
       .execute();
-    rows.reverse();
-    if (rows.every((r) => r.id[14] === '7')) rows.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-    return rows;
+    return inStorageOrder(rows);
   },
 
   /** Whether an AI agent has written in the conversation before (its first reply carries bot_start). */

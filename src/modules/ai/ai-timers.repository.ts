@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../../db/database.ts';
-import type { AiRunRow } from './ai-runs.repository.ts';
+import { inStorageOrder, type AiRunRow } from './ai-runs.repository.ts';
 
 /** A conversation a domain event touched, with its agent's timer settings. */
 export interface TimerCandidate {
@@ -65,9 +65,8 @@ export const aiTimersRepository = {
   },
 
   /**
-   * The conversation's newest message. An inbound message's time is the provider's, to the second,
-   * so of the few latest by time the one stored last wins when their ids are all UUIDv7 (live
-   * messages), as the run's history orders them (aiRunsRepository.recentMessages).
+   * The conversation's newest message: of the few latest by time, the one stored last
+   * (inStorageOrder), as the run's history orders them.
    */
   async newestMessage(db: Db, businessId: string, conversationId: string): Promise<TimerMessage | undefined> {
     const { rows } = await sql<TimerMessage>`
@@ -80,8 +79,7 @@ export const aiTimersRepository = {
       where m.business_id = ${businessId} and m.conversation_id = ${conversationId}
       order by m.created_at desc, m.id desc
       limit 5`.execute(db);
-    if (rows.length > 0 && rows.every((r) => r.id[14] === '7')) return rows.reduce((a, b) => (b.id > a.id ? b : a));
-    return rows[0];
+    return inStorageOrder(rows).at(-1);
   },
 
   /** The conversation's newest inbound message: the silence a follow-up belongs to comes after it. */
