@@ -135,6 +135,31 @@ export const contactIdentitiesRepository = {
         and i.business_id = ${businessId} and i.contact_id = ${fromId}`.execute(db);
   },
 
+  /**
+   * The addresses channels know each contact by that are not its columns (a page-scoped id, say),
+   * by contact id: what the contact's API form lists as its identities.
+   */
+  async channelAddresses(db: Db, businessId: string, contactIds: string[]): Promise<Map<string, AddressIdentity[]>> {
+    const found = new Map<string, AddressIdentity[]>();
+    if (contactIds.length === 0) return found;
+    const rows = await db
+      .selectFrom('contact_identities')
+      .select(['contact_id', 'kind', 'value'])
+      .where('business_id', '=', businessId)
+      .where('contact_id', 'in', contactIds)
+      .where('kind', 'not in', COLUMN_KINDS)
+      .orderBy('contact_id')
+      .orderBy('kind')
+      .orderBy('value')
+      .execute();
+    for (const { contact_id, kind, value } of rows) {
+      const list = found.get(contact_id) ?? [];
+      list.push({ kind: kind as AddressIdentity['kind'], value });
+      found.set(contact_id, list);
+    }
+    return found;
+  },
+
   /** A contact's created_at as the rows naming it hold it, after it changed. */
   async followCreatedAt(db: Db, businessId: string, contactId: string, createdAt: string): Promise<void> {
     await db

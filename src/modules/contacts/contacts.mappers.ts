@@ -1,9 +1,10 @@
+import type { AddressIdentity } from './contact-identity.ts';
 import type { DashboardLinks } from '../../lib/links.ts';
 import type { ContactRow, ConversationSummary } from './contacts.repository.ts';
 import type { ContactCamelForm, ContactSnakeForm } from './contacts.schemas.ts';
 
-/** Snake_case form (search, create, read). */
-export function toContactSnake(row: ContactRow): ContactSnakeForm {
+/** Snake_case form (search, create, read), with the addresses channels know the contact by besides its columns. */
+export function toContactSnake(row: ContactRow, identities: AddressIdentity[]): ContactSnakeForm {
   return {
     id: row.id,
     first_name: row.first_name,
@@ -11,6 +12,7 @@ export function toContactSnake(row: ContactRow): ContactSnakeForm {
     email: row.email,
     phone_number: row.phone_number,
     external_id: row.external_id,
+    identities: identities.map(({ kind, value }) => ({ kind, value })),
     created_at: row.created_at,
   };
 }

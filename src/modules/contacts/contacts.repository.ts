@@ -5,6 +5,7 @@ import { batchedOnce } from '../../db/prepared-queries.ts';
 import type { ContactsTable } from '../../db/types.ts';
 import { claimIdentities, contactIdentitiesRepository } from './contact-identities.repository.ts';
 import { COLUMN_KINDS, columnIdentities, type AddressIdentity } from './contact-identity.ts';
+import type { AddressKind } from '../../channels/addresses.ts';
 
 export type ContactRow = Selectable<ContactsTable>;
 
@@ -32,22 +33,29 @@ export interface NewMessageContact {
   source: string | null;
 }
 
-/** Identifiers a contact can be found by; email is compared lower-cased, phone by its key. */
+/**
+ * Identifiers a contact can be found by; email is compared lower-cased, phone by its key, and an
+ * address a channel knows the contact by (`identity`: its kind and key) through the identity row,
+ * which names the one contact traffic from it lands on.
+ */
 export interface ContactIdentifiers {
   email?: string;
   phoneKey?: string;
   externalId?: string;
+  identity?: AddressIdentity;
 }
 
 /** Lower-case (identifiersQuery lower-cases the email) and never a real identifier. */
-const IDENTIFIER_PLACEHOLDERS: [string, string, string, string, number] = [
+const IDENTIFIER_PLACEHOLDERS: [string, string, string, string, string, string, number] = [
   '\u0000business',
   '\u0000email',
   '\u0000phone',
   '\u0000external',
+  '\u0000kind',
+  '\u0000address',
   -1,
 ];
-const IDENTIFIER_TYPES = ['uuid', 'text', 'text', 'text', 'int4'] as const;
+const IDENTIFIER_TYPES = ['uuid', 'text', 'text', 'text', 'text', 'text', 'int4'] as const;
 const identifierLookups = new Map<string, (db: Db, ...args: typeof IDENTIFIER_PLACEHOLDERS) => Promise<ContactRow[]>>();
 
 /**
@@ -205,30 +213,41 @@ export const contactsRepository = {
    */
   findByIdentifiers(db: Db, businessId: string, ids: ContactIdentifiers, limit: number): Promise<ContactRow[]> {
     const email = ids.email?.toLowerCase();
-    const has = [email !== undefined, ids.phoneKey !== undefined, ids.externalId !== undefined] as const;
+    const has = [
+      email !== undefined,
+      ids.phoneKey !== undefined,
+      ids.externalId !== undefined,
+      ids.identity !== undefined,
+    ] as const;
     if (!has.includes(true)) return Promise.resolve([]);
     // Built and compiled once per combination of identifiers, not per call, and the lookups of
     // concurrent requests share statements (prepared-queries.ts).
     const shape = has.join('/');
     let run = identifierLookups.get(shape);
     if (!run) {
-      run = batchedOnce(IDENTIFIER_PLACEHOLDERS, IDENTIFIER_TYPES, (d, business, e, phoneKey, externalId, max) => {
-        const query = contactsRepository.identifiersQuery(
-          d,
-          business,
-          {
-            email: has[0] ? e : undefined,
-            phoneKey: has[1] ? phoneKey : undefined,
-            externalId: has[2] ? externalId : undefined,
-          },
-          max,
-        );
-        if (!query) throw new Error('unreachable: at least one identifier');
-        return query;
-      });
+      run = batchedOnce(
+        IDENTIFIER_PLACEHOLDERS,
+        IDENTIFIER_TYPES,
+        (d, business, e, phoneKey, externalId, kind, address, max) => {
+          const query = contactsRepository.identifiersQuery(
+            d,
+            business,
+            {
+              email: has[0] ? e : undefined,
+              phoneKey: has[1] ? phoneKey : undefined,
+              externalId: has[2] ? externalId : undefined,
+              identity: has[3] ? { kind: kind as AddressKind, value: address } : undefined,
+            },
+            max,
+          );
+          if (!query) throw new Error('unreachable: at least one identifier');
+          return query;
+        },
+      );
       identifierLookups.set(shape, run);
     }
-    return run(db, businessId, email ?? '', ids.phoneKey ?? '', ids.externalId ?? '', limit);
+    const { kind = '', value = '' } = ids.identity ?? {};
+    return run(db, businessId, email ?? '', ids.phoneKey ?? '', ids.externalId ?? '', kind, value, limit);
   },
 
   /**
@@ -277,6 +296,16 @@ export const contactsRepository = {
           .where('business_id', '=', businessId)
           .where('kind', '=', kind)
           .where('value', '=', value),
+      );
+    }
+    if (ids.identity !== undefined) {
+      branches.push(
+        db
+          .selectFrom('contact_identities')
+          .select('contact_id as id')
+          .where('business_id', '=', businessId)
+          .where('kind', '=', ids.identity.kind)
+          .where('value', '=', ids.identity.value),
       );
     }
     const [first, ...rest] = branches;

@@ -1,4 +1,5 @@
 import { Type, type Static } from 'typebox';
+import { CHANNELS } from '../../channels/channel-types.ts';
 import { Nullable, Timestamp, Uuid } from '../../http/common.schemas.ts';
 
 /** At most this many contacts answer one search (the contract's limit). */
@@ -47,6 +48,16 @@ export const ContactSnake = Type.Object(
       description: 'digits only, with country code; null when the contact has no phone',
     }),
     external_id: Nullable(Type.String()),
+    identities: Type.Array(
+      Type.Object({
+        kind: Type.String({ description: 'address kind: page_scoped_id (Messenger), instagram_scoped_id, ...' }),
+        value: Type.String(),
+      }),
+      {
+        description:
+          "addresses channels know the contact by besides its phone and email (a Messenger page-scoped id, say); after a merge, the duplicate's too",
+      },
+    ),
     created_at: Timestamp,
   },
   { description: 'contact, snake_case form' },
@@ -84,6 +95,20 @@ export const SearchQuery = Type.Object(
     email: Type.Optional(Email),
     phone: Type.Optional(PhoneInput),
     external_id: Type.Optional(ExternalId),
+    channel: Type.Optional(
+      Type.Union(
+        CHANNELS.map((c) => Type.Literal(c)),
+        { description: 'with address: the channel type the address belongs to' },
+      ),
+    ),
+    address: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 320,
+        description:
+          "with channel: how that channel addresses the person (a Messenger page-scoped id, an Instagram-scoped id, an email address, a phone number); matches the contact its traffic lands on, a merged duplicate's addresses included",
+      }),
+    ),
   },
   { additionalProperties: false },
 );

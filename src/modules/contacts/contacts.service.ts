@@ -1,3 +1,4 @@
+import { kindsServing } from '../../channels/registry.ts';
 import type { Db } from '../../db/database.ts';
 import { isUniqueViolation } from '../../db/errors.ts';
 import { conflict, invalid, notFound } from '../../lib/domain-errors.ts';
@@ -9,7 +10,8 @@ import { contactFieldChanged, writeEvents } from '../events/events.writer.ts';
 import type { DomainEventDispatcher } from '../domain-events/domain-events.dispatcher.ts';
 import { contactsChanged } from '../domain-events/domain-events.writer.ts';
 import { usersRepository } from '../users/users.repository.ts';
-import { identityLockName, type ContactIdentity } from './contact-identity.ts';
+import { contactIdentitiesRepository } from './contact-identities.repository.ts';
+import { identityLockName, type AddressIdentity, type ContactIdentity } from './contact-identity.ts';
 import { planUpdate, uniqueTags } from './contacts.changes.ts';
 import { toContactCamel, toContactSnake } from './contacts.mappers.ts';
 import { contactsRepository, type ContactIdentifiers, type ContactRow } from './contacts.repository.ts';
@@ -32,6 +34,22 @@ export interface ContactActor {
 
 const API_ACTOR: ContactActor = { actorType: 'api', source: 'api' };
 
+/**
+ * The identity a search's channel and address name, by the address rules of the channel type's
+ * provider kinds (registry.ts); undefined when neither is sent. 400 when only one is, when no provider
+ * kind serves the channel type, or when the address is not one of its kind.
+ */
+function channelAddressIdentity(query: SearchQuery): AddressIdentity | undefined {
+  if (query.channel === undefined && query.address === undefined) return undefined;
+  if (query.channel === undefined || query.address === undefined)
+    throw invalid('channel and address are sent together', [{ path: query.channel ? '/address' : '/channel' }]);
+  const [kind] = kindsServing(query.channel);
+  if (!kind) throw invalid(`no channel of type ${query.channel} can be connected yet`, [{ path: '/channel' }]);
+  const address = kind.address.normalise(query.address);
+  if (!address) throw invalid(`address is not ${kind.address.description}`, [{ path: '/address' }]);
+  return { kind: kind.address.kind, value: address.key };
+}
+
 function parsePhone(input: string, field: string) {
   const phone = normalisePhone(input);
   if (!phone) throw invalid(`${field} is not a valid phone number with country code`, [{ path: `/${field}` }]);
@@ -51,21 +69,38 @@ export class ContactsService {
 
   /** Contacts matching any identifier sent (aliases resolve to the survivor), oldest first, at most 50. */
   async search(businessId: string, query: SearchQuery) {
-    return { results: (await this.searchRows(businessId, query)).map(toContactSnake) };
+    return { results: await this.snakeForms(this.db, businessId, await this.searchRows(businessId, query)) };
   }
 
   /** The rows of search, for a caller that shows more of each contact (the dashboard's list). */
   async searchRows(businessId: string, query: SearchQuery): Promise<ContactRow[]> {
-    if (query.email === undefined && query.phone === undefined && query.external_id === undefined) {
-      throw invalid('send at least one of email, phone, external_id');
+    const identity = channelAddressIdentity(query);
+    if (
+      query.email === undefined &&
+      query.phone === undefined &&
+      query.external_id === undefined &&
+      identity === undefined
+    ) {
+      throw invalid('send at least one of email, phone, external_id, or channel with address');
     }
-    const ids: ContactIdentifiers = { email: query.email, externalId: query.external_id };
+    const ids: ContactIdentifiers = { email: query.email, externalId: query.external_id, identity };
     if (query.phone !== undefined) ids.phoneKey = parsePhone(query.phone, 'phone').key;
     return contactsRepository.findByIdentifiers(this.db, businessId, ids, SEARCH_LIMIT);
   }
 
   async get(businessId: string, id: string) {
-    return toContactSnake(await this.require(this.db, businessId, id));
+    const [form] = await this.snakeForms(this.db, businessId, [await this.require(this.db, businessId, id)]);
+    return form;
+  }
+
+  /** The snake_case forms of contacts, with the addresses channels know each by. */
+  private async snakeForms(db: Db, businessId: string, rows: ContactRow[]) {
+    const addresses = await contactIdentitiesRepository.channelAddresses(
+      db,
+      businessId,
+      rows.map((r) => r.id),
+    );
+    return rows.map((row) => toContactSnake(row, addresses.get(row.id) ?? []));
   }
 
   /**
@@ -128,7 +163,7 @@ export class ContactsService {
         return created;
       });
       await this.domainEvents.dispatch(['contact_changed']);
-      return toContactSnake(row);
+      return toContactSnake(row, []);
     } catch (err) {
       if (isUniqueViolation(err))
         throw conflict('an identifier already belongs to a contact', [{ field: 'external_id' }]);

@@ -39,6 +39,7 @@ describe('POST /contacts', () => {
       email: 'ada@example.com',
       phone_number: '5491123456789',
       external_id: 'crm-ada',
+      identities: [],
       created_at: expect.stringMatching(/\.\d{6}Z$/),
     });
     const row = await t.database.db

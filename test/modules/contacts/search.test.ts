@@ -1,6 +1,7 @@
 import { CompiledQuery, sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { contactsRepository } from '../../../src/modules/contacts/contacts.repository.ts';
+import { newId } from '../../../src/lib/ids.ts';
 import { at, insertAliases, insertContact } from '../../helpers/factories.ts';
 import { createTenant, type Tenant } from '../../helpers/tenants.ts';
 import { buildTestApp, type TestApp } from '../../helpers/test-app.ts';
@@ -40,6 +41,7 @@ describe('GET /contacts', () => {
           email: 'Grace@Navy.mil',
           phone_number: '14155550101',
           external_id: 'crm-1',
+          identities: [],
           created_at: c.created_at,
         },
       ],
@@ -167,6 +169,53 @@ describe('GET /contacts', () => {
     const res = await search(query);
     expect(res.statusCode).toBe(400);
     expect(res.json().error.code).toBe('validation_error');
+  });
+
+  it("finds a contact by a channel's address, a merged duplicate's included, and lists the addresses channels know it by", async () => {
+    const [visitor] = await contactsRepository.insertMany(t.database.db, [
+      {
+        business_id: tenant.businessId,
+        id: newId(),
+        first_name: 'Page',
+        identity: { kind: 'page_scoped_id', value: '7310000000000901' },
+        address: null,
+        source: 'messenger',
+      },
+    ]);
+    const survivor = await insertContact(t.database.db, tenant.businessId, { phone_number: '14155550901' });
+    // By a phone channel's address, in any form of the number: the contact its traffic lands on.
+    expect(ids(await search('channel=sms&address=%2B1%20415%20555%200901'))).toEqual([survivor.id]);
+    expect(ids(await search('channel=whatsapp&address=14155550901&external_id=none'))).toEqual([survivor.id]);
+
+    const merged = await t.app.inject({
+      method: 'POST',
+      url: '/external/v2/contacts/merge',
+      headers: tenant.headers,
+      payload: { survivor_id: survivor.id, loser_id: visitor.id },
+    });
+    expect(merged.statusCode).toBe(200);
+    const got = await t.app.inject({
+      method: 'GET',
+      url: `/external/v2/contacts/${survivor.id}`,
+      headers: tenant.headers,
+    });
+    expect(got.json().contact.identities).toEqual([{ kind: 'page_scoped_id', value: '7310000000000901' }]);
+    // Another business sees none of it.
+    expect(ids(await search('channel=sms&address=14155550901', other.headers))).toEqual([]);
+  });
+
+  it('answers 400 for a channel without its address, an address that is not of its kind, or a channel no provider serves', async () => {
+    for (const query of [
+      'channel=sms',
+      'address=14155550101',
+      'channel=sms&address=not-a-phone',
+      'channel=tiktok&address=x',
+      'channel=fax&address=1',
+    ]) {
+      const res = await search(query);
+      expect(res.statusCode, query).toBe(400);
+      expect(res.json().error, query).toBeDefined();
+    }
   });
 
   it('answers 401 without a valid key', async () => {
