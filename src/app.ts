@@ -6,6 +6,7 @@ import type { DatabaseHandle } from './db/database.ts';
 import { answerClientError, answerRouterError, registerErrorHandling } from './http/errors.ts';
 import { loggerOptions } from './http/logging.ts';
 import { registerOpenApi } from './http/openapi.ts';
+import { sharedSerializers } from './http/serializers.ts';
 import { registerValidation } from './http/validation.ts';
 import { OutboxWorker } from './jobs/outbox.worker.ts';
 import { WorkerSession } from './jobs/worker-session.ts';
@@ -68,6 +69,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     trustProxy: trustProxyOption(config.trustProxy),
     routerOptions: { maxParamLength: 200 },
     ajv: { customOptions: { removeAdditional: false } },
+    schemaController: { compilersFactory: { buildSerializer: sharedSerializers } },
     frameworkErrors: answerRouterError,
     clientErrorHandler: answerClientError,
   });

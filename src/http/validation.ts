@@ -91,14 +91,18 @@ export function validationDetails(errors: readonly ErrorObject[], location: stri
   return details;
 }
 
+// One pair per process, not per app: Ajv keeps each schema it compiled (by the schema object), and the
+// routes' schemas are module constants, so an app built again (a restart in a test, say) compiles
+// none of them again.
+const strict = makeAjv({ coerceTypes: false });
+const coercing = makeAjv({ coerceTypes: 'array' });
+
 /**
  * Bodies are validated strictly: wrong types are refused, never coerced, and unknown fields are
  * refused (schemas say additionalProperties: false). Query strings and path parameters arrive as
  * text, so there scalar coercion is what turns "50" into 50.
  */
 export function registerValidation(app: FastifyInstance): void {
-  const strict = makeAjv({ coerceTypes: false });
-  const coercing = makeAjv({ coerceTypes: 'array' });
   app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? strict : coercing).compile(schema));
   app.setSchemaErrorFormatter(
     (errors, context) =>
