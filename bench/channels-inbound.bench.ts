@@ -1,0 +1,121 @@
+/**
+ * Inbound throughput per channel type, in one run (docs/PERFORMANCE.md#channels-inbound): for each
+ * channel, --messages signed notifications as its vendor posts them (one text each, from --senders
+ * senders), sent as fast as the service answers over --connections connections (closed loop), after
+ * a warm-up of a tenth as many. Measured from the first request to the moment the business's webhook
+ * receiver holds the `message_created` of every one of them: stored, the event handed to the
+ * outbox and delivered. Each channel's messages are counted by their text, so nothing is counted twice.
+ *
+ *   npx tsx bench/channels-inbound.bench.ts [--engine postgres|pglite|both] [--only whatsapp,sms]
+ *     [--messages 3000] [--senders 500] [--connections 32] [--port 4760]
+ *
+ * PG_URL (default postgres://postgres@127.0.0.1:5432); the database bench_channels is dropped and created anew.
+ */
+import { parseArgs } from 'node:util';
+import { Pool } from 'undici';
+import { startFakeGraphApi } from '../test/helpers/fake-graph-api.ts';
+import { startFakeTwilioApi } from '../test/helpers/fake-twilio-api.ts';
+import { BENCH_PUBLIC_URL, channelLoads } from './lib/channel-loads.ts';
+import { percentiles, type PlannedRequest } from './lib/messaging-load.ts';
+import { ADMIN_TOKEN, createTenant, freshStorage, startService, type Engine } from './lib/service.ts';
+import { BenchReceiver } from './webhooks-receiver.ts';
+
+const { values } = parseArgs({
+  options: {
+    engine: { type: 'string', default: 'both' },
+    only: { type: 'string', default: channelLoads.map((l) => l.channel).join(',') },
+    messages: { type: 'string', default: '3000' },
+    senders: { type: 'string', default: '500' },
+    connections: { type: 'string', default: '32' },
+    port: { type: 'string', default: '4760' },
+  },
+});
+const engines: Engine[] = values.engine === 'both' ? ['postgres', 'pglite'] : [values.engine as Engine];
+const only = new Set(values.only.split(','));
+const messages = Number(values.messages);
+const senders = Number(values.senders);
+const connections = Number(values.connections);
+
+/** Sends every request over `pool`, `connections` at a time, each as soon as the last one answered. */
+async function closedLoop(pool: Pool, requests: PlannedRequest[]) {
+  const latencies: number[] = [];
+  let next = 0;
+  let refused = 0;
+  const worker = async () => {
+    while (next < requests.length) {
+      const r = requests[next++];
+      const started = performance.now();
+      const res = await pool.request({ method: r.method, path: r.path, headers: r.headers, body: r.body });
+      await res.body.text();
+      if (res.statusCode >= 300) refused++;
+      latencies.push(performance.now() - started);
+    }
+  };
+  await Promise.all(Array.from({ length: connections }, worker));
+  return { latencies, refused };
+}
+
+/** Resolves once the receiver holds a message_created for each of `count` texts tagged `tag`. */
+async function delivered(receiver: BenchReceiver, tag: string, count: number, timeoutMs = 300_000) {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const seen = new Set(receiver.receipts.filter((r) => r.text?.startsWith(`${tag} `)).map((r) => r.text));
+    if (seen.size >= count) return;
+    if (Date.now() > end) throw new Error(`${tag}: ${seen.size} of ${count} delivered`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+const rows: string[] = [];
+for (const engine of engines) {
+  const storage = await freshStorage(engine, 'bench_channels');
+  const graph = await startFakeGraphApi();
+  const twilio = await startFakeTwilioApi();
+  const receiver = await BenchReceiver.start();
+  const service = await startService(storage, Number(values.port), { PUBLIC_URL: BENCH_PUBLIC_URL });
+  try {
+    const tenant = await createTenant(service.url);
+    const hook = await fetch(`${service.url}/admin/v1/businesses/${tenant.businessId}/webhooks`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ event: 'message_created', url: receiver.url }),
+    });
+    if (hook.status !== 201) throw new Error(`webhook: ${hook.status} ${await hook.text()}`);
+    for (const load of channelLoads.filter((l) => only.has(l.channel))) {
+      const build = await load.setup(service.url, tenant.businessId, { graph, twilio });
+      const pool = new Pool(service.url, { connections, pipelining: 1, keepAliveTimeout: 30_000 });
+      const warmCount = Math.max(1, Math.round(messages / 10));
+      await closedLoop(pool, build(`${load.channel}-warm`, warmCount, senders));
+      await delivered(receiver, `${load.channel}-warm`, warmCount);
+      const requests = build(`${load.channel}-run`, messages, senders);
+      const started = performance.now();
+      const { latencies, refused } = await closedLoop(pool, requests);
+      const accepted = performance.now() - started;
+      await delivered(receiver, `${load.channel}-run`, messages);
+      const all = performance.now() - started;
+      await pool.close();
+      const p = percentiles(latencies);
+      rows.push(
+        `| ${engine} | ${load.channel} | ${messages} | ${Math.round((messages * 1000) / all)} | ${Math.round((messages * 1000) / accepted)} | ${p.p50.toFixed(1)} / ${p.p99.toFixed(1)} | ${refused} |`,
+      );
+      console.log(rows.at(-1));
+    }
+  } finally {
+    await service.stop();
+    await receiver.close();
+    await graph.close();
+    await twilio.close();
+    await storage.dispose();
+  }
+}
+
+console.log(
+  [
+    '',
+    `${messages} inbound notifications per channel (one text each, ${senders} senders), ${connections} connections, closed loop, after a warm-up of ${Math.round(messages / 10)}:`,
+    '',
+    '| engine | channel | messages | stored and delivered /s | accepted /s | accept p50 / p99 ms | refused |',
+    '|---|---|---:|---:|---:|---|---:|',
+    ...rows,
+  ].join('\n'),
+);
