@@ -54,10 +54,12 @@ export interface WebhookTransport {
   readonly answer?: { contentType: string; body: string };
   /**
    * The body as parsed (JSON, or what `parse` made of it), walked once: the accounts it is for
-   * (each must be a channel's, and signed by it) and its messages and receipts. Throws
-   * ProviderError `invalid_notification` when the body is not a notification of this provider.
+   * (each must be a channel's, and signed by it) and its messages and receipts. `query` holds the
+   * request URL's parameters, for a provider that calls back the URL a send gave it (a reference
+   * put there). Throws ProviderError `invalid_notification` when the body is not a notification of
+   * this provider.
    */
-  read(body: unknown): WebhookNotification;
+  read(body: unknown, query: Record<string, string>): WebhookNotification;
   /** Refusal messages (401) in the provider's words: an account no channel holds, a wrong signature. */
   readonly refusals: { unknownAccount: string; badSignature: string };
   /**

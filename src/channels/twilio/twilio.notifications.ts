@@ -9,6 +9,9 @@ const MAX_IDENTIFIER_LENGTH = 256;
 /** Twilio attaches at most 10 media to one MMS. */
 const MAX_MEDIA = 10;
 
+/** The query parameter of a send's status callback URL that names the service's message. */
+export const REFERENCE_PARAM = 'reference';
+
 const receiptStatuses = new Map<string, StatusUpdate['status']>([
   ['sent', 'sent'],
   ['delivered', 'delivered'],
@@ -37,7 +40,7 @@ function identifier(params: FormParams, name: string): string | null {
  * channel sent (`MessageStatus`, from the channel's number, `From`). Statuses before `sent`
  * (queued, accepted, sending) move nothing and are read as no receipt.
  */
-export function readTwilioNotification(body: unknown): WebhookNotification {
+export function readTwilioNotification(body: unknown, query: Record<string, string> = {}): WebhookNotification {
   const params = body as FormParams;
   const sid = identifier(params, 'MessageSid') ?? identifier(params, 'SmsSid');
   const accountSid = param(params, 'AccountSid');
@@ -56,6 +59,9 @@ export function readTwilioNotification(body: unknown): WebhookNotification {
     const code = param(params, 'ErrorCode');
     notification.statuses.push({
       ...(code === String(UNSUBSCRIBED_RECIPIENT) ? { recipientOptedOut: true } : {}),
+      // The send's status callback URL names its message (TwilioProvider.send), found by it even when
+      // the send's answer was never recorded.
+      ...(query[REFERENCE_PARAM] ? { reference: query[REFERENCE_PARAM] } : {}),
       providerMessageId: sid,
       status: mapped,
       timestamp: now(),

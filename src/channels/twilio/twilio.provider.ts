@@ -6,6 +6,7 @@ import { TwilioClient } from './twilio.client.ts';
 import { DEFAULT_TWILIO_API_BASE_URL, type TwilioConfig } from './twilio.config.ts';
 import { classifyTwilioError } from './twilio.errors.ts';
 import { param, parseForm } from './twilio.form.ts';
+import { REFERENCE_PARAM } from './twilio.notifications.ts';
 import { verifyTwilioSignature } from './twilio.signature.ts';
 
 /** The path Twilio posts messages and status callbacks to (registry.ts's webhookPath of this kind). */
@@ -39,7 +40,10 @@ export class TwilioProvider implements ChannelProvider {
       form.set('MediaUrl', content.url);
       if (content.caption) form.set('Body', content.caption);
     } else throw new ProviderError('unsupported_content', 'SMS has no templates', false);
-    if (this.http.publicUrl) form.set('StatusCallback', `${this.http.publicUrl}${TWILIO_WEBHOOK_PATH}`);
+    if (this.http.publicUrl) {
+      const reference = request.reference ? `?${REFERENCE_PARAM}=${encodeURIComponent(request.reference)}` : '';
+      form.set('StatusCallback', `${this.http.publicUrl}${TWILIO_WEBHOOK_PATH}${reference}`);
+    }
     const answer = await this.client.postForm(`${this.accountPath}/Messages.json`, form, request.beforeSend);
     const fields = typeof answer === 'object' && answer !== null ? (answer as Record<string, unknown>) : {};
     // Twilio accepted the call but named no message: retrying could send it twice, so it is final.

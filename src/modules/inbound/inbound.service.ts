@@ -62,6 +62,12 @@ const emptySummary = (): InboundSummary => ({
   duplicateSends: [],
 });
 
+/** The query parameters of a request path (the last value of a repeated name), none without one. */
+function queryOf(path: string | undefined): Record<string, string> {
+  const at = path?.indexOf('?') ?? -1;
+  return at < 0 ? {} : Object.fromEntries(new URLSearchParams(path!.slice(at + 1)));
+}
+
 /** A verified notification, parsed, with the channels it addresses (by provider account of its kind). */
 interface Notification {
   kind: string;
@@ -130,7 +136,7 @@ export class InboundService {
     const body = transport.parse ? parseWith(transport, raw) : parseBody(raw);
     let read: WebhookNotification;
     try {
-      read = transport.read(body);
+      read = transport.read(body, queryOf(path));
     } catch (err) {
       if (err instanceof ProviderError) throw invalid(err.message);
       throw err;

@@ -265,6 +265,44 @@ describe('Twilio webhook: status callbacks', () => {
   });
 });
 
+describe('Twilio webhook: a send whose answer was lost', () => {
+  it("finds its message by the reference in the status callback's URL, which the signature covers", async () => {
+    const to = newNumber();
+    const res = await f.t.app.inject({
+      method: 'POST',
+      url: '/external/v2/messages/send',
+      headers: f.tenant.headers,
+      payload: { to, from: 'sms', type: 'text', content: { text: 'Lost answer' }, channel_uuid: f.channel.id },
+    });
+    expect(res.statusCode, res.body).toBe(200);
+    const id = res.json().message.uuid as string;
+    const sent = () => db().selectFrom('messages').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+    await until(async () => (await sent()).provider_message_id !== null);
+    const sid = (await sent()).provider_message_id!;
+    // As if the process had died before recording Twilio's answer.
+    await db()
+      .updateTable('messages')
+      .set({ provider_message_id: null, status: 'PENDING' })
+      .where('id', '=', id)
+      .execute();
+    const url = `${SMS_WEBHOOK}?reference=${id}`;
+    const params = statusCallback({
+      accountSid: f.twilio.accountSid,
+      sid,
+      status: 'delivered',
+      from: f.channel.number,
+      to,
+    });
+    // Signed over the path without the query: refused, nothing moves.
+    const unsigned = twilioWebhook(`${PUBLIC_URL}${SMS_WEBHOOK}`, params, f.twilio.authToken);
+    expect((await f.t.app.inject({ method: 'POST', url, ...unsigned })).statusCode).toBe(401);
+    expect((await sent()).status).toBe('PENDING');
+    const signed = twilioWebhook(`${PUBLIC_URL}${url}`, params, f.twilio.authToken);
+    expect((await f.t.app.inject({ method: 'POST', url, ...signed })).statusCode).toBe(200);
+    expect(await sent()).toMatchObject({ status: 'DELIVERED', provider_message_id: sid });
+  });
+});
+
 describe('the SMS channel as the operator sees it', () => {
   it('stores the auth token sealed and never shows it, and takes a rotated one for signatures', async () => {
     const url = `/admin/v1/businesses/${f.tenant.businessId}/channels/${f.channel.id}`;

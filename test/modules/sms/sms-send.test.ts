@@ -56,7 +56,7 @@ describe('sending SMS through Twilio', () => {
       To: to,
       From: f.channel.number,
       Body: 'Your table is ready',
-      StatusCallback: `${PUBLIC_URL}${SMS_WEBHOOK}`,
+      StatusCallback: `${PUBLIC_URL}${SMS_WEBHOOK}?reference=${id}`,
     });
     expect(row.provider_message_id).toMatch(/^SM[0-9a-f]{32}$/);
     // SMS has no service window: a first message to a new number needs no template.
