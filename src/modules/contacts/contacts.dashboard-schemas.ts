@@ -78,6 +78,15 @@ export const ContactProfile = Type.Object({
     }),
     { description: 'emails and phones a merge left this contact, which still find it' },
   ),
+  identities: Type.Array(
+    Type.Object({
+      kind: Type.String({ description: 'address kind: page_scoped_id (Messenger), instagram_scoped_id, ...' }),
+      value: Type.String(),
+    }),
+    {
+      description: "addresses channels know the contact by besides its phone and email, a merged duplicate's included",
+    },
+  ),
   conversations: Type.Array(
     Type.Object({
       id: Uuid,

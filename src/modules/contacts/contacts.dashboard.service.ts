@@ -10,6 +10,7 @@ import { mediaRepository } from '../media/media.repository.ts';
 import { messagesRepository } from '../messages/messages.repository.ts';
 import { usersRepository } from '../users/users.repository.ts';
 import { contactsRepository, historyIds, type ContactRow } from './contacts.repository.ts';
+import { contactIdentitiesRepository } from './contact-identities.repository.ts';
 import {
   CONVERSATIONS_SHOWN,
   DEFINITIONS_SHOWN,
@@ -108,9 +109,10 @@ export class DashboardContactsService {
   async profile(businessId: string, id: string): Promise<ContactProfile> {
     const row = await contactsRepository.find(this.db, businessId, id);
     if (!row) throw notFound('contact');
-    const [definitions, aliases, conversations, conversationCount, assignee] = await Promise.all([
+    const [definitions, aliases, addresses, conversations, conversationCount, assignee] = await Promise.all([
       contactFieldsRepository.list(this.db, businessId, DEFINITIONS_SHOWN),
       contactsRepository.aliasesOf(this.db, businessId, id),
+      contactIdentitiesRepository.channelAddresses(this.db, businessId, [id]),
       conversationsRepository.latestOfContact(this.db, businessId, id, CONVERSATIONS_SHOWN),
       conversationsRepository.countOfContact(this.db, businessId, id),
       row.assigned_user_id ? usersRepository.find(this.db, businessId, row.assigned_user_id) : undefined,
@@ -142,6 +144,7 @@ export class DashboardContactsService {
           .map((key) => ({ key, name: null, value: values[key] })),
       ],
       aliases,
+      identities: addresses.get(id) ?? [],
       conversations,
       conversation_count: conversationCount,
     };

@@ -119,6 +119,16 @@ describe('GET /dashboard/api/contacts/:id', () => {
       custom_fields: { plan: 'gold', loose: 3 },
     });
     await insertAliases(db(), { business_id: bid, contact_id: contact.id, kind: 'phone', value: '5491100000000' });
+    await db()
+      .insertInto('contact_identities')
+      .values({
+        business_id: bid,
+        kind: 'page_scoped_id',
+        value: '7310000000000777',
+        contact_id: contact.id,
+        contact_created_at: contact.created_at,
+      })
+      .execute();
     const older = await insertConversation(db(), bid, contact.id, { created_at: at(1) });
     const newer = await insertConversation(db(), bid, contact.id, { created_at: at(2), closed_at: at(3) });
     await insertMessage(db(), bid, newer, { created_at: at(2) });
@@ -140,6 +150,7 @@ describe('GET /dashboard/api/contacts/:id', () => {
       { key: 'loose', name: null, value: 3 },
     ]);
     expect(body.aliases).toEqual([{ kind: 'phone', value: '5491100000000' }]);
+    expect(body.identities).toEqual([{ kind: 'page_scoped_id', value: '7310000000000777' }]);
     expect(body.conversations.map((c: { id: string }) => c.id)).toEqual([newer.id, older.id]);
     expect(body.conversations[0]).toMatchObject({ message_count: 1, closed_at: at(3) });
     expect(body.conversation_count).toBe(2);

@@ -14,6 +14,13 @@ import styles from './contacts.module.css';
 export type ContactProfile =
   paths['/dashboard/api/contacts/{uuid}']['get']['responses'][200]['content']['application/json'];
 
+/** How the page names the address kinds channels know a contact by. */
+const ADDRESS_KINDS: Record<string, string> = {
+  page_scoped_id: 'Messenger',
+  instagram_scoped_id: 'Instagram',
+  visitor_id: 'Website visitor',
+};
+
 const dateTime = (iso: string | null) => (iso ? new Date(iso).toLocaleString() : '—');
 const shown = (value: unknown) =>
   value === null || value === undefined || value === ''
@@ -126,6 +133,19 @@ export function ContactPage() {
           </ul>
         )}
       </section>
+
+      {profile.identities.length > 0 && (
+        <section className={styles.card} aria-labelledby="contact-identities">
+          <h2 id="contact-identities">Channel addresses</h2>
+          <ul className={styles.plain}>
+            {profile.identities.map((identity) => (
+              <li key={`${identity.kind}:${identity.value}`}>
+                {ADDRESS_KINDS[identity.kind] ?? identity.kind}: {identity.value}
+              </li>
+            ))}
+          </ul>
+        </section>
+      )}
 
       <section className={styles.card} aria-labelledby="contact-conversations">
         <h2 id="contact-conversations">Conversations ({profile.conversation_count})</h2>
