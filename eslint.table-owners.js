@@ -39,6 +39,7 @@ export const TABLE_OWNERS = {
   outbox: 'jobs',
   ai_runs: 'modules/ai',
   ai_token_usage: 'modules/ai',
+  inbound_cursors: 'modules/inbound',
   rate_limit_counters: 'http',
 };
 

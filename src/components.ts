@@ -93,6 +93,12 @@ export function appComponents(
       stop: () => services.domainEvents.stop(),
     },
     { name: 'domain-events-poll', background: true, start: () => services.domainEvents.startPolling() },
+    {
+      name: 'inbound-poller',
+      background: true,
+      start: () => services.inboundPoller.start(log),
+      stop: () => services.inboundPoller.stop(),
+    },
   );
   const listen = database.listen;
   if (listen) components.push(announcements(listen, services, apiKeyCache));

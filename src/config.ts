@@ -38,6 +38,15 @@ export interface Config {
   trustProxy: boolean | number | string[];
   /** Dashboard sign-in: sessions, invitations, throttling. */
   dashboard: DashboardConfig;
+  /** Polled channels (mailboxes): how often their list is read again, and the poll of a server without IDLE. */
+  poller: PollerConfig;
+}
+
+export interface PollerConfig {
+  /** How often the channels read by polling are listed again (new, deleted, rotated) and their leases renewed. */
+  refreshMs: number;
+  /** Milliseconds between two polls of a mailbox whose server cannot tell of new mail; the kind's own when unset. */
+  intervalMs: number | undefined;
 }
 
 /** Failures of one key (an account's email, or a client address) before sign-in slows, then refuses. */
@@ -304,6 +313,10 @@ export function loadConfig(env: Env = process.env): Config {
     seedDemo: bool(env, 'SEED_DEMO', true),
     redisUrl: env.REDIS_URL || undefined,
     rateLimitEventsPerWindow: positiveInt(env, 'RATE_LIMIT_EVENTS_PER_MINUTE', 120),
+    poller: {
+      refreshMs: positiveInt(env, 'POLLER_REFRESH_MS', 15_000),
+      intervalMs: env.POLLER_INTERVAL_MS === undefined ? undefined : positiveInt(env, 'POLLER_INTERVAL_MS', 30_000),
+    },
     rateLimitExportsPerWindow: positiveInt(env, 'RATE_LIMIT_EXPORTS_PER_MINUTE', 120),
     rateLimitWindowSeconds: positiveInt(env, 'RATE_LIMIT_WINDOW_SECONDS', 60),
     embeddings: embeddings(env),

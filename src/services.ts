@@ -4,7 +4,7 @@ import { sliceSizes } from './db/slices.ts';
 import type { OutboxWorker } from './jobs/outbox.worker.ts';
 import { dashboardLinks } from './lib/links.ts';
 import { SecretBox } from './lib/secret-box.ts';
-import { guardedAgent } from './net/ssrf-guard.ts';
+import { guardedAgent, resolveTargetHost } from './net/ssrf-guard.ts';
 import type { ApiKeyCache } from './modules/api-keys/api-key-cache.ts';
 import { ApiKeysService } from './modules/api-keys/api-keys.service.ts';
 import { BusinessesService } from './modules/businesses/businesses.service.ts';
@@ -20,6 +20,7 @@ import { MessagesService } from './modules/messages/messages.service.ts';
 import { ChannelSetupService } from './modules/channels/channel-setup.service.ts';
 import { ThreadService } from './modules/messages/thread.service.ts';
 import { ChannelsService } from './modules/channels/channels.service.ts';
+import { InboundPoller } from './modules/inbound/inbound.poller.ts';
 import { InboundService } from './modules/inbound/inbound.service.ts';
 import { TemplatesService } from './modules/templates/templates.service.ts';
 import { IdempotencyService } from './modules/idempotency/idempotency.service.ts';
@@ -75,6 +76,7 @@ export function createServices(
   const providerConnections = guardedAgent(targets);
   const channels = new ChannelsService(db, new SecretBox(config.secretKeys, 'channel-secrets'), targets, {
     dispatcher: providerConnections,
+    resolveHost: (host) => resolveTargetHost(host, targets),
     publicUrl: config.publicUrl,
   });
   const domainEvents = new DomainEventDispatcher(db);
@@ -120,11 +122,14 @@ export function createServices(
   );
   const budget = new TokenBudget(db, config.ai.dailyTokenBudget);
   const conversationOps = new ConversationOpsService(db, domainEvents);
+  const inbound = new InboundService(db, channels, worker, domainEvents, slices.inboundItems);
   return {
     channels,
     channelSetup: new ChannelSetupService(channels, config.publicUrl),
     providerConnections,
-    inbound: new InboundService(db, channels, worker, domainEvents, slices.inboundItems),
+    inbound,
+    // Mailboxes and other channels read by polling, one process at a time per channel.
+    inboundPoller: new InboundPoller(db, channels, inbound, config.poller),
     businesses: new BusinessesService(db),
     apiKeys: new ApiKeysService(db, options.apiKeyCache),
     contacts,

@@ -47,3 +47,21 @@ export const phoneAddress: ChannelAddress = {
     return { value: digits === '' ? null : digits, key: digits === '' ? text : digits };
   },
 };
+
+/** A plain address: local part, @, a domain with a dot; no spaces or angle brackets (a display name is not an address). */
+const EMAIL = /^[^\s@<>()",;:]+@[^\s@<>()",;:]+\.[^\s@<>()",;:]+$/;
+
+/** Email addresses: trimmed; the key is lower-cased, as contacts' email identities are (contact-identity.ts). */
+export const emailAddress: ChannelAddress = {
+  kind: 'email',
+  description: 'an email address',
+  normalise(text) {
+    const value = text.trim();
+    if (value.length > 320 || !EMAIL.test(value)) return undefined;
+    return { value, key: value.toLowerCase() };
+  },
+  reported(text) {
+    const value = text.trim();
+    return { value: value === '' ? null : value, key: value.toLowerCase() };
+  },
+};

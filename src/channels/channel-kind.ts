@@ -8,6 +8,9 @@ import type { ChannelProvider } from './provider.ts';
 /** A field of a kind's config. */
 type ConfigField<Schema extends TObject> = keyof Static<Schema> & string;
 
+/** A field of a kind's config, or one of a nested object's (`smtp.password`). */
+type ConfigPath<Schema extends TObject> = ConfigField<Schema> | `${ConfigField<Schema>}.${string}`;
+
 /** What a channel kind can do, as data the core reads instead of asking which provider it is. */
 export interface ChannelCapabilities {
   /**
@@ -21,6 +24,11 @@ export interface ChannelCapabilities {
   defaultPacePerSecond: number;
   /** Media kinds the provider sends by URL and receives as attachments. */
   mediaKinds: readonly MediaKind[];
+  /**
+   * Whether a send carries the conversation's thread (SendRequest.thread: the latest inbound
+   * message's id, references and subject), for a provider that threads by headers (email).
+   */
+  threads?: boolean;
 }
 
 /** One notification read once: the provider accounts it is addressed to, and what it carries. */
@@ -70,10 +78,14 @@ export interface WebhookTransport {
   readonly docs: WebhookDocs;
 }
 
-/** A provider the service polls (an IMAP mailbox, say). Declared for the kinds to come; none uses it yet. */
+/**
+ * A provider the service reads from (an IMAP mailbox): the poller (src/modules/inbound/inbound.poller.ts)
+ * keeps one adapter's `watch` running per channel, in one process at a time, and stores what it
+ * reads through the inbound service with the adapter's cursor, in one transaction.
+ */
 export interface PollerTransport {
   readonly type: 'poller';
-  /** Milliseconds between two polls of one channel. */
+  /** Milliseconds between two polls of one channel, when the provider cannot tell of new messages itself. */
   readonly intervalMs: number;
 }
 
@@ -99,8 +111,8 @@ export interface ChannelKind<Kind extends string = string, Schema extends TObjec
    * `http.dispatcher`, which the core builds with the outbound address policy.
    */
   create(config: Static<Schema>, http?: ProviderHttpOptions): ChannelProvider;
-  /** Config fields stored sealed (channel-secrets.ts). */
-  readonly secretFields: readonly ConfigField<Schema>[];
+  /** Config fields stored sealed (channel-secrets.ts), top-level or in a nested object (`smtp.password`). */
+  readonly secretFields: readonly ConfigPath<Schema>[];
   /** Secret fields the operator may replace (PATCH's `provider`). */
   readonly rotatingFields: readonly ConfigField<Schema>[];
   /** Non-secret fields the operator may replace too (an API base URL, say). */
@@ -111,6 +123,12 @@ export interface ChannelKind<Kind extends string = string, Schema extends TObjec
    * address unless allowed), and shown without credentials.
    */
   readonly urlFields: readonly ConfigField<Schema>[];
+  /**
+   * Fields holding a host name the adapter connects to outside HTTP with the channel's secrets (an
+   * SMTP server, `smtp.host`): a literal private address is refused when set (unless allowed), as
+   * for urlFields, and the adapter connects through ProviderHttpOptions.resolveHost.
+   */
+  readonly hostFields?: readonly ConfigPath<Schema>[];
   /** Secret fields a channel is found by (through their digests; the handshake's token, say). */
   readonly lookupFields: readonly ConfigField<Schema>[];
   /** The config field naming the provider's account, by which notifications find their channel. */

@@ -55,6 +55,18 @@ export interface SendRequest {
    * have the message, so the core records there that the call may have reached it (send.job.ts).
    */
   beforeSend?: () => Promise<void>;
+  /**
+   * The conversation's thread, for a provider that threads by headers (email): the provider id of
+   * the conversation's latest inbound message, the ids it referenced, and its subject.
+   */
+  thread?: SendThread;
+}
+
+/** The latest inbound message of a conversation, as a reply to it names it (SendRequest.thread). */
+export interface SendThread {
+  replyToProviderMessageId: string;
+  references: string[];
+  subject: string | null;
 }
 
 /** What a provider answers when it accepts a message. */
@@ -168,6 +180,20 @@ export interface InboundMessage {
    * channel type (`stop`: an SMS "STOP") or subscribes them again (`start`).
    */
   optOut?: 'stop' | 'start';
+  /**
+   * Sent by a machine on the person's behalf (an out-of-office answer, say): stored and shown, but
+   * it starts no AI run.
+   */
+  automated?: boolean;
+  /** The message's subject, for a provider that has them (email). */
+  subject?: string | null;
+  /** Provider ids of the earlier messages of its thread, oldest first (email's References). */
+  references?: string[];
+  /**
+   * The whole text when `text` is only the new part of a reply (email: without the quoted history
+   * and signature), kept with the message.
+   */
+  fullText?: string;
 }
 
 /** Delivery states a provider reports for an outbound message. */

@@ -14,6 +14,13 @@ export interface ProviderHttpOptions {
    */
   dispatcher?: Dispatcher;
   /**
+   * The address to connect to for a host name a provider is reached at outside HTTP (an SMTP or
+   * IMAP server), under the same policy: a literal or resolved address that is not public is
+   * refused with SsrfError unless private targets are allowed. The adapter connects to the address
+   * answered (naming the host for TLS), so what it checked is what it reaches. The host itself when absent.
+   */
+  resolveHost?: (host: string) => Promise<string>;
+  /**
    * The service's public address (PUBLIC_URL): the base of the callback URLs a provider is told of
    * (delivery status callbacks) and of the URL a provider's signature covers.
    */

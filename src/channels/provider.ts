@@ -1,4 +1,11 @@
-import type { ErrorClassification, FetchedMedia, IncomingHeaders, SendRequest, SendResult } from './channel.types.ts';
+import type {
+  ErrorClassification,
+  FetchedMedia,
+  IncomingHeaders,
+  ParsedNotification,
+  SendRequest,
+  SendResult,
+} from './channel.types.ts';
 
 export type * from './channel.types.ts';
 export { ProviderError } from './provider-error.ts';
@@ -40,4 +47,28 @@ export interface ChannelProvider {
 
   /** Download an inbound attachment by the provider's media id. */
   fetchMedia(mediaId: string): Promise<FetchedMedia>;
+
+  /**
+   * For a kind read by polling (PollerTransport): reads the messages that came after `cursor` (null:
+   * the first run, which starts at what comes next, and stores that cursor at once) and hands each batch to `store` with the cursor
+   * after it, waiting for `store` before reading on, until `signal` aborts (resolves then) or the
+   * connection fails (rejects; the poller starts it again later). `store` commits the messages and
+   * the cursor together, so a restart reads on from the last batch stored.
+   */
+  watch?(cursor: PollCursor | null, store: (batch: PolledBatch) => Promise<void>, options: WatchOptions): Promise<void>;
+}
+
+/** Where a polled channel's reading stands (JSON, the adapter's own; an IMAP mailbox's UIDVALIDITY and last UID). */
+export type PollCursor = Record<string, unknown>;
+
+/** What `watch` read, and the cursor once it is stored. */
+export interface PolledBatch {
+  notification: ParsedNotification;
+  cursor: PollCursor;
+}
+
+export interface WatchOptions {
+  signal: AbortSignal;
+  /** Milliseconds between two polls when the provider cannot tell of new messages itself. */
+  intervalMs: number;
 }

@@ -4,6 +4,7 @@ import type { ChannelKind, WebhookTransport } from './channel-kind.ts';
 import type { ChannelType } from './channel-types.ts';
 import type { ProviderHttpOptions } from './http-deps.ts';
 import type { ChannelProvider } from './provider.ts';
+import { emailKind } from './email/email.kind.ts';
 import { twilioKind } from './twilio/twilio.kind.ts';
 import { whatsAppCloudKind } from './whatsapp-cloud/whatsapp-cloud.kind.ts';
 
@@ -11,7 +12,7 @@ import { whatsAppCloudKind } from './whatsapp-cloud/whatsapp-cloud.kind.ts';
  * Every provider kind the service can talk to. A new provider is one adapter folder exporting its
  * ChannelKind, and its line here; the core reads everything else from the entry.
  */
-const kinds = [whatsAppCloudKind, twilioKind] as const;
+const kinds = [whatsAppCloudKind, twilioKind, emailKind] as const;
 
 /** Provider kinds the service can talk to. */
 export type ProviderKind = (typeof kinds)[number]['kind'];

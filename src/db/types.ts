@@ -480,6 +480,16 @@ export interface DomainEventPendingTable {
 }
 
 /** A business's tokens of one UTC day (migration 0035), added to as model calls are recorded. */
+/** Where a polled channel's reading stands, and which process reads it (migration 0037). */
+export interface InboundCursorsTable {
+  business_id: string;
+  channel_id: string;
+  cursor: Json<Record<string, unknown>> | null;
+  holder: string | null;
+  held_until: Timestamp | null;
+  updated_at: Generated<Timestamp>;
+}
+
 export interface AiTokenUsageTable {
   business_id: string;
   day: string;
@@ -499,6 +509,7 @@ export interface Database {
   outbox: OutboxTable;
   ai_runs: AiRunsTable;
   ai_token_usage: AiTokenUsageTable;
+  inbound_cursors: InboundCursorsTable;
   idempotency_keys: IdempotencyKeysTable;
   media: MediaTable;
   businesses: BusinessesTable;

@@ -65,6 +65,27 @@ export async function checkTargetUrl(raw: string, policy: TargetPolicy): Promise
   return url;
 }
 
+/**
+ * The address to connect to for a host name a provider is reached at outside HTTP (SMTP, IMAP):
+ * unless private targets are allowed, a literal address must be public, and so must every address
+ * the name resolves to; the first one is answered, so the connection goes where the check looked.
+ * With private targets allowed, the host as given.
+ */
+export async function resolveTargetHost(host: string, policy: TargetPolicy): Promise<string> {
+  const bareHost = bare(host);
+  if (policy.allowPrivate) return bareHost;
+  if (ipaddr.isValid(bareHost)) {
+    if (!isPublicAddress(bareHost)) throw new NonPublicAddressError(`${bareHost} is not a public address`);
+    return bareHost;
+  }
+  const addresses = await dns.promises.lookup(bareHost, { all: true, verbatim: true });
+  const refused = addresses.find((a) => !isPublicAddress(a.address));
+  if (refused) throw new NonPublicAddressError(`${bareHost} resolves to ${refused.address}, not a public address`);
+  const [first] = addresses;
+  if (!first) throw Object.assign(new Error(`${bareHost} has no address`), { code: 'ENOTFOUND' });
+  return first.address;
+}
+
 /** A name that does not resolve (now): the lookup's own failure, not a refusal. */
 export function isDnsFailure(err: unknown): boolean {
   const code = (err as { code?: unknown } | null)?.code;

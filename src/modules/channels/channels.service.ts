@@ -14,6 +14,7 @@ import { conflict, invalid, notFound } from '../../lib/domain-errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { resealStored, type SealCounts, type SecretBox } from '../../lib/secret-box.ts';
 import {
+  checkTargetLiteral,
   checkTargetUrl,
   CredentialsInUrlError,
   isDnsFailure,
@@ -77,6 +78,7 @@ export class ChannelsService {
       throw invalid(`provider ${provider.kind} does not serve ${body.type} channels`, [{ path: '/provider/kind' }]);
     }
     if (provider) await this.checkUrlFields(provider.kind, provider);
+    if (provider) this.checkHostFields(provider.kind, provider);
     if (body.agent_id !== undefined) await this.checkAgent(businessId, body.agent_id);
     const account = provider ? providerAccountOf(provider) : null;
     if (await channelsRepository.findByIdentifier(this.db, businessId, body.type, identifier))
@@ -127,6 +129,7 @@ export class ChannelsService {
           { path: `/provider/${other}` },
         ]);
       await this.checkUrlFields(row.provider_kind, body.provider);
+      this.checkHostFields(row.provider_kind, body.provider);
       providerConfig = { ...this.openConfig(row), ...body.provider };
     }
     if (body.agent_id) await this.checkAgent(businessId, body.agent_id);
@@ -253,6 +256,29 @@ export class ChannelsService {
         const why =
           err instanceof CredentialsInUrlError ? 'credentials in the URL are not allowed' : targetRefusal(err);
         throw invalid(`provider.${field} refused: ${why}`, [{ path: `/provider/${field}` }]);
+      }
+    }
+  }
+
+  /**
+   * The host names a provider is connected to outside HTTP (SMTP, IMAP): a literal private address
+   * is refused unless the policy allows it; a name passes, and every connection resolves it again
+   * under the policy (ProviderHttpOptions.resolveHost).
+   */
+  private checkHostFields(kind: string, fields: Record<string, unknown>): void {
+    for (const path of channelKind(kind)?.hostFields ?? []) {
+      const [field, key] = path.split('.');
+      const holder = key === undefined ? fields : fields[field];
+      const value = key === undefined ? holder : (holder as Record<string, unknown> | undefined)?.[key];
+      if (typeof value !== 'string') continue;
+      const host = value.includes(':') && !value.startsWith('[') ? `[${value}]` : value;
+      try {
+        checkTargetLiteral(`https://${host}/`, this.policy);
+      } catch (err) {
+        if (!(err instanceof SsrfError)) throw err;
+        throw invalid(`provider.${path} refused: ${targetRefusal(err)}`, [
+          { path: `/provider/${path.replace('.', '/')}` },
+        ]);
       }
     }
   }

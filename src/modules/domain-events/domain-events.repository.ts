@@ -92,6 +92,7 @@ export const domainEventsRepository = {
         insert into domain_events (business_id, type, conversation_id, subject_id, data)
         select m.business_id, ${type}::text, m.conversation_id, m.id, jsonb_build_object(
           'contact_id', ${shownContactId('m')}, 'direction', m.direction, 'sender_type', m.sender_type, 'status', coalesce(v.status, m.status))
+          || case when m.metadata ? 'automated' then '{"automated": true}'::jsonb else '{}'::jsonb end
         from ${jsonRows(
           'v',
           { ord: 'int', id: 'uuid', status: 'text' },

@@ -42,6 +42,10 @@ export function inboundMetadata(message: InboundMessage, reactionTargetId: strin
   if (message.context?.forwarded) meta.forwarded = true;
   if (message.context?.frequentlyForwarded) meta.frequently_forwarded = true;
   if (message.errors.length > 0) meta.errors = message.errors;
+  if (message.subject) meta.subject = message.subject;
+  if (message.references && message.references.length > 0) meta.references = message.references;
+  if (message.fullText !== undefined) meta.full_text = message.fullText;
+  if (message.automated) meta.automated = true;
   return meta;
 }
 

@@ -1,5 +1,5 @@
 import parseJson from 'secure-json-parse';
-import type { IncomingHeaders, ParsedNotification, StatusUpdate } from '../../channels/provider.ts';
+import type { IncomingHeaders, ParsedNotification, PollCursor, StatusUpdate } from '../../channels/provider.ts';
 import { messageStatusOf, ProviderError } from '../../channels/provider.ts';
 import type { WebhookNotification, WebhookTransport } from '../../channels/channel-kind.ts';
 import { channelKind } from '../../channels/registry.ts';
@@ -21,6 +21,7 @@ import { messagesCreated, messageStatusesChanged } from '../domain-events/domain
 import type { DomainEventType } from '../domain-events/domain-events.types.ts';
 import { errorText } from './inbound.content.ts';
 import { senderIdentity } from './inbound.contacts.ts';
+import { inboundCursorsRepository } from './inbound-cursors.repository.ts';
 import { inboundRepository } from './inbound.repository.ts';
 import { storeMessages } from './inbound.store.ts';
 
@@ -44,7 +45,7 @@ export interface InboundSummary {
  * another business, by another process): nothing of it is stored, and it is read again. A 503 when
  * that happens twice in a row, so the provider delivers the notification again later.
  */
-class ChannelChanged extends DomainError {
+export class ChannelChanged extends DomainError {
   constructor() {
     super(
       'unavailable',
@@ -53,6 +54,9 @@ class ChannelChanged extends DomainError {
     );
   }
 }
+
+/** The poller lost a channel's lease while storing what it read: the transaction is undone. */
+class LeaseLost extends Error {}
 
 const emptySummary = (): InboundSummary => ({
   stored: 0,
@@ -77,7 +81,8 @@ interface Notification {
 
 /**
  * Provider notifications: Meta's subscription handshake, and inbound messages and delivery receipts,
- * authenticated by the channel's signature before anything is stored, and written a bounded slice per transaction.
+ * authenticated by the channel's signature before anything is stored, and written a bounded slice per transaction;
+ * and what the poller read of a polled channel (storePolled). Both store through `store`.
  */
 export class InboundService {
   // One batch written at a time while the next one gathers (see Batcher), of at most `sliceItems`
@@ -153,13 +158,55 @@ export class InboundService {
       });
       addTo(summary, part);
     }
-    // What the subscribers of this notification's events write (webhook deliveries) exists when it is answered.
+    await this.handOver(summary);
+    return summary;
+  }
+
+  /**
+   * What a polled channel's adapter read (PollerTransport: an IMAP mailbox), stored as a webhook's
+   * messages and receipts are (store), in one transaction with the channel's cursor: a restart
+   * reads on from the last batch stored, never twice nor past one. Null, nothing stored, when
+   * `holder` no longer holds the channel's lease (another process reads it now); throws
+   * ChannelChanged when the channel was deleted or changed hands.
+   */
+  async storePolled(
+    channel: ChannelRow,
+    parsed: ParsedNotification,
+    cursor: PollCursor,
+    holder: string,
+  ): Promise<InboundSummary | null> {
+    if (!channel.provider_kind || !channel.provider_account) throw new Error(`channel ${channel.id} has no provider`);
+    const notification: Notification = {
+      kind: channel.provider_kind,
+      parsed,
+      channels: new Map([[channel.provider_account, channel]]),
+    };
+    const summary = emptySummary();
+    await nextTurn();
+    const outcome = await this.db
+      .transaction()
+      .execute(async (trx) => {
+        const { mediaQueued } = await this.store(trx, [notification], [summary]);
+        if (!(await inboundCursorsRepository.advance(trx, channel, holder, cursor))) throw new LeaseLost();
+        return { mediaQueued };
+      })
+      .catch((err: unknown) => {
+        if (err instanceof LeaseLost) return null;
+        throw err;
+      });
+    if (!outcome) return null;
+    if (outcome.mediaQueued) this.worker.wake(MEDIA_FETCH_JOB);
+    await this.handOver(summary);
+    return summary;
+  }
+
+  /** What the subscribers of the events stored write (webhook deliveries) exists when the caller goes on. */
+  private async handOver(summary: InboundSummary): Promise<void> {
     const types: DomainEventType[] = [
       ...(summary.stored > 0 ? (['message_created', 'conversation_changed', 'contact_changed'] as const) : []),
       ...(summary.statuses > 0 ? (['message_status_changed'] as const) : []),
     ];
     if (types.length > 0) await this.domainEvents.dispatch(types);
-    return summary;
   }
 
   /**

@@ -171,6 +171,33 @@ export const messageStatusRepository = {
   },
 
   /**
+   * The latest inbound message of a conversation on a channel that a provider named (its provider
+   * id and metadata: subject, references), which a reply on a channel threading by headers answers.
+   */
+  async latestInbound(
+    db: Db,
+    businessId: string,
+    conversationId: string,
+    channelId: string,
+  ): Promise<{ provider_message_id: string; metadata: Record<string, unknown> } | undefined> {
+    const row = await db
+      .selectFrom('messages')
+      .select(['provider_message_id', 'metadata'])
+      .where('business_id', '=', businessId)
+      .where('conversation_id', '=', conversationId)
+      .where('channel_id', '=', channelId)
+      .where('direction', '=', 'inbound')
+      .where('provider_message_id', 'is not', null)
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(1)
+      .executeTakeFirst();
+    return row?.provider_message_id
+      ? { provider_message_id: row.provider_message_id, metadata: row.metadata }
+      : undefined;
+  },
+
+  /**
    * Records (and commits) that the requests of these messages' provider calls are about to be
    * written, counting an attempt each, in one statement. Answers the keys (`${business_id}:${id}`)
    * of the messages that were still waiting to be sent (not finished by another worker, nor given

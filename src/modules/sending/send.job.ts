@@ -1,4 +1,5 @@
-import type { ChannelProvider, ErrorClassification, OutboundContent } from '../../channels/provider.ts';
+import type { ChannelProvider, ErrorClassification, OutboundContent, SendThread } from '../../channels/provider.ts';
+import { channelKind } from '../../channels/registry.ts';
 import type { Db } from '../../db/database.ts';
 import { outboxRepository, type OutboxJob } from '../../jobs/outbox.repository.ts';
 import type { JobHandler, JobOutcome } from '../../jobs/outbox.worker.ts';
@@ -144,6 +145,19 @@ export class SendJobHandler implements JobHandler {
     };
   }
 
+  /** The conversation's thread, for a kind whose sends carry it (capabilities.threads). */
+  private async threadOf(message: SendableMessage, channel: ChannelRow): Promise<SendThread | undefined> {
+    if (!channelKind(channel.provider_kind)?.capabilities.threads) return undefined;
+    const latest = await repo.latestInbound(this.db, message.business_id, message.conversation_id, channel.id);
+    if (!latest) return undefined;
+    const { subject, references } = latest.metadata;
+    return {
+      replyToProviderMessageId: latest.provider_message_id,
+      references: Array.isArray(references) ? references.filter((r): r is string => typeof r === 'string') : [],
+      subject: typeof subject === 'string' ? subject : null,
+    };
+  }
+
   async handle(job: OutboxJob): Promise<JobOutcome> {
     const businessId = job.business_id;
     const message = await this.reads.submit({ businessId, id: job.ref_id });
@@ -183,9 +197,11 @@ export class SendJobHandler implements JobHandler {
       start = this.starts.submit({ businessId, id: message.id });
       if ((await start) !== true) throw new CallNotStarted('the call was not started');
     };
+    const thread = await this.threadOf(message, channel);
     let providerMessageId: string;
     try {
       const result = await provider.send({
+        ...(thread ? { thread } : {}),
         to: message.recipient_address ?? '',
         content: message.outbound_content as OutboundContent,
         ...(message.reply_to_provider_message_id
