@@ -48,7 +48,7 @@ export const phoneAddress: ChannelAddress = {
   },
 };
 
-/** A plain address: local part, @, a domain with a dot; no spaces or angle brackets (a display name is not an address). */
+/** A plain address: local part, @, a domain with a dot; no spaces nor angle brackets (a display name is none). */
 const EMAIL = /^[^\s@<>()",;:]+@[^\s@<>()",;:]+\.[^\s@<>()",;:]+$/;
 
 /** Email addresses: trimmed; the key is lower-cased, as contacts' email identities are (contact-identity.ts). */

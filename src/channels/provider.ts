@@ -50,10 +50,10 @@ export interface ChannelProvider {
 
   /**
    * For a kind read by polling (PollerTransport): reads the messages that came after `cursor` (null:
-   * the first run, which starts at what comes next, and stores that cursor at once) and hands each batch to `store` with the cursor
-   * after it, waiting for `store` before reading on, until `signal` aborts (resolves then) or the
-   * connection fails (rejects; the poller starts it again later). `store` commits the messages and
-   * the cursor together, so a restart reads on from the last batch stored.
+   * the first run, which starts at what comes next and stores that cursor at once) and hands each
+   * batch to `store` with the cursor after it, waiting for `store` before reading on, until `signal`
+   * aborts (resolves then) or the connection fails (rejects; the poller starts it again later).
+   * `store` commits the messages and the cursor together: a restart reads on from the last batch stored.
    */
   watch?(cursor: PollCursor | null, store: (batch: PolledBatch) => Promise<void>, options: WatchOptions): Promise<void>;
 }

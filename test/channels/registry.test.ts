@@ -52,23 +52,30 @@ describe('channel provider registry', () => {
 
 describe('each registry entry', () => {
   const properties = (entry: ChannelKind) => Object.keys(entry.schema.properties);
+  /** The fields of the schema and of its nested objects, as paths (`smtp.password`). */
+  const paths = (entry: ChannelKind) =>
+    Object.entries(entry.schema.properties as Record<string, { properties?: Record<string, unknown> }>).flatMap(
+      ([name, schema]) => [name, ...Object.keys(schema.properties ?? {}).map((inner) => `${name}.${inner}`)],
+    );
+  /** Whether a field is a secret, or an object holding one (replaced whole). */
+  const holdsSecret = (entry: ChannelKind, field: string) =>
+    entry.secretFields.some((secret) => secret === field || secret.startsWith(`${field}.`));
 
   it.each(channelKinds.map((entry) => [entry.kind, entry] as const))('%s is complete and consistent', (kind, entry) => {
     // Its schema names its kind, and every field the entry lists is one of the schema's.
     expect(entry.schema.properties.kind).toMatchObject({ const: kind });
     expect(isProviderKind(kind)).toBe(true);
     expect(channelKind(kind)).toBe(entry);
-    const fields = [
-      ...entry.secretFields,
-      ...entry.rotatingFields,
-      ...entry.changeableFields,
-      ...entry.lookupFields,
-      entry.accountField,
-    ];
+    const fields = [...entry.rotatingFields, ...entry.changeableFields, ...entry.lookupFields, entry.accountField];
     for (const field of fields) expect(properties(entry), field).toContain(field);
-    // Rotating and lookup fields are secrets (stored sealed; lookups go by digest); changeable ones are not.
-    for (const field of [...entry.rotatingFields, ...entry.lookupFields]) expect(entry.secretFields).toContain(field);
-    for (const field of entry.changeableFields) expect(entry.secretFields).not.toContain(field);
+    for (const field of [...entry.secretFields, ...(entry.hostFields ?? [])])
+      expect(paths(entry), field).toContain(field);
+    // Rotating fields are secrets or hold one, lookup fields are secrets (stored sealed; lookups go by
+    // digest); changeable ones are not, and hold none.
+    for (const field of entry.rotatingFields) expect(holdsSecret(entry, field), field).toBe(true);
+    for (const field of entry.lookupFields) expect(entry.secretFields).toContain(field);
+    for (const field of entry.changeableFields) expect(holdsSecret(entry, field), field).toBe(false);
+    for (const field of entry.hostFields ?? []) expect(entry.secretFields).not.toContain(field);
     // URL fields are shown (without credentials) and checked against the address policy: never secrets.
     for (const field of entry.urlFields) {
       expect(properties(entry), field).toContain(field);

@@ -13,6 +13,8 @@ export interface SmtpSink {
   mails: SunkMail[];
   /** Logins it was given (user and password), to check what the adapter sent. */
   logins: { user: string; password: string }[];
+  /** Recipients refused so far, in order. */
+  refused: string[];
   /** The next mails to this recipient are refused at RCPT TO with this reply code (451, 550). */
   refuse(recipient: string, code: number): void;
   close(): Promise<void>;
@@ -23,6 +25,7 @@ export async function startSmtpSink(): Promise<SmtpSink> {
   const mails: SunkMail[] = [];
   const logins: SmtpSink['logins'] = [];
   const refusals = new Map<string, number>();
+  const refused: string[] = [];
   const server = new SMTPServer({
     disabledCommands: ['STARTTLS'],
     allowInsecureAuth: true,
@@ -33,6 +36,7 @@ export async function startSmtpSink(): Promise<SmtpSink> {
     },
     onRcptTo(address, _session, callback) {
       const code = refusals.get(address.address.toLowerCase());
+      if (code) refused.push(address.address);
       if (code) return callback(Object.assign(new Error(`refused ${address.address}`), { responseCode: code }));
       callback();
     },
@@ -55,6 +59,7 @@ export async function startSmtpSink(): Promise<SmtpSink> {
     port,
     mails,
     logins,
+    refused,
     refuse: (recipient, code) => refusals.set(recipient.toLowerCase(), code),
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };

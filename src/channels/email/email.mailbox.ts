@@ -72,7 +72,7 @@ export class Mailbox {
   ): Promise<void> {
     if (signal.aborted) return;
     const client = await this.connect();
-    let pending = false;
+    let pending: boolean;
     let wake: (() => void) | undefined;
     client.on('exists', () => {
       pending = true;

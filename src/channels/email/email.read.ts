@@ -142,7 +142,7 @@ const headerText = (value: HeaderValue | undefined): string => {
   if (typeof value === 'string') return value;
   if (typeof value === 'object' && value !== null && 'value' in value && typeof value.value === 'string')
     return value.value;
-  return String(value as unknown);
+  return typeof value === 'number' || typeof value === 'boolean' ? String(value) : '';
 };
 
 /**

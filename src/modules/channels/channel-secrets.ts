@@ -27,7 +27,8 @@ function withValueAt(config: Record<string, unknown>, path: string, value: unkno
 export const digestField = (field: string) => `${field}_digest`;
 
 /**
- * A provider config as stored: its secret fields (top-level, or paths into nested objects) sealed with the current key (the registry names
+ * A provider config as stored: its secret fields (top-level, or paths into nested objects: `smtp.password`)
+ * sealed with the current key (the registry names
  * them per kind) and, beside each field a channel is looked up by, its digest. Fields already
  * sealed with the current key stay as they are; those sealed with a fallback are sealed again.
  */

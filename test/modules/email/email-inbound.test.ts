@@ -4,7 +4,7 @@ import { startFakeLlmApi, type FakeLlmApi } from '../../helpers/fake-llm-api.ts'
 import { adminHeaders } from '../../helpers/tenants.ts';
 import { createAgent } from '../ai/ai-helpers.ts';
 import { until } from '../sending/sending.fixtures.ts';
-import { inboundOf, mail, received, withEmail, type EmailChannel, type EmailFixture } from './email-helpers.ts';
+import { inboundOf, mail, withEmail, type EmailChannel, type EmailFixture } from './email-helpers.ts';
 
 let f: EmailFixture;
 let llm: FakeLlmApi;
