@@ -42,9 +42,11 @@ export const EditChannelBody = Type.Object(
 
 /** A field of a kind's configuration form, read from the kind's schema. */
 export const FormField = Type.Object({
-  name: Type.String(),
+  name: Type.String({
+    description: "the field's path in the provider object: `app_secret`, or `smtp.host` for a nested object's field",
+  }),
   description: Type.String(),
-  type: OneOf(['text', 'url'] as const),
+  type: OneOf(['text', 'url', 'integer', 'boolean'] as const),
   required: Type.Boolean(),
   secret: Type.Boolean({ description: 'stored encrypted and never shown again' }),
   pattern: Type.Optional(Type.String()),
@@ -55,6 +57,9 @@ export const ChannelKindForm = Type.Object({
   kind: Type.String(),
   title: Type.String({ description: "the channel and its vendor's product, as the dashboard names the kind" }),
   channel_types: Type.Array(ChannelType),
+  address_kind: OneOf(['phone', 'email', 'page_scoped_id', 'visitor_id'] as const, {
+    description: "what the channel's identifier is: a phone number, an email address, ...",
+  }),
   webhook_url: Nullable(Type.String(), { description: 'PUBLIC_URL and the path Meta (or the provider) posts to' }),
   fields: Type.Array(FormField),
 });

@@ -9,6 +9,48 @@ import type { ConnectChannelBody, SettingsChannel } from './channel-setup.schema
 /** How a secret is shown: that it is set, never any of its characters. */
 export const SECRET_MASK = '••••••••';
 
+type FieldSchema = TSchema & Record<string, unknown>;
+
+/** The form fields of an object schema's properties (but `kind`), nested objects' fields by their path. */
+function formFields(entry: ChannelKind, schema: TSchema, prefix: string, required: boolean) {
+  const properties = (schema as { properties?: Record<string, FieldSchema> }).properties ?? {};
+  const needed = new Set<string>(((schema as { required?: string[] }).required) ?? []);
+  return Object.entries(properties).flatMap(([key, field]): FormFieldRow[] => {
+    const name = `${prefix}${key}`;
+    if (name === 'kind') return [];
+    if (field.type === 'object') return formFields(entry, field, `${name}.`, required && needed.has(key));
+    const type: FormFieldRow['type'] = (entry.urlFields).includes(name)
+      ? 'url'
+      : field.type === 'integer'
+        ? 'integer'
+        : field.type === 'boolean'
+          ? 'boolean'
+          : 'text';
+    return [
+      {
+        name,
+        description: typeof field.description === 'string' ? field.description : '',
+        type,
+        required: required && needed.has(key),
+        secret: (entry.secretFields).includes(name),
+        ...(typeof field.pattern === 'string' ? { pattern: field.pattern } : {}),
+        ...(typeof field.maxLength === 'number' ? { max_length: field.maxLength } : {}),
+      },
+    ];
+  });
+}
+
+/** One field of a kind's form (channel-setup.schemas.ts FormField). */
+interface FormFieldRow {
+  name: string;
+  description: string;
+  type: 'text' | 'url' | 'integer' | 'boolean';
+  required: boolean;
+  secret: boolean;
+  pattern?: string;
+  max_length?: number;
+}
+
 /** The field of a kind's subscription handshake (Meta's verify token), when it has one. */
 function handshakeField(entry: ChannelKind): string | undefined {
   return entry.inbound.type === 'webhook' ? entry.inbound.handshake?.lookupField : undefined;
@@ -25,27 +67,23 @@ export class ChannelSetupService {
     private readonly publicUrl: string,
   ) {}
 
-  /** Each kind's form: its config fields (but `kind`), which are secret, and the webhook address. */
+  /**
+   * Each kind's form: its config fields (but `kind`), which are secret, and the webhook address. A
+   * nested object's fields (an email channel's `smtp`) are fields of the form too, named by their
+   * path (`smtp.host`), required when the object and the field are.
+   */
   kinds() {
     return channelKinds.map((entry) => {
-      const properties = entry.schema.properties as Record<string, TSchema & Record<string, unknown>>;
-      const required = new Set<string>((entry.schema.required as string[] | undefined) ?? []);
       const handshake = handshakeField(entry);
-      const fields = Object.entries(properties)
-        .filter(([name]) => name !== 'kind')
-        .map(([name, schema]) => ({
-          name,
-          description: typeof schema.description === 'string' ? schema.description : '',
-          type: entry.urlFields.includes(name) ? ('url' as const) : ('text' as const),
-          required: required.has(name) && name !== handshake,
-          secret: entry.secretFields.includes(name),
-          ...(typeof schema.pattern === 'string' ? { pattern: schema.pattern } : {}),
-          ...(typeof schema.maxLength === 'number' ? { max_length: schema.maxLength } : {}),
-        }));
+      // The handshake's token is made up when left out (connect).
+      const fields = formFields(entry, entry.schema, '', true).map((f) =>
+        f.name === handshake ? { ...f, required: false } : f,
+      );
       return {
         kind: entry.kind,
         title: entry.title,
         channel_types: [...entry.channelTypes],
+        address_kind: entry.address.kind,
         webhook_url: this.webhookUrl(entry),
         fields,
       };

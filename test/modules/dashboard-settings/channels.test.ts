@@ -42,6 +42,38 @@ describe('channel settings', () => {
     expect(fields.phone_number_id).toMatchObject({ required: true, secret: false, pattern: '^[0-9]{1,32}$' });
   });
 
+  it("lists a nested object's fields by their path, and connects an email channel with them", async () => {
+    const res = await call(f.t.app, f.admin, 'GET', '/channel-kinds');
+    const kind = (res.json().kinds as { kind: string }[]).find((k) => k.kind === 'email') as {
+      address_kind: string;
+      webhook_url: string | null;
+      fields: { name: string; type: string; required: boolean; secret: boolean }[];
+    };
+    expect(kind).toMatchObject({ address_kind: 'email', webhook_url: null });
+    const fields = Object.fromEntries(kind.fields.map((x) => [x.name, x]));
+    expect(fields['smtp.host']).toMatchObject({ type: 'text', required: true, secret: false });
+    expect(fields['smtp.port']).toMatchObject({ type: 'integer', required: true });
+    expect(fields['imap.secure']).toMatchObject({ type: 'boolean', required: true });
+    expect(fields['imap.password']).toMatchObject({ required: true, secret: true });
+    expect(fields['imap.mailbox']).toMatchObject({ required: false });
+    const server = { host: 'mail.example.com', secure: true, user: 'hello@shop.example', password: 'app-password' };
+    const connected = await call(f.t.app, f.owner, 'POST', '/channels', {
+      type: 'email',
+      identifier: 'hello@shop.example',
+      provider: {
+        kind: 'email',
+        address: 'hello@shop.example',
+        smtp: { ...server, port: 465 },
+        imap: { ...server, port: 993 },
+      },
+    });
+    expect(connected.statusCode, connected.body).toBe(201);
+    expect(connected.json().channel.secrets).toEqual({ 'smtp.password': '••••••••', 'imap.password': '••••••••' });
+    expect(connected.body).not.toContain('app-password');
+    const removed = await call(f.t.app, f.owner, 'DELETE', `/channels/${connected.json().channel.id}`);
+    expect(removed.statusCode).toBe(204);
+  });
+
   it('connects a number and answers the webhook URL and a verify token that passes Meta’s handshake', async () => {
     const res = await call(f.t.app, f.owner, 'POST', '/channels', whatsapp());
     expect(res.statusCode, res.body).toBe(201);

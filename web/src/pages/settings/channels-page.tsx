@@ -239,19 +239,42 @@ function DeleteChannel({ channel, onDeleted }: { channel: Channel; onDeleted: ()
   );
 }
 
+/** What the channel's own address is, by the kind's address kind. */
+const identifierField: Record<string, { label: string; hint?: string; inputMode: 'tel' | 'email' | 'text' }> = {
+  phone: { label: 'Business number', hint: 'The number with its country code, e.g. +15551234567.', inputMode: 'tel' },
+  email: { label: 'Email address', hint: "The mailbox's address, e.g. hello@example.com.", inputMode: 'email' },
+  other: { label: 'Identifier', inputMode: 'text' },
+};
+
+/** Sets a field of the provider object by its path (`smtp.host` in the object `smtp`). */
+function setPath(target: Record<string, unknown>, path: string, value: unknown): void {
+  const [head, ...rest] = path.split('.');
+  if (rest.length === 0) {
+    target[head] = value;
+    return;
+  }
+  const inner = (target[head] ??= {}) as Record<string, unknown>;
+  setPath(inner, rest.join('.'), value);
+}
+
 function ConnectForm({ kind, onConnected }: { kind: Kind; onConnected: (result: Connected) => void }) {
   const [values, setValues] = useState<Record<string, string>>({});
   const [error, setError] = useState<string>();
   const [pending, setPending] = useState(false);
   const set = (name: string, value: string) => setValues((current) => ({ ...current, [name]: value }));
   const headingId = useId();
+  const identifier = identifierField[kind.address_kind] ?? identifierField.other;
 
   const submit = async (event: FormEvent) => {
     event.preventDefault();
     setPending(true);
     setError(undefined);
-    const provider: Record<string, string> = { kind: kind.kind };
-    for (const field of kind.fields) if (values[field.name]) provider[field.name] = values[field.name];
+    const provider: Record<string, unknown> = { kind: kind.kind };
+    for (const field of kind.fields) {
+      const value = values[field.name];
+      if (field.type === 'boolean') setPath(provider, field.name, value === 'true');
+      else if (value) setPath(provider, field.name, field.type === 'integer' ? Number(value) : value);
+    }
     const body = {
       type: kind.channel_types[0],
       identifier: values.identifier ?? '',
@@ -279,12 +302,12 @@ function ConnectForm({ kind, onConnected }: { kind: Kind; onConnected: (result: 
       onSubmit={(event) => void submit(event)}
     >
       <h3 id={headingId}>{kind.title}</h3>
-      <Field label="Business number" hint="The number with its country code, e.g. +15551234567.">
+      <Field label={identifier.label} hint={identifier.hint}>
         {(props) => (
           <input
             {...props}
             required
-            inputMode="tel"
+            inputMode={identifier.inputMode}
             value={values.identifier ?? ''}
             onChange={(event) => set('identifier', event.target.value)}
           />
@@ -301,19 +324,37 @@ function ConnectForm({ kind, onConnected }: { kind: Kind; onConnected: (result: 
           label={`${fieldLabel(field.name)}${field.required ? '' : ' (optional)'}`}
           hint={field.description}
         >
-          {(props) => (
-            <input
-              {...props}
-              name={field.name}
-              type={field.secret ? 'password' : field.type === 'url' ? 'url' : 'text'}
-              autoComplete="off"
-              required={field.required}
-              pattern={field.pattern}
-              maxLength={field.max_length}
-              value={values[field.name] ?? ''}
-              onChange={(event) => set(field.name, event.target.value)}
-            />
-          )}
+          {(props) =>
+            field.type === 'boolean' ? (
+              <input
+                {...props}
+                name={field.name}
+                type="checkbox"
+                checked={values[field.name] === 'true'}
+                onChange={(event) => set(field.name, String(event.target.checked))}
+              />
+            ) : (
+              <input
+                {...props}
+                name={field.name}
+                type={
+                  field.secret
+                    ? 'password'
+                    : field.type === 'url'
+                      ? 'url'
+                      : field.type === 'integer'
+                        ? 'number'
+                        : 'text'
+                }
+                autoComplete="off"
+                required={field.required}
+                pattern={field.pattern}
+                maxLength={field.max_length}
+                value={values[field.name] ?? ''}
+                onChange={(event) => set(field.name, event.target.value)}
+              />
+            )
+          }
         </Field>
       ))}
       <ErrorNote message={error} />

@@ -110,7 +110,10 @@ export function CopyField({ label, value }: { label: string; value: string }) {
 
 /** A field name of a provider's config as a person reads it: `phone_number_id` is "Phone number ID". */
 export function fieldLabel(name: string): string {
-  const words = name.split('_').map((word) => (['id', 'url', 'api'].includes(word) ? word.toUpperCase() : word));
+  // A nested object's field (`smtp.host`) is named after both: "SMTP host".
+  const words = name
+    .split(/[_.]/)
+    .map((word) => (['id', 'url', 'api', 'smtp', 'imap'].includes(word) ? word.toUpperCase() : word));
   const text = words.join(' ');
   return text.charAt(0).toUpperCase() + text.slice(1);
 }
