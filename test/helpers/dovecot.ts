@@ -75,6 +75,7 @@ listen = 127.0.0.1
 ssl = no
 disable_plaintext_auth = no
 auth_mechanisms = plain login
+auth_failure_delay = 0
 default_internal_user = ${mail.user}
 default_internal_group = ${mail.user}
 default_login_user = ${login.user}

@@ -62,6 +62,11 @@ export class InboundPoller {
     return this.refreshing;
   }
 
+  /** The channels this process reads now (for the logs and the tests). */
+  readingChannels(): string[] {
+    return [...this.readings.keys()];
+  }
+
   async stop(): Promise<void> {
     this.stopped = true;
     clearInterval(this.timer);

@@ -44,11 +44,13 @@ describe('channel settings', () => {
 
   it("lists a nested object's fields by their path, and connects an email channel with them", async () => {
     const res = await call(f.t.app, f.admin, 'GET', '/channel-kinds');
-    const kind = (res.json().kinds as { kind: string }[]).find((k) => k.kind === 'email') as {
+    const kinds = res.json().kinds as {
+      kind: string;
       address_kind: string;
       webhook_url: string | null;
       fields: { name: string; type: string; required: boolean; secret: boolean }[];
-    };
+    }[];
+    const kind = kinds.find((k) => k.kind === 'email')!;
     expect(kind).toMatchObject({ address_kind: 'email', webhook_url: null });
     const fields = Object.fromEntries(kind.fields.map((x) => [x.name, x]));
     expect(fields['smtp.host']).toMatchObject({ type: 'text', required: true, secret: false });

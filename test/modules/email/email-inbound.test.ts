@@ -4,7 +4,15 @@ import { startFakeLlmApi, type FakeLlmApi } from '../../helpers/fake-llm-api.ts'
 import { adminHeaders } from '../../helpers/tenants.ts';
 import { createAgent } from '../ai/ai-helpers.ts';
 import { until } from '../sending/sending.fixtures.ts';
-import { inboundOf, mail, withEmail, type EmailChannel, type EmailFixture } from './email-helpers.ts';
+import {
+  emailProvider,
+  inboundOf,
+  mail,
+  received,
+  withEmail,
+  type EmailChannel,
+  type EmailFixture,
+} from './email-helpers.ts';
 
 let f: EmailFixture;
 let llm: FakeLlmApi;
@@ -149,6 +157,42 @@ describe('reading a mailbox by IMAP', () => {
     await until(async () => (await messagesFrom('el@person.example')).length === 3);
     expect((await messagesFrom('el@person.example')).map((m) => m.text)).toEqual(['one', 'two', 'three']);
     expect((await inboundOf(f.t, channel.id)).length).toBe(before + 3);
+  });
+});
+
+describe('channels changing while read', () => {
+  const patch = (id: string, provider: Record<string, unknown>) =>
+    f.t.app.inject({
+      method: 'PATCH',
+      url: `/admin/v1/businesses/${f.tenant.businessId}/channels/${id}`,
+      headers: adminHeaders,
+      payload: { provider },
+    });
+
+  it('reads with the new settings once they are replaced, from where the old ones stopped', async () => {
+    const rotated = await f.channel();
+    const imap = emailProvider(rotated.address, f.dovecot, f.smtp).imap;
+    await f.dovecot.append(rotated.address, mail({ from: 'gil@person.example', to: rotated.address }).raw);
+    // New settings (the same server, its folder named): the reading starts again from the stored cursor.
+    expect((await patch(rotated.id, { imap: { ...imap, mailbox: 'INBOX' } })).statusCode).toBe(200);
+    await f.dovecot.append(rotated.address, mail({ from: 'gil@person.example', to: rotated.address }).raw);
+    await received(f.t, rotated.id, 2);
+    expect((await inboundOf(f.t, rotated.id)).map((m) => m.sender_address)).toEqual([
+      'gil@person.example',
+      'gil@person.example',
+    ]);
+  });
+
+  it('stops reading a deleted channel', async () => {
+    const removed = await f.channel();
+    expect(f.t.app.services.inboundPoller.readingChannels()).toContain(removed.id);
+    const res = await f.t.app.inject({
+      method: 'DELETE',
+      url: `/admin/v1/businesses/${f.tenant.businessId}/channels/${removed.id}`,
+      headers: adminHeaders,
+    });
+    expect(res.statusCode).toBe(200);
+    await until(() => !f.t.app.services.inboundPoller.readingChannels().includes(removed.id));
   });
 });
 
