@@ -3,6 +3,7 @@ import { simpleParser } from 'mailparser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { classifyEmailError, SmtpDropped } from '../../../src/channels/email/email.errors.ts';
 import { adminHeaders, createTenant, type Tenant } from '../../helpers/tenants.ts';
+import { call, createUser, signIn } from '../dashboard-auth/dashboard-helpers.ts';
 import { buildTestApp } from '../../helpers/test-app.ts';
 import { settled, until } from '../sending/sending.fixtures.ts';
 import {
@@ -174,6 +175,41 @@ describe('sending mail by SMTP', () => {
       .where('sender_address', '=', 'MAILER-DAEMON@mx.example')
       .execute();
     expect(stored).toEqual([]);
+  });
+
+  it('sends a reply written in the dashboard as a mail in the thread', async () => {
+    await createUser(f.t.app, f.tenant.businessId, {
+      email: 'owner@shop.example',
+      password: 'owner-password-1',
+      role: 'owner',
+    });
+    const browser = await signIn(f.t.app, 'owner@shop.example', 'owner-password-1');
+    const question = mail({ from: 'kim@person.example', to: channel.address, subject: 'Gift card' });
+    await f.dovecot.append(channel.address, question.raw);
+    await until(
+      async () =>
+        (
+          await f.t.database.db
+            .selectFrom('messages')
+            .select('id')
+            .where('sender_address', '=', 'kim@person.example')
+            .execute()
+        ).length === 1,
+    );
+    const { conversation_id } = await f.t.database.db
+      .selectFrom('messages')
+      .select('conversation_id')
+      .where('sender_address', '=', 'kim@person.example')
+      .executeTakeFirstOrThrow();
+    const res = await call(f.t.app, browser, 'POST', `/conversations/${conversation_id}/messages`, {
+      text: 'Yes, we sell them',
+    });
+    expect(res.statusCode, res.body).toBe(202);
+    await until(() => mailsTo('kim@person.example').length === 1);
+    const parsed = await simpleParser(mailsTo('kim@person.example')[0].raw);
+    expect(parsed.text?.trim()).toBe('Yes, we sell them');
+    expect(parsed.inReplyTo).toBe(question.messageId);
+    expect(parsed.subject).toBe('Re: Gift card');
   });
 
   it("refuses another business's channel", async () => {
