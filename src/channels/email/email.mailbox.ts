@@ -4,6 +4,7 @@ import type { ParsedNotification } from '../channel.types.ts';
 import type { ProviderHttpOptions } from '../http-deps.ts';
 import type { PollCursor, PolledBatch, WatchOptions } from '../provider.ts';
 import { ProviderError } from '../provider-error.ts';
+import { DEFAULT_MAX_MEDIA_BYTES } from '../provider-http.ts';
 import type { EmailConfig } from './email.config.ts';
 import { readMail, type MailPlace } from './email.read.ts';
 
@@ -129,7 +130,9 @@ export class Mailbox {
       if (uids.length === 0 || signal.aborted) return current;
       const batch = uids.slice(0, BATCH_MAILS);
       const notification = empty();
-      for await (const mail of client.fetch(batch.join(','), { uid: true, source: true }, { uid: true })) {
+      // A mail is read up to the media limit (a larger one is cut there: its last attachment is lost).
+      const source = { start: 0, maxLength: this.http.maxMediaBytes ?? DEFAULT_MAX_MEDIA_BYTES };
+      for await (const mail of client.fetch(batch.join(','), { uid: true, source }, { uid: true })) {
         if (!mail.source) continue;
         const read = await readMail(mail.source, this.account, { uidValidity: current.uidValidity, uid: mail.uid });
         notification.messages.push(...read.messages);

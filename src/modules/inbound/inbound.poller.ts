@@ -94,7 +94,14 @@ export class InboundPoller {
   }
 
   private begin(channel: ChannelRow, configKey: string, cursor: Record<string, unknown> | null): void {
-    const provider = this.channels.providerFor(channel);
+    let provider: ReturnType<ChannelsService['providerFor']>;
+    try {
+      provider = this.channels.providerFor(channel);
+    } catch (err) {
+      // A config this version cannot read (written by another one): the other channels are read still.
+      this.log.error({ channelId: channel.id, error: (err as Error).message }, 'a polled channel cannot be read');
+      return;
+    }
     const transport = channelKind(channel.provider_kind)?.inbound;
     if (!provider.watch || transport?.type !== 'poller') return;
     const abort = new AbortController();

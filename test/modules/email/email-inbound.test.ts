@@ -90,6 +90,19 @@ describe('reading a mailbox by IMAP', () => {
     const [message] = await messagesFrom('bo@person.example');
     expect(message.text).toBe('Yes, 8 pm works for us.');
     expect((message.metadata as { full_text: string }).full_text).toContain('> Would 8 pm suit you?');
+    // The export shows the new part, on channel email.
+    const since = new Date(Date.now() - 3_600_000).toISOString();
+    const until_ = new Date(Date.now() + 3_600_000).toISOString();
+    const res = await f.t.app.inject({
+      method: 'GET',
+      url: `/external/v2/messages?since=${encodeURIComponent(since)}&until=${encodeURIComponent(until_)}`,
+      headers: f.tenant.headers,
+    });
+    expect(res.statusCode, res.body).toBe(200);
+    const exported = (res.json().messages as { id: string; channel: string; text: string }[]).find(
+      (m) => m.id === message.id,
+    );
+    expect(exported).toMatchObject({ channel: 'email', text: 'Yes, 8 pm works for us.' });
   });
 
   it('makes each attachment and inline image a media message, whose bytes are stored from the mail', async () => {
