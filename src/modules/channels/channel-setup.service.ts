@@ -14,12 +14,12 @@ type FieldSchema = TSchema & Record<string, unknown>;
 /** The form fields of an object schema's properties (but `kind`), nested objects' fields by their path. */
 function formFields(entry: ChannelKind, schema: TSchema, prefix: string, required: boolean) {
   const properties = (schema as { properties?: Record<string, FieldSchema> }).properties ?? {};
-  const needed = new Set<string>(((schema as { required?: string[] }).required) ?? []);
+  const needed = new Set<string>((schema as { required?: string[] }).required ?? []);
   return Object.entries(properties).flatMap(([key, field]): FormFieldRow[] => {
     const name = `${prefix}${key}`;
     if (name === 'kind') return [];
     if (field.type === 'object') return formFields(entry, field, `${name}.`, required && needed.has(key));
-    const type: FormFieldRow['type'] = (entry.urlFields).includes(name)
+    const type: FormFieldRow['type'] = entry.urlFields.includes(name)
       ? 'url'
       : field.type === 'integer'
         ? 'integer'
@@ -32,7 +32,7 @@ function formFields(entry: ChannelKind, schema: TSchema, prefix: string, require
         description: typeof field.description === 'string' ? field.description : '',
         type,
         required: required && needed.has(key),
-        secret: (entry.secretFields).includes(name),
+        secret: entry.secretFields.includes(name),
         ...(typeof field.pattern === 'string' ? { pattern: field.pattern } : {}),
         ...(typeof field.maxLength === 'number' ? { max_length: field.maxLength } : {}),
       },
