@@ -83,6 +83,35 @@ test('an owner connects a WhatsApp number and sees the webhook URL and verify to
   await expectAccessible(page);
 });
 
+test('an owner connects an email mailbox with the SMTP and IMAP settings of its form', async ({ page }) => {
+  await signIn(page, owner);
+  await settingsLink(page, 'Channels').click();
+  const form = page.getByRole('form', { name: 'Email' });
+  const address = 'hello@settings-shop.example';
+  await form.getByLabel('Email address', { exact: true }).fill(address);
+  await form.getByLabel('Address', { exact: true }).fill(address);
+  for (const [server, port] of [
+    ['SMTP', '465'],
+    ['IMAP', '993'],
+  ]) {
+    await form.getByLabel(`${server} host`, { exact: true }).fill(`${server.toLowerCase()}.settings-shop.example`);
+    await form.getByLabel(`${server} port`, { exact: true }).fill(port);
+    await form.getByLabel(`${server} secure`, { exact: true }).check();
+    await form.getByLabel(`${server} user`, { exact: true }).fill(address);
+    await form.getByLabel(`${server} password`, { exact: true }).fill('mail-app-password');
+  }
+  await form.getByRole('button', { name: 'Connect channel' }).click();
+  await expect(page.getByRole('status').filter({ hasText: 'is connected' })).toBeVisible();
+  const row = page.getByRole('row', { name: /hello@settings-shop\.example/ });
+  await expect(row).toContainText('SMTP password ••••••••');
+  await expect(page.getByText('mail-app-password')).toHaveCount(0);
+  const { channels } = await operator<{ channels: { identifier: string; provider: unknown }[] }>(
+    'GET',
+    `/businesses/${businessId}/channels`,
+  );
+  expect(channels.find((c) => c.identifier === address)?.provider).toEqual({ kind: 'email', account: address });
+});
+
 test('an invited agent opens the link in another browser, sets a password, lands signed in, and sees no Settings', async ({
   page,
   browser,

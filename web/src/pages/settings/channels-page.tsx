@@ -78,7 +78,9 @@ export function ChannelsPage() {
           <div className={styles.result} role="status">
             <h2 id="connected-heading">{connected.name} is connected</h2>
             <p className={styles.hint}>
-              Paste these into your Meta app’s webhook settings. The verify token is shown only now.
+              {connected.webhook.url
+                ? 'Paste these into your Meta app’s webhook settings. The verify token is shown only now.'
+                : 'Its new messages are read from now on.'}
             </p>
             {connected.webhook.url && <CopyField label="Webhook URL" value={connected.webhook.url} />}
             {connected.webhook.verify_token && (
