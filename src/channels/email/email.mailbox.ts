@@ -134,9 +134,12 @@ export class Mailbox {
       const source = { start: 0, maxLength: this.http.maxMediaBytes ?? DEFAULT_MAX_MEDIA_BYTES };
       for await (const mail of client.fetch(batch.join(','), { uid: true, source }, { uid: true })) {
         if (!mail.source) continue;
-        const read = await readMail(mail.source, this.account, { uidValidity: current.uidValidity, uid: mail.uid });
-        notification.messages.push(...read.messages);
-        notification.statuses.push(...read.statuses);
+        const place = { uidValidity: current.uidValidity, uid: mail.uid };
+        // A mail mailparser cannot read at all is passed over: reading it again would fail again, and
+        // hold back every mail after it.
+        const read = await readMail(mail.source, this.account, place).catch(() => undefined);
+        notification.messages.push(...(read?.messages ?? []));
+        notification.statuses.push(...(read?.statuses ?? []));
       }
       current = { uidValidity: current.uidValidity, lastUid: batch[batch.length - 1] };
       await store({ notification, cursor: current });

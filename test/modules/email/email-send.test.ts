@@ -1,7 +1,9 @@
 import { createServer, type Server } from 'node:http';
 import { simpleParser } from 'mailparser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { EmailConfig } from '../../../src/channels/email/email.config.ts';
 import { classifyEmailError, SmtpDropped } from '../../../src/channels/email/email.errors.ts';
+import { EmailProvider } from '../../../src/channels/email/email.provider.ts';
 import { adminHeaders, createTenant, type Tenant } from '../../helpers/tenants.ts';
 import { call, createUser, signIn } from '../dashboard-auth/dashboard-helpers.ts';
 import { buildTestApp } from '../../helpers/test-app.ts';
@@ -210,6 +212,25 @@ describe('sending mail by SMTP', () => {
     expect(parsed.text?.trim()).toBe('Yes, we sell them');
     expect(parsed.inReplyTo).toBe(question.messageId);
     expect(parsed.subject).toBe('Re: Gift card');
+  });
+
+  it('writes nothing of a mail before beforeSend resolves, and nothing at all when it rejects', async () => {
+    const provider = new EmailProvider(emailProvider(channel.address, f.dovecot, f.smtp) as EmailConfig);
+    const loginsBefore = f.smtp.logins.length;
+    let loginsAtStart = -1;
+    const sending = provider.send({
+      to: 'lee@person.example',
+      content: { kind: 'text', text: 'Hi' },
+      beforeSend: () => {
+        loginsAtStart = f.smtp.logins.length;
+        return Promise.reject(new Error('the call was not started'));
+      },
+    });
+    await expect(sending).rejects.toThrow('the call was not started');
+    // Called once the connection was open and logged in: everything that can fail without the server
+    // hearing of the mail came before it.
+    expect(loginsAtStart).toBe(loginsBefore + 1);
+    expect(mailsTo('lee@person.example')).toEqual([]);
   });
 
   it("refuses another business's channel", async () => {
