@@ -2,6 +2,7 @@ import MailComposer from 'nodemailer/lib/mail-composer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeLlmApi, type FakeLlmApi } from '../../helpers/fake-llm-api.ts';
 import { adminHeaders } from '../../helpers/tenants.ts';
+import { InboundPoller } from '../../../src/modules/inbound/inbound.poller.ts';
 import { createAgent } from '../ai/ai-helpers.ts';
 import { until } from '../sending/sending.fixtures.ts';
 import {
@@ -194,6 +195,28 @@ describe('channels changing while read', () => {
       'gil@person.example',
       'gil@person.example',
     ]);
+  });
+
+  it('is read by one process at a time: another takes it over once the first lets it go', async () => {
+    const { services } = f.t.app;
+    const second = new InboundPoller(f.t.database.db, services.channels, services.inbound, {
+      refreshMs: 50,
+      intervalMs: 200,
+    });
+    second.start(f.t.app.log);
+    try {
+      await second.refresh();
+      expect(services.inboundPoller.readingChannels()).toContain(channel.id);
+      expect(second.readingChannels()).not.toContain(channel.id);
+      await services.inboundPoller.stop();
+      await until(() => second.readingChannels().includes(channel.id));
+      await f.dovecot.append(channel.address, mail({ from: 'hu@person.example', to: channel.address }).raw);
+      await until(async () => (await messagesFrom('hu@person.example')).length === 1);
+    } finally {
+      await second.stop();
+      services.inboundPoller.start(f.t.app.log);
+    }
+    await until(() => services.inboundPoller.readingChannels().includes(channel.id));
   });
 
   it('stops reading a deleted channel', async () => {
