@@ -12,11 +12,15 @@ const CHANNEL_TYPES = new Set(
   ),
 );
 
+// Folders under src/channels/ that are a vendor's shared library, not a kind: meta/ holds what Meta's
+// products (WhatsApp Cloud, Messenger, Instagram) share, and names no kind of its own.
+const SHARED_VENDOR_FOLDERS = ['meta'];
+
 // The provider kinds, read from their adapter folders: src/channels/<kind, hyphens for underscores>/. A kind
-// named as a channel value of the contract (`email`) is the API's word too, which the core uses as one: it
+// named as a channel value of the contract (`email`, `messenger`, `instagram`) is the API's word too, which the core uses as one: it
 // cannot be told apart from the kind in a string, so it is left out of the rule.
 const PROVIDER_KINDS = `/\\b(${readdirSync(`${import.meta.dirname}/src/channels`, { withFileTypes: true })
-  .filter((entry) => entry.isDirectory())
+  .filter((entry) => entry.isDirectory() && !SHARED_VENDOR_FOLDERS.includes(entry.name))
   .map((entry) => entry.name.replaceAll('-', '_'))
   .filter((kind) => !CHANNEL_TYPES.has(kind))
   .join('|')})\\b/`;

@@ -2,9 +2,11 @@ import { normalisePhone } from '../lib/phone.ts';
 
 /**
  * How a channel addresses a person: by phone number (WhatsApp, SMS), email address, an id the
- * provider scopes to the business's page (Messenger, Instagram), or a visitor id (web widget).
+ * provider scopes to the business's page (Messenger's PSID) or to its Instagram account (IGSID: a
+ * kind of its own, since one person has a different id on each and a contact may hold both), or a
+ * visitor id (web widget).
  */
-export type AddressKind = 'phone' | 'email' | 'page_scoped_id' | 'visitor_id';
+export type AddressKind = 'phone' | 'email' | 'page_scoped_id' | 'instagram_scoped_id' | 'visitor_id';
 
 /** An address as stored (`value`) and as looked up (`key`, equal for two forms of one address). */
 export interface NormalisedAddress {
@@ -65,3 +67,33 @@ export const emailAddress: ChannelAddress = {
     return { value: value === '' ? null : value, key: value.toLowerCase() };
   },
 };
+/** The longest provider-scoped id kept: Meta's are 16 or 17 digits. */
+const MAX_SCOPED_ID_LENGTH = 64;
+
+/**
+ * Ids a provider scopes to the business's account (Meta's PSID, IGSID): digits, kept as given.
+ * One reported otherwise is kept as it reads, so its message is still stored.
+ */
+function scopedIdAddress(kind: 'page_scoped_id' | 'instagram_scoped_id', description: string): ChannelAddress {
+  return {
+    kind,
+    description,
+    normalise(text) {
+      const id = text.trim();
+      return /^[0-9]+$/.test(id) && id.length <= MAX_SCOPED_ID_LENGTH ? { value: id, key: id } : undefined;
+    },
+    reported(text) {
+      const id = text.trim();
+      return { value: id === '' ? null : id, key: id === '' ? text : id };
+    },
+  };
+}
+
+/** Messenger's page-scoped ids (PSID). */
+export const pageScopedIdAddress = scopedIdAddress('page_scoped_id', "a page-scoped id (Messenger's PSID)");
+
+/** Instagram's account-scoped ids (IGSID). */
+export const instagramScopedIdAddress = scopedIdAddress(
+  'instagram_scoped_id',
+  "an Instagram-scoped id (Instagram's IGSID)",
+);

@@ -18,6 +18,17 @@ export interface ChannelCapabilities {
    * templates only); null when the channel has no such window.
    */
   serviceWindowHours: number | null;
+  /**
+   * Hours after a person's last message during which a person of the business (the dashboard's
+   * reply box) may still write free-form, past `serviceWindowHours` (Messenger's HUMAN_AGENT tag:
+   * 168); absent when people have the standard window too.
+   */
+  humanWindowHours?: number;
+  /**
+   * Whether the provider's notifications carry no sender name, which its adapter looks up
+   * (ChannelProvider.fetchProfile): once for each contact its messages create.
+   */
+  senderProfiles?: boolean;
   /** Whether the provider sends pre-approved templates. */
   templates: boolean;
   /** Messages per second a new channel of this kind is paced at unless its operator says otherwise. */

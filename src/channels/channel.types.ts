@@ -22,10 +22,14 @@ export type TemplateHeader =
   | { kind: 'text'; parameters: TemplateParameter[] }
   | { kind: 'image' | 'video' | 'document'; url: string; filename?: string };
 
-/** What to send; one variant per kind of outbound content. */
+/**
+ * What to send; one variant per kind of outbound content. `extendedWindow`: a person sends it after
+ * the standard service window closed, within the kind's longer window for people
+ * (ChannelCapabilities.humanWindowHours): the adapter marks it so (Messenger's HUMAN_AGENT tag).
+ */
 export type OutboundContent =
-  | { kind: 'text'; text: string; previewUrl?: boolean }
-  | { kind: 'media'; mediaKind: MediaKind; url: string; caption?: string; filename?: string }
+  | { kind: 'text'; text: string; previewUrl?: boolean; extendedWindow?: boolean }
+  | { kind: 'media'; mediaKind: MediaKind; url: string; caption?: string; filename?: string; extendedWindow?: boolean }
   | {
       kind: 'template';
       name: string;
@@ -194,6 +198,17 @@ export interface InboundMessage {
    * and signature), kept with the message.
    */
   fullText?: string;
+  /**
+   * A message the business's own account sent from elsewhere (the provider's inbox, another app),
+   * reported back: `from` is the person it went to and `to` the business's account. Stored as an
+   * outbound message; one this service sent is recognised by its provider id and not stored again.
+   */
+  echo?: boolean;
+  /**
+   * Another app holds the conversation (Meta's handover protocol: the message came on standby): it
+   * is stored, and no AI agent answers it.
+   */
+  handedOver?: boolean;
 }
 
 /** Delivery states a provider reports for an outbound message. */
@@ -213,12 +228,23 @@ export interface StatusUpdate {
   reference?: string;
   /** The message failed because the recipient unsubscribed from the sender (see ErrorClassification). */
   recipientOptedOut?: boolean;
+  /**
+   * A watermark (Messenger's deliveries and reads): every outbound message of the channel to
+   * `recipient` created at or before `timestamp` has this status; `providerMessageId` is empty.
+   */
+  upTo?: boolean;
 }
 
 /** A sender's profile as the notification names it. */
 export interface ContactProfile {
   address: string;
   name: string;
+}
+
+/** A person's name as the provider's profile lookup gives it (ChannelProvider.fetchProfile). */
+export interface FetchedProfile {
+  firstName: string;
+  lastName: string;
 }
 
 /** Everything one inbound notification carries. */
@@ -241,6 +267,11 @@ export interface ErrorClassification {
    * STOP): later sends to them on this channel type are refused until they opt in again.
    */
   recipientOptedOut?: boolean;
+  /**
+   * The provider refused the channel's credentials (an expired or revoked access token): the channel
+   * is marked as needing new ones until the operator replaces them (no send can succeed meanwhile).
+   */
+  credentialsRejected?: boolean;
   /** Provider error code (e.g. "131047"), `http_<status>`, `timeout` or `network_error`. */
   code: string;
   /** Human-readable detail worth storing with the message. */

@@ -1,6 +1,7 @@
 import type {
   ErrorClassification,
   FetchedMedia,
+  FetchedProfile,
   IncomingHeaders,
   ParsedNotification,
   SendRequest,
@@ -56,6 +57,13 @@ export interface ChannelProvider {
    * `store` commits the messages and the cursor together: a restart reads on from the last batch stored.
    */
   watch?(cursor: PollCursor | null, store: (batch: PolledBatch) => Promise<void>, options: WatchOptions): Promise<void>;
+
+  /**
+   * The name of the person at an address (an inbound sender), for providers whose notifications
+   * carry none (Messenger, Instagram): null when the provider gives no name. Called once per new
+   * contact, after its message is stored; a failure changes nothing.
+   */
+  fetchProfile?(address: string): Promise<FetchedProfile | null>;
 }
 
 /** Where a polled channel's reading stands (JSON, the adapter's own; an IMAP mailbox's UIDVALIDITY and last UID). */

@@ -5,6 +5,8 @@ import type { ChannelType } from './channel-types.ts';
 import type { ProviderHttpOptions } from './http-deps.ts';
 import type { ChannelProvider } from './provider.ts';
 import { emailKind } from './email/email.kind.ts';
+import { instagramKind } from './instagram/instagram.kind.ts';
+import { messengerKind } from './messenger/messenger.kind.ts';
 import { twilioKind } from './twilio/twilio.kind.ts';
 import { whatsAppCloudKind } from './whatsapp-cloud/whatsapp-cloud.kind.ts';
 
@@ -12,7 +14,7 @@ import { whatsAppCloudKind } from './whatsapp-cloud/whatsapp-cloud.kind.ts';
  * Every provider kind the service can talk to. A new provider is one adapter folder exporting its
  * ChannelKind, and its line here; the core reads everything else from the entry.
  */
-const kinds = [whatsAppCloudKind, twilioKind, emailKind] as const;
+const kinds = [whatsAppCloudKind, twilioKind, emailKind, messengerKind, instagramKind] as const;
 
 /** Provider kinds the service can talk to. */
 export type ProviderKind = (typeof kinds)[number]['kind'];

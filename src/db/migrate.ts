@@ -29,6 +29,7 @@ import * as aiRuns from './migrations/0031-ai-runs.ts';
 import * as aiTools from './migrations/0032-ai-tools.ts';
 import * as aiTimers from './migrations/0033-ai-timers.ts';
 import * as aiTokenUsage from './migrations/0035-ai-token-usage.ts';
+import * as channelCredentials from './migrations/0036-channel-credentials.ts';
 import * as inboundCursors from './migrations/0037-inbound-cursors.ts';
 
 /** Migrations are imported statically so they run the same under tsx, Vitest and a bundle. */
@@ -63,6 +64,7 @@ const migrations: Record<string, Migration> = {
   '0032-ai-tools': aiTools,
   '0033-ai-timers': aiTimers,
   '0035-ai-token-usage': aiTokenUsage,
+  '0036-channel-credentials': channelCredentials,
   '0037-inbound-cursors': inboundCursors,
 };
 

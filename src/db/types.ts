@@ -255,6 +255,8 @@ export interface ChannelsTable {
   pace_per_second: Generated<number>;
   /** The AI agent every new conversation of the channel gets (migration 0031); null: none. */
   agent_id: string | null;
+  /** When the provider last refused the channel's credentials (migration 0036); null: none refused since set. */
+  credentials_rejected_at?: Timestamp | null;
   created_at: Timestamp;
 }
 

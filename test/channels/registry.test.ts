@@ -89,7 +89,7 @@ describe('each registry entry', () => {
     // It serves contract channel types only, at least one.
     expect(entry.channelTypes.length).toBeGreaterThan(0);
     for (const type of entry.channelTypes) expect(CHANNELS).toContain(type);
-    expect(['phone', 'email', 'page_scoped_id', 'visitor_id']).toContain(entry.address.kind);
+    expect(['phone', 'email', 'page_scoped_id', 'instagram_scoped_id', 'visitor_id']).toContain(entry.address.kind);
     const { serviceWindowHours, defaultPacePerSecond, mediaKinds } = entry.capabilities;
     if (serviceWindowHours !== null) expect(serviceWindowHours).toBeGreaterThan(0);
     expect(Number.isInteger(defaultPacePerSecond) && defaultPacePerSecond >= 1 && defaultPacePerSecond <= 1000).toBe(

@@ -1,7 +1,7 @@
 import { createServer } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ProviderError } from '../../src/channels/provider.ts';
-import { graphError } from '../../src/channels/whatsapp-cloud/whatsapp-cloud.errors.ts';
+import { graphError } from '../../src/channels/meta/graph.errors.ts';
 import { WhatsAppCloudProvider } from '../../src/channels/whatsapp-cloud/whatsapp-cloud.provider.ts';
 import { startFakeGraphApi, type FakeGraphApi, type GraphFailure } from '../helpers/fake-graph-api.ts';
 

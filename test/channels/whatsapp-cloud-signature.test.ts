@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { WhatsAppCloudProvider } from '../../src/channels/whatsapp-cloud/whatsapp-cloud.provider.ts';
-import { answerHubChallenge } from '../../src/channels/whatsapp-cloud/whatsapp-cloud.signature.ts';
+import { answerHubChallenge } from '../../src/channels/meta/meta.signature.ts';
 import { inboundMessage, metaNotification, signedNotification } from '../helpers/fake-graph-api.ts';
 
 const APP_SECRET = '9f1c2a7e5b3d4c6a8e0f1b2c3d4e5f60';

@@ -1,5 +1,5 @@
 import type { ContactCard, InboundMessage, InboundMessageType, MediaKind } from '../channel.types.ts';
-import { array, num, object, str, type Json } from './whatsapp-cloud.read.ts';
+import { array, num, object, str, type Json } from '../meta/meta.read.ts';
 
 type Content = Pick<
   InboundMessage,

@@ -1,6 +1,7 @@
-import { Type } from 'typebox';
 import { phoneAddress } from '../addresses.ts';
 import { defineChannelKind } from '../channel-kind.ts';
+import { metaAppFields } from '../meta/meta.config.ts';
+import { metaHandshake, metaHandshakeDocs } from '../meta/meta.signature.ts';
 import { WhatsAppCloudConfigSchema } from './whatsapp-cloud.config.ts';
 import { readWhatsAppNotification } from './whatsapp-cloud.notifications.ts';
 import { WhatsAppCloudProvider } from './whatsapp-cloud.provider.ts';
@@ -21,11 +22,7 @@ export const whatsAppCloudKind = defineChannelKind({
   kind: 'whatsapp_cloud',
   schema: WhatsAppCloudConfigSchema,
   create: (config, http) => new WhatsAppCloudProvider(config, http),
-  secretFields: ['access_token', 'app_secret', 'verify_token'],
-  rotatingFields: ['access_token', 'app_secret', 'verify_token'],
-  changeableFields: ['api_base_url'],
-  urlFields: ['api_base_url'],
-  lookupFields: ['verify_token'],
+  ...metaAppFields,
   accountField: 'phone_number_id',
   title: 'WhatsApp (Meta Cloud API)',
   channelTypes: ['whatsapp'],
@@ -44,22 +41,10 @@ export const whatsAppCloudKind = defineChannelKind({
     aliases: ['whatsapp'],
     read: readWhatsAppNotification,
     refusals: { unknownAccount: 'unknown phone_number_id', badSignature: 'invalid X-Hub-Signature-256' },
-    handshake: {
-      query: Type.Object({
-        'hub.mode': Type.Optional(Type.String({ maxLength: 50 })),
-        'hub.verify_token': Type.Optional(Type.String({ maxLength: 256 })),
-        'hub.challenge': Type.Optional(Type.String({ maxLength: 256 })),
-      }),
-      lookupField: 'verify_token',
-      token: (query) => query['hub.verify_token'],
-    },
+    handshake: metaHandshake,
     docs: {
       receive: { summary: 'WhatsApp Cloud API notifications (signed by Meta)', description: receiveDescription },
-      handshake: {
-        summary: "Meta's webhook verification (hub.challenge)",
-        description:
-          "Answers 200 with hub.challenge as text/plain when hub.mode is subscribe and hub.verify_token is a WhatsApp channel's verify_token; 403 otherwise.",
-      },
+      handshake: metaHandshakeDocs('WhatsApp'),
     },
   },
 });

@@ -8,7 +8,7 @@ import type {
 } from '../channel.types.ts';
 import type { WebhookNotification } from '../channel-kind.ts';
 import { ProviderError } from '../provider-error.ts';
-import { array, identifier, isoFromUnixSeconds, num, object, str, type Json } from './whatsapp-cloud.read.ts';
+import { array, identifier, isoFromUnixSeconds, num, object, str, type Json } from '../meta/meta.read.ts';
 import { parseContent } from './whatsapp-cloud.inbound-content.ts';
 
 const deliveryStatuses = new Set<string>(['sent', 'delivered', 'read', 'failed']);

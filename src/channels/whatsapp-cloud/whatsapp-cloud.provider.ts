@@ -2,12 +2,12 @@ import type { ErrorClassification, FetchedMedia, IncomingHeaders, SendRequest, S
 import type { ProviderHttpOptions } from '../http-deps.ts';
 import type { ChannelProvider } from '../provider.ts';
 import { ProviderError } from '../provider-error.ts';
-import { GraphClient } from './whatsapp-cloud.client.ts';
+import { GraphClient } from '../meta/graph.client.ts';
 import { DEFAULT_GRAPH_API_BASE_URL, type WhatsAppCloudConfig } from './whatsapp-cloud.config.ts';
-import { classifyWhatsAppError } from './whatsapp-cloud.errors.ts';
+import { classifyGraphError } from '../meta/graph.errors.ts';
 import { buildSendBody } from './whatsapp-cloud.payloads.ts';
-import { answerHubChallenge, verifyMetaSignature } from './whatsapp-cloud.signature.ts';
-import { object, str } from './whatsapp-cloud.read.ts';
+import { answerHubChallenge, verifyMetaSignature } from '../meta/meta.signature.ts';
+import { object, str } from '../meta/meta.read.ts';
 
 /** Meta's WhatsApp Cloud API (Graph API) behind the channel provider interface. */
 export class WhatsAppCloudProvider implements ChannelProvider {
@@ -54,7 +54,7 @@ export class WhatsAppCloudProvider implements ChannelProvider {
   }
 
   classifyError(err: unknown): ErrorClassification {
-    return classifyWhatsAppError(err);
+    return classifyGraphError(err);
   }
 
   async fetchMedia(mediaId: string): Promise<FetchedMedia> {

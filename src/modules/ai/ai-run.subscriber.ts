@@ -8,13 +8,18 @@ import { aiRunsRepository } from './ai-runs.repository.ts';
 /** The subscriber's name, also registered by migration 0031 so that no message precedes it. */
 export const AI_RUN_SUBSCRIBER = 'ai_agent';
 
-/** A message a contact wrote (not one the business sent, nor an import, nor a machine's answer on their behalf). */
+/**
+ * A message a contact wrote (not one the business sent, nor an import, nor a machine's answer on their
+ * behalf), while no other app held the conversation (a message on Meta's standby: the app in control
+ * answers it).
+ */
 const fromContact = (event: DomainEvent) =>
   event.type === 'message_created' &&
   event.conversationId !== null &&
   event.data.direction === 'inbound' &&
   event.data.sender_type === 'contact' &&
-  event.data.automated !== true;
+  event.data.automated !== true &&
+  event.data.handed_over !== true;
 
 /**
  * Starts the AI agent's runs: for each conversation an inbound message landed in, whose agent

@@ -118,6 +118,22 @@ export const channelsRepository = {
       .execute();
   },
 
+  /** Marks the channel's credentials refused (once: a later refusal keeps the first time); undefined when already marked. */
+  markCredentialsRejected(db: Db, businessId: string, id: string): Promise<ChannelRow | undefined> {
+    return db.transaction().execute(async (trx) => {
+      const updated = await trx
+        .updateTable('channels')
+        .set({ credentials_rejected_at: sql<string>`now()` })
+        .where('business_id', '=', businessId)
+        .where('id', '=', id)
+        .where('credentials_rejected_at', 'is', null)
+        .returningAll()
+        .executeTakeFirst();
+      await announce(trx, updated);
+      return updated;
+    });
+  },
+
   update(db: Db, businessId: string, id: string, changes: Updateable<ChannelsTable>): Promise<ChannelRow | undefined> {
     const values =
       changes.provider_config === undefined

@@ -119,6 +119,7 @@ export class ChannelsService {
   async update(businessId: string, id: string, body: UpdateChannelBody): Promise<ChannelForm> {
     const row = await this.get(businessId, id);
     let providerConfig: ProviderConfig | undefined;
+    let rotated = false;
     if (body.provider !== undefined) {
       if (!row.provider_kind) throw invalid('the channel has no provider to update', [{ path: '/provider' }]);
       const kind = channelKind(row.provider_kind);
@@ -131,6 +132,7 @@ export class ChannelsService {
       await this.checkUrlFields(row.provider_kind, body.provider);
       this.checkHostFields(row.provider_kind, body.provider);
       providerConfig = { ...this.openConfig(row), ...body.provider };
+      rotated = Object.keys(body.provider).some((field) => (kind?.rotatingFields as readonly string[]).includes(field));
     }
     if (body.agent_id) await this.checkAgent(businessId, body.agent_id);
     const changes = {
@@ -138,12 +140,24 @@ export class ChannelsService {
       ...(body.name !== undefined ? { name: body.name } : {}),
       ...(body.pace_per_second !== undefined ? { pace_per_second: body.pace_per_second } : {}),
       ...(providerConfig ? { provider_config: sealProviderConfig(this.secrets, providerConfig) } : {}),
+      // New secrets may be the ones the provider wants: the channel no longer shows as needing them.
+      ...(rotated ? { credentials_rejected_at: null } : {}),
     };
     if (Object.keys(changes).length === 0) return toChannelForm(row);
     const updated = await channelsRepository.update(this.db, businessId, id, changes);
     if (!updated) throw notFound('channel');
     this.forget(updated);
     return toChannelForm(updated);
+  }
+
+  /**
+   * The provider refused the channel's credentials (a send's ErrorClassification.credentialsRejected):
+   * it shows as needing new ones until a PATCH replaces a secret.
+   */
+  async credentialsRejected(channel: ChannelRow): Promise<void> {
+    if (channel.credentials_rejected_at != null) return;
+    const updated = await channelsRepository.markCredentialsRejected(this.db, channel.business_id, channel.id);
+    if (updated) this.forget(updated);
   }
 
   async remove(businessId: string, id: string) {
@@ -352,6 +366,7 @@ export function toChannelForm(row: ChannelRow): ChannelForm {
     identifier: row.identifier,
     pace_per_second: row.pace_per_second,
     agent_id: row.agent_id,
+    needs_credentials: row.credentials_rejected_at != null,
     provider: row.provider_kind
       ? {
           kind: row.provider_kind,

@@ -93,6 +93,8 @@ export const domainEventsRepository = {
         select m.business_id, ${type}::text, m.conversation_id, m.id, jsonb_build_object(
           'contact_id', ${shownContactId('m')}, 'direction', m.direction, 'sender_type', m.sender_type, 'status', coalesce(v.status, m.status))
           || case when m.metadata ? 'automated' then '{"automated": true}'::jsonb else '{}'::jsonb end
+          -- A message that came while another app held the conversation (inbound.content.ts) says so.
+          || case when m.metadata ? 'handed_over' then '{"handed_over": true}'::jsonb else '{}'::jsonb end
         from ${jsonRows(
           'v',
           { ord: 'int', id: 'uuid', status: 'text' },

@@ -46,6 +46,7 @@ export function inboundMetadata(message: InboundMessage, reactionTargetId: strin
   if (message.references && message.references.length > 0) meta.references = message.references;
   if (message.fullText !== undefined) meta.full_text = message.fullText;
   if (message.automated) meta.automated = true;
+  if (message.handedOver) meta.handed_over = true;
   return meta;
 }
 
@@ -60,7 +61,10 @@ export function errorText(errors: ProviderErrorDetail[]): string {
     .join('; ');
 }
 
-/** The stored row of an inbound message (storeMessages). */
+/**
+ * The stored row of an inbound message (storeMessages). An echo (a message the business's account
+ * sent from elsewhere) is stored as outbound, sent by a person of the business outside this service.
+ */
 export function inboundMessageRow(
   businessId: string,
   channel: ChannelRow,
@@ -75,16 +79,16 @@ export function inboundMessageRow(
     channel: channel.type,
     channel_id: channel.id,
     provider_message_id: message.providerMessageId,
-    direction: 'inbound',
-    sender_type: 'contact',
+    direction: message.echo ? 'outbound' : 'inbound',
+    sender_type: message.echo ? 'human' : 'contact',
     type: message.type,
     text: message.text ?? '',
-    status: 'RECEIVED',
+    status: message.echo ? 'SENT' : 'RECEIVED',
     status_at: message.timestamp,
     reply_to_id: to.replyToId,
     metadata: inboundMetadata(message, to.reactionTargetId),
-    sender_address: message.from,
-    recipient_address: channel.identifier,
+    sender_address: message.echo ? channel.identifier : message.from,
+    recipient_address: message.echo ? message.from : channel.identifier,
     created_at: message.timestamp,
   };
 }

@@ -5,7 +5,7 @@ import type { WebhookNotification, WebhookTransport } from '../../channels/chann
 import { channelKind } from '../../channels/registry.ts';
 import type { Db } from '../../db/database.ts';
 import { DomainError, forbidden, invalid, unauthorized } from '../../lib/domain-errors.ts';
-import type { OutboxWorker } from '../../jobs/outbox.worker.ts';
+import type { JobHandler, OutboxWorker } from '../../jobs/outbox.worker.ts';
 import type { ChannelRow, ChannelsService } from '../channels/channels.service.ts';
 import { recordChannelOptOut } from '../contacts/channel-opt-outs.ts';
 import { identityLockName } from '../contacts/contact-identity.ts';
@@ -22,6 +22,7 @@ import type { DomainEventType } from '../domain-events/domain-events.types.ts';
 import { errorText } from './inbound.content.ts';
 import { senderIdentity } from './inbound.contacts.ts';
 import { inboundCursorsRepository } from './inbound-cursors.repository.ts';
+import { SENDER_PROFILE_JOB, senderProfileJobHandler } from './inbound.profile-job.ts';
 import { inboundRepository } from './inbound.repository.ts';
 import { storeMessages } from './inbound.store.ts';
 
@@ -106,6 +107,11 @@ export class InboundService {
       maxItems: sliceItems,
       sizeOf: (n) => Math.max(1, n.parsed.messages.length + n.parsed.statuses.length),
     });
+  }
+
+  /** The outbox handler of sender profile lookups. */
+  profileJobHandler(): JobHandler {
+    return senderProfileJobHandler(this.db, this.channels);
   }
 
   /**
@@ -239,8 +245,11 @@ export class InboundService {
     const summaries = notifications.map(emptySummary);
     // The requests that arrived during the previous batch or slice go first (see nextTurn).
     await nextTurn();
-    const { mediaQueued } = await this.db.transaction().execute((trx) => this.store(trx, notifications, summaries));
+    const { mediaQueued, profilesQueued } = await this.db
+      .transaction()
+      .execute((trx) => this.store(trx, notifications, summaries));
     if (mediaQueued) this.worker.wake(MEDIA_FETCH_JOB);
+    if (profilesQueued) this.worker.wake(SENDER_PROFILE_JOB);
     return summaries;
   }
 
@@ -248,7 +257,7 @@ export class InboundService {
     trx: Db,
     notifications: Notification[],
     summaries: InboundSummary[],
-  ): Promise<{ mediaQueued: boolean }> {
+  ): Promise<{ mediaQueued: boolean; profilesQueued: boolean }> {
     const current = await lockAccounts(trx, notifications);
     for (const { kind, channels } of notifications) {
       for (const [account, channel] of channels) {
@@ -281,6 +290,7 @@ export class InboundService {
     // The id of each message stored, by its place in `entries` (arrival order), for message_created.
     const storedIds: (string | null)[] = entries.map(() => null);
     let mediaQueued = false;
+    let profilesQueued = false;
     for (const businessId of locks.keys()) {
       const mine = entries.flatMap((e, i) => (e.channel.business_id === businessId ? [i] : []));
       const stored = await storeMessages(
@@ -291,6 +301,7 @@ export class InboundService {
       );
       mine.forEach((i, k) => (storedIds[i] = stored.ids[k]));
       if (stored.mediaQueued) mediaQueued = true;
+      if (stored.profilesQueued) profilesQueued = true;
     }
     storedIds.forEach((id, i) => (id ? summaries[entries[i].n].stored++ : summaries[entries[i].n].duplicates++));
     // Their events are written in this transaction, in arrival order, so none is lost or out of order.
@@ -306,6 +317,19 @@ export class InboundService {
       for (const status of parsed.statuses) {
         const channel = channels.get(status.from);
         if (!channel) continue;
+        if (status.upTo) {
+          const changes = await messageStatusRepository.moveUpTo(
+            trx,
+            channel.business_id,
+            { channelId: channel.id, identity: senderIdentity(channel, status.recipient) },
+            messageStatusOf(status.status),
+            status.timestamp,
+          );
+          summaries[n].statuses += changes.length;
+          if (changes.length > 0)
+            moved.set(channel.business_id, [...(moved.get(channel.business_id) ?? []), ...changes]);
+          continue;
+        }
         const key = `${channel.id}:${status.providerMessageId}`;
         const changed = await this.applyStatus(trx, channel, status, held.has(key));
         if (changed) {
@@ -338,7 +362,7 @@ export class InboundService {
       }
     }
     for (const [businessId, changes] of moved) await messageStatusesChanged(trx, businessId, changes);
-    return { mediaQueued };
+    return { mediaQueued, profilesQueued };
   }
 
   /**
@@ -452,7 +476,7 @@ async function heldProviderIds(trx: Db, notifications: Notification[]): Promise<
   for (const { parsed, channels } of notifications) {
     for (const status of parsed.statuses) {
       const channel = channels.get(status.from);
-      if (!channel) continue;
+      if (!channel || status.upTo) continue;
       const ofBusiness = refs.get(channel.business_id) ?? [];
       ofBusiness.push({ channelId: channel.id, providerMessageId: status.providerMessageId });
       refs.set(channel.business_id, ofBusiness);

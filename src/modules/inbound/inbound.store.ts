@@ -1,4 +1,5 @@
 import type { InboundMessage } from '../../channels/provider.ts';
+import { channelKind } from '../../channels/registry.ts';
 import type { Db } from '../../db/database.ts';
 import { enqueueJobs } from '../../jobs/outbox.worker.ts';
 import { contactsChanged } from '../domain-events/domain-events.writer.ts';
@@ -11,6 +12,7 @@ import { MEDIA_FETCH_JOB } from '../media/media.fetch-job.ts';
 import { mediaRepository } from '../media/media.repository.ts';
 import { messagesRepository, type NewMessage } from '../messages/messages.repository.ts';
 import { inboundMessageRow } from './inbound.content.ts';
+import { SENDER_PROFILE_JOB } from './inbound.profile-job.ts';
 import { inboundRepository } from './inbound.repository.ts';
 import {
   newSenderRow,
@@ -32,6 +34,8 @@ export interface StoredMessages {
   ids: (string | null)[];
   /** Whether attachments were stored, whose fetch jobs wait in the outbox. */
   mediaQueued: boolean;
+  /** Whether new contacts wait for their profile's name (inbound.profile-job.ts). */
+  profilesQueued: boolean;
 }
 
 /**
@@ -54,9 +58,9 @@ export async function storeMessages(
 ): Promise<StoredMessages> {
   const ids = entries.map((): string | null => null);
   const fresh = freshEntries(entries, known);
-  if (fresh.length === 0) return { ids, mediaQueued: false };
+  if (fresh.length === 0) return { ids, mediaQueued: false, profilesQueued: false };
 
-  const senders = await sendersOf(
+  const { senders, created } = await sendersOf(
     trx,
     businessId,
     fresh.map((i) => entries[i]),
@@ -120,6 +124,16 @@ export async function storeMessages(
       await recordChannelOptOut(trx, businessId, senders[n].id, channel.type, message.optOut === 'stop');
   }
 
+  // A new contact of a provider whose notifications carry no name is named from its profile, later.
+  const named = new Set<string>();
+  const profileJobs = fresh.flatMap((i, n) => {
+    const contactId = senders[n].id;
+    if (!created.has(contactId) || named.has(contactId) || !insertedIds.has(rows[n].id)) return [];
+    if (!channelKind(entries[i].channel.provider_kind)?.capabilities.senderProfiles) return [];
+    named.add(contactId);
+    return [{ businessId, kind: SENDER_PROFILE_JOB, refId: rows[n].id }];
+  });
+
   const withMedia = fresh.flatMap((i, n) => {
     const media = entries[i].message.media;
     return media && insertedIds.has(rows[n].id) ? [{ messageId: rows[n].id, media }] : [];
@@ -135,11 +149,11 @@ export async function storeMessages(
       sha256: media.sha256,
     })),
   );
-  await enqueueJobs(
-    trx,
-    withMedia.map(({ messageId }) => ({ businessId, kind: MEDIA_FETCH_JOB, refId: messageId })),
-  );
-  return { ids, mediaQueued: withMedia.length > 0 };
+  await enqueueJobs(trx, [
+    ...withMedia.map(({ messageId }) => ({ businessId, kind: MEDIA_FETCH_JOB, refId: messageId })),
+    ...profileJobs,
+  ]);
+  return { ids, mediaQueued: withMedia.length > 0, profilesQueued: profileJobs.length > 0 };
 }
 
 /** Indexes of the entries whose provider id is neither stored already nor earlier in the batch. */
@@ -161,7 +175,11 @@ function freshEntries(entries: InboundEntry[], known: ReadonlySet<string>): numb
  * by their identity, of their channel's address kind; the lookup also takes the conversation locks
  * of the senders found (sendersByIdentity).
  */
-async function sendersOf(trx: Db, businessId: string, entries: InboundEntry[]): Promise<ContactRow[]> {
+async function sendersOf(
+  trx: Db,
+  businessId: string,
+  entries: InboundEntry[],
+): Promise<{ senders: ContactRow[]; created: Set<string> }> {
   const addresses = entries.map(({ channel, message }) => senderAddress(channel, message.from));
   const identities = entries.map(({ channel, message }) => senderIdentity(channel, message.from));
   const keys = identities.map(identityKey);
@@ -193,5 +211,5 @@ async function sendersOf(trx: Db, businessId: string, entries: InboundEntry[]): 
     }
     senders.push(contact);
   }
-  return senders;
+  return { senders, created: new Set(created.map((c) => c.id)) };
 }

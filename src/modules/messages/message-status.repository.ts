@@ -90,6 +90,43 @@ export const messageStatusRepository = {
   },
 
   /**
+   * A watermark receipt (StatusUpdate.upTo): every outbound message of the channel to the contact
+   * holding `identity`, created at or before `until` (within the week before it: older ones had
+   * their receipts long ago), moves to `to` where canMoveStatus allows. Found through the contact's
+   * messages (its index), not the channel's. The messages moved, in their order.
+   */
+  moveUpTo(
+    db: Db,
+    businessId: string,
+    ref: { channelId: string; identity: { kind: string; value: string } },
+    to: MessageStatus,
+    until: string,
+  ) {
+    const from = statusesBefore(to);
+    return db
+      .updateTable('messages')
+      .set({ status: to, status_at: until })
+      .where('business_id', '=', businessId)
+      .where(
+        'contact_id',
+        'in',
+        db
+          .selectFrom('contact_identities')
+          .select('contact_id')
+          .where('business_id', '=', businessId)
+          .where('kind', '=', ref.identity.kind)
+          .where('value', '=', ref.identity.value),
+      )
+      .where('channel_id', '=', ref.channelId)
+      .where('direction', '=', 'outbound')
+      .where('created_at', '<=', until)
+      .where(sql<boolean>`created_at > ${until}::timestamptz - interval '7 days'`)
+      .where(sql<boolean>`status = any(${from}::text[])`)
+      .returning(['id', 'status'])
+      .execute();
+  },
+
+  /**
    * A receipt for a send whose provider id was never recorded, found by the id the provider echoed
    * (StatusUpdate.reference): records the provider id and the receipt's status. Only an outbound
    * message of the channel that went to the provider (an attempt started) and has no provider id,

@@ -161,6 +161,20 @@ export const messagesRepository = {
       .executeTakeFirst();
   },
 
+  /** A message's contact, channel and the person's address on it (the sender, or the recipient of an outbound one). */
+  personOf(db: Db, businessId: string, id: string) {
+    return db
+      .selectFrom('messages')
+      .select([
+        'contact_id',
+        'channel_id',
+        sql<string | null>`case when direction = 'inbound' then sender_address else recipient_address end`.as('address'),
+      ])
+      .where('business_id', '=', businessId)
+      .where('id', '=', id)
+      .executeTakeFirst();
+  },
+
   /** The provider id an outbound message of the channel holds, if any. */
   async outboundProviderId(db: Db, businessId: string, channelId: string, id: string): Promise<string | undefined> {
     const row = await db

@@ -4,6 +4,8 @@ import type { Db } from '../../db/database.ts';
 import type { OutboxWorker } from '../../jobs/outbox.worker.ts';
 import { conflict, invalid, notFound } from '../../lib/domain-errors.ts';
 import type { ChannelRow, ChannelsService } from '../channels/channels.service.ts';
+import { contactIdentitiesRepository } from '../contacts/contact-identities.repository.ts';
+import { COLUMN_KINDS } from '../contacts/contact-identity.ts';
 import { contactsRepository } from '../contacts/contacts.repository.ts';
 import { conversationOpsRepository } from '../conversations/conversation-ops.repository.ts';
 import type { ConversationRow } from '../conversations/conversation-store.repository.ts';
@@ -45,7 +47,9 @@ export class RepliesService {
   /** What the reply box may send now: free-form while the service window is open, the channel's templates always. */
   async compose(businessId: string, conversationId: string): Promise<ComposeAnswer> {
     const target = await this.target(businessId, conversationId);
-    const hours = target.kind.capabilities.serviceWindowHours;
+    // A person replying here may use the kind's longer window for people, where it has one.
+    const { serviceWindowHours, humanWindowHours } = target.kind.capabilities;
+    const hours = serviceWindowHours === null ? null : (humanWindowHours ?? serviceWindowHours);
     const window =
       hours === null
         ? { open: true, ends_at: null }
@@ -205,8 +209,12 @@ export class RepliesService {
     const kind = channelKind(channel.provider_kind);
     if (!kind) throw conflict(`channel ${channel.id} has no provider to send with`);
     const contact = await contactsRepository.find(this.db, businessId, conversation.contact_id);
-    // The contact's address of the channel's kind: whichever of its addresses the kind reads.
-    const address = [contact?.phone_number, contact?.email]
+    // The contact's address of the channel's kind: whichever of its addresses the kind reads, from its
+    // columns (phone, email), or else its identities of the kind (a page-scoped id, say).
+    const addresses = COLUMN_KINDS.includes(kind.address.kind)
+      ? [contact?.phone_number, contact?.email]
+      : await contactIdentitiesRepository.ofContact(this.db, businessId, conversation.contact_id, kind.address.kind);
+    const address = addresses
       .flatMap((a) => (a ? [kind.address.normalise(a)] : []))
       .find((a) => a !== undefined);
     if (!address) throw conflict(`the contact has no address this channel sends to (${kind.address.description})`);

@@ -30,6 +30,8 @@ export interface SendJobDeps {
   channels: {
     findForSending(businessId: string, id: string): Promise<ChannelRow | undefined>;
     providerFor(channel: ChannelRow): ChannelProvider;
+    /** The provider refused the channel's credentials: it shows as needing new ones. */
+    credentialsRejected?(channel: ChannelRow): Promise<void>;
   };
   pacer?: ChannelPacer;
   /** Where a channel whose sends fail is reported (ChannelFailures). */
@@ -225,6 +227,7 @@ export class SendJobHandler implements JobHandler {
           : provider.classifyError(err);
       const detail = `${failure.code}: ${failure.detail}`;
       if (typeof started !== 'object') this.failures.failed(channel, { code: failure.code, detail });
+      if (failure.credentialsRejected) await this.channels.credentialsRejected?.(channel);
       // The request may have been written (its start was recorded) and no answer came back: as a
       // crash during the call, never resent. Before the start, nothing left, whatever the error.
       if (started === true && failure.mayHaveArrived) return this.fail(job, `outcome unknown: ${detail}; not resent`);

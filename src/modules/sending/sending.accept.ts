@@ -20,7 +20,7 @@ import { contactFieldChanged, writeEvents, type EventType } from '../events/even
 import { storeAnswerIn, type IdempotencyClaim } from '../idempotency/idempotency.service.ts';
 import { messagesRepository, type NewMessage } from '../messages/messages.repository.ts';
 import { channelOptOutField, isOptedOut } from '../contacts/channel-opt-outs.ts';
-import { addressMoved, blocked, templateRequired } from './sending.content.ts';
+import { addressMoved, blocked, templateRequired, windowClosed } from './sending.content.ts';
 
 /** Everything one send writes, decided and validated before the transaction. */
 export interface SendPlan {
@@ -207,6 +207,11 @@ async function recipientsOf(
   const windowOf = (i: number): number | null =>
     sends[i].type === 'template' ? null : channelKind(sends[i].channel.provider_kind)!.capabilities.serviceWindowHours;
   const keyOf = (i: number) => identityKey(recipientIdentity(sends[i]));
+  // Outside the window: a template is the way on a kind that has them; on others, nothing is.
+  const windowRefusal = (i: number, hours: number) => {
+    const { capabilities } = channelKind(sends[i].channel.provider_kind)!;
+    return capabilities.templates ? templateRequired(hours) : windowClosed(hours, capabilities.humanWindowHours);
+  };
   const contacts = await contactIdentitiesRepository.find(
     trx,
     businessId,
@@ -219,7 +224,7 @@ async function recipientsOf(
     if (sends[i].contactId !== undefined && contact?.id !== sends[i].contactId)
       outcomes[i] = { refused: addressMoved() };
     else if (!contact) {
-      if (hours !== null) outcomes[i] = { refused: templateRequired(hours) };
+      if (hours !== null) outcomes[i] = { refused: windowRefusal(i, hours) };
       else candidates.push(i);
     } else if (isOptedOut(contact, sends[i].channel.type) && sends[i].optIn !== true)
       outcomes[i] = { refused: blocked() };
@@ -236,10 +241,32 @@ async function recipientsOf(
       hours: windowOf(i)!,
     })),
   );
+  // A person's send past the window may go within the kind's longer window for people, marked so.
+  const humanHoursOf = (i: number) =>
+    sends[i].userId !== undefined && sends[i].type !== 'template'
+      ? channelKind(sends[i].channel.provider_kind)!.capabilities.humanWindowHours
+      : undefined;
+  const pairOf = (i: number) => `${contacts.get(keyOf(i))!.id}:${sends[i].channel.id}`;
+  const late = windowed.filter((i) => !open.has(pairOf(i)) && humanHoursOf(i) !== undefined);
+  const openToPeople = await messagesRepository.inServiceWindows(
+    trx,
+    businessId,
+    late.map((i) => ({
+      contact_id: contacts.get(keyOf(i))!.id,
+      channel_id: sends[i].channel.id,
+      channel: sends[i].channel.type,
+      hours: humanHoursOf(i)!,
+    })),
+  );
   const writable = candidates.filter((i) => {
     const hours = windowOf(i);
-    if (hours === null || open.has(`${contacts.get(keyOf(i))!.id}:${sends[i].channel.id}`)) return true;
-    outcomes[i] = { refused: templateRequired(hours) };
+    if (hours === null || open.has(pairOf(i))) return true;
+    if (late.includes(i) && openToPeople.has(pairOf(i))) {
+      const content = sends[i].content;
+      if (content.kind !== 'template') sends[i] = { ...sends[i], content: { ...content, extendedWindow: true } };
+      return true;
+    }
+    outcomes[i] = { refused: windowRefusal(i, hours) };
     return false;
   });
 

@@ -81,6 +81,19 @@ export const templateRequired = (hours: number) =>
     `the contact has not written on this channel in the last ${hours === 1 ? 'hour' : windowLength(hours)}; send a template`,
   );
 
+/**
+ * Free-form content outside the service window on a kind without templates: nothing can be sent
+ * until the contact writes again (`humanHours`: how long a person in the dashboard still may).
+ */
+export const windowClosed = (hours: number, humanHours?: number) =>
+  new DomainError(
+    'invalid',
+    'window_closed',
+    `the contact has not written on this channel in the last ${windowLength(hours)}, and the channel has no ` +
+      `templates: nothing can be sent until they write again` +
+      (humanHours ? ` (a person replying from the dashboard may for ${windowLength(humanHours)})` : ''),
+  );
+
 /** The address a reply goes to names another contact now (a merge or an import moved it). */
 export const addressMoved = () =>
   new DomainError(

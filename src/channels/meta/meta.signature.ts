@@ -1,4 +1,5 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { Type } from 'typebox';
 import type { IncomingHeaders } from '../channel.types.ts';
 
 /** The header Meta signs notifications with. */
@@ -43,3 +44,20 @@ export function answerHubChallenge(query: Record<string, unknown>, verifyToken: 
   const digest = (value: string) => createHash('sha256').update(value).digest();
   return timingSafeEqual(digest(token), digest(verifyToken)) ? challenge : null;
 }
+
+/** The webhook transport's handshake of every Meta product: hub.* query, answered by the channel of the verify token. */
+export const metaHandshake = {
+  query: Type.Object({
+    'hub.mode': Type.Optional(Type.String({ maxLength: 50 })),
+    'hub.verify_token': Type.Optional(Type.String({ maxLength: 256 })),
+    'hub.challenge': Type.Optional(Type.String({ maxLength: 256 })),
+  }),
+  lookupField: 'verify_token',
+  token: (query: Record<string, unknown>) => query['hub.verify_token'],
+};
+
+/** The handshake's documentation, naming the product whose channels answer it. */
+export const metaHandshakeDocs = (product: string) => ({
+  summary: "Meta's webhook verification (hub.challenge)",
+  description: `Answers 200 with hub.challenge as text/plain when hub.mode is subscribe and hub.verify_token is a ${product} channel's verify_token; 403 otherwise.`,
+});

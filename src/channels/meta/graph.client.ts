@@ -10,9 +10,9 @@ import {
   gatedBody,
   jsonOrUndefined,
 } from '../provider-http.ts';
-import { graphError } from './whatsapp-cloud.errors.ts';
+import { graphError } from './graph.errors.ts';
 
-/** A thin Graph API client: bearer auth, timeouts, Graph errors turned into ProviderErrors. */
+/** A thin Graph API client (every Meta product's): bearer auth, timeouts, Graph errors turned into ProviderErrors. */
 export class GraphClient {
   constructor(
     private readonly baseUrl: string,
@@ -62,14 +62,18 @@ export class GraphClient {
     return parsed;
   }
 
-  /** Download an absolute URL with the same bearer token, refusing bodies over the size limit. */
-  async bytes(url: string): Promise<{ bytes: Buffer; contentType: string | null }> {
+  /**
+   * Download an absolute URL, refusing bodies over the size limit: with the same bearer token, or
+   * without it (`bearer: false`) for a URL that is signed itself (Messenger's attachment URLs on
+   * Meta's CDN), so the token never goes to a host a notification named.
+   */
+  async bytes(url: string, { bearer = true } = {}): Promise<{ bytes: Buffer; contentType: string | null }> {
     const timeout = this.options.mediaTimeoutMs ?? DEFAULT_MEDIA_TIMEOUT_MS;
     const limit = this.options.maxMediaBytes ?? DEFAULT_MAX_MEDIA_BYTES;
     const response = await request(url, {
       method: 'GET',
       dispatcher: this.options.dispatcher,
-      headers: { authorization: `Bearer ${this.accessToken}` },
+      headers: bearer ? { authorization: `Bearer ${this.accessToken}` } : {},
       signal: AbortSignal.timeout(timeout),
       headersTimeout: timeout,
       bodyTimeout: timeout,
