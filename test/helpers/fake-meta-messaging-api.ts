@@ -44,7 +44,8 @@ export interface FakeMetaMessagingApi {
 const hex = (n: number) => randomBytes(n).toString('hex');
 
 /** A page, account or person id as Meta writes them: 16 or 17 digits. */
-export const metaId = () => `${randomInt(1, 9)}${String(randomInt(0, 1e9)).padStart(9, '0')}${String(randomInt(0, 1e6)).padStart(6, '0')}`;
+export const metaId = () =>
+  `${randomInt(1, 9)}${String(randomInt(0, 1e9)).padStart(9, '0')}${String(randomInt(0, 1e6)).padStart(6, '0')}`;
 
 /** Start the fake on 127.0.0.1 (a free port). */
 export async function startFakeMetaMessagingApi(): Promise<FakeMetaMessagingApi> {
@@ -77,7 +78,7 @@ export async function startFakeMetaMessagingApi(): Promise<FakeMetaMessagingApi>
     req.on('end', () => {
       const url = new URL(req.url ?? '/', origin);
       const raw = Buffer.concat(chunks).toString('utf8');
-      let body: unknown = null;
+      let body: unknown;
       try {
         body = raw ? JSON.parse(raw) : null;
       } catch {
@@ -149,7 +150,12 @@ export function messagingNotification(object: string, account: string, events: u
 
 /** A message event from `person` to the account (`message`: text, attachments, quick_reply, reply_to...). */
 export function messageEvent(person: string, account: string, message: Record<string, unknown>, at = Date.now()) {
-  return { sender: { id: person }, recipient: { id: account }, timestamp: at, message: { mid: `m_${hex(20)}`, ...message } };
+  return {
+    sender: { id: person },
+    recipient: { id: account },
+    timestamp: at,
+    message: { mid: `m_${hex(20)}`, ...message },
+  };
 }
 
 /** The echo of a message the account sent to `person`. */

@@ -73,7 +73,7 @@ export function defineMetaMessagingKind<const Kind extends string, Schema extend
         handshake: metaHandshakeDocs(product),
       },
     },
-  } as ChannelKind<Kind, Schema>);
+  });
 }
 
 function receiveDescription({

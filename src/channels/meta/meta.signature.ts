@@ -45,7 +45,7 @@ export function answerHubChallenge(query: Record<string, unknown>, verifyToken: 
   return timingSafeEqual(digest(token), digest(verifyToken)) ? challenge : null;
 }
 
-/** The webhook transport's handshake of every Meta product: hub.* query, answered by the channel of the verify token. */
+/** The webhook handshake of every Meta product: the hub.* query, answered by the channel of the verify token. */
 export const metaHandshake = {
   query: Type.Object({
     'hub.mode': Type.Optional(Type.String({ maxLength: 50 })),

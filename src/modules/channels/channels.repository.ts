@@ -118,7 +118,7 @@ export const channelsRepository = {
       .execute();
   },
 
-  /** Marks the channel's credentials refused (once: a later refusal keeps the first time); undefined when already marked. */
+  /** Marks the channel's credentials refused (once: a later refusal keeps the first time); undefined if marked. */
   markCredentialsRejected(db: Db, businessId: string, id: string): Promise<ChannelRow | undefined> {
     return db.transaction().execute(async (trx) => {
       const updated = await trx

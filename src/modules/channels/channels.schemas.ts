@@ -72,7 +72,7 @@ export const Channel = Type.Object({
   agent_id: Nullable(Uuid, { description: 'the AI agent new conversations of this channel get; null: none' }),
   needs_credentials: Type.Boolean({
     description:
-      'the provider refused the channel\'s credentials (an expired or revoked access token: Meta\'s code 190): ' +
+      "the provider refused the channel's credentials (an expired or revoked access token: Meta's code 190): " +
       'sends fail until the operator replaces them (PATCH provider with a new access token or other secret)',
   }),
   created_at: Timestamp,

@@ -168,7 +168,9 @@ export const messagesRepository = {
       .select([
         'contact_id',
         'channel_id',
-        sql<string | null>`case when direction = 'inbound' then sender_address else recipient_address end`.as('address'),
+        sql<string | null>`case when direction = 'inbound' then sender_address else recipient_address end`.as(
+          'address',
+        ),
       ])
       .where('business_id', '=', businessId)
       .where('id', '=', id)

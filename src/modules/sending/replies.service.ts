@@ -214,9 +214,7 @@ export class RepliesService {
     const addresses = COLUMN_KINDS.includes(kind.address.kind)
       ? [contact?.phone_number, contact?.email]
       : await contactIdentitiesRepository.ofContact(this.db, businessId, conversation.contact_id, kind.address.kind);
-    const address = addresses
-      .flatMap((a) => (a ? [kind.address.normalise(a)] : []))
-      .find((a) => a !== undefined);
+    const address = addresses.flatMap((a) => (a ? [kind.address.normalise(a)] : [])).find((a) => a !== undefined);
     if (!address) throw conflict(`the contact has no address this channel sends to (${kind.address.description})`);
     return { conversation, channel, kind, recipient: { digits: address.value, key: address.key } };
   }

@@ -1,10 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  echoEvent,
-  messageEvent,
-  messagingNotification,
-  metaId,
-} from '../../helpers/fake-meta-messaging-api.ts';
+import { echoEvent, messageEvent, messagingNotification, metaId } from '../../helpers/fake-meta-messaging-api.ts';
 import { createTenant } from '../../helpers/tenants.ts';
 import { until } from '../sending/sending.fixtures.ts';
 import { createMetaChannel, withMetaChannels, type MetaChannel, type MetaFixture } from './meta-helpers.ts';
@@ -26,7 +21,7 @@ const ofBusiness = async () =>
 const eventTypes = async (messageId: string) =>
   (await db().selectFrom('domain_events').selectAll().where('subject_id', '=', messageId).execute()).map((e) => ({
     type: e.type,
-    data: e.data as Record<string, unknown>,
+    data: e.data,
   }));
 
 /** A message event from a new person, posted; answers the person and the event's mid. */
@@ -78,7 +73,12 @@ describe('Messenger webhook: messages', () => {
     const url = f.fake.addAttachment(image, 'image/png');
     const { mid: imageMid } = await fromPerson(
       page(),
-      { attachments: [{ type: 'image', payload: { url } }, { type: 'fallback', payload: { url: null } }] },
+      {
+        attachments: [
+          { type: 'image', payload: { url } },
+          { type: 'fallback', payload: { url: null } },
+        ],
+      },
       person,
     );
     const [imageRow] = await byProviderId(imageMid);
@@ -93,7 +93,9 @@ describe('Messenger webhook: messages', () => {
 
     const { mid: quickMid } = await fromPerson(page(), { text: 'Yes please', quick_reply: { payload: 'YES' } }, person);
     expect((await byProviderId(quickMid))[0]).toMatchObject({ type: 'button', text: 'Yes please' });
-    expect((await byProviderId(quickMid))[0].metadata).toMatchObject({ button: { text: 'Yes please', payload: 'YES' } });
+    expect((await byProviderId(quickMid))[0].metadata).toMatchObject({
+      button: { text: 'Yes please', payload: 'YES' },
+    });
 
     const postback = {
       sender: { id: person },
@@ -244,9 +246,14 @@ describe('Messenger webhook: echoes, standby, receipts', () => {
     });
     const status = async () =>
       (await db().selectFrom('messages').select('status').where('id', '=', id).executeTakeFirstOrThrow()).status;
-    expect((await f.post(page(), messengerBody([receipt({ delivery: { mids: [mid], watermark: Date.now() + 1000 } })]))).statusCode).toBe(200);
+    expect(
+      (await f.post(page(), messengerBody([receipt({ delivery: { mids: [mid], watermark: Date.now() + 1000 } })])))
+        .statusCode,
+    ).toBe(200);
     expect(await status()).toBe('DELIVERED');
-    expect((await f.post(page(), messengerBody([receipt({ read: { watermark: Date.now() + 1000 } })]))).statusCode).toBe(200);
+    expect(
+      (await f.post(page(), messengerBody([receipt({ read: { watermark: Date.now() + 1000 } })]))).statusCode,
+    ).toBe(200);
     expect(await status()).toBe('READ');
   });
 });

@@ -37,7 +37,7 @@ async function wrote(channel: MetaChannel, hoursAgo = 0) {
     .select('conversation_id')
     .where('provider_message_id', '=', event.message.mid)
     .executeTakeFirstOrThrow();
-  return { person, conversationId: row.conversation_id! };
+  return { person, conversationId: row.conversation_id };
 }
 
 describe('Messenger and Instagram sends', () => {
@@ -86,7 +86,9 @@ describe('Messenger and Instagram sends', () => {
     expect(call.body).toEqual({
       recipient: { id: person },
       messaging_type: 'RESPONSE',
-      message: { attachment: { type: 'file', payload: { url: 'https://cdn.example.com/menu.pdf', is_reusable: false } } },
+      message: {
+        attachment: { type: 'file', payload: { url: 'https://cdn.example.com/menu.pdf', is_reusable: false } },
+      },
     });
   });
 
@@ -136,7 +138,12 @@ describe('Messenger and Instagram sends', () => {
 
   it("marks the channel as needing credentials on Meta's code 190, until the operator PATCHes a new token", async () => {
     const { person } = await wrote(f.messenger);
-    f.fake.failNextSends(1, { status: 401, code: 190, subcode: 463, message: 'Error validating access token: Session has expired' });
+    f.fake.failNextSends(1, {
+      status: 401,
+      code: 190,
+      subcode: 463,
+      message: 'Error validating access token: Session has expired',
+    });
     const res = await send(f.messenger, { to: person, content: { text: 'hi' } });
     const row = await settled(f.t, res.json().message.uuid as string);
     expect(row.status).toBe('ERROR');
