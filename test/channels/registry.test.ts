@@ -133,7 +133,8 @@ describe('each registry entry', () => {
   it('serves templates on the channel types whose kind says so', () => {
     expect(templateChannelTypes).toEqual(['whatsapp']);
     expect(kindsServing('whatsapp').map((entry) => entry.kind)).toEqual(['whatsapp_cloud']);
-    expect(kindsServing('instagram')).toEqual([]);
+    expect(kindsServing('instagram').map((entry) => entry.kind)).toEqual(['instagram']);
+    expect(kindsServing('tiktok')).toEqual([]);
   });
 
   it('finds the account a config names by the field its kind declares', () => {

@@ -57,6 +57,7 @@ describe('POST /admin/v1/businesses/:bid/channels', () => {
       pace_per_second: 500,
       provider: { kind: 'whatsapp_cloud', account: body.provider.phone_number_id },
       agent_id: null,
+      needs_credentials: false,
       created_at: expect.stringMatching(/\.\d{6}Z$/),
     });
     expect(secretsIn(res.body)).toEqual([]);

@@ -47,6 +47,12 @@ export function ChannelsPage() {
                 {Object.entries(channel.secrets)
                   .map(([name, mask]) => `${fieldLabel(name)} ${mask}`)
                   .join(', ') || '—'}
+                {channel.needs_credentials && (
+                  <p className={styles.warning} role="status">
+                    Needs new credentials: the provider refused the access token. The operator replaces it (PATCH of the
+                    channel's provider in the operator API).
+                  </p>
+                )}
               </td>
               <td>
                 <PaceForm
