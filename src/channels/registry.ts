@@ -92,7 +92,10 @@ export function providerUpdateProperties(): Record<string, TSchema> {
   for (const entry of channelKinds) {
     for (const field of [...entry.rotatingFields, ...entry.changeableFields]) {
       const schema = entry.schema.properties[field];
-      variants.set(field, [...(variants.get(field) ?? []), schema]);
+      const known = variants.get(field) ?? [];
+      // Kinds of one vendor share a field's schema (Meta's access_token): it is one variant.
+      if (!known.some((other) => JSON.stringify(other) === JSON.stringify(schema))) known.push(schema);
+      variants.set(field, known);
     }
   }
   const properties: Record<string, TSchema> = {};
