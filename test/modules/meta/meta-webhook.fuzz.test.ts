@@ -155,9 +155,12 @@ describe('Messenger notifications, generated', () => {
           const stored = new Map(rows.map((r) => [r.provider_message_id!, r.direction]));
           expect(rows).toHaveLength(stored.size);
           expect(stored).toEqual(model);
+          total += stored.size;
         },
       ),
       FUZZ,
     );
+    // The generator is no use if nothing gets through.
+    expect(total).toBeGreaterThan(FUZZ.numRuns);
   }, 300_000);
 });
