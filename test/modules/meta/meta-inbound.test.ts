@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { echoEvent, messageEvent, messagingNotification, metaId } from '../../helpers/fake-meta-messaging-api.ts';
 import { createTenant } from '../../helpers/tenants.ts';
+import { walk } from '../exports/export-helpers.ts';
 import { until } from '../sending/sending.fixtures.ts';
 import { createMetaChannel, withMetaChannels, type MetaChannel, type MetaFixture } from './meta-helpers.ts';
 
@@ -298,6 +299,12 @@ describe('Instagram webhook', () => {
     };
     expect((await f.post(f.instagram, test)).statusCode).toBe(200);
     expect(await byProviderId(test.entry[0].changes[0].value.message.mid)).toHaveLength(1);
+    // The export names each message's channel type.
+    const since = new Date(Date.now() - 86_400_000).toISOString();
+    const until_ = new Date(Date.now() + 86_400_000).toISOString();
+    const { records } = await walk(f.t, f.tenant, 'messages', `since=${since}&until=${until_}&limit=100`);
+    expect(records.find((r) => r.id === row.id)).toMatchObject({ channel: 'instagram' });
+    expect(new Set(records.map((r) => r.channel))).toEqual(new Set(['messenger', 'instagram']));
     // A Messenger body on Instagram's webhook is refused.
     expect((await f.post(f.instagram, messengerBody([]))).statusCode).toBe(400);
   });
