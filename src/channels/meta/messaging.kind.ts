@@ -5,7 +5,8 @@ import type { ChannelType } from '../channel-types.ts';
 import { metaAppFields } from './meta.config.ts';
 import { metaHandshake, metaHandshakeDocs } from './meta.signature.ts';
 import { metaMessagingReader } from './messaging.notifications.ts';
-import { MetaMessagingProvider, type MetaMessagingConfig, type MetaMessagingProduct } from './messaging.provider.ts';
+import type { MetaAppConfig } from './meta-app.provider.ts';
+import { MetaMessagingProvider, type MetaMessagingProduct } from './messaging.provider.ts';
 
 /** What a Messenger Platform product's entry says of itself; the rest is the platform's. */
 export interface MetaMessagingEntry<Kind extends string, Schema extends TObject> {
@@ -40,12 +41,7 @@ export function defineMetaMessagingKind<const Kind extends string, Schema extend
     schema: entry.schema,
     create: (config, http) => {
       const account = String((config as Record<string, unknown>)[entry.accountField]);
-      return new MetaMessagingProvider(
-        config as MetaMessagingConfig,
-        account,
-        { kind: entry.kind, ...entry.send },
-        http,
-      );
+      return new MetaMessagingProvider(config as MetaAppConfig, account, { kind: entry.kind, ...entry.send }, http);
     },
     ...metaAppFields,
     accountField: entry.accountField,

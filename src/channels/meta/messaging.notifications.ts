@@ -7,6 +7,7 @@ import type {
   StatusUpdate,
 } from '../channel.types.ts';
 import type { WebhookNotification } from '../channel-kind.ts';
+import { emptyContent } from '../inbound-content.ts';
 import { ProviderError } from '../provider-error.ts';
 import { array, identifier, num, object, str, type Json } from './meta.read.ts';
 
@@ -156,15 +157,8 @@ function blank(
   return {
     ...base,
     providerMessageId: id,
-    type,
     providerType,
-    text: null,
-    media: null,
-    location: null,
-    contacts: [],
-    interactive: null,
-    button: null,
-    reaction: null,
+    ...emptyContent(type),
     context: null,
     errors: [],
     ...(parties.echo ? { echo: true } : {}),

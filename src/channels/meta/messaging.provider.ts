@@ -1,28 +1,10 @@
-import type {
-  ErrorClassification,
-  FetchedMedia,
-  FetchedProfile,
-  IncomingHeaders,
-  SendRequest,
-  SendResult,
-} from '../channel.types.ts';
+import type { FetchedMedia, FetchedProfile, SendRequest, SendResult } from '../channel.types.ts';
 import type { ProviderHttpOptions } from '../http-deps.ts';
 import type { ChannelProvider } from '../provider.ts';
 import { ProviderError } from '../provider-error.ts';
-import { GraphClient } from './graph.client.ts';
-import { classifyGraphError } from './graph.errors.ts';
-import { DEFAULT_GRAPH_API_BASE_URL } from './meta.config.ts';
+import { MetaAppProvider, type MetaAppConfig } from './meta-app.provider.ts';
 import { object, str } from './meta.read.ts';
-import { answerHubChallenge, verifyMetaSignature } from './meta.signature.ts';
 import { buildMetaSendBody, type SendOptions } from './messaging.payloads.ts';
-
-/** A Messenger or Instagram channel's config, whatever its account field is named. */
-export interface MetaMessagingConfig {
-  access_token: string;
-  app_secret: string;
-  verify_token: string;
-  api_base_url?: string;
-}
 
 /** What tells Messenger and Instagram apart behind one adapter. */
 export interface MetaMessagingProduct extends SendOptions {
@@ -36,20 +18,18 @@ export interface MetaMessagingProduct extends SendOptions {
  * Meta's Messenger Platform (Messenger, Instagram messaging) behind the channel provider interface:
  * the Send API on the account's `/messages`, attachments by their signed URL, profiles by id.
  */
-export class MetaMessagingProvider implements ChannelProvider {
+export class MetaMessagingProvider extends MetaAppProvider implements ChannelProvider {
   readonly kind: string;
-  private readonly graph: GraphClient;
 
   constructor(
-    private readonly config: MetaMessagingConfig,
+    config: MetaAppConfig,
     /** The page id (Messenger) or Instagram account id. */
     private readonly account: string,
     private readonly product: MetaMessagingProduct,
     http: ProviderHttpOptions = {},
   ) {
+    super(config, http);
     this.kind = product.kind;
-    const baseUrl = (config.api_base_url ?? DEFAULT_GRAPH_API_BASE_URL).replace(/\/+$/, '');
-    this.graph = new GraphClient(baseUrl, config.access_token, http);
   }
 
   async send(request: SendRequest): Promise<SendResult> {
@@ -68,18 +48,6 @@ export class MetaMessagingProvider implements ChannelProvider {
       );
     const recipient = str(answer?.recipient_id);
     return { providerMessageId: id, ...(recipient ? { recipientId: recipient } : {}) };
-  }
-
-  verifySignature(rawBody: Buffer, headers: IncomingHeaders): boolean {
-    return verifyMetaSignature(rawBody, headers, this.config.app_secret);
-  }
-
-  verifySubscription(query: Record<string, unknown>): string | null {
-    return answerHubChallenge(query, this.config.verify_token);
-  }
-
-  classifyError(err: unknown): ErrorClassification {
-    return classifyGraphError(err);
   }
 
   /** An attachment by its URL, which Meta signs itself: fetched without the channel's token. */

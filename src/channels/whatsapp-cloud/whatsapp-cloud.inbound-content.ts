@@ -1,36 +1,21 @@
-import type { ContactCard, InboundMessage, InboundMessageType, MediaKind } from '../channel.types.ts';
+import type { ContactCard, MediaKind } from '../channel.types.ts';
+import { emptyContent, type InboundContent } from '../inbound-content.ts';
 import { array, num, object, str, type Json } from '../meta/meta.read.ts';
 
-type Content = Pick<
-  InboundMessage,
-  'type' | 'text' | 'media' | 'location' | 'contacts' | 'interactive' | 'button' | 'reaction'
->;
-
 const mediaKinds = new Set<string>(['image', 'audio', 'video', 'document', 'sticker']);
-
-const empty = (type: InboundMessageType): Content => ({
-  type,
-  text: null,
-  media: null,
-  location: null,
-  contacts: [],
-  interactive: null,
-  button: null,
-  reaction: null,
-});
 
 /**
  * The typed part of an inbound message. A type we do not read, or a known type whose object is
  * missing its required fields, becomes `unsupported` (the message is still stored once).
  */
-export function parseContent(raw: Json, providerType: string): Content {
+export function parseContent(raw: Json, providerType: string): InboundContent {
   const part = object(raw[providerType]);
   if (mediaKinds.has(providerType)) {
     const id = str(part?.id);
-    if (!part || !id) return empty('unsupported');
+    if (!part || !id) return emptyContent('unsupported');
     const caption = str(part.caption);
     return {
-      ...empty(providerType as MediaKind),
+      ...emptyContent(providerType as MediaKind),
       text: caption,
       media: {
         providerMediaId: id,
@@ -46,44 +31,44 @@ export function parseContent(raw: Json, providerType: string): Content {
   switch (providerType) {
     case 'text': {
       const body = typeof part?.body === 'string' ? part.body : null;
-      return body === null ? empty('unsupported') : { ...empty('text'), text: body };
+      return body === null ? emptyContent('unsupported') : { ...emptyContent('text'), text: body };
     }
     case 'location': {
       const latitude = num(part?.latitude);
       const longitude = num(part?.longitude);
-      if (!part || latitude === null || longitude === null) return empty('unsupported');
+      if (!part || latitude === null || longitude === null) return emptyContent('unsupported');
       const location = { latitude, longitude, name: str(part.name), address: str(part.address), url: str(part.url) };
-      return { ...empty('location'), location };
+      return { ...emptyContent('location'), location };
     }
     case 'contacts':
-      return { ...empty('contacts'), contacts: array(raw.contacts).map(contactCard) };
+      return { ...emptyContent('contacts'), contacts: array(raw.contacts).map(contactCard) };
     case 'interactive':
       return interactive(part);
     case 'button': {
       const text = str(part?.text);
-      if (!text) return empty('unsupported');
-      return { ...empty('button'), text, button: { text, payload: str(part?.payload) } };
+      if (!text) return emptyContent('unsupported');
+      return { ...emptyContent('button'), text, button: { text, payload: str(part?.payload) } };
     }
     case 'reaction': {
       const messageId = str(part?.message_id);
-      if (!messageId) return empty('unsupported');
-      return { ...empty('reaction'), reaction: { providerMessageId: messageId, emoji: str(part?.emoji) } };
+      if (!messageId) return emptyContent('unsupported');
+      return { ...emptyContent('reaction'), reaction: { providerMessageId: messageId, emoji: str(part?.emoji) } };
     }
     default:
-      return empty('unsupported');
+      return emptyContent('unsupported');
   }
 }
 
-function interactive(part: Json | null): Content {
+function interactive(part: Json | null): InboundContent {
   const kind = str(part?.type);
   // Flow answers (nfm_reply) and other interactive kinds are not modelled yet.
-  if (kind !== 'button_reply' && kind !== 'list_reply') return empty('unsupported');
+  if (kind !== 'button_reply' && kind !== 'list_reply') return emptyContent('unsupported');
   const reply = object(part?.[kind]);
   const id = str(reply?.id);
   const title = str(reply?.title);
-  if (!id || !title) return empty('unsupported');
+  if (!id || !title) return emptyContent('unsupported');
   return {
-    ...empty('interactive'),
+    ...emptyContent('interactive'),
     text: title,
     interactive: { kind, id, title, description: str(reply?.description) },
   };

@@ -1,25 +1,21 @@
-import type { ErrorClassification, FetchedMedia, IncomingHeaders, SendRequest, SendResult } from '../channel.types.ts';
+import type { FetchedMedia, SendRequest, SendResult } from '../channel.types.ts';
 import type { ProviderHttpOptions } from '../http-deps.ts';
 import type { ChannelProvider } from '../provider.ts';
 import { ProviderError } from '../provider-error.ts';
-import { GraphClient } from '../meta/graph.client.ts';
-import { DEFAULT_GRAPH_API_BASE_URL, type WhatsAppCloudConfig } from './whatsapp-cloud.config.ts';
-import { classifyGraphError } from '../meta/graph.errors.ts';
+import type { WhatsAppCloudConfig } from './whatsapp-cloud.config.ts';
+import { MetaAppProvider } from '../meta/meta-app.provider.ts';
 import { buildSendBody } from './whatsapp-cloud.payloads.ts';
-import { answerHubChallenge, verifyMetaSignature } from '../meta/meta.signature.ts';
 import { object, str } from '../meta/meta.read.ts';
 
 /** Meta's WhatsApp Cloud API (Graph API) behind the channel provider interface. */
-export class WhatsAppCloudProvider implements ChannelProvider {
+export class WhatsAppCloudProvider extends MetaAppProvider implements ChannelProvider {
   readonly kind = 'whatsapp_cloud';
-  private readonly graph: GraphClient;
 
   constructor(
     private readonly config: WhatsAppCloudConfig,
     http: ProviderHttpOptions = {},
   ) {
-    const baseUrl = (config.api_base_url ?? DEFAULT_GRAPH_API_BASE_URL).replace(/\/+$/, '');
-    this.graph = new GraphClient(baseUrl, config.access_token, http);
+    super(config, http);
   }
 
   async send(request: SendRequest): Promise<SendResult> {
@@ -43,18 +39,6 @@ export class WhatsAppCloudProvider implements ChannelProvider {
     if (waId) result.recipientId = waId;
     if (status) result.providerStatus = status;
     return result;
-  }
-
-  verifySignature(rawBody: Buffer, headers: IncomingHeaders): boolean {
-    return verifyMetaSignature(rawBody, headers, this.config.app_secret);
-  }
-
-  verifySubscription(query: Record<string, unknown>): string | null {
-    return answerHubChallenge(query, this.config.verify_token);
-  }
-
-  classifyError(err: unknown): ErrorClassification {
-    return classifyGraphError(err);
   }
 
   async fetchMedia(mediaId: string): Promise<FetchedMedia> {
