@@ -231,15 +231,17 @@ async function recipientsOf(
     else candidates.push(i);
   }
   const windowed = candidates.filter((i) => windowOf(i) !== null);
+  // The send's contact and channel with a window's length in hours, as inServiceWindows takes them.
+  const windowPair = (i: number, hours: number) => ({
+    contact_id: contacts.get(keyOf(i))!.id,
+    channel_id: sends[i].channel.id,
+    channel: sends[i].channel.type,
+    hours,
+  });
   const open = await messagesRepository.inServiceWindows(
     trx,
     businessId,
-    windowed.map((i) => ({
-      contact_id: contacts.get(keyOf(i))!.id,
-      channel_id: sends[i].channel.id,
-      channel: sends[i].channel.type,
-      hours: windowOf(i)!,
-    })),
+    windowed.map((i) => windowPair(i, windowOf(i)!)),
   );
   // A person's send past the window may go within the kind's longer window for people, marked so.
   const humanHoursOf = (i: number) =>
@@ -251,12 +253,7 @@ async function recipientsOf(
   const openToPeople = await messagesRepository.inServiceWindows(
     trx,
     businessId,
-    late.map((i) => ({
-      contact_id: contacts.get(keyOf(i))!.id,
-      channel_id: sends[i].channel.id,
-      channel: sends[i].channel.type,
-      hours: humanHoursOf(i)!,
-    })),
+    late.map((i) => windowPair(i, humanHoursOf(i)!)),
   );
   const writable = candidates.filter((i) => {
     const hours = windowOf(i);
