@@ -46,19 +46,6 @@ export const claimIdentities = sql`
 
 /** The contacts' identities: what each address names, and how the contacts' writer keeps them right. */
 export const contactIdentitiesRepository = {
-  /** The addresses of a kind a contact holds (index contact_identities_contact), oldest value first. */
-  async ofContact(db: Db, businessId: string, contactId: string, kind: string): Promise<string[]> {
-    const rows = await db
-      .selectFrom('contact_identities')
-      .select('value')
-      .where('business_id', '=', businessId)
-      .where('contact_id', '=', contactId)
-      .where('kind', '=', kind)
-      .orderBy('value')
-      .execute();
-    return rows.map((r) => r.value);
-  },
-
   /**
    * The contact each address names, in one statement: per identity (jsonRows), one probe of the
    * identities' primary key and one of the contacts'. Keyed by identityKey; an address no contact

@@ -213,10 +213,16 @@ export class RepliesService {
     // columns (phone, email), or else its identities of the kind (a page-scoped id, say).
     const addresses = COLUMN_KINDS.includes(kind.address.kind)
       ? [contact?.phone_number, contact?.email]
-      : await contactIdentitiesRepository.ofContact(this.db, businessId, conversation.contact_id, kind.address.kind);
+      : await this.channelAddresses(businessId, conversation.contact_id, kind.address.kind);
     const address = addresses.flatMap((a) => (a ? [kind.address.normalise(a)] : [])).find((a) => a !== undefined);
     if (!address) throw conflict(`the contact has no address this channel sends to (${kind.address.description})`);
     return { conversation, channel, kind, recipient: { digits: address.value, key: address.key } };
+  }
+
+  /** The contact's addresses of an address kind that has no column (its identities of that kind). */
+  private async channelAddresses(businessId: string, contactId: string, kind: string): Promise<string[]> {
+    const identities = await contactIdentitiesRepository.channelAddresses(this.db, businessId, [contactId]);
+    return (identities.get(contactId) ?? []).flatMap((identity) => (identity.kind === kind ? [identity.value] : []));
   }
 
   /** A text by the free-form rules of the channel's kind, or a template of the business filled with `variables`. */
