@@ -32,6 +32,13 @@ function serviceWindows(): { within: string; window: string } {
 }
 const windows = serviceWindows();
 
+/** The channel types whose kinds have a window but no templates: nothing goes outside it. */
+const noTemplates =
+  channelKinds
+    .filter((k) => k.capabilities.serviceWindowHours !== null && !k.capabilities.templates)
+    .flatMap((k) => k.channelTypes)
+    .join(', ') || 'none';
+
 /** The media types some kind does not send, and what each kind sends; nothing when every kind sends them all. */
 function mediaTypes(): string {
   const all = MESSAGE_TYPES.filter((t) => t !== 'text' && t !== 'template');
@@ -63,7 +70,7 @@ export const sendingRoutes: FastifyPluginAsyncTypebox = async (app) => {
           mediaTypes() +
           'A send with `template_uuid` is a template send with type `template` or `text`; its `content` may carry `text`, ' +
           'which is ignored: the message delivered and stored (type template) is the template filled with `template_values`. ' +
-          `Free-form messages need an inbound message of the contact on this channel within ${windows.within} (else 400 \`template_required\`). ` +
+          `Free-form messages need an inbound message of the contact on this channel within ${windows.within} (else 400 \`template_required\`, or \`window_closed\` on a kind without templates: ${noTemplates}). ` +
           'A contact who opted out (collected_data.opted_out, or collected_data.<channel>_opted_out, set when the provider ' +
           'reports that the recipient unsubscribed, as an SMS recipient does by replying STOP) is refused with 400 `blocked` ' +
           'unless `optin_contact: true`, which records the opt-in on the contact (collected_data.<channel>_opt_in and ' +
