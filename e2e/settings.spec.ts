@@ -112,6 +112,29 @@ test('an owner connects an email mailbox with the SMTP and IMAP settings of its 
   expect(channels.find((c) => c.identifier === address)?.provider).toEqual({ kind: 'email', account: address });
 });
 
+test("an owner connects a Messenger page by its page id, and Meta's handshake is answered at its webhook", async ({
+  page,
+}) => {
+  await signIn(page, owner);
+  await settingsLink(page, 'Channels').click();
+  const form = page.getByRole('form', { name: 'Messenger (Facebook page)' });
+  // A page is named by its id: there is no other identifier to give.
+  await expect(form.getByLabel('Identifier', { exact: true })).toHaveCount(0);
+  await form.getByLabel('Page ID', { exact: true }).fill('104000200300400');
+  await form.getByLabel('Access token', { exact: true }).fill('EAAGpagetoken');
+  await form.getByLabel('App secret', { exact: true }).fill('page-app-secret');
+  await form.getByRole('button', { name: 'Connect channel' }).click();
+
+  const result = page.getByRole('status').filter({ hasText: 'is connected' });
+  await expect(result.getByLabel('Webhook URL', { exact: true })).toHaveValue(/\/channels\/messenger\/webhook$/);
+  const token = await result.getByLabel('Verify token', { exact: true }).inputValue();
+  await expect(page.getByRole('row', { name: /104000200300400/ })).toContainText('••••••••');
+  const handshake = await page.request.get(
+    `/channels/messenger/webhook?hub.mode=subscribe&hub.verify_token=${token}&hub.challenge=meta`,
+  );
+  expect(await handshake.text()).toBe('meta');
+});
+
 test('an invited agent opens the link in another browser, sets a password, lands signed in, and sees no Settings', async ({
   page,
   browser,

@@ -57,10 +57,15 @@ export const ChannelKindForm = Type.Object({
   kind: Type.String(),
   title: Type.String({ description: "the channel and its vendor's product, as the dashboard names the kind" }),
   channel_types: Type.Array(ChannelType),
-  address_kind: OneOf(['phone', 'email', 'page_scoped_id', 'visitor_id'] as const, {
+  address_kind: OneOf(['phone', 'email', 'page_scoped_id', 'instagram_scoped_id', 'visitor_id'] as const, {
     description: "what the channel's identifier is: a phone number, an email address, ...",
   }),
   webhook_url: Nullable(Type.String(), { description: 'PUBLIC_URL and the path Meta (or the provider) posts to' }),
+  identifier_field: Nullable(Type.String(), {
+    description:
+      "the field whose value is the channel's identifier too (a page id, an account id); null: the identifier " +
+      '(a number, an email address) is asked for on its own',
+  }),
   fields: Type.Array(FormField),
 });
 

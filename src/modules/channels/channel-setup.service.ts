@@ -85,6 +85,8 @@ export class ChannelSetupService {
         channel_types: [...entry.channelTypes],
         address_kind: entry.address.kind,
         webhook_url: this.webhookUrl(entry),
+        // A channel addressed by phone or email is named by its number or address; any other by its account.
+        identifier_field: ['phone', 'email'].includes(entry.address.kind) ? null : entry.accountField,
         fields,
       };
     });

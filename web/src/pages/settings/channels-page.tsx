@@ -285,7 +285,7 @@ function ConnectForm({ kind, onConnected }: { kind: Kind; onConnected: (result: 
     }
     const body = {
       type: kind.channel_types[0],
-      identifier: values.identifier ?? '',
+      identifier: (kind.identifier_field ? values[kind.identifier_field] : values.identifier) ?? '',
       ...(values.name ? { name: values.name } : {}),
       provider,
     };
@@ -310,17 +310,20 @@ function ConnectForm({ kind, onConnected }: { kind: Kind; onConnected: (result: 
       onSubmit={(event) => void submit(event)}
     >
       <h3 id={headingId}>{kind.title}</h3>
-      <Field label={identifier.label} hint={identifier.hint}>
-        {(props) => (
-          <input
-            {...props}
-            required
-            inputMode={identifier.inputMode}
-            value={values.identifier ?? ''}
-            onChange={(event) => set('identifier', event.target.value)}
-          />
-        )}
-      </Field>
+      {/* A kind not addressed by phone or email is identified by its account field (a page id), asked for below. */}
+      {kind.identifier_field === null && (
+        <Field label={identifier.label} hint={identifier.hint}>
+          {(props) => (
+            <input
+              {...props}
+              required
+              inputMode={identifier.inputMode}
+              value={values.identifier ?? ''}
+              onChange={(event) => set('identifier', event.target.value)}
+            />
+          )}
+        </Field>
+      )}
       <Field label="Name (optional)">
         {(props) => (
           <input {...props} value={values.name ?? ''} onChange={(event) => set('name', event.target.value)} />
