@@ -116,7 +116,7 @@ const wrongTyped = fc.oneof(
 );
 
 /** Strings that have broken services before: empty, blank, NUL, surrogates, markup, SQL, very long. */
-const awkwardStrings = fc.constantFrom(
+export const awkwardStrings = fc.constantFrom(
   '',
   ' ',
   '\u0000',
