@@ -299,6 +299,34 @@ describe('Instagram webhook', () => {
     };
     expect((await f.post(f.instagram, test)).statusCode).toBe(200);
     expect(await byProviderId(test.entry[0].changes[0].value.message.mid)).toHaveLength(1);
+    // Instagram's read receipt names its message.
+    const send = await f.t.app.inject({
+      method: 'POST',
+      url: '/external/v2/messages/send',
+      headers: f.tenant.headers,
+      payload: { from: 'instagram', channel_uuid: f.instagram.id, to: person, type: 'text', content: { text: 'hi' } },
+    });
+    expect(send.statusCode, send.body).toBe(200);
+    const sentId = send.json().message.uuid as string;
+    let sentMid = '';
+    await until(async () => {
+      const sent = await db().selectFrom('messages').selectAll().where('id', '=', sentId).executeTakeFirstOrThrow();
+      sentMid = sent.provider_message_id ?? '';
+      return sent.status === 'SENT';
+    });
+    const read = {
+      sender: { id: person },
+      recipient: { id: f.instagram.account },
+      timestamp: Date.now(),
+      read: { mid: sentMid },
+    };
+    expect(
+      (await f.post(f.instagram, messagingNotification('instagram', f.instagram.account, [read]))).statusCode,
+    ).toBe(200);
+    expect(
+      (await db().selectFrom('messages').select('status').where('id', '=', sentId).executeTakeFirstOrThrow()).status,
+    ).toBe('READ');
+
     // The export names each message's channel type.
     const since = new Date(Date.now() - 86_400_000).toISOString();
     const until_ = new Date(Date.now() + 86_400_000).toISOString();
