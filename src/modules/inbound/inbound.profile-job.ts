@@ -43,7 +43,8 @@ export function senderProfileJobHandler(db: Db, channels: ChannelsService): JobH
       }
       const contactId = message.contact_id;
       await db.transaction().execute(async (trx) => {
-        const contact = await contactsRepository.find(trx, businessId, contactId);
+        // Row-locked, as the API's updates lock it: a name given meanwhile is seen and kept.
+        const contact = await contactsRepository.findForUpdate(trx, businessId, contactId);
         if (contact && wouldTakeProfileName(contact, name)) {
           await takeProfileName(trx, channel, contact, name);
           await contactsChanged(trx, businessId, [contactId], 'updated');
