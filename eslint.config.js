@@ -17,8 +17,8 @@ const CHANNEL_TYPES = new Set(
 const SHARED_VENDOR_FOLDERS = ['meta'];
 
 // The provider kinds, read from their adapter folders: src/channels/<kind, hyphens for underscores>/. A kind
-// named as a channel value of the contract (`email`, `messenger`, `instagram`) is the API's word too, which the core uses as one: it
-// cannot be told apart from the kind in a string, so it is left out of the rule.
+// named as a channel value of the contract (`email`, `messenger`, `instagram`) is the API's word too, which the
+// core uses as one: it cannot be told apart from the kind in a string, so it is left out of the rule.
 const PROVIDER_KINDS = `/\\b(${readdirSync(`${import.meta.dirname}/src/channels`, { withFileTypes: true })
   .filter((entry) => entry.isDirectory() && !SHARED_VENDOR_FOLDERS.includes(entry.name))
   .map((entry) => entry.name.replaceAll('-', '_'))
