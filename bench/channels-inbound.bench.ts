@@ -1,12 +1,15 @@
 /**
  * Inbound throughput per channel type, in one run (docs/PERFORMANCE.md#channels-inbound): for each
- * channel, --messages signed notifications as its vendor posts them (one text each, from --senders
- * senders), sent as fast as the service answers over --connections connections (closed loop), after
- * a warm-up of a tenth as many. Measured from the first request to the moment the business's webhook
- * receiver holds the `message_created` of every one of them: stored, the event handed to the
- * outbox and delivered. Each channel's messages are counted by their text, so nothing is counted twice.
+ * channel, --messages inbound texts as its vendor delivers them (from --senders senders): signed
+ * webhooks sent as fast as the service answers over --connections connections (closed loop), or, for
+ * email, mails put into the mailbox the channel reads (IMAP APPEND to a local Dovecot, as fast as it
+ * stores them), after a warm-up of a tenth as many. Measured from the first delivery to the moment
+ * the business's webhook receiver holds the `message_created` of every one of them: stored, the
+ * event handed to the outbox and delivered. Each channel's messages are counted by their text, so
+ * nothing is counted twice.
  *
- *   npx tsx bench/channels-inbound.bench.ts [--engine postgres|pglite|both] [--only whatsapp,sms]
+ *   npx tsx bench/channels-inbound.bench.ts [--engine postgres|pglite|both]
+ *     [--only whatsapp,sms,messenger,instagram,email]
  *     [--messages 3000] [--senders 500] [--connections 32] [--port 4760]
  *
  * PG_URL (default postgres://postgres@127.0.0.1:5432); the database bench_channels is dropped and created anew.
@@ -15,8 +18,11 @@ import { parseArgs } from 'node:util';
 import { Pool } from 'undici';
 import { startFakeGraphApi } from '../test/helpers/fake-graph-api.ts';
 import { startFakeTwilioApi } from '../test/helpers/fake-twilio-api.ts';
-import { BENCH_PUBLIC_URL, channelLoads } from './lib/channel-loads.ts';
-import { percentiles, type PlannedRequest } from './lib/messaging-load.ts';
+import { startDovecot } from '../test/helpers/dovecot.ts';
+import { startFakeMetaMessagingApi } from '../test/helpers/fake-meta-messaging-api.ts';
+import { startSmtpSink } from '../test/helpers/smtp-sink.ts';
+import { BENCH_MAILBOX, BENCH_PUBLIC_URL, channelLoads, type Delivery } from './lib/channel-loads.ts';
+import { percentiles } from './lib/messaging-load.ts';
 import { ADMIN_TOKEN, createTenant, freshStorage, startService, type Engine } from './lib/service.ts';
 import { BenchReceiver } from './webhooks-receiver.ts';
 
@@ -36,18 +42,16 @@ const messages = Number(values.messages);
 const senders = Number(values.senders);
 const connections = Number(values.connections);
 
-/** Sends every request over `pool`, `connections` at a time, each as soon as the last one answered. */
-async function closedLoop(pool: Pool, requests: PlannedRequest[]) {
+/** Makes every delivery, `connections` at a time, each as soon as the last one was answered. */
+async function closedLoop(pool: Pool, deliveries: Delivery[]) {
   const latencies: number[] = [];
   let next = 0;
   let refused = 0;
   const worker = async () => {
-    while (next < requests.length) {
-      const r = requests[next++];
+    while (next < deliveries.length) {
+      const deliver = deliveries[next++];
       const started = performance.now();
-      const res = await pool.request({ method: r.method, path: r.path, headers: r.headers, body: r.body });
-      await res.body.text();
-      if (res.statusCode >= 300) refused++;
+      if ((await deliver(pool)) >= 300) refused++;
       latencies.push(performance.now() - started);
     }
   };
@@ -71,6 +75,9 @@ for (const engine of engines) {
   const storage = await freshStorage(engine, 'bench_channels');
   const graph = await startFakeGraphApi();
   const twilio = await startFakeTwilioApi();
+  const meta = await startFakeMetaMessagingApi();
+  const dovecot = await startDovecot([BENCH_MAILBOX]);
+  const smtp = await startSmtpSink();
   const receiver = await BenchReceiver.start();
   const service = await startService(storage, Number(values.port), { PUBLIC_URL: BENCH_PUBLIC_URL });
   try {
@@ -82,7 +89,7 @@ for (const engine of engines) {
     });
     if (hook.status !== 201) throw new Error(`webhook: ${hook.status} ${await hook.text()}`);
     for (const load of channelLoads.filter((l) => only.has(l.channel))) {
-      const build = await load.setup(service.url, tenant.businessId, { graph, twilio });
+      const build = await load.setup(service.url, tenant.businessId, { graph, twilio, meta, dovecot, smtp, receiver });
       const pool = new Pool(service.url, { connections, pipelining: 1, keepAliveTimeout: 30_000 });
       const warmCount = Math.max(1, Math.round(messages / 10));
       await closedLoop(pool, build(`${load.channel}-warm`, warmCount, senders));
@@ -105,6 +112,9 @@ for (const engine of engines) {
     await receiver.close();
     await graph.close();
     await twilio.close();
+    await meta.close();
+    await dovecot.close();
+    await smtp.close();
     await storage.dispose();
   }
 }

@@ -1,4 +1,14 @@
-import { request } from 'undici';
+import { ImapFlow } from 'imapflow';
+import { request, type Pool } from 'undici';
+import type { TestDovecot } from '../../test/helpers/dovecot.ts';
+import {
+  messageEvent,
+  messagingNotification,
+  signedBody,
+  type FakeMetaMessagingApi,
+} from '../../test/helpers/fake-meta-messaging-api.ts';
+import type { SmtpSink } from '../../test/helpers/smtp-sink.ts';
+import type { BenchReceiver } from '../webhooks-receiver.ts';
 import {
   inboundMessage,
   metaNotification,
@@ -17,21 +27,40 @@ export const BENCH_PUBLIC_URL = 'http://bench.test';
 export interface ChannelFakes {
   graph: FakeGraphApi;
   twilio: FakeTwilioApi;
+  meta: FakeMetaMessagingApi;
+  /** The IMAP server email channels read, and the SMTP server they would send through. */
+  dovecot: TestDovecot;
+  smtp: SmtpSink;
+  /** The business's webhook endpoint, whose receipts tell what the service stored. */
+  receiver: BenchReceiver;
 }
 
 /**
- * One channel type under inbound load: a channel of it made through the operator API, and `count`
- * signed notifications as its vendor posts them, one inbound text each, from `senders` senders; the
- * message text carries `tag` and the index, which the webhook receiver reads back.
+ * One inbound notification reaching the service: a signed webhook posted over the run's connections,
+ * or a mail put into a mailbox; resolves to the HTTP status (200 for a mail the IMAP server stored).
+ */
+export type Delivery = (pool: Pool) => Promise<number>;
+
+/** Deliveries of `count` inbound texts from `senders` senders, each text `${tag} ${index}`. */
+export type Deliveries = (tag: string, count: number, senders: number) => Delivery[];
+
+/**
+ * One channel type under inbound load: a channel of it made through the operator API, and its
+ * deliveries as its vendor makes them; each text carries the tag and index the webhook receiver reads back.
  */
 export interface ChannelLoad {
   channel: string;
-  setup(
-    url: string,
-    businessId: string,
-    fakes: ChannelFakes,
-  ): Promise<(tag: string, count: number, senders: number) => PlannedRequest[]>;
+  setup(url: string, businessId: string, fakes: ChannelFakes): Promise<Deliveries>;
 }
+
+/** A planned request as a delivery over the run's connections. */
+const posted =
+  (r: PlannedRequest): Delivery =>
+  async (pool) => {
+    const res = await pool.request({ method: r.method, path: r.path, headers: r.headers, body: r.body });
+    await res.body.text();
+    return res.statusCode;
+  };
 
 async function adminPost(url: string, path: string, body: unknown): Promise<Record<string, any>> {
   const res = await request(url + path, {
@@ -59,13 +88,13 @@ const whatsapp: ChannelLoad = {
           messages: [message],
         });
         const { payload, headers } = signedNotification(body, channel.appSecret);
-        return {
+        return posted({
           id: message.id as string,
-          method: 'POST' as const,
+          method: 'POST',
           path: '/channels/whatsapp/webhook',
           headers,
           body: payload,
-        };
+        });
       });
   },
 };
@@ -95,10 +124,104 @@ const sms: ChannelLoad = {
           body: `${tag} ${i}`,
         });
         const { payload, headers } = twilioWebhook(`${BENCH_PUBLIC_URL}${path}`, params, twilio.authToken);
-        return { id: params.MessageSid, method: 'POST' as const, path, headers, body: payload };
+        return posted({ id: params.MessageSid, method: 'POST', path, headers, body: payload });
       });
   },
 };
 
+/** Messenger or Instagram: one page or account, texts from page- or Instagram-scoped ids, as Meta posts them. */
+const metaMessaging = (kind: 'messenger' | 'instagram'): ChannelLoad => ({
+  channel: kind,
+  async setup(url, businessId, { meta }) {
+    const account = kind === 'messenger' ? '104250000000001' : '178410000000001';
+    const appSecret = `bench-${kind}-app-secret-0123456789`;
+    await adminPost(url, `/admin/v1/businesses/${businessId}/channels`, {
+      type: kind,
+      identifier: account,
+      provider: {
+        kind,
+        [kind === 'messenger' ? 'page_id' : 'account_id']: account,
+        access_token: meta.accessToken,
+        app_secret: appSecret,
+        verify_token: `bench-${kind}-verify`,
+        api_base_url: meta.baseUrl,
+      },
+    });
+    const path = `/channels/${kind}/webhook`;
+    const object = kind === 'messenger' ? 'page' : 'instagram';
+    return (tag, count, senders) =>
+      Array.from({ length: count }, (_, i) => {
+        const person = String(7310000000000000 + (i % senders));
+        const event = messageEvent(person, account, { text: `${tag} ${i}` });
+        const { payload, headers } = signedBody(messagingNotification(object, account, [event]), appSecret);
+        return posted({ id: `${tag}-${i}`, method: 'POST', path, headers, body: payload });
+      });
+  },
+});
+
+/** The bench mailbox's user on the test Dovecot, and its password for IMAP and SMTP. */
+export const BENCH_MAILBOX = { user: 'desk@bench.example', password: 'bench-imap-password' };
+
+const email: ChannelLoad = {
+  channel: 'email',
+  async setup(url, businessId, { dovecot, smtp, receiver }) {
+    const address = BENCH_MAILBOX.user;
+    const login = { user: address, password: BENCH_MAILBOX.password };
+    await adminPost(url, `/admin/v1/businesses/${businessId}/channels`, {
+      type: 'email',
+      identifier: address,
+      provider: {
+        kind: 'email',
+        address,
+        smtp: { host: '127.0.0.1', port: smtp.port, secure: false, ...login },
+        imap: { host: dovecot.host, port: dovecot.port, secure: false, ...login },
+      },
+    });
+    // One IMAP connection puts every mail in (imapflow queues the appends): a sender's server
+    // delivering to the mailbox, as fast as the IMAP server stores them.
+    const client = new ImapFlow({
+      host: dovecot.host,
+      port: dovecot.port,
+      secure: false,
+      auth: { user: login.user, pass: login.password },
+      logger: false,
+    });
+    // An idle connection times out between two runs; the next append opens it again.
+    client.on('error', () => undefined);
+    await client.connect();
+    const append = async (raw: string) => ((await client.append('INBOX', raw)) ? 200 : 500);
+    // The channel reads the mail that arrives once its reader has started: mails go in until one of them is stored.
+    for (let n = 0; !receiver.receipts.some((r) => r.text?.startsWith('probe ')); n++) {
+      if (n === 200) throw new Error('the email channel stored none of 200 mails');
+      await append(mailOf(address, 'probe', n, 1));
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+    return (tag, count, senders) =>
+      Array.from({ length: count }, (_, i) => () => append(mailOf(address, tag, i, senders)));
+  },
+};
+
+/** A plain mail to `to` whose text is `${tag} ${i}`, from one of `senders` people. */
+function mailOf(to: string, tag: string, i: number, senders: number): string {
+  return [
+    `From: Sender ${i % senders} <sender${i % senders}@people.example>`,
+    `To: ${to}`,
+    `Subject: Order ${i}`,
+    `Message-ID: <${tag}-${i}-${Date.now()}@people.example>`,
+    `Date: ${new Date().toUTCString()}`,
+    'MIME-Version: 1.0',
+    'Content-Type: text/plain; charset=utf-8',
+    '',
+    `${tag} ${i}`,
+    '',
+  ].join('\r\n');
+}
+
 /** Every channel type the benchmark drives, in the order of its table. */
-export const channelLoads: readonly ChannelLoad[] = [whatsapp, sms];
+export const channelLoads: readonly ChannelLoad[] = [
+  whatsapp,
+  sms,
+  metaMessaging('messenger'),
+  metaMessaging('instagram'),
+  email,
+];
