@@ -69,12 +69,16 @@ export const widgetApi: FastifyPluginAsync<{ config: Config; db: Db; script: str
       const sessions = limit('sessions', LIMITS.sessionsPerAddress, (r) => r.ip);
       const writesByAddress = limit('writes-address', LIMITS.writesPerAddress, (r) => r.ip);
       const writesByVisitor = limit('writes-visitor', LIMITS.writesPerVisitor, visitorKey);
+      // Every route names its widget: the Origin must be one of its channel's (403, 404 otherwise, which the
+      // page may not read); then every answer, errors included, may be read by that page (CORS).
       api.addHook('onRequest', async (request, reply) => {
+        const { widget } = request.params as { widget?: string };
+        if (widget === undefined) return;
+        const { channel } = await api.services.visitors.channelFor(widget, request.headers.origin);
+        request.widgetBusinessId = channel.business_id;
+        reply.header('access-control-allow-origin', request.headers.origin).header('vary', 'Origin');
         const kind = request.routeOptions.config.visitorLimit;
         if (!kind) return;
-        const { widget } = request.params as { widget?: string };
-        const { channel } = await api.services.visitors.channelFor(widget ?? '', request.headers.origin);
-        request.widgetBusinessId = channel.business_id;
         const checks = kind === 'session' ? [sessions] : [writesByAddress, writesByVisitor];
         for (const check of checks) {
           const result = await check(request);

@@ -1,6 +1,6 @@
 import sseModule, { type SSEPluginOptions } from '@fastify/sse';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { responses } from '../../http/common.schemas.ts';
 import { AppError } from '../../http/errors.ts';
@@ -39,11 +39,6 @@ function bearer(request: FastifyRequest): string | undefined {
   return header?.startsWith('Bearer ') ? header.slice(7) : undefined;
 }
 
-/** The answer may be read by the page that asked: the origin was found to be the widget's (CORS). */
-function allowOrigin(request: FastifyRequest, reply: FastifyReply): void {
-  reply.header('access-control-allow-origin', request.headers.origin!).header('vary', 'Origin');
-}
-
 /**
  * The website widget's routes (`/widget/v1/:widget/...`), called by the widget in visitors'
  * browsers: authenticated by the visitor token that `sessions` hands out, never by an API key, and
@@ -57,16 +52,14 @@ export const visitorsRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.options(
     '/:widget/*',
     { schema: { hide: true, params: Type.Object({ widget: Type.String(), '*': Type.String() }) } },
-    async (request, reply) => {
-      await visitors.channelFor(request.params.widget, request.headers.origin);
-      allowOrigin(request, reply);
-      return reply
+    // The surface's hook checked the Origin (widget-api.ts).
+    async (_request, reply) =>
+      reply
         .header('access-control-allow-methods', 'GET, POST')
         .header('access-control-allow-headers', 'authorization, content-type')
         .header('access-control-max-age', '600')
         .code(204)
-        .send();
-    },
+        .send(),
   );
 
   app.post(
@@ -115,11 +108,7 @@ export const visitorsRoutes: FastifyPluginAsyncTypebox = async (app) => {
         ),
       },
     },
-    async (request, reply) => {
-      const session = await visitors.startSession(request.params.widget, request.headers.origin, request.body);
-      allowOrigin(request, reply);
-      return session;
-    },
+    async (request) => visitors.startSession(request.params.widget, request.headers.origin, request.body),
   );
 
   app.post(
@@ -151,7 +140,6 @@ export const visitorsRoutes: FastifyPluginAsyncTypebox = async (app) => {
         bearer(request),
       );
       await visitors.write(channel, claims, request.body.client_id, request.body.text);
-      allowOrigin(request, reply);
       return reply.code(202).send({ accepted: true });
     },
   );
@@ -176,14 +164,13 @@ export const visitorsRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: responses({ 200: Type.Object({ moved: Type.Integer() }) }, 400, 401, 403, 404, 429),
       },
     },
-    async (request, reply) => {
+    async (request) => {
       const { channel, claims } = await visitors.visitor(
         request.params.widget,
         request.headers.origin,
         bearer(request),
       );
       const moved = await visitors.acknowledge(channel, claims, request.body.message_ids, request.body.status);
-      allowOrigin(request, reply);
       return { moved };
     },
   );
@@ -222,7 +209,6 @@ export const visitorsRoutes: FastifyPluginAsyncTypebox = async (app) => {
         throw new AppError(503, 'unavailable', 'this server process serves its most streams');
       open.set(claims.visitorId, mine + 1);
       total++;
-      allowOrigin(request, reply);
       const sse = reply.sse;
       let closed = false;
       const stop = visitors.follow(
