@@ -178,5 +178,7 @@ input.addEventListener('keydown', (e) => {
   }
 });
 
-document.body.appendChild(host);
+// A script in <head> may run before <body> exists.
+if (document.body) document.body.appendChild(host);
+else document.addEventListener('DOMContentLoaded', () => document.body.appendChild(host));
 void run();
