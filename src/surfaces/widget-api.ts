@@ -6,7 +6,7 @@ import { Redis } from 'ioredis';
 import type { Config } from '../config.ts';
 import type { Db } from '../db/database.ts';
 import { AppError } from '../http/errors.ts';
-import { databaseCounter, redisCounter, storeFor } from '../http/rate-limit.store.ts';
+import { databaseCounter, deleteEndedCounters, redisCounter, storeFor } from '../http/rate-limit.store.ts';
 import { visitorsRoutes } from '../modules/visitors/visitors.routes.ts';
 
 export const WIDGET_PREFIX = '/widget/v1';
@@ -58,6 +58,16 @@ export const widgetApi: FastifyPluginAsync<{ config: Config; db: Db; script: str
         ? redisCounter(new Redis(config.redisUrl, { lazyConnect: false, maxRetriesPerRequest: 2 }))
         : databaseCounter(db);
       api.addHook('onClose', async () => counter.close());
+      if (!config.redisUrl) {
+        // Redis expires its keys; the table keeps a row per address and visitor until this deletes it.
+        const cleanup = setInterval(() => {
+          deleteEndedCounters(db, 60_000).catch((err: unknown) =>
+            api.log.error({ err }, 'deleting ended rate limit counters failed'),
+          );
+        }, 3_600_000);
+        cleanup.unref();
+        api.addHook('onClose', async () => clearInterval(cleanup));
+      }
       await api.register(rateLimit, { global: false, store: storeFor(counter) });
       // Counted per business (the counters' table is keyed by it), so the widget's channel is found first.
       const limit = (name: string, max: number, key: (r: FastifyRequest) => string) =>

@@ -4,6 +4,7 @@ import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { responses } from '../../http/common.schemas.ts';
 import { AppError } from '../../http/errors.ts';
+import { VISITOR_STREAM_LIMITS } from './visitor-streams.ts';
 
 const tags = ['widget'];
 const security = [{ visitorToken: [] }];
@@ -29,10 +30,6 @@ const Auth = Type.Object({
 });
 
 const fastifySse = sseModule as unknown as FastifyPluginAsync<SSEPluginOptions>;
-
-/** Streams one visitor may hold (its tabs) and this process may hold in all. */
-const STREAMS_PER_VISITOR = 5;
-const STREAMS_PER_PROCESS = 1000;
 
 function bearer(request: FastifyRequest): string | undefined {
   const header = request.headers.authorization;
@@ -175,8 +172,6 @@ export const visitorsRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
   );
 
-  const open = new Map<string, number>();
-  let total = 0;
   app.get(
     '/:widget/stream',
     {
@@ -202,15 +197,18 @@ export const visitorsRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request, reply) => {
       const { claims } = await visitors.visitor(request.params.widget, request.headers.origin, bearer(request));
-      const mine = open.get(claims.visitorId) ?? 0;
-      if (mine >= STREAMS_PER_VISITOR)
-        throw new AppError(429, 'too_many_streams', `this visitor has ${STREAMS_PER_VISITOR} streams open`);
-      if (total >= STREAMS_PER_PROCESS)
-        throw new AppError(503, 'unavailable', 'this server process serves its most streams');
-      open.set(claims.visitorId, mine + 1);
-      total++;
       const sse = reply.sse;
-      let closed = false;
+      const counted = visitors.streams.open(claims, { close: () => sse.close() });
+      if (counted === 'visitor_limit')
+        throw new AppError(
+          429,
+          'too_many_streams',
+          `this visitor has ${VISITOR_STREAM_LIMITS.perVisitor} streams open`,
+        );
+      if (counted === 'process_limit') {
+        reply.header('retry-after', '30');
+        throw new AppError(503, 'unavailable', 'this server process serves its most streams');
+      }
       const stop = visitors.follow(
         claims,
         (messages) => void sse.send({ event: 'messages', data: { messages } }).catch(() => sse.close()),
@@ -221,13 +219,8 @@ export const visitorsRoutes: FastifyPluginAsyncTypebox = async (app) => {
       );
       sse.keepAlive();
       sse.onClose(() => {
-        if (closed) return;
-        closed = true;
         stop();
-        total--;
-        const left = (open.get(claims.visitorId) ?? 1) - 1;
-        if (left === 0) open.delete(claims.visitorId);
-        else open.set(claims.visitorId, left);
+        counted();
       });
       await sse.send({ event: 'ready', data: {} });
     },

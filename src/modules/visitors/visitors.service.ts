@@ -9,6 +9,7 @@ import { contactIdentitiesRepository } from '../contacts/contact-identities.repo
 import type { InboundService } from '../inbound/inbound.service.ts';
 import type { LiveEvent } from '../live/live.events.ts';
 import type { LiveHub } from '../live/live.hub.ts';
+import { VisitorStreams } from './visitor-streams.ts';
 import { VisitorTokens, type VisitorClaims } from './visitor-token.ts';
 import { visitorsRepository, type VisitorMessageRow } from './visitors.repository.ts';
 
@@ -43,6 +44,8 @@ const INBOUND_PREFIX = 'v_';
  */
 export class VisitorsService {
   private readonly tokens: VisitorTokens;
+  /** The open streams of this process (their bounds; ended when the server closes). */
+  readonly streams = new VisitorStreams();
 
   constructor(
     private readonly db: Db,

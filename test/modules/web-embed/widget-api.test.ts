@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { deleteEndedCounters } from '../../../src/http/rate-limit.store.ts';
 import { createTenant, type Tenant } from '../../helpers/tenants.ts';
 import { buildTestApp, type TestApp } from '../../helpers/test-app.ts';
 import { settled } from '../sending/sending.fixtures.ts';
@@ -220,9 +221,24 @@ describe('identity validation and tenancy', () => {
 });
 
 describe('abuse', () => {
+  it("bounds a visitor's open streams (its tabs); those left open end when the server closes", async () => {
+    const visitor = await session(widget);
+    // Left open: afterAll's close must end them (components.ts), or it would wait for them.
+    for (let i = 0; i < 5; i++) await openStream(widget, visitor.token);
+    const sixth = await fetch(`${base}/widget/v1/${widget.widgetId}/stream`, {
+      headers: { origin: SITE, authorization: `Bearer ${visitor.token}` },
+    });
+    expect(sixth.status).toBe(429);
+    expect(((await sixth.json()) as { error: { code: string } }).error.code).toBe('too_many_streams');
+  });
+
   it('limits the sessions one address opens per minute', async () => {
     let last = 0;
     for (let i = 0; i < 31 && last !== 429; i++) last = (await post(`/${widget.widgetId}/sessions`, {})).statusCode;
     expect(last).toBe(429);
+    // The counters of windows that ended are deleted (hourly); a fresh one is kept.
+    expect(await deleteEndedCounters(t.database.db, 60_000)).toBe(0);
+    expect(await deleteEndedCounters(t.database.db, 0, -120_000)).toBeGreaterThan(0);
+    expect((await post(`/${widget.widgetId}/sessions`, {})).statusCode).toBe(200);
   });
 });
