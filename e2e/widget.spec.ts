@@ -133,6 +133,12 @@ test('a signed-in customer keeps one history on two devices; a wrong HMAC is ref
   await laptop.getByRole('button', { name: 'Open chat' }).click();
   await expect(panelLog(laptop)).toContainText('Written on my phone');
 
+  // Signed out on the phone: the page has no identity, and the customer's conversation is not shown.
+  const anonymous = phone.waitForResponse((r) => r.url().endsWith('/sessions') && r.request().method() === 'POST');
+  await phone.goto(`${siteUrl}/`);
+  const answer = (await (await anonymous).json()) as { verified: boolean; messages: unknown[] };
+  expect(answer).toMatchObject({ verified: false, messages: [] });
+
   const forged = await (await browser.newContext()).newPage();
   const refused = forged.waitForResponse((r) => r.url().endsWith('/sessions') && r.request().method() === 'POST');
   await forged.goto(`${siteUrl}/?customer=${customer}&hash=${'0'.repeat(64)}`);

@@ -14,7 +14,14 @@ interface Message {
 interface Session {
   token: string;
   visitor_id: string;
+  verified: boolean;
   messages: Message[];
+}
+
+/** The session as kept in localStorage: a signed-in customer's is never reused by an anonymous page. */
+interface Kept {
+  token: string;
+  verified: boolean;
 }
 
 const script = document.currentScript as HTMLScriptElement | null;
@@ -30,7 +37,16 @@ function identity(): Record<string, string> | undefined {
   return { external_id: d.externalId, hash: d.identityHash, ...(d.name ? { name: d.name } : {}) };
 }
 
-let token = localStorage.getItem(storageKey) ?? undefined;
+function kept(): Kept | undefined {
+  try {
+    return JSON.parse(localStorage.getItem(storageKey) ?? 'null') as Kept | undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+// A customer who signed out leaves a page without identity: their conversation is not the next visitor's.
+let token = kept()?.verified && !identity() ? undefined : kept()?.token;
 const messages = new Map<string, Message>();
 const acknowledged = new Map<string, 'delivered' | 'read'>();
 
@@ -110,12 +126,16 @@ async function acknowledge(): Promise<void> {
   await call('/receipts', { message_ids: ids, status }).catch(() => undefined);
 }
 
+/** Thrown when trying again cannot help: an unknown widget, a site not allowed, a wrong identity hash. */
+class Refused extends Error {}
+
 async function start(): Promise<void> {
   const res = await call('/sessions', { ...(token ? { token } : {}), ...(identity() ? { identity: identity() } : {}) });
+  if (res.status === 401 || res.status === 403 || res.status === 404) throw new Refused(`session: ${res.status}`);
   if (!res.ok) throw new Error(`session: ${res.status}`);
   const session = (await res.json()) as Session;
   token = session.token;
-  localStorage.setItem(storageKey, token);
+  localStorage.setItem(storageKey, JSON.stringify({ token, verified: session.verified } satisfies Kept));
   take(session.messages);
 }
 
@@ -146,7 +166,8 @@ async function run(): Promise<void> {
       await start();
       delay = 1000;
       await follow();
-    } catch {
+    } catch (err) {
+      if (err instanceof Refused) return;
       // Offline, or the service restarted: try again later.
     }
     await new Promise((resolve) => setTimeout(resolve, delay));
