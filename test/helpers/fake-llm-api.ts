@@ -42,6 +42,12 @@ export interface FakeLlmApi {
   requests: ChatRequest[];
   /** Answers for the next requests, in order; after them, `reply`. */
   script(...answers: LlmAnswer[]): void;
+  /**
+   * Answers for the next requests whose customer's last message is `text`, before the queue of
+   * `script`: what another run asks meanwhile (a sentiment analysis of an earlier conversation,
+   * say) does not take them.
+   */
+  scriptFor(text: string, ...answers: LlmAnswer[]): void;
   /** The answer when no scripted one is left (default: "Reply to: <the last user message>"). */
   reply: (request: ChatRequest) => LlmAnswer;
   /** Embeddings answered for these texts (an item's embedding text, a query); others get fakeVector's. */
@@ -60,6 +66,7 @@ export const lastUserText = (request: ChatRequest) =>
 export async function startFakeLlmApi(): Promise<FakeLlmApi> {
   const requests: ChatRequest[] = [];
   const queue: LlmAnswer[] = [];
+  const queuesFor = new Map<string, LlmAnswer[]>();
   const open = new Set<ServerResponse>();
   let calls = 0;
   const json = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
@@ -70,6 +77,7 @@ export async function startFakeLlmApi(): Promise<FakeLlmApi> {
     url: '',
     requests,
     script: (...answers) => queue.push(...answers),
+    scriptFor: (text, ...answers) => queuesFor.set(text, [...(queuesFor.get(text) ?? []), ...answers]),
     reply: (request) => ({ text: `Reply to: ${lastUserText(request)}` }),
     vectors: new Map(),
     embedded: [],
@@ -158,7 +166,7 @@ export async function startFakeLlmApi(): Promise<FakeLlmApi> {
       requests.push(request);
       open.add(res);
       res.on('close', () => open.delete(res));
-      void answer(res, request, queue.shift() ?? api.reply(request));
+      void answer(res, request, queuesFor.get(lastUserText(request))?.shift() ?? queue.shift() ?? api.reply(request));
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -204,7 +204,9 @@ describe("the agent's tools", () => {
   });
 
   it('resolve_conversation: conversation_resolved by the agent, and the run ends resolved', async () => {
-    f.llm.script({ toolCalls: [{ name: 'resolve_conversation', arguments: { reason: 'pregunta contestada' } }] });
+    f.llm.scriptFor('Gracias, era todo', {
+      toolCalls: [{ name: 'resolve_conversation', arguments: { reason: 'pregunta contestada' } }],
+    });
     const { run, conversationId } = await exchange('34600000005', 'Gracias, era todo');
     expect(run).toMatchObject({ status: 'resolved', outcome: 'resolved', reply_message_id: null });
     const events = await eventsOf(f, conversationId);
@@ -221,12 +223,12 @@ describe('a tool the conversation no longer wants', () => {
   it('a person took over while the model answered: the tool it asks for does nothing, and the run ends skipped', async () => {
     let release: (value?: unknown) => void = () => undefined;
     const held = new Promise((resolve) => (release = resolve));
-    f.llm.script({
+    f.llm.scriptFor('Hola, una consulta', {
       hold: held,
       then: { toolCalls: [{ name: 'resolve_conversation', arguments: { reason: 'listo' } }] },
     });
     const asked = f.llm.requests.length;
-    await f.inbound('Hola', '34600000011');
+    await f.inbound('Hola, una consulta', '34600000011');
     await f.llm.waitForRequests(asked + 1);
     const conversationId = await f.conversationOf('34600000011');
     const take = await f.app.app.inject({
@@ -251,7 +253,7 @@ describe('transfer', () => {
     (await eventsOf(f, conversationId)).filter((e) => e.type.startsWith('transfer_'));
 
   it('to a listed user: assigned through the assignment rule, under manual control, transfer_accepted; the run ends transferred', async () => {
-    f.llm.script({
+    f.llm.scriptFor('Quiero comprar 100 unidades', {
       toolCalls: [
         { name: 'transfer', arguments: { target: 'ventas', reason: 'quiere comprar', message: 'Te paso con ventas.' } },
       ],
@@ -275,7 +277,9 @@ describe('transfer', () => {
   });
 
   it('to a listed team: the team is assigned', async () => {
-    f.llm.script({ toolCalls: [{ name: 'transfer', arguments: { target: 'soporte', reason: 'falla técnica' } }] });
+    f.llm.scriptFor('No me funciona', {
+      toolCalls: [{ name: 'transfer', arguments: { target: 'soporte', reason: 'falla técnica' } }],
+    });
     const { run, conversationId } = await exchange('34600000007', 'No me funciona');
     expect(run.status).toBe('transferred');
     expect(await conversationRow(conversationId)).toEqual({
@@ -291,7 +295,8 @@ describe('transfer', () => {
       url: `/admin/v1/businesses/${f.tenant.businessId}/users/${gone}`,
       headers: adminHeaders,
     });
-    f.llm.script(
+    f.llm.scriptFor(
+      'Quiero poner una queja',
       { toolCalls: [{ name: 'transfer', arguments: { target: 'gerencia', reason: 'queja' } }] },
       { toolCalls: [{ name: 'transfer', arguments: { target: 'director', reason: 'queja' } }] },
       { toolCalls: [{ name: 'transfer', arguments: { target: 'central', reason: 'queja' } }] },
@@ -327,7 +332,9 @@ describe('transfer', () => {
           { name: 'gerencia', user_id: gone },
         ])}::jsonb)
       where business_id = ${f.tenant.businessId} and id = ${f.agentId}`.execute(f.app.database.db);
-    f.llm.script({ toolCalls: [{ name: 'transfer', arguments: { target: 'externo', reason: 'urgente' } }] });
+    f.llm.scriptFor('Es urgente', {
+      toolCalls: [{ name: 'transfer', arguments: { target: 'externo', reason: 'urgente' } }],
+    });
     const { run, conversationId } = await exchange('34600000009', 'Es urgente');
     expect(run).toMatchObject({ status: 'handed_over', reply_text: 'Te atiende una persona.', bot_status: 'bot_end' });
     expect((await eventsOf(f, conversationId)).map((e) => [e.type, e.data])).toEqual([
@@ -374,14 +381,15 @@ describe('transfer', () => {
 describe('invalid tool calls', () => {
   it('are answered as errors and recorded; past the bound of rounds the conversation goes to a person', async () => {
     await patchAgent(f, { tools: { resolve_conversation: { enabled: false } } });
-    f.llm.script(
+    f.llm.scriptFor(
+      'Hola, tengo dudas',
       { toolCalls: [{ name: 'send_invoice', arguments: {} }] },
       { toolCalls: [{ name: 'resolve_conversation', arguments: { reason: 'listo' } }] },
       { toolCalls: [{ name: 'human_handoff', arguments: { motivo: 'x' } }] },
       { toolCalls: [{ name: 'update_contact', arguments: '{"fields": ' }] },
       { toolCalls: [{ name: 'search_collection', arguments: { query: 'x' } }] },
     );
-    const { run, conversationId, requests } = await exchange('34600000010', 'Hola');
+    const { run, conversationId, requests } = await exchange('34600000010', 'Hola, tengo dudas');
     expect(requests).toHaveLength(MAX_TOOL_ROUNDS + 1);
     expect(run.tool_calls.map((c: { name: string; error?: string }) => [c.name, c.error])).toEqual([
       ['send_invoice', 'no tool named send_invoice'],
