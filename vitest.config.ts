@@ -19,6 +19,31 @@ const isolated = [
   'test/db/json-rows.test.ts',
 ];
 
+/**
+ * With both engines, the embedded one runs again only what leans on the database: the database layer
+ * and the modules whose SQL, locks and transactions carry the service's guarantees (storage, sends,
+ * contacts and merges, imports, exports, webhooks, events, vectors). The rest (channel adapters,
+ * the AI agent's flows, the dashboard's session API, the command-line tools) runs on PostgreSQL,
+ * and on the embedded engine wherever PostgreSQL is absent (a plain `npm test`). A PGlite file costs
+ * about three times its PostgreSQL run on a 2-core machine, where the CI runs.
+ */
+const embeddedAlso = [
+  'test/db',
+  'test/jobs',
+  'test/modules/inbound',
+  'test/modules/sending',
+  'test/modules/contacts',
+  'test/modules/contact-merge',
+  'test/modules/import',
+  'test/modules/exports',
+  'test/modules/conversations',
+  'test/modules/messages',
+  'test/modules/webhooks',
+  'test/modules/domain-events',
+  'test/modules/search',
+].map((dir) => `${dir}/**`);
+const alsoFiles = ['test/modules/ai/ai-tools.test.ts', 'test/server.test.ts', 'test/eval/eval.test.ts'];
+
 /** Three projects per engine: the generated-input tests (longest, run first), the isolated files, the rest. */
 const projects = engines.flatMap((engine) => {
   const base = {
@@ -26,14 +51,22 @@ const projects = engines.flatMap((engine) => {
     testTimeout: 30_000,
     hookTimeout: 60_000,
   };
+  const narrowed = engine === 'pglite' && engines.length > 1;
   return [
-    { test: { ...base, name: `${engine}-fuzz`, include: fuzz, isolate: false } },
+    {
+      test: {
+        ...base,
+        name: `${engine}-fuzz`,
+        include: narrowed ? embeddedAlso.map((dir) => `${dir}/*.fuzz.test.ts`) : fuzz,
+        isolate: false,
+      },
+    },
     { test: { ...base, name: `${engine}-isolated`, include: isolated, isolate: true } },
     {
       test: {
         ...base,
         name: engine,
-        include: ['test/**/*.test.ts'],
+        include: narrowed ? [...embeddedAlso.map((dir) => `${dir}/*.test.ts`), ...alsoFiles] : ['test/**/*.test.ts'],
         exclude: [...fuzz, ...isolated],
         isolate: false,
       },
