@@ -25,15 +25,11 @@ function formFields(entry: ChannelKind, schema: TSchema, prefix: string, require
         ? 'integer'
         : field.type === 'boolean'
           ? 'boolean'
-          : field.type === 'array'
-            ? 'list'
-            : 'text';
+          : 'text';
     return [
       {
         name,
-        description:
-          (typeof field.description === 'string' ? field.description : '') +
-          (type === 'list' ? ' (several: separated by spaces or commas)' : ''),
+        description: typeof field.description === 'string' ? field.description : '',
         type,
         required: required && needed.has(key),
         secret: entry.secretFields.includes(name),
@@ -48,8 +44,7 @@ function formFields(entry: ChannelKind, schema: TSchema, prefix: string, require
 interface FormFieldRow {
   name: string;
   description: string;
-  /** `list`: an array of texts, typed as one text whose items are separated by spaces or commas. */
-  type: 'text' | 'url' | 'integer' | 'boolean' | 'list';
+  type: 'text' | 'url' | 'integer' | 'boolean';
   required: boolean;
   secret: boolean;
   pattern?: string;
