@@ -4,9 +4,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { sql } from 'kysely';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { openDatabase } from '../../src/db/database.ts';
 import { initPgliteDataDir, isPgliteDataDir } from '../../src/db/pglite-init.ts';
+
+// Creating a database in WebAssembly takes a core for seconds; on a busy CI machine, far more than the default.
+vi.setConfig({ testTimeout: 120_000 });
 
 // The embedded engine's data directory on disk; the PostgreSQL project has nothing to add here.
 describe.skipIf(process.env.TEST_ENGINE === 'postgres')('embedded database on disk', () => {

@@ -1,6 +1,9 @@
 import { sql } from 'kysely';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { openDatabase } from '../../src/db/database.ts';
+
+// Creating a database in WebAssembly takes a core for seconds; on a busy CI machine, far more than the default.
+vi.setConfig({ testTimeout: 120_000 });
 
 describe.skipIf(process.env.TEST_ENGINE === 'postgres')('an in-memory database started from a copy', () => {
   it('holds what the copy held, and its own changes reach neither the copy nor the original', async () => {

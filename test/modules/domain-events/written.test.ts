@@ -234,23 +234,25 @@ describe('domain events are written with their cause', () => {
     ).rejects.toThrow('rolled back');
     expect([await countOf('domain_events'), await countOf('domain_event_pending')]).toEqual([events, pending]);
 
-    const message = await db()
+    // Read in its own transaction: once it commits, the dispatcher may hand the event to a subscriber
+    // and take its pending row before the test looks.
+    const { message, pendingFor } = await db()
       .transaction()
       .execute(async (trx) => {
         const row = await insertMessage(trx, tenant.businessId, conversation);
         await messagesCreated(trx, tenant.businessId, [row.id]);
-        return row;
+        // Pending for the subscribers that take message_created: the AI agent's runs and its timers, the
+        // live stream and the webhook deliveries.
+        const pending = await trx
+          .selectFrom('domain_event_pending as p')
+          .innerJoin('domain_events as e', 'e.id', 'p.event_id')
+          .select('p.subscriber')
+          .where('e.subject_id', '=', row.id)
+          .orderBy('p.subscriber')
+          .execute();
+        return { message: row, pendingFor: pending };
       });
     expect((await eventsOf(message.id)).map((e) => e.type)).toEqual(['message_created']);
-    // Pending for the subscribers that take message_created: the AI agent's runs and its timers, the live stream
-    // and the webhook deliveries.
-    const pendingFor = await db()
-      .selectFrom('domain_event_pending as p')
-      .innerJoin('domain_events as e', 'e.id', 'p.event_id')
-      .select('p.subscriber')
-      .where('e.subject_id', '=', message.id)
-      .orderBy('p.subscriber')
-      .execute();
     expect(pendingFor).toEqual([
       { subscriber: 'ai_agent' },
       { subscriber: 'ai_timers' },
