@@ -1,5 +1,6 @@
 import type { InboundMedia, InboundMessage, ParsedNotification, StatusUpdate } from '../channel.types.ts';
 import type { WebhookNotification } from '../channel-kind.ts';
+import { emptyContent } from '../inbound-content.ts';
 import { ProviderError } from '../provider-error.ts';
 import { UNSUBSCRIBED_RECIPIENT } from './twilio.errors.ts';
 import { param, type FormParams } from './twilio.form.ts';
@@ -93,11 +94,6 @@ function inboundMessages(params: FormParams, sid: string, from: string, to: stri
     profileName: param(params, 'ProfileName'),
     to,
     timestamp: now(),
-    location: null,
-    contacts: [],
-    interactive: null,
-    button: null,
-    reaction: null,
     context: null,
     errors: [],
   };
@@ -109,7 +105,7 @@ function inboundMessages(params: FormParams, sid: string, from: string, to: stri
       media.push({ url, contentType: param(params, `MediaContentType${n}`) });
   }
   if (media.length === 0) {
-    return [{ ...base, providerMessageId: sid, type: 'text', providerType: 'sms', text: text ?? '', media: null }];
+    return [{ ...base, ...emptyContent('text'), providerMessageId: sid, providerType: 'sms', text: text ?? '' }];
   }
   return media.map(({ url, contentType }, n) => {
     const caption = n === 0 ? text : null;
@@ -122,8 +118,8 @@ function inboundMessages(params: FormParams, sid: string, from: string, to: stri
     };
     return {
       ...base,
+      ...emptyContent(mediaKindOf(contentType)),
       providerMessageId: n === 0 ? sid : `${sid}/${n}`,
-      type: mediaKindOf(contentType),
       providerType: 'mms',
       text: caption,
       media: inbound,
