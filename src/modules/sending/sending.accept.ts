@@ -250,6 +250,7 @@ async function recipientsOf(
       : undefined;
   const pairOf = (i: number) => `${contacts.get(keyOf(i))!.id}:${sends[i].channel.id}`;
   const late = windowed.filter((i) => !open.has(pairOf(i)) && humanHoursOf(i) !== undefined);
+  const lateSet = new Set(late);
   const openToPeople = await messagesRepository.inServiceWindows(
     trx,
     businessId,
@@ -258,7 +259,7 @@ async function recipientsOf(
   const writable = candidates.filter((i) => {
     const hours = windowOf(i);
     if (hours === null || open.has(pairOf(i))) return true;
-    if (late.includes(i) && openToPeople.has(pairOf(i))) {
+    if (lateSet.has(i) && openToPeople.has(pairOf(i))) {
       const content = sends[i].content;
       if (content.kind !== 'template') sends[i] = { ...sends[i], content: { ...content, extendedWindow: true } };
       return true;
