@@ -21,8 +21,21 @@ const result = await build({
   write: false,
 });
 
+// The website widget (widget/), for browsers: one small self-running script the service serves at /widget.js.
+const widget = await build({
+  entryPoints: ['widget/widget.ts'],
+  bundle: true,
+  platform: 'browser',
+  target: 'es2020',
+  format: 'iife',
+  minify: true,
+  outfile: 'dist/widget.js',
+  logLevel: 'warning',
+  write: false,
+});
+
 await Promise.all(
-  result.outputFiles.map(async (file) => {
+  [...result.outputFiles, ...widget.outputFiles].map(async (file) => {
     await mkdir(dirname(file.path), { recursive: true });
     const temporary = `${file.path}.${process.pid}.tmp`;
     await writeFile(temporary, file.contents);

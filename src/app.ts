@@ -20,6 +20,7 @@ import { DASHBOARD_PREFIX, dashboardWeb } from './surfaces/dashboard-web.ts';
 import { ADMIN_PREFIX, operatorApi } from './surfaces/operator-api.ts';
 import { PUBLIC_PREFIX, publicApi } from './surfaces/public-api.ts';
 import { unauthenticatedRoutes } from './surfaces/unauthenticated.ts';
+import { widgetApi } from './surfaces/widget-api.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -58,6 +59,9 @@ function trustProxyOption(trust: Config['trustProxy']) {
  * below the package's root either way.
  */
 const DASHBOARD_BUILD = fileURLToPath(new URL('../web/dist', import.meta.url));
+
+/** The website widget's script, built by `npm run build` (scripts/build.mjs), beside the service's bundle. */
+const WIDGET_SCRIPT = fileURLToPath(new URL('../dist/widget.js', import.meta.url));
 
 /** Builds the whole HTTP app over an open database: infrastructure, services, components, then surfaces. */
 export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyInstance> {
@@ -110,6 +114,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   );
 
   await app.register(unauthenticatedRoutes, { db });
+  await app.register(widgetApi, { config, db, script: WIDGET_SCRIPT });
   await app.register(publicApi, { prefix: PUBLIC_PREFIX, config, db });
   if (config.adminToken) await app.register(operatorApi, { prefix: ADMIN_PREFIX, token: config.adminToken });
   await app.register(dashboardApi, { prefix: DASHBOARD_API_PREFIX, publicUrl: config.publicUrl });

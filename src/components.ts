@@ -110,6 +110,13 @@ export function appComponents(
       closing: () => services.live.stop(),
       stop: () => services.live.stop(),
     },
+    // The website widget's visitor streams, ended before the server closes.
+    {
+      name: 'visitor-streams',
+      start: () => {},
+      closing: () => services.visitors.streams.endAll(),
+      stop: () => services.visitors.streams.endAll(),
+    },
     {
       name: 'idempotency-cleanup',
       start: () => services.idempotency.startCleanup((err) => log.error({ err }, 'idempotency key cleanup failed')),

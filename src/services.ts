@@ -22,6 +22,7 @@ import { ThreadService } from './modules/messages/thread.service.ts';
 import { ChannelsService } from './modules/channels/channels.service.ts';
 import { InboundPoller } from './modules/inbound/inbound.poller.ts';
 import { InboundService } from './modules/inbound/inbound.service.ts';
+import { VisitorsService } from './modules/visitors/visitors.service.ts';
 import { TemplatesService } from './modules/templates/templates.service.ts';
 import { IdempotencyService } from './modules/idempotency/idempotency.service.ts';
 import { MediaService } from './modules/media/media.service.ts';
@@ -130,6 +131,7 @@ export function createServices(
     inbound,
     // Mailboxes and other channels read by polling, one process at a time per channel.
     inboundPoller: new InboundPoller(db, channels, inbound, config.poller),
+    visitors: new VisitorsService(db, channels, inbound, live, config.secretKeys),
     businesses: new BusinessesService(db),
     apiKeys: new ApiKeysService(db, options.apiKeyCache),
     contacts,

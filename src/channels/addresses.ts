@@ -97,3 +97,18 @@ export const instagramScopedIdAddress = scopedIdAddress(
   'instagram_scoped_id',
   "an Instagram-scoped id (Instagram's IGSID)",
 );
+
+/**
+ * Visitor ids of the website widget: issued by the service (letters, digits, `_`, `-`), so kept as
+ * they are; anything else is no visitor id.
+ */
+export const visitorAddress: ChannelAddress = {
+  kind: 'visitor_id',
+  description: 'a visitor id',
+  normalise(text) {
+    return /^[A-Za-z0-9_-]{1,100}$/.test(text) ? { value: text, key: text } : undefined;
+  },
+  reported(text) {
+    return { value: text, key: text };
+  },
+};

@@ -43,6 +43,18 @@ export interface ChannelProvider {
    */
   verifySubscription?(query: Record<string, unknown>): string | null;
 
+  /**
+   * For a kind whose people connect themselves (SocketTransport: the website widget): whether a
+   * browser of this `Origin` may open the channel's sessions.
+   */
+  admitsOrigin?(origin: string): boolean;
+
+  /**
+   * For a kind whose people connect themselves: whether `hash` is the business's signature of this
+   * external id (identity validation, constant time); null when the channel takes no identities.
+   */
+  verifiesIdentity?(externalId: string, hash: string): boolean | null;
+
   /** Decide whether a failed `send` or `fetchMedia` may be retried, with the detail to store. */
   classifyError(err: unknown): ErrorClassification;
 

@@ -8,13 +8,14 @@ import { emailKind } from './email/email.kind.ts';
 import { instagramKind } from './instagram/instagram.kind.ts';
 import { messengerKind } from './messenger/messenger.kind.ts';
 import { twilioKind } from './twilio/twilio.kind.ts';
+import { webEmbedKind } from './web-embed/web-embed.kind.ts';
 import { whatsAppCloudKind } from './whatsapp-cloud/whatsapp-cloud.kind.ts';
 
 /**
  * Every provider kind the service can talk to. A new provider is one adapter folder exporting its
  * ChannelKind, and its line here; the core reads everything else from the entry.
  */
-const kinds = [whatsAppCloudKind, twilioKind, emailKind, messengerKind, instagramKind] as const;
+const kinds = [whatsAppCloudKind, twilioKind, emailKind, messengerKind, instagramKind, webEmbedKind] as const;
 
 /** Provider kinds the service can talk to. */
 export type ProviderKind = (typeof kinds)[number]['kind'];
@@ -64,6 +65,11 @@ export const templateChannelTypes: readonly ChannelType[] = [
 export interface WebhookKind {
   entry: ChannelKind;
   transport: WebhookTransport;
+}
+
+/** The kinds whose people hold a connection to the service (the website widget). */
+export function socketKinds(): ChannelKind[] {
+  return channelKinds.filter((k) => k.inbound.type === 'socket');
 }
 
 /** The webhook kinds by every path segment they answer under (`/channels/<segment>/webhook`): kind and aliases. */

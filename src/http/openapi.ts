@@ -116,6 +116,12 @@ export async function registerOpenApi(app: FastifyInstance, publicUrl: string): 
             description:
               'The dashboard session, set by POST /dashboard/api/session; every write also sends its x-csrf-token header',
           },
+          visitorToken: {
+            type: 'http',
+            scheme: 'bearer',
+            description:
+              "The website widget's visitor token, from POST /widget/v1/{widget}/sessions: one visitor of one widget",
+          },
         },
       },
     },

@@ -41,6 +41,16 @@ export function databaseCounter(db: Db): HitCounter {
   };
 }
 
+/**
+ * Deletes the database counters whose window ended over `graceMs` ago: keys by address or visitor (the
+ * website widget's) would otherwise stay forever. A counter deleted starts again at its next hit.
+ */
+export async function deleteEndedCounters(db: Db, windowMs: number, graceMs = 3_600_000): Promise<number> {
+  const result = await sql`delete from rate_limit_counters
+    where window_start < clock_timestamp() - ${windowMs + graceMs} * interval '1 millisecond'`.execute(db);
+  return Number(result.numAffectedRows ?? 0);
+}
+
 const REDIS_HIT = `
 local current = redis.call('INCR', KEYS[1])
 if current == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end

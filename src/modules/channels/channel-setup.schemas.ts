@@ -46,7 +46,7 @@ export const FormField = Type.Object({
     description: "the field's path in the provider object: `app_secret`, or `smtp.host` for a nested object's field",
   }),
   description: Type.String(),
-  type: OneOf(['text', 'url', 'integer', 'boolean'] as const),
+  type: OneOf(['text', 'url', 'integer', 'boolean', 'list'] as const),
   required: Type.Boolean(),
   secret: Type.Boolean({ description: 'stored encrypted and never shown again' }),
   pattern: Type.Optional(Type.String()),

@@ -25,11 +25,15 @@ function formFields(entry: ChannelKind, schema: TSchema, prefix: string, require
         ? 'integer'
         : field.type === 'boolean'
           ? 'boolean'
-          : 'text';
+          : field.type === 'array'
+            ? 'list'
+            : 'text';
     return [
       {
         name,
-        description: typeof field.description === 'string' ? field.description : '',
+        description:
+          (typeof field.description === 'string' ? field.description : '') +
+          (type === 'list' ? ' (several: separated by spaces or commas)' : ''),
         type,
         required: required && needed.has(key),
         secret: entry.secretFields.includes(name),
@@ -44,7 +48,8 @@ function formFields(entry: ChannelKind, schema: TSchema, prefix: string, require
 interface FormFieldRow {
   name: string;
   description: string;
-  type: 'text' | 'url' | 'integer' | 'boolean';
+  /** `list`: an array of texts, typed as one text whose items are separated by spaces or commas. */
+  type: 'text' | 'url' | 'integer' | 'boolean' | 'list';
   required: boolean;
   secret: boolean;
   pattern?: string;

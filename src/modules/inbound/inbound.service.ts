@@ -216,6 +216,20 @@ export class InboundService {
   }
 
   /**
+   * What a channel's own connection carried (a socket transport: a widget visitor's message or
+   * receipt), already authenticated by its caller, stored as a webhook's messages and receipts are
+   * (store), in the batches shared with them; answered once committed and handed over. A channel
+   * deleted or moved meanwhile answers 503 (ChannelChanged).
+   */
+  async storeFrom(channel: ChannelRow, parsed: ParsedNotification): Promise<InboundSummary> {
+    if (!channel.provider_kind || !channel.provider_account) throw new Error(`channel ${channel.id} has no provider`);
+    const channels = new Map([[channel.provider_account, channel]]);
+    const summary = await this.batcher.submit({ kind: channel.provider_kind, parsed, channels });
+    await this.handOver(summary);
+    return summary;
+  }
+
+  /**
    * The channel of each account, each with a signature check of the bytes (401 on an unknown account
    * or a signature that does not match). A cached channel whose secret does not match is read again:
    * another process may have rotated it.

@@ -28,6 +28,9 @@ export interface LiveOptions {
 /** Of these sessions, those still signed in, with the business each is signed in to now. */
 export type SessionCheck = (sessionIds: readonly string[]) => Promise<Map<string, string>>;
 
+/** A listener of one business's announced events (LiveHub.watch). */
+export type LiveWatcher = (events: readonly LiveEvent[]) => void;
+
 export type OpenRefusal = 'session_limit' | 'process_limit';
 
 /**
@@ -40,6 +43,8 @@ export type OpenRefusal = 'session_limit' | 'process_limit';
 export class LiveHub {
   private readonly byBusiness = new Map<string, Set<LiveConnection>>();
   private readonly bySession = new Map<string, Set<LiveConnection>>();
+  /** Other listeners of a business's events in this process (the website widget's visitor streams). */
+  private readonly watchers = new Map<string, Set<LiveWatcher>>();
   private count = 0;
   private sessionCheck: SessionCheck | undefined;
   private timer: NodeJS.Timeout | undefined;
@@ -75,8 +80,18 @@ export class LiveHub {
     return connection;
   }
 
+  /**
+   * Calls `watcher` with each batch of the business's events announced to this process, until the
+   * answered function is called. Watchers filter what they need and must not throw.
+   */
+  watch(businessId: string, watcher: LiveWatcher): () => void {
+    add(this.watchers, businessId, watcher);
+    return () => void remove(this.watchers, businessId, watcher);
+  }
+
   /** Hands events of one business to its open streams. */
   publish(businessId: string, events: readonly LiveEvent[]): void {
+    if (events.length > 0) for (const watcher of this.watchers.get(businessId) ?? []) watcher(events);
     const connections = this.byBusiness.get(businessId);
     if (!connections || events.length === 0) return;
     for (const connection of connections) connection.deliver(events);
@@ -85,7 +100,7 @@ export class LiveHub {
   /** An announcement heard on LIVE_CHANNEL; dropped unread when no stream of its business is open here. */
   receive(payload: string): void {
     const businessId = announcedBusiness(payload);
-    if (!this.byBusiness.has(businessId)) return;
+    if (!this.byBusiness.has(businessId) && !this.watchers.has(businessId)) return;
     try {
       this.publish(businessId, announcedEvents(payload));
     } catch (err) {

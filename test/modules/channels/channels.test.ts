@@ -79,9 +79,9 @@ describe('POST /admin/v1/businesses/:bid/channels', () => {
   });
 
   it('creates a channel without a provider for other channel types', async () => {
-    const res = await create({ type: 'web_embed', identifier: 'site-main' });
+    const res = await create({ type: 'voice', identifier: 'line-main' });
     expect(res.statusCode).toBe(201);
-    expect(res.json().channel).toMatchObject({ type: 'web_embed', identifier: 'site-main', provider: null });
+    expect(res.json().channel).toMatchObject({ type: 'voice', identifier: 'line-main', provider: null });
   });
 
   it('answers 409 for a duplicate identifier or phone_number_id (any business)', async () => {

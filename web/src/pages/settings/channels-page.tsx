@@ -281,6 +281,7 @@ function ConnectForm({ kind, onConnected }: { kind: Kind; onConnected: (result: 
     for (const field of kind.fields) {
       const value = values[field.name];
       if (field.type === 'boolean') setPath(provider, field.name, value === 'true');
+      else if (value && field.type === 'list') setPath(provider, field.name, value.split(/[\s,]+/).filter(Boolean));
       else if (value) setPath(provider, field.name, field.type === 'integer' ? Number(value) : value);
     }
     const body = {

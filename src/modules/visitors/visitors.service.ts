@@ -1,0 +1,272 @@
+import { createHash, randomUUID } from 'node:crypto';
+import type { ChannelProvider, InboundMessage, ParsedNotification } from '../../channels/provider.ts';
+import { channelKind, socketKinds } from '../../channels/registry.ts';
+import type { Db } from '../../db/database.ts';
+import { forbidden, invalid, notFound, unauthorized } from '../../lib/domain-errors.ts';
+import type { SecretKeys } from '../../lib/secret-keys.ts';
+import type { ChannelRow, ChannelsService } from '../channels/channels.service.ts';
+import { contactIdentitiesRepository } from '../contacts/contact-identities.repository.ts';
+import type { InboundService } from '../inbound/inbound.service.ts';
+import type { LiveEvent } from '../live/live.events.ts';
+import type { LiveHub } from '../live/live.hub.ts';
+import { VisitorStreams } from './visitor-streams.ts';
+import { VisitorTokens, type VisitorClaims } from './visitor-token.ts';
+import { visitorsRepository, type VisitorMessageRow } from './visitors.repository.ts';
+
+/** Messages the widget reads on connect. */
+export const HISTORY_SHOWN = 50;
+
+/** A message as the widget shows it. `client_id`: the widget's id of a message the visitor wrote. */
+export interface VisitorMessage {
+  id: string;
+  client_id: string | null;
+  from: 'visitor' | 'business';
+  text: string;
+  status: string;
+  created_at: string;
+}
+
+/** What the site says of a customer signed in to it; `hash` is its server's HMAC of `external_id`. */
+export interface VisitorIdentity {
+  external_id: string;
+  hash: string;
+  name?: string;
+}
+
+/** Outbound statuses the widget may show: the send job handed the message over (WebEmbedProvider.send). */
+const SHOWN = new Set(['SENT', 'DELIVERED', 'READ']);
+const INBOUND_PREFIX = 'v_';
+
+/**
+ * The website widget's visitors: their sessions (a signed token per visitor and channel), what
+ * they write (stored through the inbound path as any channel's messages), their receipts, their
+ * history, and the messages announced for them on the live stream.
+ */
+export class VisitorsService {
+  private readonly tokens: VisitorTokens;
+  /** The open streams of this process (their bounds; ended when the server closes). */
+  readonly streams = new VisitorStreams();
+
+  constructor(
+    private readonly db: Db,
+    private readonly channels: ChannelsService,
+    private readonly inbound: InboundService,
+    private readonly live: Pick<LiveHub, 'watch'>,
+    secretKeys: SecretKeys,
+  ) {
+    this.tokens = new VisitorTokens(secretKeys);
+  }
+
+  /** The widget channel of a public widget id, when `origin` is one of its sites (404, 403 otherwise). */
+  async channelFor(
+    widgetId: string,
+    origin: string | undefined,
+  ): Promise<{ channel: ChannelRow; provider: ChannelProvider }> {
+    for (const kind of socketKinds()) {
+      const channel = await this.channels.findByProviderAccount(kind.kind, widgetId);
+      if (!channel) continue;
+      const provider = this.channels.providerFor(channel);
+      if (origin === undefined || !provider.admitsOrigin?.(origin))
+        throw forbidden('origin not allowed for this widget');
+      return { channel, provider };
+    }
+    throw notFound('widget');
+  }
+
+  /**
+   * A visitor's session: the one its token names (on this channel), a new visitor's, or, with an
+   * identity the site signed, the customer's own (the same on every device). A wrong signature is
+   * refused, never taken as an unverified visitor.
+   */
+  async startSession(
+    widgetId: string,
+    origin: string | undefined,
+    body: { token?: string; identity?: VisitorIdentity },
+  ): Promise<{ token: string; visitor_id: string; verified: boolean; messages: VisitorMessage[] }> {
+    const { channel, provider } = await this.channelFor(widgetId, origin);
+    let claims: VisitorClaims | undefined;
+    if (body.identity) {
+      const verdict = provider.verifiesIdentity?.(body.identity.external_id, body.identity.hash) ?? null;
+      if (verdict === null) throw invalid('this widget takes no identities: its channel has no identity_secret');
+      if (!verdict) throw unauthorized('identity hash does not match');
+      claims = {
+        businessId: channel.business_id,
+        channelId: channel.id,
+        visitorId: verifiedVisitorId(channel.id, body.identity.external_id),
+        verified: true,
+        ...(body.identity.name ? { name: body.identity.name } : {}),
+      };
+    } else if (body.token) {
+      const given = this.tokens.read(body.token);
+      // A token of another channel (or an expired one) starts a new visitor rather than failing the widget.
+      if (given && given.channelId === channel.id && given.businessId === channel.business_id) claims = given;
+    }
+    claims ??= {
+      businessId: channel.business_id,
+      channelId: channel.id,
+      visitorId: `${INBOUND_PREFIX}${randomUUID().replaceAll('-', '')}`,
+      verified: false,
+    };
+    return {
+      token: this.tokens.issue(claims),
+      visitor_id: claims.visitorId,
+      verified: claims.verified,
+      messages: await this.history(claims),
+    };
+  }
+
+  /** The claims of a visitor token for this widget, or 401; its channel must still admit the origin (403). */
+  async visitor(
+    widgetId: string,
+    origin: string | undefined,
+    token: string | undefined,
+  ): Promise<{ claims: VisitorClaims; channel: ChannelRow }> {
+    const { channel } = await this.channelFor(widgetId, origin);
+    const claims = token ? this.tokens.read(token) : undefined;
+    if (!claims || claims.channelId !== channel.id || claims.businessId !== channel.business_id)
+      throw unauthorized('missing or invalid visitor token');
+    return { claims, channel };
+  }
+
+  /** The visitor's latest messages on the channel, oldest first. */
+  async history(claims: VisitorClaims): Promise<VisitorMessage[]> {
+    const contactId = await this.contactOf(claims);
+    if (!contactId) return [];
+    const rows = await visitorsRepository.history(
+      this.db,
+      claims.businessId,
+      claims.channelId,
+      [contactId],
+      HISTORY_SHOWN,
+    );
+    return rows.reverse().flatMap(shown);
+  }
+
+  /** A message the visitor wrote, stored once per `clientId` (a retry changes nothing). */
+  async write(channel: ChannelRow, claims: VisitorClaims, clientId: string, text: string): Promise<void> {
+    const message: InboundMessage = {
+      providerMessageId: `${INBOUND_PREFIX}${clientId}`,
+      from: claims.visitorId,
+      profileName: claims.name ?? null,
+      to: channel.provider_account!,
+      timestamp: new Date().toISOString(),
+      type: 'text',
+      providerType: 'text',
+      text,
+      media: null,
+      location: null,
+      contacts: [],
+      interactive: null,
+      button: null,
+      reaction: null,
+      context: null,
+      errors: [],
+    };
+    await this.inbound.storeFrom(channel, { messages: [message], statuses: [], contacts: [] });
+  }
+
+  /** The widget received (`delivered`) or showed (`read`) these messages of the business. */
+  async acknowledge(
+    channel: ChannelRow,
+    claims: VisitorClaims,
+    ids: string[],
+    status: 'delivered' | 'read',
+  ): Promise<number> {
+    const contactId = await this.contactOf(claims);
+    if (!contactId) return 0;
+    const rows = await visitorsRepository.byIds(this.db, claims.businessId, ids);
+    const timestamp = new Date().toISOString();
+    const statuses: ParsedNotification['statuses'] = rows
+      .filter(
+        (r) =>
+          r.direction === 'outbound' &&
+          r.channel_id === channel.id &&
+          r.contact_id === contactId &&
+          r.provider_message_id,
+      )
+      .map((r) => ({
+        providerMessageId: r.provider_message_id!,
+        status,
+        timestamp,
+        recipient: claims.visitorId,
+        from: channel.provider_account!,
+        errors: [],
+        reference: r.id,
+      }));
+    if (statuses.length === 0) return 0;
+    return (await this.inbound.storeFrom(channel, { messages: [], statuses, contacts: [] })).statuses;
+  }
+
+  /**
+   * Calls `deliver` with the visitor's messages as they are announced (written or moved, in any
+   * process), until the answered function is called.
+   */
+  follow(
+    claims: VisitorClaims,
+    deliver: (messages: VisitorMessage[]) => void,
+    fail: (err: unknown) => void,
+  ): () => void {
+    let contactId: string | undefined;
+    let tail = Promise.resolve();
+    const onEvents = (events: readonly LiveEvent[]) => {
+      const ids = events
+        .filter((e) => e.type === 'message_created' || e.type === 'message_status_changed')
+        .map((e) => e.subject_id);
+      if (ids.length === 0) return;
+      // One read at a time, so the widget gets the messages in the order they were announced.
+      tail = tail.then(async () => {
+        try {
+          contactId ??= await this.contactOf(claims);
+          if (!contactId) return;
+          const rows = await visitorsRepository.byIds(this.db, claims.businessId, [...new Set(ids)]);
+          const mine = rows.filter((r) => r.channel_id === claims.channelId && r.contact_id === contactId);
+          const messages = mine.flatMap(shown);
+          if (messages.length > 0) deliver(messages);
+        } catch (err) {
+          fail(err);
+        }
+      });
+    };
+    return this.live.watch(claims.businessId, onEvents);
+  }
+
+  /** The contact the visitor's address names, once the visitor has written. */
+  private async contactOf(claims: VisitorClaims): Promise<string | undefined> {
+    const channel = await this.channels.find(claims.businessId, claims.channelId);
+    const kind = channelKind(channel?.provider_kind);
+    if (!channel || !kind) throw notFound('widget');
+    const key = kind.address.reported(claims.visitorId).key;
+    const found = await contactIdentitiesRepository.find(this.db, claims.businessId, [
+      { kind: kind.address.kind, value: key },
+    ]);
+    return [...found.values()][0]?.id;
+  }
+}
+
+/**
+ * A signed-in customer's visitor id: the same for one external id on one channel, on every device,
+ * and not the external id itself (the widget shows its visitor id).
+ */
+function verifiedVisitorId(channelId: string, externalId: string): string {
+  return `u_${createHash('sha256').update(`${channelId}\n${externalId}`).digest('base64url').slice(0, 32)}`;
+}
+
+/** A message as the widget shows it; a business's message only once it was handed over. */
+function shown(row: VisitorMessageRow): VisitorMessage[] {
+  const fromVisitor = row.direction === 'inbound';
+  if (!fromVisitor && !SHOWN.has(row.status)) return [];
+  const clientId =
+    fromVisitor && row.provider_message_id?.startsWith(INBOUND_PREFIX)
+      ? row.provider_message_id.slice(INBOUND_PREFIX.length)
+      : null;
+  return [
+    {
+      id: row.id,
+      client_id: clientId,
+      from: fromVisitor ? 'visitor' : 'business',
+      text: row.text,
+      status: row.status,
+      created_at: new Date(row.created_at).toISOString(),
+    },
+  ];
+}

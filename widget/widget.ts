@@ -1,0 +1,205 @@
+// The website widget: one script tag adds a chat launcher to any site. It talks to the service's
+// widget routes (/widget/v1/<data-channel>/...) with the visitor token it keeps in localStorage, so
+// the conversation survives reloads and tabs. No framework: a few elements in a shadow root.
+import { styles } from './styles.ts';
+
+interface Message {
+  id: string;
+  client_id: string | null;
+  from: 'visitor' | 'business';
+  text: string;
+  status: string;
+}
+
+interface Session {
+  token: string;
+  visitor_id: string;
+  verified: boolean;
+  messages: Message[];
+}
+
+/** The session as kept in localStorage: a signed-in customer's is never reused by an anonymous page. */
+interface Kept {
+  token: string;
+  verified: boolean;
+}
+
+const script = document.currentScript as HTMLScriptElement | null;
+const channel = script?.dataset.channel ?? '';
+const base = script ? new URL(script.src).origin : location.origin;
+const api = `${base}/widget/v1/${encodeURIComponent(channel)}`;
+const storageKey = `messaging-widget:${channel}`;
+
+/** The customer the page vouches for (identity validation): its server's HMAC of the external id. */
+function identity(): Record<string, string> | undefined {
+  const d = script?.dataset;
+  if (!d?.externalId || !d.identityHash) return undefined;
+  return { external_id: d.externalId, hash: d.identityHash, ...(d.name ? { name: d.name } : {}) };
+}
+
+function kept(): Kept | undefined {
+  try {
+    return JSON.parse(localStorage.getItem(storageKey) ?? 'null') as Kept | undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+// A customer who signed out leaves a page without identity: their conversation is not the next visitor's.
+let token = kept()?.verified && !identity() ? undefined : kept()?.token;
+const messages = new Map<string, Message>();
+const acknowledged = new Map<string, 'delivered' | 'read'>();
+
+const host = document.createElement('div');
+const root = host.attachShadow({ mode: 'open' });
+root.innerHTML = `<style>${styles}</style>
+<button class="launcher" type="button" aria-label="Open chat" aria-expanded="false" aria-controls="panel">&#128172;</button>
+<section class="panel" id="panel" role="dialog" aria-label="Chat" hidden>
+  <header><h2>Chat with us</h2><button type="button" class="close" aria-label="Close chat">&times;</button></header>
+  <ol class="log" role="log" aria-live="polite" aria-label="Messages"></ol>
+  <form><label class="sr" for="text">Your message</label>
+    <textarea id="text" rows="1" maxlength="4096" placeholder="Write a message"></textarea>
+    <button type="submit">Send</button></form>
+</section>`;
+const launcher = root.querySelector<HTMLButtonElement>('.launcher')!;
+const panel = root.querySelector<HTMLElement>('.panel')!;
+const log = root.querySelector<HTMLOListElement>('.log')!;
+const form = root.querySelector<HTMLFormElement>('form')!;
+const input = root.querySelector<HTMLTextAreaElement>('textarea')!;
+
+const isOpen = () => !panel.hidden && document.visibilityState === 'visible';
+
+function toggle(open: boolean): void {
+  panel.hidden = !open;
+  launcher.setAttribute('aria-expanded', String(open));
+  launcher.setAttribute('aria-label', open ? 'Close chat' : 'Open chat');
+  if (open) {
+    input.focus();
+    void acknowledge();
+  } else launcher.focus();
+}
+launcher.addEventListener('click', () => toggle(panel.hidden));
+root.querySelector('.close')!.addEventListener('click', () => toggle(false));
+panel.addEventListener('keydown', (e) => {
+  if (e.key === 'Escape') toggle(false);
+});
+document.addEventListener('visibilitychange', () => void acknowledge());
+
+function render(): void {
+  const items = [...messages.values()].map((m) => {
+    const li = document.createElement('li');
+    li.className = m.from + (m.status === 'pending' ? ' pending' : '');
+    li.textContent = m.text;
+    return li;
+  });
+  log.replaceChildren(...items);
+  log.scrollTop = log.scrollHeight;
+}
+
+/** Messages from the service: a visitor's own replace their local echo (same client id). */
+function take(list: Message[]): void {
+  for (const m of list) {
+    if (m.client_id) messages.delete(`local:${m.client_id}`);
+    messages.set(m.id, m);
+  }
+  render();
+  void acknowledge();
+}
+
+async function call(path: string, body: unknown): Promise<Response> {
+  return fetch(`${api}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+    body: JSON.stringify(body),
+  });
+}
+
+/** The business's messages received (delivered) or shown (read), each said once. */
+async function acknowledge(): Promise<void> {
+  const status = isOpen() ? 'read' : 'delivered';
+  const ids = [...messages.values()]
+    .filter((m) => m.from === 'business' && acknowledged.get(m.id) !== 'read' && acknowledged.get(m.id) !== status)
+    .map((m) => m.id)
+    .slice(0, 100);
+  if (ids.length === 0 || !token) return;
+  for (const id of ids) acknowledged.set(id, status);
+  await call('/receipts', { message_ids: ids, status }).catch(() => undefined);
+}
+
+/** Thrown when trying again cannot help: an unknown widget, a site not allowed, a wrong identity hash. */
+class Refused extends Error {}
+
+async function start(): Promise<void> {
+  const res = await call('/sessions', { ...(token ? { token } : {}), ...(identity() ? { identity: identity() } : {}) });
+  if (res.status === 401 || res.status === 403 || res.status === 404) throw new Refused(`session: ${res.status}`);
+  if (!res.ok) throw new Error(`session: ${res.status}`);
+  const session = (await res.json()) as Session;
+  token = session.token;
+  localStorage.setItem(storageKey, JSON.stringify({ token, verified: session.verified } satisfies Kept));
+  take(session.messages);
+}
+
+/** The visitor's stream (Server-Sent Events read from fetch, which can send the token in a header). */
+async function follow(): Promise<void> {
+  const res = await fetch(`${api}/stream`, { headers: { authorization: `Bearer ${token}` } });
+  if (!res.ok || !res.body) throw new Error(`stream: ${res.status}`);
+  const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = '';
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return;
+    buffer += value;
+    let end: number;
+    while ((end = buffer.indexOf('\n\n')) >= 0) {
+      const frame = buffer.slice(0, end);
+      buffer = buffer.slice(end + 2);
+      const data = /^data: (.*)$/m.exec(frame)?.[1];
+      if (/^event: messages$/m.test(frame) && data) take((JSON.parse(data) as { messages: Message[] }).messages);
+    }
+  }
+}
+
+/** Session then stream, again after any break (a reconnect reads the history, so nothing is missed). */
+async function run(): Promise<void> {
+  for (let delay = 1000; ; delay = Math.min(delay * 2, 30_000)) {
+    try {
+      await start();
+      delay = 1000;
+      await follow();
+    } catch (err) {
+      if (err instanceof Refused) return;
+      // Offline, or the service restarted: try again later.
+    }
+    await new Promise((resolve) => setTimeout(resolve, delay));
+  }
+}
+
+form.addEventListener('submit', (e) => {
+  e.preventDefault();
+  const text = input.value.trim();
+  if (!text || !token) return;
+  input.value = '';
+  const clientId = crypto.randomUUID();
+  messages.set(`local:${clientId}`, {
+    id: `local:${clientId}`,
+    client_id: clientId,
+    from: 'visitor',
+    text,
+    status: 'pending',
+  });
+  render();
+  void call('/messages', { client_id: clientId, text }).then((res) => {
+    if (!res.ok) input.value = text;
+  });
+});
+input.addEventListener('keydown', (e) => {
+  if (e.key === 'Enter' && !e.shiftKey) {
+    e.preventDefault();
+    form.requestSubmit();
+  }
+});
+
+// A script in <head> may run before <body> exists.
+if (document.body) document.body.appendChild(host);
+else document.addEventListener('DOMContentLoaded', () => document.body.appendChild(host));
+void run();
