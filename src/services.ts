@@ -131,7 +131,7 @@ export function createServices(
     inbound,
     // Mailboxes and other channels read by polling, one process at a time per channel.
     inboundPoller: new InboundPoller(db, channels, inbound, config.poller),
-    visitors: new VisitorsService(db, channels, inbound, live, config.secretKeys),
+    visitors: new VisitorsService(db, channels, inbound, live, media, domainEvents, config.secretKeys),
     businesses: new BusinessesService(db),
     apiKeys: new ApiKeysService(db, options.apiKeyCache),
     contacts,

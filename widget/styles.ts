@@ -22,6 +22,16 @@ header button { background: none; border: 0; color: #fff; font-size: 22px; curso
 .visitor { align-self: flex-end; background: #1f4fd1; color: #fff; }
 .business { align-self: flex-start; background: #eceff4; color: #1a1a1a; }
 .pending { opacity: .6; }
+.log img { display: block; max-width: 100%; max-height: 240px; border-radius: 8px; margin-top: 4px; }
+.log a { display: block; color: inherit; text-decoration: underline; margin-top: 4px; }
+.notice { margin: 0; padding: 8px 16px; background: #fff4d6; color: #4d3800; font-size: 13px; }
+.notice[hidden], .ask[hidden] { display: none; }
+.ask { flex-wrap: wrap; align-items: center; background: #f5f7fb; }
+.ask label { width: 100%; font-size: 13px; }
+.ask input { flex: 1; border: 1px solid #b8bfcc; border-radius: 8px; padding: 8px; font-size: 16px; min-height: 44px; }
+.attach { display: flex; align-items: center; justify-content: center; min-width: 44px; min-height: 44px; font-size: 20px; cursor: pointer; }
+.attach input { position: absolute; width: 1px; height: 1px; opacity: 0; }
+.attach:focus-within { outline: 3px solid #ffb300; }
 form { display: flex; gap: 8px; padding: 8px; border-top: 1px solid #dde1e8; }
 textarea { flex: 1; resize: none; border: 1px solid #b8bfcc; border-radius: 8px; padding: 8px; font-size: 16px; min-height: 44px; }
 form button { border: 0; border-radius: 8px; background: #1f4fd1; color: #fff; padding: 0 16px; font-size: 14px; min-height: 44px; cursor: pointer; }

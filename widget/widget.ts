@@ -3,11 +3,19 @@
 // the conversation survives reloads and tabs. No framework: a few elements in a shadow root.
 import { styles } from './styles.ts';
 
+interface Attachment {
+  kind: string;
+  url: string;
+  filename: string | null;
+  content_type: string | null;
+}
+
 interface Message {
   id: string;
   client_id: string | null;
   from: 'visitor' | 'business';
   text: string;
+  attachments: Attachment[];
   status: string;
 }
 
@@ -16,13 +24,20 @@ interface Session {
   visitor_id: string;
   verified: boolean;
   messages: Message[];
+  online: boolean;
+  away_message: string | null;
 }
 
 /** The session as kept in localStorage: a signed-in customer's is never reused by an anonymous page. */
 interface Kept {
   token: string;
   verified: boolean;
+  /** The visitor left an email address (or the site gave one): the widget asks no more. */
+  reachable?: boolean;
 }
+
+const AWAY = "We're away right now. Leave your email address and we'll answer you there.";
+const ASK = 'Leave your email address so we can answer you if you go.';
 
 const script = document.currentScript as HTMLScriptElement | null;
 const channel = script?.dataset.channel ?? '';
@@ -34,7 +49,13 @@ const storageKey = `messaging-widget:${channel}`;
 function identity(): Record<string, string> | undefined {
   const d = script?.dataset;
   if (!d?.externalId || !d.identityHash) return undefined;
-  return { external_id: d.externalId, hash: d.identityHash, ...(d.name ? { name: d.name } : {}) };
+  return {
+    external_id: d.externalId,
+    hash: d.identityHash,
+    ...(d.name ? { name: d.name } : {}),
+    ...(d.email ? { email: d.email } : {}),
+    ...(d.phone ? { phone: d.phone } : {}),
+  };
 }
 
 function kept(): Kept | undefined {
@@ -47,6 +68,10 @@ function kept(): Kept | undefined {
 
 // A customer who signed out leaves a page without identity: their conversation is not the next visitor's.
 let token = kept()?.verified && !identity() ? undefined : kept()?.token;
+let reachable = Boolean(kept()?.reachable || identity()?.email);
+let online = true;
+/** The visitor closed the chat with a message unanswered: ask for an address on the next look. */
+let leftUnanswered = false;
 const messages = new Map<string, Message>();
 const acknowledged = new Map<string, 'delivered' | 'read'>();
 
@@ -56,16 +81,27 @@ root.innerHTML = `<style>${styles}</style>
 <button class="launcher" type="button" aria-label="Open chat" aria-expanded="false" aria-controls="panel">&#128172;</button>
 <section class="panel" id="panel" role="dialog" aria-label="Chat" hidden>
   <header><h2>Chat with us</h2><button type="button" class="close" aria-label="Close chat">&times;</button></header>
+  <p class="notice" role="status" hidden></p>
   <ol class="log" role="log" aria-live="polite" aria-label="Messages"></ol>
-  <form><label class="sr" for="text">Your message</label>
+  <form class="ask" hidden><label for="email">${ASK}</label>
+    <input id="email" type="email" autocomplete="email" maxlength="254" required>
+    <button type="submit">Save</button></form>
+  <form class="write"><label class="sr" for="text">Your message</label>
+    <label class="attach" title="Send a file"><span class="sr">Send a file</span>&#128206;
+      <input type="file" accept="image/png,image/jpeg,image/gif,image/webp,application/pdf,.docx,.xlsx,audio/*,video/mp4,video/webm"></label>
     <textarea id="text" rows="1" maxlength="4096" placeholder="Write a message"></textarea>
     <button type="submit">Send</button></form>
 </section>`;
 const launcher = root.querySelector<HTMLButtonElement>('.launcher')!;
 const panel = root.querySelector<HTMLElement>('.panel')!;
 const log = root.querySelector<HTMLOListElement>('.log')!;
-const form = root.querySelector<HTMLFormElement>('form')!;
+const form = root.querySelector<HTMLFormElement>('form.write')!;
 const input = root.querySelector<HTMLTextAreaElement>('textarea')!;
+const notice = root.querySelector<HTMLParagraphElement>('.notice')!;
+const ask = root.querySelector<HTMLFormElement>('form.ask')!;
+const email = root.querySelector<HTMLInputElement>('#email')!;
+const file = root.querySelector<HTMLInputElement>('input[type=file]')!;
+let awayMessage = AWAY;
 
 const isOpen = () => !panel.hidden && document.visibilityState === 'visible';
 
@@ -76,7 +112,16 @@ function toggle(open: boolean): void {
   if (open) {
     input.focus();
     void acknowledge();
-  } else launcher.focus();
+    render();
+  } else {
+    leftUnanswered = unanswered();
+    launcher.focus();
+  }
+}
+
+/** The visitor's last message has no answer yet. */
+function unanswered(): boolean {
+  return [...messages.values()].at(-1)?.from === 'visitor';
 }
 launcher.addEventListener('click', () => toggle(panel.hidden));
 root.querySelector('.close')!.addEventListener('click', () => toggle(false));
@@ -89,11 +134,32 @@ function render(): void {
   const items = [...messages.values()].map((m) => {
     const li = document.createElement('li');
     li.className = m.from + (m.status === 'pending' ? ' pending' : '');
-    li.textContent = m.text;
+    if (m.text) li.append(m.text);
+    for (const a of m.attachments) li.append(attachment(a));
     return li;
   });
   log.replaceChildren(...items);
   log.scrollTop = log.scrollHeight;
+  notice.hidden = online;
+  notice.textContent = awayMessage;
+  // Asked when no one is around, or when the visitor left with a message unanswered.
+  ask.hidden = reachable || !unanswered() || (online && !leftUnanswered);
+}
+
+/** A file of a message: an image shown, anything else a link (by address only: never markup of the sender's). */
+function attachment(a: Attachment): HTMLElement {
+  if (a.kind === 'image') {
+    const img = document.createElement('img');
+    img.src = a.url;
+    img.alt = a.filename ?? 'image';
+    return img;
+  }
+  const link = document.createElement('a');
+  link.href = a.url;
+  link.target = '_blank';
+  link.rel = 'noopener noreferrer';
+  link.textContent = a.filename ?? 'file';
+  return link;
 }
 
 /** Messages from the service: a visitor's own replace their local echo (same client id). */
@@ -135,8 +201,14 @@ async function start(): Promise<void> {
   if (!res.ok) throw new Error(`session: ${res.status}`);
   const session = (await res.json()) as Session;
   token = session.token;
-  localStorage.setItem(storageKey, JSON.stringify({ token, verified: session.verified } satisfies Kept));
+  online = session.online;
+  awayMessage = session.away_message ?? AWAY;
+  keep(session.verified);
   take(session.messages);
+}
+
+function keep(verified = kept()?.verified ?? false): void {
+  localStorage.setItem(storageKey, JSON.stringify({ token: token!, verified, reachable } satisfies Kept));
 }
 
 /** The visitor's stream (Server-Sent Events read from fetch, which can send the token in a header). */
@@ -185,6 +257,7 @@ form.addEventListener('submit', (e) => {
     client_id: clientId,
     from: 'visitor',
     text,
+    attachments: [],
     status: 'pending',
   });
   render();
@@ -192,6 +265,45 @@ form.addEventListener('submit', (e) => {
     if (!res.ok) input.value = text;
   });
 });
+
+file.addEventListener('change', () => {
+  const chosen = file.files?.[0];
+  file.value = '';
+  if (!chosen || !token) return;
+  const clientId = crypto.randomUUID();
+  const local = `local:${clientId}`;
+  messages.set(local, {
+    id: local,
+    client_id: clientId,
+    from: 'visitor',
+    text: chosen.name,
+    attachments: [],
+    status: 'pending',
+  });
+  render();
+  const query = new URLSearchParams({ client_id: clientId, filename: chosen.name.slice(0, 255) });
+  void fetch(`${api}/files?${query}`, {
+    method: 'POST',
+    headers: { 'content-type': chosen.type || 'application/octet-stream', authorization: `Bearer ${token}` },
+    body: chosen,
+  }).then((res) => {
+    if (res.ok) return;
+    const refused = messages.get(local);
+    if (refused) refused.text = `${chosen.name}: ${res.status === 413 ? 'too large' : 'this file cannot be sent'}`;
+    render();
+  });
+});
+
+ask.addEventListener('submit', (e) => {
+  e.preventDefault();
+  void call('/profile', { email: email.value.trim() }).then((res) => {
+    if (!res.ok) return (email.setCustomValidity('Check this address'), ask.reportValidity());
+    reachable = true;
+    keep();
+    render();
+  });
+});
+email.addEventListener('input', () => email.setCustomValidity(''));
 input.addEventListener('keydown', (e) => {
   if (e.key === 'Enter' && !e.shiftKey) {
     e.preventDefault();

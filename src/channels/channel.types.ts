@@ -105,6 +105,11 @@ export interface InboundMedia {
   voice?: boolean;
   /** Animated sticker. */
   animated?: boolean;
+  /**
+   * The file is in the service's file store already, under `key` (a file the service received
+   * itself, a widget visitor's upload): nothing is fetched.
+   */
+  stored?: { key: string; size: number };
 }
 
 /** A shared location. */

@@ -55,6 +55,9 @@ export interface ChannelProvider {
    */
   verifiesIdentity?(externalId: string, hash: string): boolean | null;
 
+  /** For a kind whose people connect themselves: what to tell them when no one of the team is around. */
+  awayMessage?(): string | null;
+
   /** Decide whether a failed `send` or `fetchMedia` may be retried, with the detail to store. */
   classifyError(err: unknown): ErrorClassification;
 

@@ -31,6 +31,7 @@ import * as aiTimers from './migrations/0033-ai-timers.ts';
 import * as aiTokenUsage from './migrations/0035-ai-token-usage.ts';
 import * as channelCredentials from './migrations/0036-channel-credentials.ts';
 import * as inboundCursors from './migrations/0037-inbound-cursors.ts';
+import * as sessionsActivity from './migrations/0041-sessions-activity.ts';
 
 /** Migrations are imported statically so they run the same under tsx, Vitest and a bundle. */
 const migrations: Record<string, Migration> = {
@@ -66,6 +67,7 @@ const migrations: Record<string, Migration> = {
   '0035-ai-token-usage': aiTokenUsage,
   '0036-channel-credentials': channelCredentials,
   '0037-inbound-cursors': inboundCursors,
+  '0041-sessions-activity': sessionsActivity,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -24,6 +24,15 @@ export const WebEmbedConfigSchema = Type.Object(
         description: "The sites allowed to open the widget's sessions: every request's Origin must be one of them",
       },
     ),
+    away_message: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 500,
+        description:
+          'What the widget says when no one of the team has used the dashboard in the last 5 minutes; the widget ' +
+          'then asks the visitor for an email address to answer them at. Default: a general line.',
+      }),
+    ),
     identity_secret: Type.Optional(
       Type.String({
         minLength: 16,

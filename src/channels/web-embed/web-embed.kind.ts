@@ -13,7 +13,7 @@ export const webEmbedKind = defineChannelKind({
   create: (config) => new WebEmbedProvider(config),
   secretFields: ['identity_secret'],
   rotatingFields: ['identity_secret'],
-  changeableFields: ['allowed_origins'],
+  changeableFields: ['allowed_origins', 'away_message'],
   urlFields: [],
   lookupFields: [],
   accountField: 'widget_id',
@@ -25,9 +25,11 @@ export const webEmbedKind = defineChannelKind({
     templates: false,
     // Nothing leaves the service: the pace only bounds the send job's work.
     defaultPacePerSecond: 50,
-    mediaKinds: [],
+    // The widget shows the business's files by their URL (image inline, the others as links).
+    mediaKinds: ['image', 'document', 'audio', 'video'],
   },
   createDocs: `Website widget: \`provider\` is {kind: "web_embed", widget_id (public: the script tag's data-channel),
-allowed_origins (the sites that embed it), identity_secret? (identity validation's HMAC key)}.`,
+allowed_origins (the sites that embed it), away_message? (shown when no one of the team is around),
+identity_secret? (identity validation's HMAC key)}.`,
   inbound: { type: 'socket' },
 });

@@ -31,6 +31,10 @@ export class WebEmbedProvider implements ChannelProvider {
     return false;
   }
 
+  awayMessage(): string | null {
+    return this.config.away_message ?? null;
+  }
+
   admitsOrigin(origin: string): boolean {
     return this.config.allowed_origins.includes(origin);
   }
@@ -51,7 +55,7 @@ export class WebEmbedProvider implements ChannelProvider {
     return { retryable: false, code: 'internal', detail: err instanceof Error ? err.message : String(err) };
   }
 
-  /** A visitor's files are stored when uploaded; none is fetched from a vendor. */
+  /** A visitor's files are stored when uploaded (InboundMedia.stored); none is fetched from a vendor. */
   fetchMedia(): Promise<FetchedMedia> {
     return Promise.reject(new ProviderError('unsupported', 'widget files are stored when uploaded', false));
   }

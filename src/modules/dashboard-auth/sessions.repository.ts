@@ -84,6 +84,19 @@ export const sessionsRepository = {
     return row !== undefined;
   },
 
+  /** Whether some session of the business was used since `since` and has not expired (someone is around). */
+  async anyActive(db: Db, businessId: string, since: string, now: string): Promise<boolean> {
+    const row = await db
+      .selectFrom('dashboard_sessions')
+      .select('id')
+      .where('business_id', '=', businessId)
+      .where('last_seen_at', '>', since)
+      .where('expires_at', '>', now)
+      .limit(1)
+      .executeTakeFirst();
+    return row !== undefined;
+  },
+
   touch(db: Db, id: string, at: string) {
     return db.updateTable('dashboard_sessions').set({ last_seen_at: at }).where('id', '=', id).execute();
   },

@@ -147,13 +147,17 @@ export async function storeMessages(
       content_type: media.mimeType,
       filename: media.filename,
       sha256: media.sha256,
+      storage_key: media.stored?.key ?? null,
+      size_bytes: media.stored?.size ?? null,
     })),
   );
+  // A file in the store already (media.stored) has nothing to fetch.
+  const toFetch = withMedia.filter(({ media }) => !media.stored);
   await enqueueJobs(trx, [
-    ...withMedia.map(({ messageId }) => ({ businessId, kind: MEDIA_FETCH_JOB, refId: messageId })),
+    ...toFetch.map(({ messageId }) => ({ businessId, kind: MEDIA_FETCH_JOB, refId: messageId })),
     ...profileJobs,
   ]);
-  return { ids, mediaQueued: withMedia.length > 0, profilesQueued: profileJobs.length > 0 };
+  return { ids, mediaQueued: toFetch.length > 0, profilesQueued: profileJobs.length > 0 };
 }
 
 /** Indexes of the entries whose provider id is neither stored already nor earlier in the batch. */

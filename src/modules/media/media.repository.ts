@@ -5,10 +5,10 @@ import type { MediaTable } from '../../db/types.ts';
 
 export type MediaRow = Selectable<MediaTable>;
 
-/** An attachment of an inbound message, by the provider's media id. */
+/** An attachment of an inbound message, by the provider's media id; with its file when stored already. */
 export type NewMedia = Pick<
   Insertable<MediaTable>,
-  'message_id' | 'provider_media_id' | 'content_type' | 'filename' | 'sha256'
+  'message_id' | 'provider_media_id' | 'content_type' | 'filename' | 'sha256' | 'storage_key' | 'size_bytes'
 >;
 
 /** A downloaded file's place in the file store, for its media row. */
@@ -21,15 +21,25 @@ export interface MediaFile {
 }
 
 export const mediaRepository = {
-  /** Attachments of messages, in one statement; the bytes are fetched later (outbox kind `media_fetch`). */
+  /**
+   * Attachments of messages, in one statement; the bytes of those without a storage key are fetched
+   * later (outbox kind `media_fetch`).
+   */
   async insertMany(db: Db, businessId: string, rows: NewMedia[]): Promise<void> {
     if (rows.length === 0) return;
+    const columns = {
+      message_id: 'uuid',
+      provider_media_id: 'text',
+      content_type: 'text',
+      filename: 'text',
+      sha256: 'text',
+      storage_key: 'text',
+      size_bytes: 'bigint',
+    } as const;
     await sql`
-      insert into media (business_id, message_id, provider_media_id, content_type, filename, sha256)
-      select ${businessId}::uuid, v.message_id, v.provider_media_id, v.content_type, v.filename, v.sha256
-      from ${jsonRows('v', { message_id: 'uuid', provider_media_id: 'text', content_type: 'text', filename: 'text', sha256: 'text' }, rows)}`.execute(
-      db,
-    );
+      insert into media (business_id, message_id, provider_media_id, content_type, filename, sha256, storage_key, size_bytes)
+      select ${businessId}::uuid, v.message_id, v.provider_media_id, v.content_type, v.filename, v.sha256, v.storage_key, v.size_bytes
+      from ${jsonRows('v', columns, rows)}`.execute(db);
   },
 
   find(db: Db, businessId: string, id: number): Promise<MediaRow | undefined> {

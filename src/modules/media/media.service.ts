@@ -1,4 +1,5 @@
 import { create as contentDisposition } from 'content-disposition';
+import { createHash } from 'node:crypto';
 import type { Db } from '../../db/database.ts';
 import { forbidden, notFound } from '../../lib/domain-errors.ts';
 import type { JobHandler } from '../../jobs/outbox.worker.ts';
@@ -38,6 +39,21 @@ export class MediaService {
   /** The outbox handler of 'media_fetch' jobs. */
   fetchJobHandler(): JobHandler {
     return mediaFetchJobHandler(this.db, this.storage, this.providerFor);
+  }
+
+  /**
+   * A file the service received itself (a widget visitor's upload), written whole into the store
+   * under the business's `received/` keys before any message points at it.
+   */
+  async storeReceived(
+    businessId: string,
+    name: string,
+    bytes: Buffer,
+    contentType: string,
+  ): Promise<{ key: string; size: number; sha256: string }> {
+    const key = `${businessId}/received/${name}`;
+    const { size } = await this.storage.put(key, bytes, contentType);
+    return { key, size, sha256: createHash('sha256').update(bytes).digest('hex') };
   }
 
   private link(row: MediaRow, now: number): MediaLink {

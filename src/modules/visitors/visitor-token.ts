@@ -1,5 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { signedByAny, type SecretKeys } from '../../lib/secret-keys.ts';
+import type { VisitorProfile } from './visitor-profile.ts';
 
 /** What a visitor token grants: one visitor of one channel, until it expires. */
 export interface VisitorClaims {
@@ -8,8 +9,8 @@ export interface VisitorClaims {
   visitorId: string;
   /** Whether the site vouched for the visitor (identity validation). */
   verified: boolean;
-  /** The name the site gave with a verified identity, for the contact's first message. */
-  name?: string;
+  /** What the site said of a verified customer (name, email, phone), applied to their contact. */
+  profile?: VisitorProfile;
 }
 
 /** A visitor keeps its conversation across visits this long without coming back. */
@@ -21,11 +22,13 @@ interface Payload {
   v: string;
   x: 0 | 1;
   n?: string;
+  m?: string;
+  p?: string;
   e: number;
 }
 
 /**
- * The widget's token: `base64url(JSON {b, c, v, x, e}) "." base64url(HMAC-SHA256(SECRET_KEY,
+ * The widget's token: `base64url(JSON {b, c, v, x, n?, m?, p?, e}) "." base64url(HMAC-SHA256(SECRET_KEY,
  * "visitor.v1." + body))`, checked under the current and the fallback keys. Hand-written like the
  * list cursors (src/http/cursor.ts): one HMAC over a small payload, with the key rotation the
  * service already has. It opens nothing but its channel's widget routes for its visitor.
@@ -42,7 +45,9 @@ export class VisitorTokens {
       c: claims.channelId,
       v: claims.visitorId,
       x: claims.verified ? 1 : 0,
-      ...(claims.name ? { n: claims.name } : {}),
+      ...(claims.profile?.name ? { n: claims.profile.name } : {}),
+      ...(claims.profile?.email ? { m: claims.profile.email } : {}),
+      ...(claims.profile?.phone ? { p: claims.profile.phone } : {}),
       e: Math.floor(this.now() / 1000) + VISITOR_TOKEN_SECONDS,
     };
     const body = Buffer.from(JSON.stringify(payload)).toString('base64url');
@@ -66,9 +71,17 @@ export class VisitorTokens {
       channelId: payload.c,
       visitorId: payload.v,
       verified: payload.x === 1,
-      ...(typeof payload.n === 'string' ? { name: payload.n } : {}),
+      ...(profileOf(payload) ? { profile: profileOf(payload) } : {}),
     };
   }
+}
+
+function profileOf(payload: Payload): VisitorProfile | undefined {
+  const profile: VisitorProfile = {};
+  if (typeof payload.n === 'string') profile.name = payload.n;
+  if (typeof payload.m === 'string') profile.email = payload.m;
+  if (typeof payload.p === 'string') profile.phone = payload.p;
+  return Object.keys(profile).length > 0 ? profile : undefined;
 }
 
 function sign(key: string, body: string): string {

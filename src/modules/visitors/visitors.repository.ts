@@ -8,7 +8,10 @@ export interface VisitorMessageRow {
   provider_message_id: string | null;
   direction: string;
   sender_type: string;
+  type: string;
   text: string;
+  /** What the business sent (its files by URL), for its messages. */
+  outbound_content: unknown;
   status: string;
   created_at: string;
 }
@@ -20,7 +23,9 @@ const columns = [
   'provider_message_id',
   'direction',
   'sender_type',
+  'type',
   'text',
+  'outbound_content',
   'status',
   'created_at',
 ] as const;

@@ -5,6 +5,7 @@ import { Type } from 'typebox';
 import { responses } from '../../http/common.schemas.ts';
 import { AppError } from '../../http/errors.ts';
 import { VISITOR_STREAM_LIMITS } from './visitor-streams.ts';
+import { MAX_UPLOAD_BYTES } from './visitor-uploads.ts';
 
 const tags = ['widget'];
 const security = [{ visitorToken: [] }];
@@ -21,6 +22,14 @@ const Message = Type.Object({
   }),
   from: Type.Union([Type.Literal('visitor'), Type.Literal('business')]),
   text: Type.String(),
+  attachments: Type.Array(
+    Type.Object({
+      kind: Type.String({ description: 'image, video, audio, document or sticker' }),
+      url: Type.String({ description: 'a signed address of the file (valid 2 hours), or the URL the business sent' }),
+      filename: Type.Union([Type.String(), Type.Null()]),
+      content_type: Type.Union([Type.String(), Type.Null()]),
+    }),
+  ),
   status: Type.String(),
   created_at: Type.String({ format: 'date-time' }),
 });
@@ -44,6 +53,10 @@ function bearer(request: FastifyRequest): string | undefined {
 export const visitorsRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const visitors = app.services.visitors;
   await app.register(fastifySse, { heartbeatInterval: 15_000 });
+  // A file upload's body is the file itself, whatever type the browser names (checked from its bytes).
+  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: MAX_UPLOAD_BYTES }, (_request, body, done) =>
+    done(null, body),
+  );
 
   // CORS preflight: the widget sends its token in Authorization, so browsers ask first.
   app.options(
@@ -70,7 +83,9 @@ export const visitorsRoutes: FastifyPluginAsyncTypebox = async (app) => {
           "A visitor's session on the widget: the one `token` names (kept across reloads and tabs), a new one, or, with " +
           "`identity`, the signed-in customer's (the same contact on every device). `identity.hash` is the hex " +
           "HMAC-SHA256 of `external_id` under the channel's `identity_secret`, computed on the site's server. 401 when it " +
-          "does not match; 403 when the Origin is not one of the channel's allowed origins; 404 for an unknown widget.",
+          "does not match; 403 when the Origin is not one of the channel's allowed origins; 404 for an unknown widget. " +
+          "The identity's name, email and phone replace the contact's (the site vouched for them); what the visitor " +
+          'types (`/profile`) only fills empty fields.',
         params: Params,
         body: Type.Object(
           {
@@ -81,6 +96,8 @@ export const visitorsRoutes: FastifyPluginAsyncTypebox = async (app) => {
                   external_id: Type.String({ minLength: 1, maxLength: 255 }),
                   hash: Type.String({ minLength: 1, maxLength: 128 }),
                   name: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
+                  email: Type.Optional(Type.String({ minLength: 3, maxLength: 254 })),
+                  phone: Type.Optional(Type.String({ minLength: 4, maxLength: 32, description: 'with country code' })),
                 },
                 { additionalProperties: false },
               ),
@@ -95,6 +112,10 @@ export const visitorsRoutes: FastifyPluginAsyncTypebox = async (app) => {
               visitor_id: Type.String(),
               verified: Type.Boolean(),
               messages: Type.Array(Message),
+              online: Type.Boolean({ description: 'someone of the team used the dashboard in the last 5 minutes' }),
+              away_message: Type.Union([Type.String(), Type.Null()], {
+                description: "the channel's line for when no one is around",
+              }),
             }),
           },
           400,
@@ -138,6 +159,82 @@ export const visitorsRoutes: FastifyPluginAsyncTypebox = async (app) => {
       );
       await visitors.write(channel, claims, request.body.client_id, request.body.text);
       return reply.code(202).send({ accepted: true });
+    },
+  );
+
+  app.post(
+    '/:widget/files',
+    {
+      config: { visitorLimit: 'write' },
+      bodyLimit: MAX_UPLOAD_BYTES,
+      schema: {
+        tags,
+        security,
+        summary: 'Send a file as the visitor',
+        description:
+          `The request's body is the file (any content type; at most ${MAX_UPLOAD_BYTES / 1024 / 1024} MiB, 413 past it). ` +
+          'Its type is read from its bytes: images (PNG, JPEG, GIF, WebP), PDF, Word and Excel documents, MP3, Ogg and ' +
+          'M4A audio, MP4 and WebM video; any other answers 415. Stored once per `client_id`.',
+        params: Params,
+        headers: Auth,
+        querystring: Type.Object(
+          {
+            client_id: Type.String({ format: 'uuid' }),
+            filename: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
+          },
+          { additionalProperties: false },
+        ),
+        body: Type.Unknown({ description: 'the file' }),
+        response: responses({ 202: Type.Object({ accepted: Type.Boolean() }) }, 400, 401, 403, 404, 413, 415, 429),
+      },
+    },
+    async (request, reply) => {
+      const { channel, claims } = await visitors.visitor(
+        request.params.widget,
+        request.headers.origin,
+        bearer(request),
+      );
+      if (!Buffer.isBuffer(request.body)) throw new AppError(400, 'validation_error', 'the body must be the file');
+      await visitors.upload(channel, claims, request.query.client_id, {
+        bytes: request.body,
+        filename: request.query.filename ?? null,
+      });
+      return reply.code(202).send({ accepted: true });
+    },
+  );
+
+  app.post(
+    '/:widget/profile',
+    {
+      config: { visitorLimit: 'write' },
+      schema: {
+        tags,
+        security,
+        summary: 'What the visitor says of themselves',
+        description:
+          'The email address (or name, or phone) the widget asks for when no one of the team is around, so the team ' +
+          "can answer there. It fills the contact's empty fields only, never replacing what the site or the team set " +
+          '(`saved` says whether anything changed). 409 before the visitor has written a message.',
+        params: Params,
+        headers: Auth,
+        body: Type.Object(
+          {
+            email: Type.Optional(Type.String({ minLength: 3, maxLength: 254 })),
+            name: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
+            phone: Type.Optional(Type.String({ minLength: 4, maxLength: 32, description: 'with country code' })),
+          },
+          { additionalProperties: false, minProperties: 1 },
+        ),
+        response: responses({ 200: Type.Object({ saved: Type.Boolean() }) }, 400, 401, 403, 404, 409, 429),
+      },
+    },
+    async (request) => {
+      const { channel, claims } = await visitors.visitor(
+        request.params.widget,
+        request.headers.origin,
+        bearer(request),
+      );
+      return visitors.describe(channel, claims, request.body);
     },
   );
 

@@ -1,14 +1,19 @@
 import { createHash, randomUUID } from 'node:crypto';
-import type { ChannelProvider, InboundMessage, ParsedNotification } from '../../channels/provider.ts';
+import type { ChannelProvider, InboundMessage, OutboundContent, ParsedNotification } from '../../channels/provider.ts';
 import { channelKind, socketKinds } from '../../channels/registry.ts';
 import type { Db } from '../../db/database.ts';
-import { forbidden, invalid, notFound, unauthorized } from '../../lib/domain-errors.ts';
+import { conflict, forbidden, invalid, notFound, unauthorized } from '../../lib/domain-errors.ts';
 import type { SecretKeys } from '../../lib/secret-keys.ts';
 import type { ChannelRow, ChannelsService } from '../channels/channels.service.ts';
 import { contactIdentitiesRepository } from '../contacts/contact-identities.repository.ts';
 import type { InboundService } from '../inbound/inbound.service.ts';
 import type { LiveEvent } from '../live/live.events.ts';
 import type { LiveHub } from '../live/live.hub.ts';
+import type { MediaLink, MediaService } from '../media/media.service.ts';
+import type { DomainEventDispatcher } from '../domain-events/domain-events.dispatcher.ts';
+import { sessionsRepository } from '../dashboard-auth/sessions.repository.ts';
+import { applyVisitorProfile, normaliseProfile, type VisitorProfile } from './visitor-profile.ts';
+import { acceptedUpload, type Upload } from './visitor-uploads.ts';
 import { VisitorStreams } from './visitor-streams.ts';
 import { VisitorTokens, type VisitorClaims } from './visitor-token.ts';
 import { visitorsRepository, type VisitorMessageRow } from './visitors.repository.ts';
@@ -16,12 +21,21 @@ import { visitorsRepository, type VisitorMessageRow } from './visitors.repositor
 /** Messages the widget reads on connect. */
 export const HISTORY_SHOWN = 50;
 
+/** A message's file as the widget shows it: a signed address of ours, or the business's own URL. */
+export interface VisitorAttachment {
+  kind: string;
+  url: string;
+  filename: string | null;
+  content_type: string | null;
+}
+
 /** A message as the widget shows it. `client_id`: the widget's id of a message the visitor wrote. */
 export interface VisitorMessage {
   id: string;
   client_id: string | null;
   from: 'visitor' | 'business';
   text: string;
+  attachments: VisitorAttachment[];
   status: string;
   created_at: string;
 }
@@ -31,11 +45,24 @@ export interface VisitorIdentity {
   external_id: string;
   hash: string;
   name?: string;
+  email?: string;
+  phone?: string;
 }
+
+/** What the widget shows besides the messages: whether the team is around, and what to say when not. */
+export interface WidgetPresence {
+  online: boolean;
+  away_message: string | null;
+}
+
+/** A team member who used the dashboard this recently counts as online for the widget. */
+export const ONLINE_WINDOW_MS = 5 * 60_000;
 
 /** Outbound statuses the widget may show: the send job handed the message over (WebEmbedProvider.send). */
 const SHOWN = new Set(['SENT', 'DELIVERED', 'READ']);
 const INBOUND_PREFIX = 'v_';
+/** Message types that carry a file. */
+const FILE_TYPES = new Set(['image', 'video', 'audio', 'document', 'sticker']);
 
 /**
  * The website widget's visitors: their sessions (a signed token per visitor and channel), what
@@ -52,6 +79,8 @@ export class VisitorsService {
     private readonly channels: ChannelsService,
     private readonly inbound: InboundService,
     private readonly live: Pick<LiveHub, 'watch'>,
+    private readonly media: MediaService,
+    private readonly domainEvents: DomainEventDispatcher,
     secretKeys: SecretKeys,
   ) {
     this.tokens = new VisitorTokens(secretKeys);
@@ -82,20 +111,25 @@ export class VisitorsService {
     widgetId: string,
     origin: string | undefined,
     body: { token?: string; identity?: VisitorIdentity },
-  ): Promise<{ token: string; visitor_id: string; verified: boolean; messages: VisitorMessage[] }> {
+  ): Promise<{ token: string; visitor_id: string; verified: boolean; messages: VisitorMessage[] } & WidgetPresence> {
     const { channel, provider } = await this.channelFor(widgetId, origin);
     let claims: VisitorClaims | undefined;
     if (body.identity) {
-      const verdict = provider.verifiesIdentity?.(body.identity.external_id, body.identity.hash) ?? null;
+      const { external_id: externalId, hash, ...attributes } = body.identity;
+      const profile = normaliseProfile(attributes, '/identity');
+      const verdict = provider.verifiesIdentity?.(externalId, hash) ?? null;
       if (verdict === null) throw invalid('this widget takes no identities: its channel has no identity_secret');
       if (!verdict) throw unauthorized('identity hash does not match');
       claims = {
         businessId: channel.business_id,
         channelId: channel.id,
-        visitorId: verifiedVisitorId(channel.id, body.identity.external_id),
+        visitorId: verifiedVisitorId(channel.id, externalId),
         verified: true,
-        ...(body.identity.name ? { name: body.identity.name } : {}),
+        ...(Object.keys(profile).length > 0 ? { profile } : {}),
       };
+      // A returning customer's contact takes what the site says of them now.
+      const contactId = await this.contactOf(claims);
+      if (contactId && claims.profile) await this.applyProfile(channel, contactId, claims.profile, true);
     } else if (body.token) {
       const given = this.tokens.read(body.token);
       // A token of another channel (or an expired one) starts a new visitor rather than failing the widget.
@@ -112,7 +146,20 @@ export class VisitorsService {
       visitor_id: claims.visitorId,
       verified: claims.verified,
       messages: await this.history(claims),
+      ...(await this.presence(channel, provider)),
     };
+  }
+
+  /** Whether someone of the team is around (used the dashboard lately), and the channel's away message. */
+  async presence(channel: ChannelRow, provider: ChannelProvider): Promise<WidgetPresence> {
+    const now = Date.now();
+    const online = await sessionsRepository.anyActive(
+      this.db,
+      channel.business_id,
+      new Date(now - ONLINE_WINDOW_MS).toISOString(),
+      new Date(now).toISOString(),
+    );
+    return { online, away_message: provider.awayMessage?.() ?? null };
   }
 
   /** The claims of a visitor token for this widget, or 401; its channel must still admit the origin (403). */
@@ -139,20 +186,84 @@ export class VisitorsService {
       [contactId],
       HISTORY_SHOWN,
     );
-    return rows.reverse().flatMap(shown);
+    return this.shown(claims.businessId, rows.reverse());
   }
 
   /** A message the visitor wrote, stored once per `clientId` (a retry changes nothing). */
   async write(channel: ChannelRow, claims: VisitorClaims, clientId: string, text: string): Promise<void> {
-    const message: InboundMessage = {
+    await this.store(channel, claims, { ...this.message(channel, claims, clientId), text });
+  }
+
+  /**
+   * A file the visitor sent (its type read from its bytes, not from what the browser said), stored
+   * before its message, so that the message never points at a file that is not there. Stored once
+   * per `clientId`.
+   */
+  async upload(channel: ChannelRow, claims: VisitorClaims, clientId: string, upload: Upload): Promise<void> {
+    const file = await acceptedUpload(upload);
+    const stored = await this.media.storeReceived(
+      claims.businessId,
+      `widget/${claims.channelId}/${claims.visitorId}/${clientId}`,
+      upload.bytes,
+      file.contentType,
+    );
+    await this.store(channel, claims, {
+      ...this.message(channel, claims, clientId),
+      type: file.kind,
+      providerType: 'upload',
+      media: {
+        providerMediaId: stored.key,
+        mimeType: file.contentType,
+        sha256: stored.sha256,
+        filename: upload.filename,
+        caption: null,
+        stored: { key: stored.key, size: stored.size },
+      },
+    });
+  }
+
+  /**
+   * What the visitor typed about themselves (the email the widget asks for when no one is around):
+   * it fills the contact's empty fields only. 409 before the visitor has written anything.
+   */
+  async describe(channel: ChannelRow, claims: VisitorClaims, given: VisitorProfile): Promise<{ saved: boolean }> {
+    const profile = normaliseProfile(given, '');
+    const contactId = await this.contactOf(claims);
+    if (!contactId) throw conflict('the visitor has written nothing yet: there is no contact to describe');
+    return { saved: await this.applyProfile(channel, contactId, profile, false) };
+  }
+
+  private async store(channel: ChannelRow, claims: VisitorClaims, message: InboundMessage): Promise<void> {
+    await this.inbound.storeFrom(channel, { messages: [message], statuses: [], contacts: [] });
+    if (!claims.verified || !claims.profile) return;
+    const contactId = await this.contactOf(claims);
+    if (contactId) await this.applyProfile(channel, contactId, claims.profile, true);
+  }
+
+  private async applyProfile(
+    channel: ChannelRow,
+    contactId: string,
+    profile: VisitorProfile,
+    verified: boolean,
+  ): Promise<boolean> {
+    const changed = await this.db
+      .transaction()
+      .execute((trx) => applyVisitorProfile(trx, channel.business_id, contactId, profile, verified, channel.type));
+    if (changed) await this.domainEvents.dispatch(['contact_changed']);
+    return changed;
+  }
+
+  /** An inbound message of the visitor, without its content. */
+  private message(channel: ChannelRow, claims: VisitorClaims, clientId: string): InboundMessage {
+    return {
       providerMessageId: `${INBOUND_PREFIX}${clientId}`,
       from: claims.visitorId,
-      profileName: claims.name ?? null,
+      profileName: claims.profile?.name ?? null,
       to: channel.provider_account!,
       timestamp: new Date().toISOString(),
       type: 'text',
       providerType: 'text',
-      text,
+      text: null,
       media: null,
       location: null,
       contacts: [],
@@ -162,7 +273,6 @@ export class VisitorsService {
       context: null,
       errors: [],
     };
-    await this.inbound.storeFrom(channel, { messages: [message], statuses: [], contacts: [] });
   }
 
   /** The widget received (`delivered`) or showed (`read`) these messages of the business. */
@@ -220,7 +330,7 @@ export class VisitorsService {
           if (!contactId) return;
           const rows = await visitorsRepository.byIds(this.db, claims.businessId, [...new Set(ids)]);
           const mine = rows.filter((r) => r.channel_id === claims.channelId && r.contact_id === contactId);
-          const messages = mine.flatMap(shown);
+          const messages = await this.shown(claims.businessId, mine);
           if (messages.length > 0) deliver(messages);
         } catch (err) {
           fail(err);
@@ -228,6 +338,15 @@ export class VisitorsService {
       });
     };
     return this.live.watch(claims.businessId, onEvents);
+  }
+
+  /** The rows the widget may show, with their files. */
+  private async shown(businessId: string, rows: VisitorMessageRow[]): Promise<VisitorMessage[]> {
+    const visible = rows.filter(isShown);
+    const withFiles = visible.filter((r) => r.direction === 'inbound' && FILE_TYPES.has(r.type)).map((r) => r.id);
+    const files =
+      withFiles.length > 0 ? await this.media.forMessages(businessId, withFiles) : new Map<string, MediaLink[]>();
+    return visible.map((row) => shownMessage(row, files.get(row.id) ?? []));
   }
 
   /** The contact the visitor's address names, once the visitor has written. */
@@ -251,22 +370,32 @@ function verifiedVisitorId(channelId: string, externalId: string): string {
   return `u_${createHash('sha256').update(`${channelId}\n${externalId}`).digest('base64url').slice(0, 32)}`;
 }
 
-/** A message as the widget shows it; a business's message only once it was handed over. */
-function shown(row: VisitorMessageRow): VisitorMessage[] {
+/** The file a business's message carries (by the URL it was sent with). */
+function sentFiles(content: unknown): VisitorAttachment[] {
+  const sent = content as OutboundContent | null;
+  if (sent?.kind !== 'media') return [];
+  return [{ kind: sent.mediaKind, url: sent.url, filename: sent.filename ?? null, content_type: null }];
+}
+
+/** The visitor's own messages, and the business's once handed over. */
+const isShown = (row: VisitorMessageRow) => row.direction === 'inbound' || SHOWN.has(row.status);
+
+/** A message as the widget shows it. */
+function shownMessage(row: VisitorMessageRow, files: MediaLink[]): VisitorMessage {
   const fromVisitor = row.direction === 'inbound';
-  if (!fromVisitor && !SHOWN.has(row.status)) return [];
   const clientId =
     fromVisitor && row.provider_message_id?.startsWith(INBOUND_PREFIX)
       ? row.provider_message_id.slice(INBOUND_PREFIX.length)
       : null;
-  return [
-    {
-      id: row.id,
-      client_id: clientId,
-      from: fromVisitor ? 'visitor' : 'business',
-      text: row.text,
-      status: row.status,
-      created_at: new Date(row.created_at).toISOString(),
-    },
-  ];
+  return {
+    id: row.id,
+    client_id: clientId,
+    from: fromVisitor ? 'visitor' : 'business',
+    text: row.text,
+    attachments: fromVisitor
+      ? files.map((f) => ({ kind: row.type, url: f.url, filename: f.filename, content_type: f.contentType }))
+      : sentFiles(row.outbound_content),
+    status: row.status,
+    created_at: new Date(row.created_at).toISOString(),
+  };
 }
