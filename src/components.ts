@@ -8,6 +8,7 @@ import type { ApiKeyCache } from './modules/api-keys/api-key-cache.ts';
 import { API_KEY_REVOKED_CHANNEL } from './modules/api-keys/api-keys.repository.ts';
 import { CHANNEL_CHANGED } from './modules/channels/channels.repository.ts';
 import { LIVE_CHANNEL } from './modules/live/live.events.ts';
+import { SIGNAL_CHANNEL } from './modules/live/live.signals.ts';
 import type { Services } from './services.ts';
 
 /** A part of the process that runs beside the HTTP server (a worker, a timer, a listener). */
@@ -160,6 +161,7 @@ function announcements(
           [API_KEY_REVOKED_CHANNEL]: (hash) => services.apiKeys.forgetRevoked(hash),
           [CHANNEL_CHANGED]: (keys) => services.channels.forgetAnnounced(keys),
           [LIVE_CHANNEL]: (payload) => services.live.receive(payload),
+          [SIGNAL_CHANNEL]: (payload) => services.live.receiveSignal(payload),
         },
         (state) => {
           services.live.listenState(state);

@@ -53,6 +53,8 @@ import { webhookDeliveriesSubscriber } from './modules/webhooks/webhook-subscrib
 import { LiveCatchUp } from './modules/live/live.catch-up.ts';
 import { LiveHub, type LiveOptions } from './modules/live/live.hub.ts';
 import { liveStreamSubscriber } from './modules/live/live.subscriber.ts';
+import { LiveSignals } from './modules/live/live.signals.ts';
+import { TypingService } from './modules/live/typing.service.ts';
 
 /** Every service of the app, built once over one database; routes, CLI and seeding share them. */
 export function createServices(
@@ -92,6 +94,7 @@ export function createServices(
   // side, and one that writes events may commit some seconds after drawing their ids.
   const live = new LiveHub(new LiveCatchUp(db, { lateCommitMs: engine === 'postgres' ? 10_000 : 0 }), options.live);
   void domainEvents.register(liveStreamSubscriber(live, engine));
+  const signals = new LiveSignals(db, engine, (businessId, signal) => live.signal(businessId, signal));
   const media = new MediaService(db, createFileStorage(config.dataDir), config, async (businessId, channelId) => {
     const channel = await channels.find(businessId, channelId);
     return channel?.provider_kind ? channels.providerFor(channel) : undefined;
@@ -131,7 +134,8 @@ export function createServices(
     inbound,
     // Mailboxes and other channels read by polling, one process at a time per channel.
     inboundPoller: new InboundPoller(db, channels, inbound, config.poller),
-    visitors: new VisitorsService(db, channels, inbound, live, media, domainEvents, config.secretKeys),
+    visitors: new VisitorsService(db, channels, inbound, live, signals, media, domainEvents, config.secretKeys),
+    typing: new TypingService(db, signals),
     businesses: new BusinessesService(db),
     apiKeys: new ApiKeysService(db, options.apiKeyCache),
     contacts,

@@ -22,6 +22,7 @@ header button { background: none; border: 0; color: #fff; font-size: 22px; curso
 .visitor { align-self: flex-end; background: #1f4fd1; color: #fff; }
 .business { align-self: flex-start; background: #eceff4; color: #1a1a1a; }
 .pending { opacity: .6; }
+.typing { margin: 0; padding: 0 16px; min-height: 18px; font-size: 12px; font-style: italic; color: #4a5160; }
 .log img { display: block; max-width: 100%; max-height: 240px; border-radius: 8px; margin-top: 4px; }
 .log a { display: block; color: inherit; text-decoration: underline; margin-top: 4px; }
 .notice { margin: 0; padding: 8px 16px; background: #fff4d6; color: #4d3800; font-size: 13px; }

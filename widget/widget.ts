@@ -83,6 +83,7 @@ root.innerHTML = `<style>${styles}</style>
   <header><h2>Chat with us</h2><button type="button" class="close" aria-label="Close chat">&times;</button></header>
   <p class="notice" role="status" hidden></p>
   <ol class="log" role="log" aria-live="polite" aria-label="Messages"></ol>
+  <p class="typing" role="status" aria-live="polite"></p>
   <form class="ask" hidden><label for="email">${ASK}</label>
     <input id="email" type="email" autocomplete="email" maxlength="254" required>
     <button type="submit">Save</button></form>
@@ -101,6 +102,7 @@ const notice = root.querySelector<HTMLParagraphElement>('.notice')!;
 const ask = root.querySelector<HTMLFormElement>('form.ask')!;
 const email = root.querySelector<HTMLInputElement>('#email')!;
 const file = root.querySelector<HTMLInputElement>('input[type=file]')!;
+const typingLine = root.querySelector<HTMLParagraphElement>('.typing')!;
 let awayMessage = AWAY;
 
 const isOpen = () => !panel.hidden && document.visibilityState === 'visible';
@@ -162,8 +164,36 @@ function attachment(a: Attachment): HTMLElement {
   return link;
 }
 
+/** A team member writing: shown until they stop, send, or go quiet (their dashboard renews it every few seconds). */
+let typingTimer: ReturnType<typeof setTimeout> | undefined;
+function showTyping(state: { typing: boolean; name: string | null }): void {
+  clearTimeout(typingTimer);
+  typingLine.textContent = state.typing ? `${state.name || 'Someone'} is typing…` : '';
+  if (state.typing) typingTimer = setTimeout(() => (typingLine.textContent = ''), 6000);
+}
+
+/** The visitor writing: said at most every 3 s, and that they stopped after 4 s without a key or on send. */
+let saidTyping = 0;
+let idleTimer: ReturnType<typeof setTimeout> | undefined;
+function typed(): void {
+  if (!token) return;
+  if (Date.now() - saidTyping >= 3000) {
+    saidTyping = Date.now();
+    void call('/typing', { typing: true }).catch(() => undefined);
+  }
+  clearTimeout(idleTimer);
+  idleTimer = setTimeout(stoppedTyping, 4000);
+}
+function stoppedTyping(): void {
+  clearTimeout(idleTimer);
+  if (saidTyping === 0 || !token) return;
+  saidTyping = 0;
+  void call('/typing', { typing: false }).catch(() => undefined);
+}
+
 /** Messages from the service: a visitor's own replace their local echo (same client id). */
 function take(list: Message[]): void {
+  if (list.some((m) => m.from === 'business')) showTyping({ typing: false, name: null });
   for (const m of list) {
     if (m.client_id) messages.delete(`local:${m.client_id}`);
     messages.set(m.id, m);
@@ -227,6 +257,8 @@ async function follow(): Promise<void> {
       buffer = buffer.slice(end + 2);
       const data = /^data: (.*)$/m.exec(frame)?.[1];
       if (/^event: messages$/m.test(frame) && data) take((JSON.parse(data) as { messages: Message[] }).messages);
+      if (/^event: typing$/m.test(frame) && data)
+        showTyping(JSON.parse(data) as { typing: boolean; name: string | null });
     }
   }
 }
@@ -251,6 +283,7 @@ form.addEventListener('submit', (e) => {
   const text = input.value.trim();
   if (!text || !token) return;
   input.value = '';
+  stoppedTyping();
   const clientId = crypto.randomUUID();
   messages.set(`local:${clientId}`, {
     id: `local:${clientId}`,
@@ -304,6 +337,7 @@ ask.addEventListener('submit', (e) => {
   });
 });
 email.addEventListener('input', () => email.setCustomValidity(''));
+input.addEventListener('input', typed);
 input.addEventListener('keydown', (e) => {
   if (e.key === 'Enter' && !e.shiftKey) {
     e.preventDefault();

@@ -23,6 +23,7 @@ import { dashboardTeamsRoutes } from '../modules/teams/teams.dashboard-routes.ts
 import { dashboardTemplatesRoutes } from '../modules/templates/templates.dashboard-routes.ts';
 import { dashboardTeamRoutes } from '../modules/users/users.dashboard-routes.ts';
 import { dashboardConversationActionRoutes } from '../modules/conversations/conversation-actions.dashboard-routes.ts';
+import { dashboardTypingRoutes } from '../modules/live/typing.dashboard-routes.ts';
 import { dashboardReplyRoutes } from '../modules/sending/replies.dashboard-routes.ts';
 import { registerIdempotency } from '../http/idempotency.ts';
 import { dashboardApiKeyRoutes } from '../modules/api-keys/api-keys.dashboard-routes.ts';
@@ -64,6 +65,7 @@ export const dashboardModules: FastifyPluginAsync[] = [
   dashboardThreadRoutes,
   dashboardReplyRoutes,
   dashboardConversationActionRoutes,
+  dashboardTypingRoutes,
   dashboardContactsRoutes,
   dashboardApiKeyRoutes,
   dashboardWebhookRoutes,

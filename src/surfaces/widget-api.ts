@@ -17,13 +17,13 @@ declare module 'fastify' {
     widgetBusinessId?: string;
   }
   interface FastifyContextConfig {
-    /** The website widget's limit a route counts against: opening sessions, or writing. */
-    visitorLimit?: 'session' | 'write';
+    /** The website widget's limit a route counts against: opening sessions, writing, or saying it types. */
+    visitorLimit?: 'session' | 'write' | 'typing';
   }
 }
 
 /** Per minute: sessions one address opens, and what one address and one visitor write. */
-const LIMITS = { sessionsPerAddress: 30, writesPerAddress: 120, writesPerVisitor: 30 };
+const LIMITS = { sessionsPerAddress: 30, writesPerAddress: 120, writesPerVisitor: 30, typingPerVisitor: 60 };
 
 /** The visitor a write names, by its token (checked by the route; only a counter key here). */
 function visitorKey(request: FastifyRequest): string {
@@ -79,6 +79,7 @@ export const widgetApi: FastifyPluginAsync<{ config: Config; db: Db; script: str
       const sessions = limit('sessions', LIMITS.sessionsPerAddress, (r) => r.ip);
       const writesByAddress = limit('writes-address', LIMITS.writesPerAddress, (r) => r.ip);
       const writesByVisitor = limit('writes-visitor', LIMITS.writesPerVisitor, visitorKey);
+      const typingByVisitor = limit('typing-visitor', LIMITS.typingPerVisitor, visitorKey);
       // Every route names its widget: the Origin must be one of its channel's (403, 404 otherwise, which the
       // page may not read); then every answer, errors included, may be read by that page (CORS).
       api.addHook('onRequest', async (request, reply) => {
@@ -89,7 +90,8 @@ export const widgetApi: FastifyPluginAsync<{ config: Config; db: Db; script: str
         reply.header('access-control-allow-origin', request.headers.origin).header('vary', 'Origin');
         const kind = request.routeOptions.config.visitorLimit;
         if (!kind) return;
-        const checks = kind === 'session' ? [sessions] : [writesByAddress, writesByVisitor];
+        const checks =
+          kind === 'session' ? [sessions] : kind === 'typing' ? [typingByVisitor] : [writesByAddress, writesByVisitor];
         for (const check of checks) {
           const result = await check(request);
           if (result.isAllowed || !result.isExceeded) continue;

@@ -1,5 +1,6 @@
 import type { CatchUp, LiveCatchUp } from './live.catch-up.ts';
 import type { LiveEvent } from './live.events.ts';
+import type { LiveSignal } from './live.signals.ts';
 
 /** Whose stream it is: a signed-in dashboard session, of one business. */
 export interface LiveSession {
@@ -70,6 +71,11 @@ export class LiveConnection {
       return;
     }
     for (const event of events) this.sendEvent(event);
+  }
+
+  /** A signal (someone is typing): a frame of its own type without an id, so it moves no catch-up position. */
+  deliverSignal(signal: LiveSignal): void {
+    if (!this.ended && !this.syncing) this.enqueue({ event: signal.type, data: signal });
   }
 
   /** Announcements may have been missed (the listener reconnected): catch up from the last id sent. */

@@ -2,6 +2,7 @@ import type { ListenState } from '../../db/listen.ts';
 import type { LiveCatchUp } from './live.catch-up.ts';
 import { LiveConnection, type LiveSession, type LiveSink } from './live.connection.ts';
 import { announcedBusiness, announcedEvents, type LiveEvent } from './live.events.ts';
+import { readSignal, type LiveSignal } from './live.signals.ts';
 
 type Log = { error(obj: object, msg: string): void };
 
@@ -28,8 +29,8 @@ export interface LiveOptions {
 /** Of these sessions, those still signed in, with the business each is signed in to now. */
 export type SessionCheck = (sessionIds: readonly string[]) => Promise<Map<string, string>>;
 
-/** A listener of one business's announced events (LiveHub.watch). */
-export type LiveWatcher = (events: readonly LiveEvent[]) => void;
+/** A listener of one business's announced events (LiveHub.watch), and of its signals when it takes them. */
+export type LiveWatcher = ((events: readonly LiveEvent[]) => void) & { signal?: (signal: LiveSignal) => void };
 
 export type OpenRefusal = 'session_limit' | 'process_limit';
 
@@ -95,6 +96,18 @@ export class LiveHub {
     const connections = this.byBusiness.get(businessId);
     if (!connections || events.length === 0) return;
     for (const connection of connections) connection.deliver(events);
+  }
+
+  /** Hands a signal (someone is typing) of one business to its open streams and watchers. */
+  signal(businessId: string, signal: LiveSignal): void {
+    for (const watcher of this.watchers.get(businessId) ?? []) watcher.signal?.(signal);
+    for (const connection of this.byBusiness.get(businessId) ?? []) connection.deliverSignal(signal);
+  }
+
+  /** An announcement heard on SIGNAL_CHANNEL. */
+  receiveSignal(payload: string): void {
+    const read = readSignal(payload);
+    if (read) this.signal(read.businessId, read.signal);
   }
 
   /** An announcement heard on LIVE_CHANNEL; dropped unread when no stream of its business is open here. */

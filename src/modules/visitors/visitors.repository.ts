@@ -56,4 +56,18 @@ export const visitorsRepository = {
       .where('id', 'in', ids)
       .execute() as Promise<VisitorMessageRow[]>;
   },
+
+  /** The conversation of the contact's latest message on the channel (index messages_contact). */
+  async latestConversation(db: Db, businessId: string, channelId: string, contactId: string) {
+    const row = await db
+      .selectFrom('messages')
+      .select('conversation_id')
+      .where('business_id', '=', businessId)
+      .where('contact_id', '=', contactId)
+      .where('channel_id', '=', channelId)
+      .orderBy('created_at', 'desc')
+      .limit(1)
+      .executeTakeFirst();
+    return row?.conversation_id;
+  },
 };

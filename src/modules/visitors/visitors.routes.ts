@@ -239,6 +239,30 @@ export const visitorsRoutes: FastifyPluginAsyncTypebox = async (app) => {
   );
 
   app.post(
+    '/:widget/typing',
+    {
+      config: { visitorLimit: 'typing' },
+      schema: {
+        tags,
+        security,
+        summary: 'Say that the visitor is writing, or stopped',
+        description:
+          "Shown at once in the team's open dashboards; nothing is stored, and nothing is said before the visitor's " +
+          'first message. The widget says it at most every few seconds.',
+        params: Params,
+        headers: Auth,
+        body: Type.Object({ typing: Type.Boolean() }, { additionalProperties: false }),
+        response: responses({ 204: Type.Null() }, 400, 401, 403, 404, 429),
+      },
+    },
+    async (request, reply) => {
+      const { claims } = await visitors.visitor(request.params.widget, request.headers.origin, bearer(request));
+      await visitors.typing(claims, request.body.typing);
+      return reply.code(204).send(null);
+    },
+  );
+
+  app.post(
     '/:widget/receipts',
     {
       config: { visitorLimit: 'write' },
@@ -279,7 +303,8 @@ export const visitorsRoutes: FastifyPluginAsyncTypebox = async (app) => {
         summary: "The visitor's messages as they come (Server-Sent Events)",
         description:
           "Frames `event: messages`, data `{messages: [...]}`: the business's replies once handed over, and the " +
-          "visitor's own messages (other tabs). On reconnecting the widget reads its history again with `sessions`.",
+          "visitor's own messages (other tabs); `event: typing`, data `{typing, name}`: a team member is writing to " +
+          'the visitor, or stopped. On reconnecting the widget reads its history again with `sessions`.',
         params: Params,
         headers: Auth,
         response: responses(
@@ -313,6 +338,7 @@ export const visitorsRoutes: FastifyPluginAsyncTypebox = async (app) => {
           request.log.error({ err }, 'reading a visitor stream failed');
           sse.close();
         },
+        (typing) => void sse.send({ event: 'typing', data: typing }).catch(() => sse.close()),
       );
       sse.keepAlive();
       sse.onClose(() => {

@@ -8,7 +8,8 @@ import type { ChannelRow, ChannelsService } from '../channels/channels.service.t
 import { contactIdentitiesRepository } from '../contacts/contact-identities.repository.ts';
 import type { InboundService } from '../inbound/inbound.service.ts';
 import type { LiveEvent } from '../live/live.events.ts';
-import type { LiveHub } from '../live/live.hub.ts';
+import type { LiveHub, LiveWatcher } from '../live/live.hub.ts';
+import type { LiveSignal, LiveSignals } from '../live/live.signals.ts';
 import type { MediaLink, MediaService } from '../media/media.service.ts';
 import type { DomainEventDispatcher } from '../domain-events/domain-events.dispatcher.ts';
 import { sessionsRepository } from '../dashboard-auth/sessions.repository.ts';
@@ -79,6 +80,7 @@ export class VisitorsService {
     private readonly channels: ChannelsService,
     private readonly inbound: InboundService,
     private readonly live: Pick<LiveHub, 'watch'>,
+    private readonly signals: LiveSignals,
     private readonly media: MediaService,
     private readonly domainEvents: DomainEventDispatcher,
     secretKeys: SecretKeys,
@@ -275,6 +277,31 @@ export class VisitorsService {
     };
   }
 
+  /**
+   * The visitor started or stopped writing: a signal to the team's open dashboards. Nothing is
+   * said before the visitor's first message (there is no conversation to show it in).
+   */
+  async typing(claims: VisitorClaims, typing: boolean): Promise<void> {
+    const contactId = await this.contactOf(claims);
+    if (!contactId) return;
+    const conversationId = await visitorsRepository.latestConversation(
+      this.db,
+      claims.businessId,
+      claims.channelId,
+      contactId,
+    );
+    if (!conversationId) return;
+    await this.signals.send(claims.businessId, {
+      type: 'typing',
+      conversation_id: conversationId,
+      contact_id: contactId,
+      by: 'contact',
+      user_id: null,
+      name: null,
+      typing,
+    });
+  }
+
   /** The widget received (`delivered`) or showed (`read`) these messages of the business. */
   async acknowledge(
     channel: ChannelRow,
@@ -315,6 +342,7 @@ export class VisitorsService {
     claims: VisitorClaims,
     deliver: (messages: VisitorMessage[]) => void,
     fail: (err: unknown) => void,
+    typing: (state: { typing: boolean; name: string | null }) => void = () => undefined,
   ): () => void {
     let contactId: string | undefined;
     let tail = Promise.resolve();
@@ -337,7 +365,17 @@ export class VisitorsService {
         }
       });
     };
-    return this.live.watch(claims.businessId, onEvents);
+    // A team member writing to this visitor: said at once (the contact is known once the visitor wrote).
+    const watcher: LiveWatcher = Object.assign(onEvents, {
+      signal: (signal: LiveSignal) => {
+        if (signal.by !== 'user') return;
+        void (async () => {
+          contactId ??= await this.contactOf(claims);
+          if (contactId && signal.contact_id === contactId) typing({ typing: signal.typing, name: signal.name });
+        })().catch(fail);
+      },
+    });
+    return this.live.watch(claims.businessId, watcher);
   }
 
   /** The rows the widget may show, with their files. */

@@ -2,14 +2,15 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTenant, type Tenant } from '../../helpers/tenants.ts';
 import { buildTestApp, type TestApp } from '../../helpers/test-app.ts';
-import { createUser, signIn } from '../dashboard-auth/dashboard-helpers.ts';
+import { call, createUser, signIn, type Browser } from '../dashboard-auth/dashboard-helpers.ts';
+import { eventually, openSse, type SseClient } from '../live/live-helpers.ts';
 import { settled } from '../sending/sending.fixtures.ts';
 import { createWidgetChannel, identityHash, SITE, type WidgetChannel } from './widget-helpers.ts';
 
 /**
  * What a visitor says of themselves and sends besides text: the site's verified identity (name,
- * email, phone), the email address the widget asks for, files both ways, and whether the team is
- * around.
+ * email, phone), the email address the widget asks for, files both ways, whether the team is
+ * around, and who is typing, both ways.
  */
 
 const SECRET = 'identity-secret-0123456789';
@@ -24,6 +25,8 @@ let tenant: Tenant;
 let other: Tenant;
 let widget: WidgetChannel;
 let othersWidget: WidgetChannel;
+let base: string;
+const streams: SseClient[] = [];
 
 beforeAll(async () => {
   t = await buildTestApp({ LOG_LEVEL: 'error' });
@@ -34,8 +37,20 @@ beforeAll(async () => {
     away_message: 'Back tomorrow at 9.',
   });
   othersWidget = await createWidgetChannel(t.app, other.businessId);
+  base = await t.app.listen({ port: 0, host: '127.0.0.1' });
 });
-afterAll(() => t.close());
+afterAll(async () => {
+  for (const stream of streams) stream.close();
+  await t.close();
+});
+
+const sse = async (path: string, headers: Record<string, string>) => {
+  const stream = await openSse(`${base}${path}`, headers);
+  streams.push(stream);
+  expect(stream.status, stream.body).toBe(200);
+  expect(await eventually(() => stream.named('ready').length > 0)).toBe(true);
+  return stream;
+};
 
 interface Attachment {
   url: string;
@@ -233,5 +248,69 @@ describe('whether the team is around', () => {
     expect((await session(widget)).online).toBe(true);
     // Another business's team does not count.
     expect((await session(othersWidget)).online).toBe(false);
+  });
+});
+
+describe('who is typing', () => {
+  let agent: Browser;
+  let othersAgent: Browser;
+  beforeAll(async () => {
+    await createUser(t.app, tenant.businessId, {
+      email: 'typist@widget.test',
+      name: 'Tess',
+      password: 'typist pass 1234',
+    });
+    agent = await signIn(t.app, 'typist@widget.test', 'typist pass 1234');
+    await createUser(t.app, other.businessId, { email: 'other@widget.test', password: 'other pass 12345' });
+    othersAgent = await signIn(t.app, 'other@widget.test', 'other pass 12345');
+  });
+
+  it("shows the visitor's typing in the business's dashboards, and the team's in the visitor's widget", async () => {
+    const visitor = await session(widget);
+    // Before the first message there is no conversation: said to no one.
+    expect((await post(`/${widget.widgetId}/typing`, { typing: true }, visitor.token)).statusCode).toBe(204);
+    await write(widget, visitor.token, 'a question');
+    const dashboard = await sse('/dashboard/api/live', { cookie: `session=${agent.token}` });
+    const othersDashboard = await sse('/dashboard/api/live', { cookie: `session=${othersAgent.token}` });
+    const widgetStream = await sse(`/widget/v1/${widget.widgetId}/stream`, {
+      origin: SITE,
+      authorization: `Bearer ${visitor.token}`,
+    });
+
+    expect((await post(`/${widget.widgetId}/typing`, { typing: true }, visitor.token)).statusCode).toBe(204);
+    expect(await eventually(() => dashboard.named('typing').length > 0)).toBe(true);
+    const said = JSON.parse(dashboard.named('typing')[0].data);
+    expect(said).toMatchObject({ by: 'contact', typing: true });
+    expect(said.conversation_id).toEqual(expect.any(String));
+    expect(dashboard.named('typing')[0].id).toBeUndefined();
+
+    const answer = await call(t.app, agent, 'POST', `/conversations/${said.conversation_id}/typing`, { typing: true });
+    expect(answer.statusCode, answer.body).toBe(204);
+    expect(await eventually(() => widgetStream.named('typing').length > 0)).toBe(true);
+    expect(JSON.parse(widgetStream.named('typing')[0].data)).toEqual({ typing: true, name: 'Tess' });
+
+    // Another business's team hears nothing, and cannot say it types in this conversation.
+    const foreign = await call(t.app, othersAgent, 'POST', `/conversations/${said.conversation_id}/typing`, {
+      typing: true,
+    });
+    expect(foreign.statusCode).toBe(404);
+    expect(othersDashboard.named('typing')).toEqual([]);
+    // Another visitor of the same widget hears nothing of this conversation.
+    const stranger = await session(widget);
+    await write(widget, stranger.token, 'me too');
+    const strangerStream = await sse(`/widget/v1/${widget.widgetId}/stream`, {
+      origin: SITE,
+      authorization: `Bearer ${stranger.token}`,
+    });
+    await call(t.app, agent, 'POST', `/conversations/${said.conversation_id}/typing`, { typing: false });
+    expect(await eventually(() => widgetStream.named('typing').length > 1)).toBe(true);
+    expect(strangerStream.named('typing')).toEqual([]);
+
+    for (const bad of [{}, { typing: 'yes' }, { typing: true, x: 1 }])
+      expect((await post(`/${widget.widgetId}/typing`, bad, visitor.token)).statusCode).toBe(400);
+    expect((await post(`/${widget.widgetId}/typing`, { typing: true })).statusCode).toBe(401);
+    expect((await call(t.app, agent, 'POST', `/conversations/${said.conversation_id}/typing`, {})).statusCode).toBe(
+      400,
+    );
   });
 });

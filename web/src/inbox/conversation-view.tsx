@@ -5,6 +5,8 @@ import { READ_EVENT, useLiveReload } from '../live/live';
 import { ConversationHeader } from './conversation-header';
 import { contactName, type ConversationDetail, type ThreadItem } from './inbox-types';
 import { ReplyBox } from './reply-box';
+import { useTypingOthers } from './use-typing';
+import { useSignedIn } from '../session/session';
 import { EventLine, MessageBubble } from './thread-item';
 import styles from './inbox.module.css';
 
@@ -25,6 +27,7 @@ export function ConversationView({ conversationId }: { conversationId: string })
   const [failure, setFailure] = useState<string | undefined>();
   const scroller = useRef<HTMLDivElement>(null);
   const stick = useRef(true);
+  const writers = useTypingOthers(conversationId, useSignedIn().user.id);
 
   const loadDetail = useCallback(async () => {
     const { data, error, response } = await api.GET('/dashboard/api/conversations/{id}', {
@@ -128,6 +131,9 @@ export function ConversationView({ conversationId }: { conversationId: string })
           )}
         </ol>
       </div>
+      <p className={styles.typing} role="status" aria-live="polite">
+        {writers.length > 0 && `${writers.join(', ')} ${writers.length > 1 ? 'are' : 'is'} typing…`}
+      </p>
       <ReplyBox conversationId={conversationId} onSent={() => void loadLatest(false)} />
     </article>
   );

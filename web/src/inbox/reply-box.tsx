@@ -1,6 +1,7 @@
 import { useEffect, useState, type FormEvent, type KeyboardEvent } from 'react';
 import { api, errorMessage } from '../api/client';
 import { newKey, type Compose } from './inbox-types';
+import { useTypingSender } from './use-typing';
 import styles from './inbox.module.css';
 
 /**
@@ -14,6 +15,7 @@ export function ReplyBox({ conversationId, onSent }: { conversationId: string; o
   const [variables, setVariables] = useState<Record<string, string>>({});
   const [sending, setSending] = useState(false);
   const [error, setError] = useState('');
+  const typing = useTypingSender(conversationId);
 
   const loadCompose = () =>
     api
@@ -35,6 +37,7 @@ export function ReplyBox({ conversationId, onSent }: { conversationId: string; o
     if (windowOpen ? !text.trim() : !templateId) return;
     setSending(true);
     setError('');
+    typing.stop();
     const {
       data,
       error: failure,
@@ -77,7 +80,10 @@ export function ReplyBox({ conversationId, onSent }: { conversationId: string; o
             rows={2}
             value={text}
             placeholder="Write a reply… (Enter sends, Shift+Enter for a new line)"
-            onChange={(event) => setText(event.target.value)}
+            onChange={(event) => {
+              setText(event.target.value);
+              typing.typed();
+            }}
             onKeyDown={keys}
           />
         </label>

@@ -5,6 +5,18 @@ import { createContext, useContext, useEffect, useLayoutEffect, useRef, useState
 /** A window event the page fires when it moved the user's read position, which no live event announces. */
 export const READ_EVENT = 'dashboard:read';
 
+/** A window event for each typing signal of the stream (`event: typing`): someone is writing, or stopped. */
+export const TYPING_EVENT = 'dashboard:typing';
+
+/** Someone writing in a conversation: its contact (in the website widget) or a team member. */
+export interface TypingSignal {
+  conversation_id: string;
+  by: 'contact' | 'user';
+  user_id: string | null;
+  name: string | null;
+  typing: boolean;
+}
+
 export interface LiveEvent {
   id: number;
   /** message_created, message_status_changed, conversation_changed or contact_changed. */
@@ -34,6 +46,15 @@ export function LiveProvider({ children }: { children: ReactNode }) {
       }
     };
     source.addEventListener('reset', () => emit({ kind: 'reset' }));
+    // A moment's signal, not an event: no view reloads for it.
+    source.addEventListener('typing', (message: MessageEvent<string>) => {
+      try {
+        const detail = JSON.parse(message.data) as TypingSignal;
+        window.dispatchEvent(new CustomEvent<TypingSignal>(TYPING_EVENT, { detail }));
+      } catch {
+        // A signal that cannot be read is only a moment's hint: dropped.
+      }
+    });
     return () => source.close();
   }, [listeners]);
   return <LiveContext.Provider value={listeners}>{children}</LiveContext.Provider>;
