@@ -15,9 +15,10 @@ import {
 } from './service.ts';
 
 // The website widget on a sample shop page this test serves on loopback (another origin than the
-// service's): a visitor writes, the dashboard and the message_created webhook see it, the team's reply
-// appears in the widget without a reload; a signed-in customer keeps one history across devices; a
-// wrong HMAC is refused.
+// service's): a visitor writes, the dashboard and the message_created webhook see it, each side sees
+// the other typing, the team's reply appears in the widget without a reload; a visitor sends a picture
+// and leaves an email address; a signed-in customer keeps one history across devices; a wrong HMAC is
+// refused.
 const SECRET = randomBytes(16).toString('hex');
 let site: Server;
 let siteUrl: string;
@@ -108,7 +109,12 @@ test('a visitor writes; the dashboard and the webhook see it; the reply appears 
   const conversations = page.getByRole('list', { name: 'Conversations' });
   await conversations.getByRole('link', { name: new RegExp(question.slice(-6)) }).click();
   await expect(page.getByRole('list', { name: 'Messages' })).toContainText(question);
+  // Each side sees the other writing.
+  await visitor.getByRole('textbox', { name: 'Your message' }).pressSequentially('And to Porto');
+  await expect(page.getByText('The customer is typing…')).toBeVisible();
   const box = page.getByRole('textbox', { name: 'Message' });
+  await box.pressSequentially('Yes');
+  await expect(visitor.getByText('Widget Owner is typing…')).toBeVisible();
   await box.fill('Yes, in 3 days');
   await box.press('Enter');
   await expect(panelLog(visitor)).toContainText('Yes, in 3 days');
@@ -143,4 +149,32 @@ test('a signed-in customer keeps one history on two devices; a wrong HMAC is ref
   const refused = forged.waitForResponse((r) => r.url().endsWith('/sessions') && r.request().method() === 'POST');
   await forged.goto(`${siteUrl}/?customer=${customer}&hash=${'0'.repeat(64)}`);
   expect((await refused).status()).toBe(401);
+});
+
+test('a visitor sends a picture, and leaves an email address when leaving unanswered', async ({ browser }) => {
+  const visitor = await visit(browser);
+  await visitor.getByRole('button', { name: 'Open chat' }).click();
+  const pixel = Buffer.from(
+    'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==',
+    'base64',
+  );
+  await visitor.getByLabel('Send a file').setInputFiles({ name: 'pixel.png', mimeType: 'image/png', buffer: pixel });
+  await expect(panelLog(visitor).getByRole('img', { name: 'pixel.png' })).toBeVisible();
+  await expect.poll(() => receiver.requests.some((r) => r.body.includes('"type":"image"'))).toBe(true);
+
+  // Closed with the picture unanswered: on the next look the widget asks for an address.
+  await visitor.getByRole('dialog', { name: 'Chat' }).getByRole('button', { name: 'Close chat' }).click();
+  await visitor.getByRole('button', { name: 'Open chat' }).click();
+  const email = visitor.getByRole('textbox', { name: /email address/ });
+  await expect(email).toBeVisible();
+  await expectAccessible(visitor);
+  const address = `visitor-${randomBytes(3).toString('hex')}@example.com`;
+  await email.fill(address);
+  await visitor.getByRole('button', { name: 'Save' }).click();
+  await expect(email).toBeHidden();
+  const { key } = await operator<{ key: string }>('POST', `/businesses/${demo}/api-keys`, {});
+  const found = await fetch(`${serviceUrl()}/external/v2/contacts?email=${encodeURIComponent(address)}`, {
+    headers: { 'x-api-key': key },
+  });
+  expect(((await found.json()) as { results: unknown[] }).results).toHaveLength(1);
 });

@@ -17,7 +17,8 @@ export const styles = `
 header { display: flex; align-items: center; justify-content: space-between; padding: 12px 16px; background: #1f4fd1; color: #fff; }
 header h2 { margin: 0; font-size: 16px; }
 header button { background: none; border: 0; color: #fff; font-size: 22px; cursor: pointer; min-width: 44px; min-height: 44px; }
-.log { flex: 1; overflow-y: auto; padding: 12px; display: flex; flex-direction: column; gap: 8px; margin: 0; list-style: none; }
+.log { flex: 1; overflow-y: auto; padding: 12px; }
+.log ol { display: flex; flex-direction: column; gap: 8px; margin: 0; padding: 0; list-style: none; }
 .log li { max-width: 80%; padding: 8px 12px; border-radius: 12px; white-space: pre-wrap; word-wrap: break-word; font-size: 14px; line-height: 1.4; }
 .visitor { align-self: flex-end; background: #1f4fd1; color: #fff; }
 .business { align-self: flex-start; background: #eceff4; color: #1a1a1a; }

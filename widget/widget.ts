@@ -82,7 +82,7 @@ root.innerHTML = `<style>${styles}</style>
 <section class="panel" id="panel" role="dialog" aria-label="Chat" hidden>
   <header><h2>Chat with us</h2><button type="button" class="close" aria-label="Close chat">&times;</button></header>
   <p class="notice" role="status" hidden></p>
-  <ol class="log" role="log" aria-live="polite" aria-label="Messages"></ol>
+  <div class="log" role="log" aria-live="polite" aria-label="Messages"><ol></ol></div>
   <p class="typing" role="status" aria-live="polite"></p>
   <form class="ask" hidden><label for="email">${ASK}</label>
     <input id="email" type="email" autocomplete="email" maxlength="254" required>
@@ -95,7 +95,8 @@ root.innerHTML = `<style>${styles}</style>
 </section>`;
 const launcher = root.querySelector<HTMLButtonElement>('.launcher')!;
 const panel = root.querySelector<HTMLElement>('.panel')!;
-const log = root.querySelector<HTMLOListElement>('.log')!;
+const log = root.querySelector<HTMLDivElement>('.log')!;
+const list = log.querySelector('ol')!;
 const form = root.querySelector<HTMLFormElement>('form.write')!;
 const input = root.querySelector<HTMLTextAreaElement>('textarea')!;
 const notice = root.querySelector<HTMLParagraphElement>('.notice')!;
@@ -140,7 +141,7 @@ function render(): void {
     for (const a of m.attachments) li.append(attachment(a));
     return li;
   });
-  log.replaceChildren(...items);
+  list.replaceChildren(...items);
   log.scrollTop = log.scrollHeight;
   notice.hidden = online;
   notice.textContent = awayMessage;
