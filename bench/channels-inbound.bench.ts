@@ -3,13 +3,14 @@
  * channel, --messages inbound texts as its vendor delivers them (from --senders senders): signed
  * webhooks sent as fast as the service answers over --connections connections (closed loop), or, for
  * email, mails put into the mailbox the channel reads (IMAP APPEND to a local Dovecot, as fast as it
- * stores them), after a warm-up of a tenth as many. Measured from the first delivery to the moment
+ * stores them), or, for the website widget, texts written through its route by visitors whose
+ * sessions the warm-up opened, after a warm-up of a tenth as many. Measured from the first delivery to the moment
  * the business's webhook receiver holds the `message_created` of every one of them: stored, the
  * event handed to the outbox and delivered. Each channel's messages are counted by their text, so
  * nothing is counted twice.
  *
  *   npx tsx bench/channels-inbound.bench.ts [--engine postgres|pglite|both]
- *     [--only whatsapp,sms,messenger,instagram,email]
+ *     [--only whatsapp,sms,messenger,instagram,email,web_embed]
  *     [--messages 3000] [--senders 500] [--connections 32] [--port 4760]
  *
  * PG_URL (default postgres://postgres@127.0.0.1:5432); the database bench_channels is dropped and created anew.
@@ -79,7 +80,11 @@ for (const engine of engines) {
   const dovecot = await startDovecot([BENCH_MAILBOX]);
   const smtp = await startSmtpSink();
   const receiver = await BenchReceiver.start();
-  const service = await startService(storage, Number(values.port), { PUBLIC_URL: BENCH_PUBLIC_URL });
+  // TRUST_PROXY: the widget's visitors each write from their own address (X-Forwarded-For).
+  const service = await startService(storage, Number(values.port), {
+    PUBLIC_URL: BENCH_PUBLIC_URL,
+    TRUST_PROXY: 'true',
+  });
   try {
     const tenant = await createTenant(service.url);
     const hook = await fetch(`${service.url}/admin/v1/businesses/${tenant.businessId}/webhooks`, {

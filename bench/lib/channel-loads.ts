@@ -1,4 +1,5 @@
 import { ImapFlow } from 'imapflow';
+import { randomUUID } from 'node:crypto';
 import { request, type Pool } from 'undici';
 import type { TestDovecot } from '../../test/helpers/dovecot.ts';
 import {
@@ -217,6 +218,65 @@ function mailOf(to: string, tag: string, i: number, senders: number): string {
   ].join('\r\n');
 }
 
+/** The site the bench's widget is embedded on. */
+const BENCH_SITE = 'https://shop.bench.test';
+
+/**
+ * A visitor's address: each visitor writes from its own, as visitors of a site do (the service
+ * trusts the bench's X-Forwarded-For).
+ */
+const visitorIp = (n: number) => `10.${(n >> 16) & 255}.${(n >> 8) & 255}.${n & 255}`;
+
+/**
+ * The website widget: one widget, a session per visitor opened first, then texts written through
+ * the widget's route, each visitor from its own address so the per-address limits see a site's traffic.
+ */
+const webEmbed: ChannelLoad = {
+  channel: 'web_embed',
+  async setup(url, businessId) {
+    const widgetId = 'bench_widget';
+    await adminPost(url, `/admin/v1/businesses/${businessId}/channels`, {
+      type: 'web_embed',
+      identifier: widgetId,
+      provider: { kind: 'web_embed', widget_id: widgetId, allowed_origins: [BENCH_SITE] },
+    });
+    const base = `/widget/v1/${widgetId}`;
+    const tokens: string[] = [];
+    const tokenOf = async (n: number) => {
+      if (tokens[n]) return tokens[n];
+      const res = await request(`${url}${base}/sessions`, {
+        method: 'POST',
+        headers: { origin: BENCH_SITE, 'content-type': 'application/json', 'x-forwarded-for': visitorIp(n) },
+        body: '{}',
+      });
+      const body = (await res.body.json()) as { token?: string };
+      if (res.statusCode !== 200 || !body.token) throw new Error(`widget session: ${res.statusCode}`);
+      return (tokens[n] = body.token);
+    };
+    return (tag, count, senders) => {
+      // Every visitor's session opens in the warm-up: what the run times is the visitors' writing.
+      const ready = Promise.all(Array.from({ length: senders }, (_, n) => tokenOf(n)));
+      return Array.from({ length: count }, (_, i) => async (pool: Pool) => {
+        const n = i % senders;
+        const token = tokens[n] ?? (await ready)[n];
+        const res = await pool.request({
+          method: 'POST',
+          path: `${base}/messages`,
+          headers: {
+            origin: BENCH_SITE,
+            authorization: `Bearer ${token}`,
+            'content-type': 'application/json',
+            'x-forwarded-for': visitorIp(n),
+          },
+          body: JSON.stringify({ client_id: randomUUID(), text: `${tag} ${i}` }),
+        });
+        await res.body.text();
+        return res.statusCode;
+      });
+    };
+  },
+};
+
 /** Every channel type the benchmark drives, in the order of its table. */
 export const channelLoads: readonly ChannelLoad[] = [
   whatsapp,
@@ -224,4 +284,5 @@ export const channelLoads: readonly ChannelLoad[] = [
   metaMessaging('messenger'),
   metaMessaging('instagram'),
   email,
+  webEmbed,
 ];
