@@ -54,6 +54,9 @@ export class Mailbox {
       logger: false,
       connectionTimeout: 15_000,
       greetingTimeout: 15_000,
+      // imapflow enters IDLE 15 s after the last command by default: mail arriving within those 15 s
+      // after a read would wait for it. A quarter second keeps the wait after each read short.
+      autoIdleDelay: 250,
     });
     // Errors after connecting surface as the failure of the command under way; the event only needs a listener.
     client.on('error', () => {});
