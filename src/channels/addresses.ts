@@ -3,10 +3,12 @@ import { normalisePhone } from '../lib/phone.ts';
 /**
  * How a channel addresses a person: by phone number (WhatsApp, SMS), email address, an id the
  * provider scopes to the business's page (Messenger's PSID) or to its Instagram account (IGSID: a
- * kind of its own, since one person has a different id on each and a contact may hold both), or a
- * visitor id (web widget).
+ * kind of its own, since one person has a different id on each and a contact may hold both), the
+ * conversation the provider keeps between the business and the person (TikTok's conversation id,
+ * which its sends name), or a visitor id (web widget).
  */
-export type AddressKind = 'phone' | 'email' | 'page_scoped_id' | 'instagram_scoped_id' | 'visitor_id';
+export type AddressKind =
+  'phone' | 'email' | 'page_scoped_id' | 'instagram_scoped_id' | 'tiktok_conversation_id' | 'visitor_id';
 
 /** An address as stored (`value`) and as looked up (`key`, equal for two forms of one address). */
 export interface NormalisedAddress {
@@ -110,5 +112,26 @@ export const visitorAddress: ChannelAddress = {
   },
   reported(text) {
     return { value: text, key: text };
+  },
+};
+
+/** What a TikTok conversation id is made of: letters, digits and a few separators, no spaces. */
+const TIKTOK_CONVERSATION_ID = /^[A-Za-z0-9._:=+/-]{1,256}$/;
+
+/**
+ * TikTok's conversation ids (Business Messaging): one per business account and person, the
+ * recipient its Send API names (`recipient_type: CONVERSATION`). Kept as given; one reported
+ * otherwise is kept as it reads, so its message is still stored.
+ */
+export const tiktokConversationIdAddress: ChannelAddress = {
+  kind: 'tiktok_conversation_id',
+  description: "a TikTok conversation id (the Business Messaging API's conversation_id)",
+  normalise(text) {
+    const id = text.trim();
+    return TIKTOK_CONVERSATION_ID.test(id) ? { value: id, key: id } : undefined;
+  },
+  reported(text) {
+    const id = text.trim();
+    return { value: id === '' ? null : id, key: id === '' ? text : id };
   },
 };

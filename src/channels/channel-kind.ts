@@ -2,6 +2,7 @@ import type { Static, TObject } from 'typebox';
 import type { ChannelAddress } from './addresses.ts';
 import type { ChannelType } from './channel-types.ts';
 import type { MediaKind, ParsedNotification } from './channel.types.ts';
+import type { CredentialStore } from './credential-store.ts';
 import type { ProviderHttpOptions } from './http-deps.ts';
 import type { ChannelProvider } from './provider.ts';
 
@@ -119,9 +120,10 @@ export interface ChannelKind<Kind extends string = string, Schema extends TObjec
   readonly schema: Schema;
   /**
    * The adapter for one channel's (opened) config. Every request it makes goes through
-   * `http.dispatcher`, which the core builds with the outbound address policy.
+   * `http.dispatcher`, which the core builds with the outbound address policy. `credentials` is
+   * where a kind with `renewedFields` writes the secrets it renews (absent outside the service).
    */
-  create(config: Static<Schema>, http?: ProviderHttpOptions): ChannelProvider;
+  create(config: Static<Schema>, http?: ProviderHttpOptions, credentials?: CredentialStore): ChannelProvider;
   /** Config fields stored sealed (channel-secrets.ts), top-level or in a nested object (`smtp.password`). */
   readonly secretFields: readonly ConfigPath<Schema>[];
   /** Secret fields the operator may replace (PATCH's `provider`). */
@@ -140,6 +142,11 @@ export interface ChannelKind<Kind extends string = string, Schema extends TObjec
    * for urlFields, and the adapter connects through ProviderHttpOptions.resolveHost.
    */
   readonly hostFields?: readonly ConfigPath<Schema>[];
+  /**
+   * Fields the adapter renews itself and writes through its CredentialStore (an OAuth access token,
+   * its refresh token and expiry), secret or not; no others may be written that way.
+   */
+  readonly renewedFields?: readonly ConfigField<Schema>[];
   /** Secret fields a channel is found by (through their digests; the handshake's token, say). */
   readonly lookupFields: readonly ConfigField<Schema>[];
   /** The config field naming the provider's account, by which notifications find their channel. */

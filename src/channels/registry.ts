@@ -2,11 +2,13 @@ import { Type, type Static, type TSchema, type TUnion } from 'typebox';
 import { Value } from 'typebox/value';
 import type { ChannelKind, WebhookTransport } from './channel-kind.ts';
 import type { ChannelType } from './channel-types.ts';
+import type { CredentialStore } from './credential-store.ts';
 import type { ProviderHttpOptions } from './http-deps.ts';
 import type { ChannelProvider } from './provider.ts';
 import { emailKind } from './email/email.kind.ts';
 import { instagramKind } from './instagram/instagram.kind.ts';
 import { messengerKind } from './messenger/messenger.kind.ts';
+import { tiktokKind } from './tiktok/tiktok.kind.ts';
 import { twilioKind } from './twilio/twilio.kind.ts';
 import { webEmbedKind } from './web-embed/web-embed.kind.ts';
 import { whatsAppCloudKind } from './whatsapp-cloud/whatsapp-cloud.kind.ts';
@@ -15,7 +17,15 @@ import { whatsAppCloudKind } from './whatsapp-cloud/whatsapp-cloud.kind.ts';
  * Every provider kind the service can talk to. A new provider is one adapter folder exporting its
  * ChannelKind, and its line here; the core reads everything else from the entry.
  */
-const kinds = [whatsAppCloudKind, twilioKind, emailKind, messengerKind, instagramKind, webEmbedKind] as const;
+const kinds = [
+  whatsAppCloudKind,
+  twilioKind,
+  emailKind,
+  messengerKind,
+  instagramKind,
+  webEmbedKind,
+  tiktokKind,
+] as const;
 
 /** Provider kinds the service can talk to. */
 export type ProviderKind = (typeof kinds)[number]['kind'];
@@ -119,14 +129,19 @@ export function providerAccountOf(config: ProviderConfig): string | null {
 
 /**
  * The adapter for a stored provider configuration. Throws when the kind is unknown or the
- * configuration does not match its schema (a row written by an older version, say).
+ * configuration does not match its schema (a row written by an older version, say). `credentials`
+ * is where a kind that renews its own secrets writes them (the channel's stored config).
  */
-export function createChannelProvider(config: ProviderConfig, http?: ProviderHttpOptions): ChannelProvider {
+export function createChannelProvider(
+  config: ProviderConfig,
+  http?: ProviderHttpOptions,
+  credentials?: CredentialStore,
+): ChannelProvider {
   const kind: unknown = (config as { kind?: unknown }).kind;
   const entry = channelKind(kind);
   if (!entry) throw new Error(`unknown channel provider kind: ${String(kind)}`);
   if (!Value.Check(entry.schema, config)) throw new Error(`invalid configuration for channel provider ${entry.kind}`);
-  return entry.create(config, http);
+  return entry.create(config, http, credentials);
 }
 
 /** The schemas as one: a union of two or more, or the one itself (an anyOf of one is not valid OpenAPI style). */

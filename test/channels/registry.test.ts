@@ -89,7 +89,17 @@ describe('each registry entry', () => {
     // It serves contract channel types only, at least one.
     expect(entry.channelTypes.length).toBeGreaterThan(0);
     for (const type of entry.channelTypes) expect(CHANNELS).toContain(type);
-    expect(['phone', 'email', 'page_scoped_id', 'instagram_scoped_id', 'visitor_id']).toContain(entry.address.kind);
+    expect([
+      'phone',
+      'email',
+      'page_scoped_id',
+      'instagram_scoped_id',
+      'tiktok_conversation_id',
+      'visitor_id',
+    ]).toContain(entry.address.kind);
+    // Fields an adapter renews itself are the schema's, and never the account nor the kind.
+    for (const field of entry.renewedFields ?? []) expect(properties(entry), field).toContain(field);
+    expect(entry.renewedFields ?? []).not.toContain(entry.accountField);
     const { serviceWindowHours, defaultPacePerSecond, mediaKinds } = entry.capabilities;
     if (serviceWindowHours !== null) expect(serviceWindowHours).toBeGreaterThan(0);
     expect(Number.isInteger(defaultPacePerSecond) && defaultPacePerSecond >= 1 && defaultPacePerSecond <= 1000).toBe(
@@ -134,7 +144,8 @@ describe('each registry entry', () => {
     expect(templateChannelTypes).toEqual(['whatsapp']);
     expect(kindsServing('whatsapp').map((entry) => entry.kind)).toEqual(['whatsapp_cloud']);
     expect(kindsServing('instagram').map((entry) => entry.kind)).toEqual(['instagram']);
-    expect(kindsServing('tiktok')).toEqual([]);
+    expect(kindsServing('tiktok').map((entry) => entry.kind)).toEqual(['tiktok']);
+    expect(kindsServing('voice')).toEqual([]);
   });
 
   it('finds the account a config names by the field its kind declares', () => {

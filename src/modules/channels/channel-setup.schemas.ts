@@ -57,9 +57,10 @@ export const ChannelKindForm = Type.Object({
   kind: Type.String(),
   title: Type.String({ description: "the channel and its vendor's product, as the dashboard names the kind" }),
   channel_types: Type.Array(ChannelType),
-  address_kind: OneOf(['phone', 'email', 'page_scoped_id', 'instagram_scoped_id', 'visitor_id'] as const, {
-    description: "what the channel's identifier is: a phone number, an email address, ...",
-  }),
+  address_kind: OneOf(
+    ['phone', 'email', 'page_scoped_id', 'instagram_scoped_id', 'tiktok_conversation_id', 'visitor_id'] as const,
+    { description: "what the channel's identifier is: a phone number, an email address, ..." },
+  ),
   webhook_url: Nullable(Type.String(), { description: 'PUBLIC_URL and the path Meta (or the provider) posts to' }),
   identifier_field: Nullable(Type.String(), {
     description:

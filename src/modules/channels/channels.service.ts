@@ -1,4 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
+import { Value } from 'typebox/value';
+import type { CredentialStore } from '../../channels/credential-store.ts';
 import type { ProviderHttpOptions } from '../../channels/http-deps.ts';
 import type { ChannelProvider } from '../../channels/provider.ts';
 import {
@@ -38,6 +40,9 @@ export type { ChannelRow } from './channels.repository.ts';
  * (inbound.service.ts).
  */
 const ACCOUNT_CACHE_MS = 30_000;
+
+/** How many times a renewal is written again when another writer changed the config meanwhile. */
+const RENEWAL_WRITES = 5;
 
 const duplicate = (field: string) => conflict(`a channel with this ${field} already exists`, [{ field }]);
 
@@ -246,9 +251,44 @@ export class ChannelsService {
     const configKey = JSON.stringify(channel.provider_config);
     const cached = this.providers.get(channel.id);
     if (cached && cached.configKey === configKey) return cached.provider;
-    const provider = createChannelProvider(this.openConfig(channel), this.http);
+    const provider = createChannelProvider(this.openConfig(channel), this.http, this.credentialStore(channel));
     this.providers.set(channel.id, { configKey, provider });
     return provider;
+  }
+
+  /** Where the channel's adapter reads and writes the secrets it renews itself (credential-store.ts). */
+  private credentialStore(channel: ChannelRow): CredentialStore {
+    return {
+      current: async () => {
+        const row = await channelsRepository.find(this.db, channel.business_id, channel.id);
+        return row && row.provider_kind === channel.provider_kind ? this.openConfig(row) : undefined;
+      },
+      save: (changes) => this.saveRenewed(channel, changes),
+    };
+  }
+
+  /**
+   * Writes what an adapter renewed (its kind's renewedFields) into the channel's config, sealed: the
+   * one write path of secrets an adapter changes. Merged into the config as stored now, and written
+   * only if no other writer (a PATCH, another renewal) came between, else read and merged again.
+   * Nothing is written for a channel deleted meanwhile. The new config builds a new adapter.
+   */
+  private async saveRenewed(channel: ChannelRow, changes: Record<string, string>): Promise<void> {
+    const kind = channelKind(channel.provider_kind);
+    const renewable = new Set<string>(kind?.renewedFields ?? []);
+    const other = Object.keys(changes).find((field) => !renewable.has(field));
+    if (!kind || other !== undefined) throw new Error(`provider ${channel.provider_kind} does not renew ${other}`);
+    for (let write = 0; write < RENEWAL_WRITES; write++) {
+      const row = await channelsRepository.find(this.db, channel.business_id, channel.id);
+      if (!row || row.provider_kind !== channel.provider_kind) return;
+      const config = { ...this.openConfig(row), ...changes };
+      if (!Value.Check(kind.schema, config)) throw new Error(`renewed ${kind.kind} credentials do not fit its config`);
+      if (await channelsRepository.replaceConfigIf(this.db, row, sealProviderConfig(this.secrets, config))) {
+        this.forget(row);
+        return;
+      }
+    }
+    throw new Error(`the renewed credentials of channel ${channel.id} could not be stored: its config kept changing`);
   }
 
   /**

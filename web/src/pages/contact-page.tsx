@@ -18,6 +18,7 @@ export type ContactProfile =
 const ADDRESS_KINDS: Record<string, string> = {
   page_scoped_id: 'Messenger',
   instagram_scoped_id: 'Instagram',
+  tiktok_conversation_id: 'TikTok',
   visitor_id: 'Website visitor',
 };
 
