@@ -209,7 +209,8 @@ describe('GET /contacts', () => {
       'channel=sms',
       'address=14155550101',
       'channel=sms&address=not-a-phone',
-      'channel=tiktok&address=x',
+      'channel=tiktok&address=not%20a%20conversation',
+      'channel=voice&address=x',
       'channel=fax&address=1',
     ]) {
       const res = await search(query);
