@@ -1,3 +1,5 @@
+import parseJson from 'secure-json-parse';
+import { storableText } from '../../lib/json-check.ts';
 import type { InboundMessage, ParsedNotification } from '../channel.types.ts';
 import type { WebhookNotification } from '../channel-kind.ts';
 import { emptyContent } from '../inbound-content.ts';
@@ -68,7 +70,14 @@ export function readTikTokNotification(body: unknown): WebhookNotification {
     throw new ProviderError('invalid_notification', 'not a TikTok webhook event', false);
   let content: Json | null;
   try {
-    content = object(JSON.parse(root.content));
+    // Parsed as the core parses a body: a NUL or a lone surrogate, which PostgreSQL cannot store, is
+    // dropped or replaced rather than refused (and redelivered by TikTok for days).
+    content = object(
+      parseJson(root.content, (_key, value: unknown) => (typeof value === 'string' ? storableText(value) : value), {
+        protoAction: 'remove',
+        constructorAction: 'remove',
+      }),
+    );
   } catch {
     content = null;
   }

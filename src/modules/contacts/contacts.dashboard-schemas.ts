@@ -80,7 +80,9 @@ export const ContactProfile = Type.Object({
   ),
   identities: Type.Array(
     Type.Object({
-      kind: Type.String({ description: 'address kind: page_scoped_id (Messenger), instagram_scoped_id, ...' }),
+      kind: Type.String({
+        description: 'address kind: page_scoped_id (Messenger), instagram_scoped_id, tiktok_conversation_id, ...',
+      }),
       value: Type.String(),
     }),
     {

@@ -50,7 +50,9 @@ export const ContactSnake = Type.Object(
     external_id: Nullable(Type.String()),
     identities: Type.Array(
       Type.Object({
-        kind: Type.String({ description: 'address kind: page_scoped_id (Messenger), instagram_scoped_id, ...' }),
+        kind: Type.String({
+          description: 'address kind: page_scoped_id (Messenger), instagram_scoped_id, tiktok_conversation_id, ...',
+        }),
         value: Type.String(),
       }),
       {
