@@ -10,7 +10,7 @@
  * nothing is counted twice.
  *
  *   npx tsx bench/channels-inbound.bench.ts [--engine postgres|pglite|both]
- *     [--only whatsapp,sms,messenger,instagram,email,web_embed]
+ *     [--only whatsapp,sms,messenger,instagram,tiktok,email,web_embed]
  *     [--messages 3000] [--senders 500] [--connections 32] [--port 4760]
  *
  * PG_URL (default postgres://postgres@127.0.0.1:5432); the database bench_channels is dropped and created anew.
@@ -21,6 +21,7 @@ import { startFakeGraphApi } from '../test/helpers/fake-graph-api.ts';
 import { startFakeTwilioApi } from '../test/helpers/fake-twilio-api.ts';
 import { startDovecot } from '../test/helpers/dovecot.ts';
 import { startFakeMetaMessagingApi } from '../test/helpers/fake-meta-messaging-api.ts';
+import { startFakeTikTokApi } from '../test/helpers/fake-tiktok-api.ts';
 import { startSmtpSink } from '../test/helpers/smtp-sink.ts';
 import { BENCH_MAILBOX, BENCH_PUBLIC_URL, channelLoads, type Delivery } from './lib/channel-loads.ts';
 import { percentiles } from './lib/messaging-load.ts';
@@ -77,6 +78,7 @@ for (const engine of engines) {
   const graph = await startFakeGraphApi();
   const twilio = await startFakeTwilioApi();
   const meta = await startFakeMetaMessagingApi();
+  const tiktok = await startFakeTikTokApi();
   const dovecot = await startDovecot([BENCH_MAILBOX]);
   const smtp = await startSmtpSink();
   const receiver = await BenchReceiver.start();
@@ -94,7 +96,15 @@ for (const engine of engines) {
     });
     if (hook.status !== 201) throw new Error(`webhook: ${hook.status} ${await hook.text()}`);
     for (const load of channelLoads.filter((l) => only.has(l.channel))) {
-      const build = await load.setup(service.url, tenant.businessId, { graph, twilio, meta, dovecot, smtp, receiver });
+      const build = await load.setup(service.url, tenant.businessId, {
+        graph,
+        twilio,
+        meta,
+        tiktok,
+        dovecot,
+        smtp,
+        receiver,
+      });
       const pool = new Pool(service.url, { connections, pipelining: 1, keepAliveTimeout: 30_000 });
       const warmCount = Math.max(1, Math.round(messages / 10));
       await closedLoop(pool, build(`${load.channel}-warm`, warmCount, senders));
@@ -118,6 +128,7 @@ for (const engine of engines) {
     await graph.close();
     await twilio.close();
     await meta.close();
+    await tiktok.close();
     await dovecot.close();
     await smtp.close();
     await storage.dispose();

@@ -9,6 +9,7 @@ import {
   type FakeMetaMessagingApi,
 } from '../../test/helpers/fake-meta-messaging-api.ts';
 import type { SmtpSink } from '../../test/helpers/smtp-sink.ts';
+import { receivedMessage, signedEvent, type FakeTikTokApi } from '../../test/helpers/fake-tiktok-api.ts';
 import type { BenchReceiver } from '../webhooks-receiver.ts';
 import {
   inboundMessage,
@@ -29,6 +30,7 @@ export interface ChannelFakes {
   graph: FakeGraphApi;
   twilio: FakeTwilioApi;
   meta: FakeMetaMessagingApi;
+  tiktok: FakeTikTokApi;
   /** The IMAP server email channels read, and the SMTP server they would send through. */
   dovecot: TestDovecot;
   smtp: SmtpSink;
@@ -159,6 +161,38 @@ const metaMessaging = (kind: 'messenger' | 'instagram'): ChannelLoad => ({
       });
   },
 });
+
+/** TikTok: the fake's business account, texts from conversations as TikTok posts them (one event a request). */
+const tiktok: ChannelLoad = {
+  channel: 'tiktok',
+  async setup(url, businessId, { tiktok: fake }) {
+    await adminPost(url, `/admin/v1/businesses/${businessId}/channels`, {
+      type: 'tiktok',
+      identifier: fake.businessId,
+      provider: {
+        kind: 'tiktok',
+        business_id: fake.businessId,
+        app_id: fake.appId,
+        app_secret: fake.appSecret,
+        access_token: fake.accessToken,
+        refresh_token: fake.refreshToken,
+        api_base_url: fake.baseUrl,
+      },
+    });
+    const path = '/channels/tiktok/webhook';
+    return (tag, count, senders) =>
+      Array.from({ length: count }, (_, i) => {
+        const n = i % senders;
+        const person = { id: `-000bench${n}`, username: `bench_${n}`, conversationId: `0:1:7310000:${n}` };
+        const event = receivedMessage(fake.businessId, person, { type: 'text', text: { body: `${tag} ${i}` } });
+        // Signed when delivered: TikTok's signature carries its time, refused 5 minutes on.
+        return (pool) => {
+          const { payload, headers } = signedEvent(event, fake.appSecret);
+          return posted({ id: `${tag}-${i}`, method: 'POST', path, headers, body: payload })(pool);
+        };
+      });
+  },
+};
 
 /** IMAP connections that put the run's mails into the mailbox. */
 const APPEND_CONNECTIONS = 8;
@@ -293,6 +327,7 @@ export const channelLoads: readonly ChannelLoad[] = [
   sms,
   metaMessaging('messenger'),
   metaMessaging('instagram'),
+  tiktok,
   email,
   webEmbed,
 ];
