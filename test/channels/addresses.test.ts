@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { phoneAddress } from '../../src/channels/addresses.ts';
+import { phoneAddress, tiktokConversationIdAddress } from '../../src/channels/addresses.ts';
 import { normalisePhone } from '../../src/lib/phone.ts';
 
 describe('phone addresses', () => {
@@ -17,5 +17,16 @@ describe('phone addresses', () => {
     expect(phoneAddress.reported('5491123456789')).toEqual({ value: '5491123456789', key: '541123456789' });
     expect(phoneAddress.reported('0012-34')).toEqual({ value: '001234', key: '001234' });
     expect(phoneAddress.reported('user.xyz')).toEqual({ value: null, key: 'user.xyz' });
+  });
+});
+
+describe('TikTok conversation ids', () => {
+  it('keep a conversation id as given (trimmed), refuse text that is none, and keep whatever TikTok reports', () => {
+    const id = '0:1:7310000000000000001:7310000000000000002';
+    expect(tiktokConversationIdAddress.normalise(` ${id} `)).toEqual({ value: id, key: id });
+    for (const text of ['', 'two words', 'a'.repeat(257), 'ünicode', 'x\ny'])
+      expect(tiktokConversationIdAddress.normalise(text)).toBe(undefined);
+    expect(tiktokConversationIdAddress.reported('odd id')).toEqual({ value: 'odd id', key: 'odd id' });
+    expect(tiktokConversationIdAddress.reported(' ')).toEqual({ value: null, key: ' ' });
   });
 });

@@ -71,12 +71,8 @@ export class TikTokTokens {
   }
 
   private async renew(): Promise<string> {
-    const stored = tokensOf((await this.store?.current()) ?? {});
-    if (stored && stored.access !== this.tokens.access && !this.expiring(stored)) {
-      // Renewed elsewhere meanwhile.
-      this.tokens = stored;
-      return stored.access;
-    }
+    const stored = await this.stored();
+    if (this.renewedElsewhere(stored)) return this.tokens.access;
     // The stored refresh token is the latest: an older one may have been spent by that renewal.
     const refreshToken = stored?.refresh ?? this.tokens.refresh;
     let data: unknown;
@@ -88,8 +84,12 @@ export class TikTokTokens {
         refresh_token: refreshToken,
       });
     } catch (err) {
-      // An answer refusing the renewal (not a network failure, nor TikTok's trouble) needs new credentials.
-      if (err instanceof ProviderError && !err.retryable) throw refreshRefused(err);
+      // An answer refusing the renewal (not a network failure, nor TikTok's trouble) needs new credentials,
+      // unless another process renewed the tokens meanwhile and spent the refresh token sent.
+      if (err instanceof ProviderError && !err.retryable) {
+        if (this.renewedElsewhere(await this.stored())) return this.tokens.access;
+        throw refreshRefused(err);
+      }
       throw err;
     }
     const answer = (typeof data === 'object' && data !== null ? data : {}) as Record<string, unknown>;
@@ -108,6 +108,22 @@ export class TikTokTokens {
     };
     await this.save();
     return access;
+  }
+
+  /** The tokens as stored now; a failure to read them is retried (nothing was sent). */
+  private async stored(): Promise<Tokens | null> {
+    try {
+      return tokensOf((await this.store?.current()) ?? {});
+    } catch (err) {
+      throw new ProviderError('credentials_not_read', `the stored tokens could not be read: ${String(err)}`, true);
+    }
+  }
+
+  /** Whether the stored tokens are newer than ours and current (renewed elsewhere): then they are ours. */
+  private renewedElsewhere(stored: Tokens | null): boolean {
+    if (!stored || stored.access === this.tokens.access || this.expiring(stored)) return false;
+    this.tokens = stored;
+    return true;
   }
 
   /**
