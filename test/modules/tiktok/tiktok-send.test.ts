@@ -141,12 +141,19 @@ describe('TikTok sends', () => {
 });
 
 describe('TikTok tokens', () => {
-  it('renews an expired access token once before the send, and stores the new tokens sealed', async () => {
+  it('renews an expired access token once before the sends, and stores the new tokens sealed', async () => {
     const person = await wrote();
     const before = { access: f.fake.accessToken, refresh: f.fake.refreshToken };
     await expireToken();
-    const res = await send({ to: person.conversationId, content: { text: 'after the renewal' } });
-    expect((await settled(f.t, res.json().message.uuid as string)).status).toBe('SENT');
+    // Sends accepted together wait for one renewal.
+    const hold = f.fake.holdRefresh();
+    const accepted = await Promise.all(
+      [1, 2, 3].map((n) => send({ to: person.conversationId, content: { text: `after the renewal ${n}` } })),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    hold.release();
+    for (const res of accepted) expect((await settled(f.t, res.json().message.uuid as string)).status).toBe('SENT');
+    expect(f.fake.sends()).toHaveLength(3);
     const [refresh] = f.fake.refreshes();
     expect(f.fake.refreshes()).toHaveLength(1);
     expect(refresh.body).toEqual({
@@ -156,7 +163,7 @@ describe('TikTok tokens', () => {
       refresh_token: before.refresh,
     });
     expect(f.fake.accessToken).not.toBe(before.access);
-    expect(f.fake.sends()[0].headers['access-token']).toBe(f.fake.accessToken);
+    expect(f.fake.sends().every((call) => call.headers['access-token'] === f.fake.accessToken)).toBe(true);
     // Stored sealed: neither token is in the row, and the expiry is a day on.
     const stored = await storedConfig();
     const text = JSON.stringify(stored);
