@@ -263,6 +263,39 @@ describe('TikTok tokens', () => {
     });
   });
 
+  it('calls beforeSend once, right before the send, and writes nothing of it when beforeSend rejects', async () => {
+    const person = await wrote();
+    const config = {
+      kind: 'tiktok' as const,
+      business_id: f.fake.businessId,
+      app_id: f.fake.appId,
+      app_secret: f.fake.appSecret,
+      access_token: f.fake.accessToken,
+      refresh_token: f.fake.refreshToken,
+      api_base_url: f.fake.baseUrl,
+    };
+    const provider = new TikTokProvider(config);
+    const refused = provider.send({
+      to: person.conversationId,
+      content: { kind: 'text', text: 'not this one' },
+      beforeSend: () => Promise.reject(new Error('not this one')),
+    });
+    await expect(refused).rejects.toThrow();
+    expect(f.fake.sends()).toHaveLength(0);
+    let calls = 0;
+    const sent = await provider.send({
+      to: person.conversationId,
+      content: { kind: 'text', text: 'this one' },
+      beforeSend: async () => {
+        calls++;
+        expect(f.fake.sends()).toHaveLength(0);
+      },
+    });
+    expect(calls).toBe(1);
+    expect(f.fake.sends()).toHaveLength(1);
+    expect(sent.providerMessageId).toMatch(/^msg\./);
+  });
+
   it("answers 400 to a provider config that is not TikTok's", async () => {
     const create = (provider: Record<string, unknown>) =>
       f.t.app.inject({
