@@ -126,7 +126,7 @@ export function createServices(
   );
   const budget = new TokenBudget(db, config.ai.dailyTokenBudget);
   const conversationOps = new ConversationOpsService(db, domainEvents);
-  const inbound = new InboundService(db, channels, worker, domainEvents, slices.inboundItems);
+  const inbound = new InboundService(db, channels, worker, domainEvents, media.avatars, slices.inboundItems);
   return {
     channels,
     channelSetup: new ChannelSetupService(channels, config.publicUrl),

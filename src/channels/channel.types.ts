@@ -246,10 +246,12 @@ export interface ContactProfile {
   name: string;
 }
 
-/** A person's name as the provider's profile lookup gives it (ChannelProvider.fetchProfile). */
+/** A person's name and picture as the provider's profile lookup gives them (ChannelProvider.fetchProfile). */
 export interface FetchedProfile {
   firstName: string;
   lastName: string;
+  /** The person's picture, for `fetchAvatar` (Meta: its signed, short-lived URL); absent when there is none. */
+  avatar?: string;
 }
 
 /** Everything one inbound notification carries. */

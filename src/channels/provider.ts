@@ -79,6 +79,13 @@ export interface ChannelProvider {
    * contact, after its message is stored; a failure changes nothing.
    */
   fetchProfile?(address: string): Promise<FetchedProfile | null>;
+
+  /**
+   * Download the picture a profile named (`FetchedProfile.avatar`), with the channel's credentials
+   * where the provider needs them, refusing a body over `maxBytes` (ProviderError, not retryable).
+   * A failure is classified by `classifyError`.
+   */
+  fetchAvatar?(avatar: string, limits: { maxBytes: number }): Promise<FetchedMedia>;
 }
 
 /** Where a polled channel's reading stands (JSON, the adapter's own; an IMAP mailbox's UIDVALIDITY and last UID). */

@@ -36,8 +36,11 @@ export interface FakeMetaMessagingApi {
   failNextSends(count: number, failure: MetaFailure): void;
   /** Name a person: their profile answers these fields. */
   setProfile(id: string, fields: Record<string, string>): void;
-  /** Serve an attachment; answers its URL (signed in its query, as Meta's CDN URLs are). */
-  addAttachment(bytes: Buffer, contentType: string): string;
+  /**
+   * Serve an attachment or profile picture; answers its URL (signed in its query, as Meta's CDN
+   * URLs are). `status` other than 200: the CDN answers that, with a small error page.
+   */
+  addAttachment(bytes: Buffer, contentType: string, status?: number): string;
   close(): Promise<void>;
 }
 
@@ -53,7 +56,7 @@ export async function startFakeMetaMessagingApi(): Promise<FakeMetaMessagingApi>
   const requests: MetaRequest[] = [];
   const failures: MetaFailure[] = [];
   const profiles = new Map<string, Record<string, string>>();
-  const attachments = new Map<string, { bytes: Buffer; contentType: string }>();
+  const attachments = new Map<string, { bytes: Buffer; contentType: string; status: number }>();
   let origin = '';
 
   const json = (res: ServerResponse, status: number, body: unknown) => {
@@ -96,6 +99,10 @@ export async function startFakeMetaMessagingApi(): Promise<FakeMetaMessagingApi>
       if (url.pathname.startsWith('/cdn/')) {
         const file = attachments.get(url.pathname.slice(5));
         if (!file || url.searchParams.get('oh') === null) return json(res, 404, { error: 'not found' });
+        if (file.status !== 200) {
+          res.writeHead(file.status, { 'content-type': 'text/html' });
+          return res.end('<html><body>CDN error</body></html>');
+        }
         res.writeHead(200, { 'content-type': file.contentType, 'content-length': file.bytes.length });
         return res.end(file.bytes);
       }
@@ -134,9 +141,9 @@ export async function startFakeMetaMessagingApi(): Promise<FakeMetaMessagingApi>
       for (let i = 0; i < count; i++) failures.push(failure);
     },
     setProfile: (id, fields) => profiles.set(id, fields),
-    addAttachment: (bytes, contentType) => {
+    addAttachment: (bytes, contentType, status = 200) => {
       const name = hex(8);
-      attachments.set(name, { bytes, contentType });
+      attachments.set(name, { bytes, contentType, status });
       return `${origin}/cdn/${name}?_nc_cat=1&oh=${hex(16)}&oe=${Date.now().toString(16)}`;
     },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),

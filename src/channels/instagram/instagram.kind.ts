@@ -27,12 +27,13 @@ export const instagramKind = defineMetaMessagingKind({
   address: instagramScopedIdAddress,
   send: {
     metadata: false,
-    profileFields: 'name,username',
+    profileFields: 'name,username,profile_pic',
     profile: (answer) => {
       const name = str(answer.name) ?? str(answer.username);
-      if (!name) return null;
-      const [firstName, ...rest] = name.trim().split(/\s+/);
-      return { firstName, lastName: rest.join(' ') };
+      const avatar = str(answer.profile_pic);
+      if (!name && !avatar) return null;
+      const [firstName, ...rest] = (name ?? '').trim().split(/\s+/);
+      return { firstName, lastName: rest.join(' '), ...(avatar ? { avatar } : {}) };
     },
   },
   createDocs: `Instagram: \`identifier\` is the Instagram account id and \`provider\` is required: {kind: "instagram",

@@ -29,11 +29,12 @@ export const messengerKind = defineMetaMessagingKind({
   humanWindowHours: 168,
   send: {
     metadata: true,
-    profileFields: 'first_name,last_name',
+    profileFields: 'first_name,last_name,profile_pic',
     profile: (answer) => {
       const firstName = str(answer.first_name) ?? '';
       const lastName = str(answer.last_name) ?? '';
-      return firstName || lastName ? { firstName, lastName } : null;
+      const avatar = str(answer.profile_pic);
+      return firstName || lastName || avatar ? { firstName, lastName, ...(avatar ? { avatar } : {}) } : null;
     },
   },
   createDocs: `Messenger: \`identifier\` is the page id and \`provider\` is required: {kind: "messenger", page_id,

@@ -65,11 +65,18 @@ export class GraphClient {
   /**
    * Download an absolute URL, refusing bodies over the size limit: with the same bearer token, or
    * without it (`bearer: false`) for a URL that is signed itself (Messenger's attachment URLs on
-   * Meta's CDN), so the token never goes to a host a notification named.
+   * Meta's CDN), so the token never goes to a host a notification named. `maxBytes` lowers the
+   * size limit; `small` gives the call an API call's time limit instead of a media download's.
    */
-  async bytes(url: string, { bearer = true } = {}): Promise<{ bytes: Buffer; contentType: string | null }> {
-    const timeout = this.options.mediaTimeoutMs ?? DEFAULT_MEDIA_TIMEOUT_MS;
-    const limit = this.options.maxMediaBytes ?? DEFAULT_MAX_MEDIA_BYTES;
+  async bytes(
+    url: string,
+    { bearer = true, maxBytes, small = false }: { bearer?: boolean; maxBytes?: number; small?: boolean } = {},
+  ): Promise<{ bytes: Buffer; contentType: string | null }> {
+    // A small file (a profile picture) gets an API call's time, not an attachment's.
+    const timeout = small
+      ? (this.options.timeoutMs ?? DEFAULT_TIMEOUT_MS)
+      : (this.options.mediaTimeoutMs ?? DEFAULT_MEDIA_TIMEOUT_MS);
+    const limit = Math.min(maxBytes ?? Infinity, this.options.maxMediaBytes ?? DEFAULT_MAX_MEDIA_BYTES);
     const response = await request(url, {
       method: 'GET',
       dispatcher: this.options.dispatcher,

@@ -9,14 +9,14 @@ import { buildMetaSendBody, type SendOptions } from './messaging.payloads.ts';
 /** What tells Messenger and Instagram apart behind one adapter. */
 export interface MetaMessagingProduct extends SendOptions {
   kind: string;
-  /** The profile fields of `GET /{id}`: Messenger's first and last names, Instagram's name and username. */
+  /** The profile fields of `GET /{id}`: Messenger's first and last names, Instagram's name and username; pictures. */
   profile: (answer: Record<string, unknown>) => FetchedProfile | null;
   profileFields: string;
 }
 
 /**
  * Meta's Messenger Platform (Messenger, Instagram messaging) behind the channel provider interface:
- * the Send API on the account's `/messages`, attachments by their signed URL, profiles by id.
+ * the Send API on the account's `/messages`, attachments and profile pictures by their signed URL, profiles by id.
  */
 export class MetaMessagingProvider extends MetaAppProvider implements ChannelProvider {
   readonly kind: string;
@@ -54,6 +54,14 @@ export class MetaMessagingProvider extends MetaAppProvider implements ChannelPro
   async fetchMedia(url: string): Promise<FetchedMedia> {
     if (!/^https?:\/\//.test(url)) throw new ProviderError('invalid_media_url', 'the attachment has no URL', false);
     const { bytes, contentType } = await this.graph.bytes(url, { bearer: false });
+    return { bytes, mimeType: contentType ?? 'application/octet-stream', fileSize: bytes.length };
+  }
+
+  /** A profile picture by its URL, signed by Meta like attachments': fetched without the token, bounded. */
+  async fetchAvatar(url: string, { maxBytes }: { maxBytes: number }): Promise<FetchedMedia> {
+    if (!/^https?:\/\//.test(url))
+      throw new ProviderError('invalid_media_url', 'the profile picture has no URL', false);
+    const { bytes, contentType } = await this.graph.bytes(url, { bearer: false, maxBytes, small: true });
     return { bytes, mimeType: contentType ?? 'application/octet-stream', fileSize: bytes.length };
   }
 

@@ -49,22 +49,46 @@ export function wouldTakeProfileName(contact: ContactRow, profileName: string | 
   return splitName(profileName ?? '').first !== '' && contact.first_name === '' && contact.last_name === '';
 }
 
+/** Whether a profile's picture would be the contact's (it has none). */
+export function wouldTakeAvatar(contact: ContactRow): boolean {
+  return contact.avatar_url === null || contact.avatar_url === '';
+}
+
 /** The profile rule above for a contact found: renamed (with its event) only while it has no name. */
-export async function takeProfileName(
+export function takeProfileName(
   trx: Db,
   channel: ChannelRow,
   found: ContactRow,
   profileName: string | null,
 ): Promise<ContactRow> {
-  if (!wouldTakeProfileName(found, profileName)) return found;
+  return takeProfile(trx, channel, found, { name: profileName });
+}
+
+/**
+ * The profile rules for a contact found: renamed only while it has no name, given the picture (our
+ * address of it) only while it has none; one update and one contact_field_changed event for both.
+ */
+export async function takeProfile(
+  trx: Db,
+  channel: ChannelRow,
+  found: ContactRow,
+  profile: { name: string | null; avatarUrl?: string },
+): Promise<ContactRow> {
   const businessId = found.business_id;
-  const name = splitName(profileName ?? '');
-  const changes: FieldChange[] = [{ field: 'first_name', custom: false, from: found.first_name, to: name.first }];
-  if (name.last !== '') changes.push({ field: 'last_name', custom: false, from: found.last_name, to: name.last });
-  const updated = await contactsRepository.update(trx, businessId, found.id, {
-    first_name: name.first,
-    last_name: name.last,
-  });
+  const changes: FieldChange[] = [];
+  const update: { first_name?: string; last_name?: string; avatar_url?: string } = {};
+  if (wouldTakeProfileName(found, profile.name)) {
+    const name = splitName(profile.name ?? '');
+    changes.push({ field: 'first_name', custom: false, from: found.first_name, to: name.first });
+    if (name.last !== '') changes.push({ field: 'last_name', custom: false, from: found.last_name, to: name.last });
+    Object.assign(update, { first_name: name.first, last_name: name.last });
+  }
+  if (profile.avatarUrl && wouldTakeAvatar(found)) {
+    changes.push({ field: 'avatar_url', custom: false, from: found.avatar_url, to: profile.avatarUrl });
+    update.avatar_url = profile.avatarUrl;
+  }
+  if (changes.length === 0) return found;
+  const updated = await contactsRepository.update(trx, businessId, found.id, update);
   await contactFieldChanged(trx, businessId, {
     contactId: found.id,
     actorType: 'system',

@@ -15,6 +15,7 @@ import { Batcher } from '../../lib/batcher.ts';
 import { inSlices, nextTurn } from '../../db/slices.ts';
 import { isUuid } from '../../lib/ids.ts';
 import { storableText } from '../../lib/json-check.ts';
+import type { AvatarStore } from '../media/media.avatars.ts';
 import { MEDIA_FETCH_JOB } from '../media/media.fetch-job.ts';
 import type { DomainEventDispatcher } from '../domain-events/domain-events.dispatcher.ts';
 import { messagesCreated, messageStatusesChanged } from '../domain-events/domain-events.writer.ts';
@@ -100,6 +101,7 @@ export class InboundService {
     private readonly channels: ChannelsService,
     private readonly worker: OutboxWorker,
     private readonly domainEvents: Pick<DomainEventDispatcher, 'dispatch'>,
+    private readonly avatars: AvatarStore,
     private readonly sliceItems = 200,
   ) {
     this.batcher = new Batcher((items) => this.storeBatch(items), {
@@ -111,7 +113,7 @@ export class InboundService {
 
   /** The outbox handler of sender profile lookups. */
   profileJobHandler(): JobHandler {
-    return senderProfileJobHandler(this.db, this.channels);
+    return senderProfileJobHandler(this.db, this.channels, this.avatars);
   }
 
   /**

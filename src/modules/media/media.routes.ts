@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { responses } from '../../http/common.schemas.ts';
-import { FileParams, FileQuery, MediaLinkSchema, MediaParams } from './media.schemas.ts';
+import { AvatarParams, FileParams, FileQuery, MediaLinkSchema, MediaParams } from './media.schemas.ts';
 
 /** GET /media/:id (API key): a fresh signed address of a file of the business. */
 export const mediaRoutes: FastifyPluginAsyncTypebox = async (app) => {
@@ -23,7 +23,10 @@ export const mediaRoutes: FastifyPluginAsyncTypebox = async (app) => {
   );
 };
 
-/** GET /files/:id: the bytes behind a signed address; no API key, the signature is the permission. */
+/**
+ * GET /files/:id: the bytes behind a signed address; no API key, the signature is the permission. GET
+ * /files/avatars/...: a contact's picture, whose unguessable address is the permission.
+ */
 export const fileRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/files/:id',
@@ -47,6 +50,32 @@ export const fileRoutes: FastifyPluginAsyncTypebox = async (app) => {
         .header('x-content-type-options', 'nosniff')
         .header('content-security-policy', "default-src 'none'; sandbox")
         .header('cache-control', 'private, max-age=600')
+        .send(file.stream);
+    },
+  );
+
+  app.get(
+    '/files/avatars/:businessId/:name',
+    {
+      schema: {
+        tags: ['media'],
+        summary: "Download a contact's picture",
+        description:
+          "Use a contact's `avatarUrl` as given: a picture copied from the person's profile on the channel (Messenger, " +
+          'Instagram). No API key: the address holds 128 random bits and is the permission, like a CDN address, so treat ' +
+          'it as you would the picture itself. It does not expire. 404 when no picture is stored under it.',
+        params: AvatarParams,
+        response: responses({ 200: Type.Unknown({ description: 'the picture: PNG, JPEG, GIF or WebP' }) }, 400, 404),
+      },
+    },
+    async (request, reply) => {
+      const file = await app.services.media.openAvatar(request.params.businessId, request.params.name);
+      return reply
+        .type(file.contentType)
+        .header('content-length', file.size)
+        .header('x-content-type-options', 'nosniff')
+        .header('content-security-policy', "default-src 'none'; sandbox")
+        .header('cache-control', 'private, max-age=86400')
         .send(file.stream);
     },
   );

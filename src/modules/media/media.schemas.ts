@@ -1,5 +1,6 @@
 import { Type } from 'typebox';
-import { Nullable, Timestamp } from '../../http/common.schemas.ts';
+import { Nullable, Timestamp, Uuid } from '../../http/common.schemas.ts';
+import { AVATAR_FILE_PATTERN } from './media.avatars.ts';
 
 export const MediaParams = Type.Object(
   {
@@ -32,4 +33,12 @@ export const FileQuery = Type.Object(
     sig: Type.Optional(Type.String({ maxLength: 128, description: 'HMAC-SHA256 signature, base64url' })),
   },
   { additionalProperties: true },
+);
+
+export const AvatarParams = Type.Object(
+  {
+    businessId: Uuid,
+    name: Type.String({ pattern: AVATAR_FILE_PATTERN, description: 'the picture, as its address names it' }),
+  },
+  { additionalProperties: false },
 );

@@ -4,6 +4,7 @@ import type { Db } from '../../db/database.ts';
 import { forbidden, notFound } from '../../lib/domain-errors.ts';
 import type { JobHandler } from '../../jobs/outbox.worker.ts';
 import type { FileStorage, StoredFile } from '../../storage/file-storage.ts';
+import { AvatarStore, type ServedAvatar } from './media.avatars.ts';
 import { mediaFetchJobHandler, type ProviderLookup } from './media.fetch-job.ts';
 import { mediaRepository, type MediaRow } from './media.repository.ts';
 import { signedMediaUrl, verifyMediaSignature, type MediaSigningKey } from './media.signing.ts';
@@ -27,14 +28,19 @@ export interface ServedFile extends StoredFile {
 // Types a browser may show inline from our origin; anything else (HTML, SVG, scripts) downloads.
 const INLINE = /^(image\/(png|jpeg|gif|webp)|audio\/[\w.+-]+|video\/[\w.+-]+|application\/pdf|text\/plain)$/;
 
-/** Files of messages: download from providers, storage, and signed download addresses. */
+/** Files of messages (download from providers, storage, signed download addresses) and contacts' pictures. */
 export class MediaService {
+  /** Contacts' pictures from the providers' profiles, in the same file store. */
+  readonly avatars: AvatarStore;
+
   constructor(
     private readonly db: Db,
     private readonly storage: FileStorage,
     private readonly signingKey: MediaSigningKey,
     private readonly providerFor: ProviderLookup,
-  ) {}
+  ) {
+    this.avatars = new AvatarStore(storage, signingKey.publicUrl);
+  }
 
   /** The outbox handler of 'media_fetch' jobs. */
   fetchJobHandler(): JobHandler {
@@ -112,6 +118,11 @@ export class MediaService {
       contentType,
       contentDisposition: contentDisposition(filename, { type: INLINE.test(baseType) ? 'inline' : 'attachment' }),
     };
+  }
+
+  /** GET /files/avatars/:businessId/:name: a contact's picture; the unguessable name is the permission. */
+  openAvatar(businessId: string, name: string): Promise<ServedAvatar> {
+    return this.avatars.open(businessId, name);
   }
 }
 

@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { echoEvent, messageEvent, messagingNotification, metaId } from '../../helpers/fake-meta-messaging-api.ts';
 import { createTenant } from '../../helpers/tenants.ts';
+import { PUBLIC_URL } from '../../helpers/test-app.ts';
+import { AVATAR_MAX_BYTES } from '../../../src/modules/media/media.avatars.ts';
 import { walk } from '../exports/export-helpers.ts';
 import { until } from '../sending/sending.fixtures.ts';
 import { createMetaChannel, withMetaChannels, type MetaChannel, type MetaFixture } from './meta-helpers.ts';
@@ -37,7 +39,7 @@ async function fromPerson(channel: MetaChannel, message: Record<string, unknown>
 describe('Messenger webhook: messages', () => {
   it('stores a text with its contact (PSID identity) and writes message_created; the profile names the contact', async () => {
     const person = metaId();
-    f.fake.setProfile(person, { first_name: 'Ada', last_name: 'Lovelace', profile_pic: 'https://x.test/p.jpg' });
+    f.fake.setProfile(person, { first_name: 'Ada', last_name: 'Lovelace' });
     const { mid } = await fromPerson(page(), { text: 'Hello page' }, person);
     const [row] = await byProviderId(mid);
     expect(row).toMatchObject({
@@ -65,7 +67,9 @@ describe('Messenger webhook: messages', () => {
     // The profile is looked up once, for the new contact only.
     await fromPerson(page(), { text: 'again' }, person);
     expect(f.fake.requests.filter((r) => r.path.endsWith(`/${person}`))).toHaveLength(1);
-    expect(f.fake.requests.find((r) => r.path.endsWith(`/${person}`))?.query.fields).toBe('first_name,last_name');
+    expect(f.fake.requests.find((r) => r.path.endsWith(`/${person}`))?.query.fields).toBe(
+      'first_name,last_name,profile_pic',
+    );
   });
 
   it('reads attachments (one message each, fetched without the token), quick replies, postbacks, reactions and replies', async () => {
@@ -335,5 +339,144 @@ describe('Instagram webhook', () => {
     expect(new Set(records.map((r) => r.channel))).toEqual(new Set(['messenger', 'instagram']));
     // A Messenger body on Instagram's webhook is refused.
     expect((await f.post(f.instagram, messengerBody([]))).statusCode).toBe(400);
+  });
+});
+
+describe('Profile pictures', () => {
+  // The smallest PNG: one transparent pixel.
+  const png = Buffer.from(
+    'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==',
+    'base64',
+  );
+  const jpeg = Buffer.concat([Buffer.from('ffd8ffe000104a46494600', 'hex'), Buffer.alloc(64, 1)]);
+  const contactOf = async (mid: string) => {
+    const [row] = await byProviderId(mid);
+    return db().selectFrom('contacts').selectAll().where('id', '=', row.contact_id).executeTakeFirstOrThrow();
+  };
+  const profileJob = async (mid: string) => {
+    const [row] = await byProviderId(mid);
+    return db()
+      .selectFrom('outbox')
+      .selectAll()
+      .where('kind', '=', 'sender_profile')
+      .where('ref_id', '=', row.id)
+      .executeTakeFirstOrThrow();
+  };
+  /** The contact's avatarUrl as the API shows it (PATCH without changes answers the camelCase form). */
+  const apiAvatar = async (contactId: string, headers = f.tenant.headers) => {
+    const res = await f.t.app.inject({
+      method: 'PATCH',
+      url: `/external/v2/contacts/${contactId}`,
+      headers,
+      payload: {},
+    });
+    expect(res.statusCode, res.body).toBe(200);
+    return res.json().contact[0].avatarUrl as string | null;
+  };
+  const download = (url: string) => f.t.app.inject({ method: 'GET', url: url.slice(PUBLIC_URL.length) });
+
+  it("copies the profile's picture into the file store and serves it at the contact's avatarUrl, without a key", async () => {
+    for (const [channel, fields, bytes, type, extension] of [
+      [page(), { first_name: 'Alan', last_name: 'Turing' }, png, 'image/png', 'png'],
+      [f.instagram, { name: 'Hedy Lamarr' }, jpeg, 'image/jpeg', 'jpg'],
+    ] as const) {
+      const person = metaId();
+      const picture = f.fake.addAttachment(bytes, type);
+      f.fake.setProfile(person, { ...fields, profile_pic: picture });
+      const { mid } = await fromPerson(channel, { text: 'hello' }, person);
+      await until(async () => (await profileJob(mid)).state === 'done');
+      const contact = await contactOf(mid);
+      expect(contact.first_name).not.toBe('');
+      const url = await apiAvatar(contact.id);
+      expect(url).toMatch(
+        new RegExp(`^${PUBLIC_URL}/files/avatars/${f.tenant.businessId}/[A-Za-z0-9_-]{22}\\.${extension}$`),
+      );
+      expect(url).toBe(contact.avatar_url);
+      // Meta signs the picture's URL itself: the token does not go with the download.
+      const fetched = f.fake.requests.filter((r) => picture.includes(r.path));
+      expect(fetched).toHaveLength(1);
+      expect(fetched[0].headers.authorization).toBeUndefined();
+
+      const res = await download(url!);
+      expect(res.statusCode).toBe(200);
+      expect(res.headers['content-type']).toBe(type);
+      expect(res.headers['x-content-type-options']).toBe('nosniff');
+      expect(res.rawPayload.equals(bytes)).toBe(true);
+      // One contact_field_changed names both fields the profile filled.
+      const [event] = await db().selectFrom('events').selectAll().where('contact_id', '=', contact.id).execute();
+      expect((event.data as { changes: { field: string }[] }).changes.map((c) => c.field)).toContain('avatar_url');
+    }
+  });
+
+  it("answers 404 for another business's id or an unknown name, and 400 for a malformed one", async () => {
+    const person = metaId();
+    f.fake.setProfile(person, { first_name: 'Lin', profile_pic: f.fake.addAttachment(png, 'image/png') });
+    const { mid } = await fromPerson(page(), { text: 'hello' }, person);
+    await until(async () => (await profileJob(mid)).state === 'done');
+    const url = (await contactOf(mid)).avatar_url!;
+    const other = await createTenant(f.t.app);
+    expect((await download(url.replace(f.tenant.businessId, other.businessId))).statusCode).toBe(404);
+    expect((await download(url.replace(/[^/]{22}\.png$/, `${'A'.repeat(22)}.png`))).statusCode).toBe(404);
+    expect((await download(url.replace(/\.png$/, '.svg'))).statusCode).toBe(400);
+    expect((await download(url.replace(/[^/]{22}\.png$/, '..%2F..%2Fx.png'))).statusCode).toBe(400);
+  });
+
+  it('leaves the contact without a picture when it is gone, no image, or too large, and ends the job', async () => {
+    const origin = new URL(f.fake.baseUrl).origin;
+    const pictures = {
+      gone: `${origin}/cdn/0000000000000000?oh=1`,
+      html: f.fake.addAttachment(Buffer.from('<html><script>alert(1)</script></html>'), 'text/html'),
+      htmlAsPng: f.fake.addAttachment(Buffer.from('<html><script>alert(1)</script></html>'), 'image/png'),
+      svg: f.fake.addAttachment(Buffer.from('<svg xmlns="http://www.w3.org/2000/svg"/>'), 'image/svg+xml'),
+      large: f.fake.addAttachment(Buffer.concat([png, Buffer.alloc(AVATAR_MAX_BYTES)]), 'image/png'),
+    };
+    for (const [name, picture] of Object.entries(pictures)) {
+      const person = metaId();
+      f.fake.setProfile(person, { first_name: name, profile_pic: picture });
+      const { mid } = await fromPerson(page(), { text: 'hello' }, person);
+      await until(async () => (await profileJob(mid)).state !== 'running' && (await profileJob(mid)).attempts > 0);
+      expect(await profileJob(mid), name).toMatchObject({ state: 'done', last_error: null });
+      const contact = await contactOf(mid);
+      expect(contact, name).toMatchObject({ first_name: name, avatar_url: null });
+      expect(await apiAvatar(contact.id)).toBeNull();
+    }
+  });
+
+  it('keeps a picture the contact has, and tries a download that failed for a passing reason again', async () => {
+    // The profile is not there yet: the lookup fails for good and the job ends.
+    const person = metaId();
+    const { mid } = await fromPerson(page(), { text: 'hello' }, person);
+    await until(async () => (await profileJob(mid)).state === 'failed');
+    const contact = await contactOf(mid);
+    const own = 'https://cdn.example.com/own.png';
+    await db().updateTable('contacts').set({ avatar_url: own }).where('id', '=', contact.id).execute();
+    const picture = f.fake.addAttachment(png, 'image/png');
+    f.fake.setProfile(person, { first_name: 'Kept', profile_pic: picture });
+    const { id } = await profileJob(mid);
+    await db()
+      .updateTable('outbox')
+      .set({ state: 'pending', run_at: new Date().toISOString() })
+      .where('id', '=', id)
+      .execute();
+    await until(async () => (await profileJob(mid)).state === 'done');
+    expect(await contactOf(mid)).toMatchObject({ first_name: 'Kept', avatar_url: own });
+    // The contact had a picture: none was downloaded.
+    expect(f.fake.requests.filter((r) => picture.includes(r.path))).toHaveLength(0);
+
+    // Meta's CDN answers 503: the name is taken now, the picture is tried again later.
+    const second = metaId();
+    f.fake.setProfile(second, { first_name: 'Later', profile_pic: f.fake.addAttachment(png, 'image/png', 503) });
+    const { mid: secondMid } = await fromPerson(page(), { text: 'hello' }, second);
+    await until(async () => (await profileJob(secondMid)).last_error !== null);
+    const job = await profileJob(secondMid);
+    expect(job).toMatchObject({ state: 'pending', attempts: 1 });
+    expect(job.last_error).toMatch(/503/);
+    expect(await contactOf(secondMid)).toMatchObject({ first_name: 'Later', avatar_url: null });
+    f.fake.setProfile(second, { first_name: 'Later', profile_pic: f.fake.addAttachment(png, 'image/png') });
+    await db().updateTable('outbox').set({ run_at: new Date().toISOString() }).where('id', '=', job.id).execute();
+    await until(async () => (await profileJob(secondMid)).state === 'done');
+    const url = (await contactOf(secondMid)).avatar_url;
+    expect(url).toMatch(/\/files\/avatars\//);
+    expect((await download(url!)).rawPayload.equals(png)).toBe(true);
   });
 });
