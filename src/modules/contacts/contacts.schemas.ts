@@ -71,7 +71,10 @@ export const ContactCamel = Type.Object(
     uuid: Uuid,
     name: Type.String({ description: 'full name' }),
     phoneNumber: Nullable(Type.String(), { description: 'with leading plus sign; null when the contact has no phone' }),
-    avatarUrl: Nullable(Type.String()),
+    avatarUrl: Nullable(Type.String(), {
+      description:
+        "the contact's picture; one from a Messenger or Instagram profile is the service's copy at PUBLIC_URL/files/avatars/..., served without a key to whoever has the address",
+    }),
     createdAt: Timestamp,
     source: Nullable(Type.String(), {
       description: 'channel the contact came from, e.g. whatsapp; api for contacts created through the API',
