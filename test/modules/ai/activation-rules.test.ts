@@ -1,8 +1,15 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { WEEKDAYS } from '../../../src/modules/agents/activation-rules.ts';
 import { adminHeaders } from '../../helpers/tenants.ts';
 import { createWhatsAppChannel } from '../inbound/whatsapp-helpers.ts';
-import { aiFixture, runsOf, settle, type AiFixture } from './ai-helpers.ts';
+import { aiApp, aiBusiness, runsOf, settle, type AiApp, type AiFixture } from './ai-helpers.ts';
+
+// One app for the file; each test makes a business (channel, agent) of its own.
+let base: AiApp;
+beforeAll(async () => {
+  base = await aiApp();
+}, 60_000);
+afterAll(() => base.close());
 
 let f: AiFixture | undefined;
 afterEach(async () => {
@@ -65,7 +72,7 @@ function nowIn(zone: string) {
 
 describe('activation rules', () => {
   it('channels: the agent answers on the channels listed only', async () => {
-    f = await aiFixture();
+    f = await aiBusiness(base);
     const other = await createWhatsAppChannel(f.app.app, f.tenant.businessId);
     await setRules(f, { channels: [other.id] });
     expect(await answered(f, 'Hola', false)).toBe(false);
@@ -74,7 +81,7 @@ describe('activation rules', () => {
   });
 
   it('contact tags: any asks for one of them, none refuses each of them', async () => {
-    f = await aiFixture();
+    f = await aiBusiness(base);
     await setRules(f, { contact_tags: { any: ['vip'] } });
     expect(await answered(f, 'Hola', false)).toBe(false);
     await setTags(f, ['vip']);
@@ -87,7 +94,7 @@ describe('activation rules', () => {
   });
 
   it('opening hours: the agent answers within the weekly windows of its time zone only', async () => {
-    f = await aiFixture();
+    f = await aiBusiness(base);
     const zone = 'Pacific/Auckland';
     const { day, hour } = nowIn(zone);
     const otherDays = WEEKDAYS.filter((d) => d !== day);
@@ -113,8 +120,8 @@ describe('activation rules', () => {
   });
 
   it('refuses rules it cannot use with 400, on create and on a partial update, and keeps what was stored', async () => {
-    f = await aiFixture({ llm: false });
-    const other = await aiFixture({ llm: false });
+    f = await aiBusiness(base);
+    const other = await aiBusiness(base);
     try {
       const bad: [string, unknown][] = [
         ['an unknown rule', { hours: { from: '09:00' } }],
@@ -187,7 +194,7 @@ describe('activation rules', () => {
 
 describe("a channel's default agent", () => {
   it('gives every new conversation of the channel its agent, assigned by the system', async () => {
-    f = await aiFixture({ llm: false });
+    f = await aiBusiness(base);
     await f.inbound('Hola');
     const conversationId = await f.conversationOf();
     const events = await f.app.app.inject({
@@ -213,8 +220,8 @@ describe("a channel's default agent", () => {
   });
 
   it('is set and cleared on the operator API, refusing an agent of another business or a bad id with 400', async () => {
-    f = await aiFixture({ llm: false });
-    const other = await aiFixture({ llm: false });
+    f = await aiBusiness(base);
+    const other = await aiBusiness(base);
     try {
       const url = `/admin/v1/businesses/${f.tenant.businessId}/channels`;
       const patch = (payload: unknown) =>

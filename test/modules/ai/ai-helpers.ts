@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { sql } from 'kysely';
 import { startFakeGraphApi, inboundMessage, type FakeGraphApi } from '../../helpers/fake-graph-api.ts';
-import { startFakeLlmApi, type FakeLlmApi } from '../../helpers/fake-llm-api.ts';
+import { startFakeLlmApi, type ChatRequest, type FakeLlmApi, type LlmAnswer } from '../../helpers/fake-llm-api.ts';
 import { adminHeaders, createTenant, type Tenant } from '../../helpers/tenants.ts';
 import { createWhatsAppChannel, notificationFor, postSigned, type TestChannel } from '../inbound/whatsapp-helpers.ts';
 import {
@@ -14,12 +14,42 @@ import {
 
 export { waitUntil };
 
-/** Everything an AI agent test uses: a model and a Graph API on loopback, an app over a database it may restart on. */
-export interface AiFixture {
+/** What the tests of a file share: a model and a Graph API on loopback, an app over a database it may restart on. */
+export interface AiApp {
   shared: SharedDatabase;
   app: WebhookTestApp;
   graph: FakeGraphApi;
   llm: FakeLlmApi;
+  /** Builds another app over the same database (the first one closed: a restart). */
+  restart(options?: { workers?: boolean; env?: Record<string, string> }): Promise<WebhookTestApp>;
+  close(): Promise<void>;
+}
+
+/** The model's requests of one business's conversations, and answers for them. */
+export interface BusinessLlm {
+  /** The chat requests that carry a text the business's customers wrote, since the business was made. */
+  readonly requests: ChatRequest[];
+  /**
+   * Answers for the next requests of any business (the shared fake's queue): for a test that leaves
+   * nothing running when it ends; otherwise scriptFor.
+   */
+  script(...answers: LlmAnswer[]): void;
+  /** Answers for the next requests whose customer's last message is `text` (the shared fake's scriptFor). */
+  scriptFor(text: string, ...answers: LlmAnswer[]): void;
+  /** Embeddings answered for these texts (the shared fake's). */
+  vectors: Map<string, number[]>;
+  /** Resolves when at least `count` of the business's requests arrived. */
+  waitForRequests(count: number, timeoutMs?: number): Promise<ChatRequest[]>;
+  /** The shared fake's default answer (a test that changes it puts it back: `aiBusiness` does after each test). */
+  reply: (request: ChatRequest) => LlmAnswer;
+}
+
+/** One business of an AiApp: a WhatsApp channel whose default agent is `agentId`, and its customers' traffic. */
+export interface AiFixture {
+  shared: SharedDatabase;
+  readonly app: WebhookTestApp;
+  graph: FakeGraphApi;
+  llm: BusinessLlm;
   tenant: Tenant;
   channel: TestChannel;
   agentId: string;
@@ -27,7 +57,7 @@ export interface AiFixture {
   restart(options?: { workers?: boolean; env?: Record<string, string> }): Promise<WebhookTestApp>;
   /** A text from `from` to the channel, as Meta notifies it; answers the notification's status. */
   inbound(text: string, from?: string): Promise<number>;
-  /** The texts the Graph API was asked to send to `to`. */
+  /** The texts the Graph API was asked to send to `to` from this business's channel. */
   repliesTo(to?: string): string[];
   /** The conversation of `from` on the channel. */
   conversationOf(from?: string): Promise<string>;
@@ -48,20 +78,16 @@ export async function createAgent(app: FastifyInstance, businessId: string, body
   return res.json().agent as { id: string } & Record<string, unknown>;
 }
 
-/**
- * A business with a WhatsApp channel whose default agent is `agent` (quick debounce unless given),
- * an app with LLM_URL set to the fake model unless `llm: false`.
- */
-export async function aiFixture(
-  options: {
-    agent?: Record<string, unknown>;
-    llm?: boolean;
-    /** Item and query embeddings from the fake model's /embeddings too. */
-    embeddings?: boolean;
-    env?: Record<string, string>;
-    workers?: boolean;
-  } = {},
-): Promise<AiFixture> {
+export interface AiAppOptions {
+  llm?: boolean;
+  /** Item and query embeddings from the fake model's /embeddings too. */
+  embeddings?: boolean;
+  env?: Record<string, string>;
+  workers?: boolean;
+}
+
+/** An app with LLM_URL set to the fake model unless `llm: false`, over a database of its own. */
+export async function aiApp(options: AiAppOptions = {}): Promise<AiApp> {
   const shared = await sharedDatabase();
   const graph = await startFakeGraphApi();
   const llm = await startFakeLlmApi();
@@ -71,39 +97,89 @@ export async function aiFixture(
     ...options.env,
     ...extra,
   });
-  let app = await buildWebhookApp(shared, { env: envOf(), workers: options.workers });
-  const tenant = await createTenant(app.app);
-  const agent = await createAgent(app.app, tenant.businessId, {
+  const base: AiApp = {
+    shared,
+    app: await buildWebhookApp(shared, { env: envOf(), workers: options.workers }),
+    graph,
+    llm,
+    async restart(restartOptions = {}) {
+      base.app = await buildWebhookApp(shared, { env: envOf(restartOptions.env), workers: restartOptions.workers });
+      return base.app;
+    },
+    async close() {
+      await base.app.close();
+      await graph.close();
+      await llm.close();
+      await shared.drop();
+    },
+  };
+  return base;
+}
+
+/**
+ * A business of `base` with a WhatsApp channel whose default agent is `agent` (quick debounce
+ * unless given). Its requests to the model are those that carry its customers' texts, so a file's
+ * tests each make one and write texts of their own.
+ */
+export async function aiBusiness(base: AiApp, options: { agent?: Record<string, unknown> } = {}): Promise<AiFixture> {
+  const { app } = base.app;
+  const tenant = await createTenant(app);
+  const agent = await createAgent(app, tenant.businessId, {
     activation_rules: { debounce_seconds: 0.2 },
     ...options.agent,
   });
-  const channel = await createWhatsAppChannel(app.app, tenant.businessId, {
-    apiBaseUrl: graph.baseUrl,
-    accessToken: graph.accessToken,
+  const channel = await createWhatsAppChannel(app, tenant.businessId, {
+    apiBaseUrl: base.graph.baseUrl,
+    accessToken: base.graph.accessToken,
   });
-  const patched = await app.app.inject({
+  const patched = await app.inject({
     method: 'PATCH',
     url: `/admin/v1/businesses/${tenant.businessId}/channels/${channel.id}`,
     headers: adminHeaders,
     payload: { agent_id: agent.id },
   });
   if (patched.statusCode !== 200) throw new Error(`channel agent: ${patched.body}`);
-  const fixture: AiFixture = {
-    shared,
-    app,
-    graph,
+  const since = base.llm.requests.length;
+  const defaultReply = base.llm.reply;
+  const texts = new Set<string>();
+  const mine = (request: ChatRequest) =>
+    (request.body.messages ?? []).some(
+      (m) => m.role === 'user' && [...texts].some((text) => m.content?.includes(text) === true),
+    );
+  const llm: BusinessLlm = {
+    get requests() {
+      return base.llm.requests.slice(since).filter(mine);
+    },
+    script: (...answers) => base.llm.script(...answers),
+    scriptFor: (text, ...answers) => base.llm.scriptFor(text, ...answers),
+    vectors: base.llm.vectors,
+    async waitForRequests(count, timeoutMs = 10_000) {
+      await waitUntil(() => llm.requests.length >= count, timeoutMs, `the model waited for ${count} requests`);
+      return llm.requests;
+    },
+    get reply() {
+      return base.llm.reply;
+    },
+    set reply(answer) {
+      base.llm.reply = answer;
+    },
+  };
+  const path = `/${channel.phoneNumberId}/messages`;
+  return {
+    shared: base.shared,
+    get app() {
+      return base.app;
+    },
+    graph: base.graph,
     llm,
     tenant,
     channel,
     agentId: agent.id,
-    async restart(restartOptions = {}) {
-      app = await buildWebhookApp(shared, { env: envOf(restartOptions.env), workers: restartOptions.workers });
-      fixture.app = app;
-      return app;
-    },
+    restart: (restartOptions) => base.restart(restartOptions),
     async inbound(text, from = CUSTOMER) {
+      texts.add(text);
       const res = await postSigned(
-        app.app,
+        base.app.app,
         notificationFor(channel, {
           contacts: [{ waId: from, name: 'Lucía Pérez' }],
           messages: [inboundMessage(from, 'text', { body: text })],
@@ -113,25 +189,32 @@ export async function aiFixture(
       return res.statusCode;
     },
     repliesTo: (to = CUSTOMER) =>
-      graph
+      base.graph
         .sends()
-        .filter((r) => (r.body as { to?: string }).to === to)
+        .filter((r) => r.path.endsWith(path) && (r.body as { to?: string }).to === to)
         .map((r) => (r.body as { text?: { body?: string } }).text?.body ?? ''),
     async conversationOf(from = CUSTOMER) {
       const { rows } = await sql<{ id: string }>`select c.id from conversations c
         join contacts k on k.business_id = c.business_id and k.id = c.contact_id
-        where c.business_id = ${tenant.businessId} and k.phone_number = ${from}`.execute(app.database.db);
+        where c.business_id = ${tenant.businessId} and k.phone_number = ${from}`.execute(base.app.database.db);
       if (!rows[0]) throw new Error(`no conversation of ${from}`);
       return rows[0].id;
     },
-    async close() {
-      await app.close();
-      await graph.close();
-      await llm.close();
-      await shared.drop();
+    // The app is the file's; what a test changed of the shared model is put back.
+    close: async () => {
+      base.llm.reply = defaultReply;
     },
   };
-  return fixture;
+}
+
+/** An app of its own and one business in it (AiApp and aiBusiness), all closed together. */
+export async function aiFixture(options: AiAppOptions & { agent?: Record<string, unknown> } = {}): Promise<AiFixture> {
+  const base = await aiApp(options);
+  const fixture = await aiBusiness(base, { agent: options.agent });
+  const closeBusiness = fixture.close;
+  return Object.defineProperties(fixture, {
+    close: { value: () => closeBusiness().then(() => base.close()) },
+  });
 }
 
 /** The conversation's AI runs through the operator API. */

@@ -1,15 +1,42 @@
 import { sql } from 'kysely';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { adminHeaders, createTenant } from '../../helpers/tenants.ts';
 import { lastUserText } from '../../helpers/fake-llm-api.ts';
 import { createUser, call, signIn } from '../dashboard-auth/dashboard-helpers.ts';
-import { aiFixture, eventsOf, runsOf, settle, waitForReplies, waitUntil, type AiFixture } from './ai-helpers.ts';
+import {
+  aiApp,
+  aiBusiness,
+  aiFixture,
+  eventsOf,
+  runsOf,
+  settle,
+  waitForReplies,
+  waitUntil,
+  type AiApp,
+  type AiFixture,
+} from './ai-helpers.ts';
+
+// One app for the file; each test makes a business (channel, agent) of its own and writes texts of its own.
+let base: AiApp;
+beforeAll(async () => {
+  base = await aiApp();
+}, 60_000);
+afterAll(() => base.close());
 
 let f: AiFixture | undefined;
 afterEach(async () => {
   await f?.close();
   f = undefined;
 });
+
+/** The business's AI run jobs. */
+const runJobs = (fixture: AiFixture) =>
+  fixture.app.database.db
+    .selectFrom('outbox')
+    .select('state')
+    .where('business_id', '=', fixture.tenant.businessId)
+    .where('kind', '=', 'ai_run')
+    .execute();
 
 /** The domain events of a message (what subscribers such as the live stream hear). */
 async function domainEventsOf(fixture: AiFixture, messageId: string) {
@@ -21,7 +48,7 @@ async function domainEventsOf(fixture: AiFixture, messageId: string) {
 
 describe("the agent's reply", () => {
   it('answers an inbound message through the channel as the agent: ai_agent message, message_created, bot_start, a recorded run', async () => {
-    f = await aiFixture({
+    f = await aiBusiness(base, {
       agent: { prompt_config: { tone: 'friendly' }, activation_rules: { debounce_seconds: 0.2 } },
     });
     expect(await f.inbound('Hola, ¿dónde está mi pedido?')).toBe(200);
@@ -107,7 +134,7 @@ describe("the agent's reply", () => {
   });
 
   it("uses the agent's own model, and the history within its token bound, oldest dropped first", async () => {
-    f = await aiFixture({
+    f = await aiBusiness(base, {
       agent: {
         model: 'small-1',
         prompt_config: { max_history_tokens: 100 },
@@ -126,7 +153,7 @@ describe("the agent's reply", () => {
   });
 
   it('answers messages that arrive within the debounce together: one run, one model call, one reply', async () => {
-    f = await aiFixture({ agent: { activation_rules: { debounce_seconds: 1 } } });
+    f = await aiBusiness(base, { agent: { activation_rules: { debounce_seconds: 1 } } });
     await f.inbound('Hola');
     await f.inbound('Quería saber el horario');
     await f.inbound('¿Abren el sábado?');
@@ -143,15 +170,14 @@ describe("the agent's reply", () => {
     expect(runs).toHaveLength(1);
     expect(runs[0].input_message_ids).toHaveLength(3);
     // One waiting job per conversation: the later messages pushed it rather than adding others.
-    const jobs = await f.app.database.db.selectFrom('outbox').select('state').where('kind', '=', 'ai_run').execute();
-    expect(jobs).toEqual([{ state: 'done' }]);
+    expect(await runJobs(f)).toEqual([{ state: 'done' }]);
   });
 });
 
 describe('runs that send nothing', () => {
   it('sends nothing once a person took over while the run waited, and starts none under manual control', async () => {
-    f = await aiFixture({ agent: { activation_rules: { debounce_seconds: 1 } } });
-    await f.inbound('Hola');
+    f = await aiBusiness(base, { agent: { activation_rules: { debounce_seconds: 1 } } });
+    await f.inbound('Hola, ¿quién atiende?');
     const conversationId = await f.conversationOf();
     const take = await f.app.app.inject({
       method: 'POST',
@@ -170,15 +196,14 @@ describe('runs that send nothing', () => {
     await settle(1500);
     expect(f.llm.requests).toHaveLength(0);
     expect(f.repliesTo()).toEqual([]);
-    const jobs = await f.app.database.db.selectFrom('outbox').select('state').where('kind', '=', 'ai_run').execute();
-    expect(jobs).toEqual([{ state: 'done' }]);
+    expect(await runJobs(f)).toEqual([{ state: 'done' }]);
   });
 
   it('a run superseded by a newer message while the model answered sends nothing; the newer run answers both', async () => {
-    f = await aiFixture({ agent: { activation_rules: { debounce_seconds: 0.2 } } });
+    f = await aiBusiness(base, { agent: { activation_rules: { debounce_seconds: 0.2 } } });
     let release!: () => void;
     const held = new Promise<void>((resolve) => (release = resolve));
-    f.llm.script({ hold: held, then: { text: 'Respuesta a lo primero' } });
+    f.llm.scriptFor('Primero', { hold: held, then: { text: 'Respuesta a lo primero' } });
     await f.inbound('Primero');
     await f.llm.waitForRequests(1);
     await f.inbound('Segundo');
@@ -224,14 +249,14 @@ describe('runs that send nothing', () => {
 
 describe('a model that fails', () => {
   it('hands the conversation to a person after the retries: the fallback message with bot_end, manual control and an alert by the agent', async () => {
-    f = await aiFixture({
+    f = await aiBusiness(base, {
       agent: {
         prompt_config: { fallback_message: 'Te paso con una persona del equipo.' },
         activation_rules: { debounce_seconds: 0.2 },
       },
     });
-    f.llm.script({ status: 500 }, { status: 502 }, { status: 503 });
-    await f.inbound('Hola');
+    f.llm.scriptFor('Hola, necesito ayuda', { status: 500 }, { status: 502 }, { status: 503 });
+    await f.inbound('Hola, necesito ayuda');
     await waitForReplies(f, 1);
     expect(f.repliesTo()).toEqual(['Te paso con una persona del equipo.']);
     expect(f.llm.requests).toHaveLength(3); // the first try and LLM_MAX_RETRIES (2)
@@ -268,9 +293,10 @@ describe('a model that fails', () => {
   });
 
   it('without a fallback message the customer is told nothing, and the hand-over still happens', async () => {
-    f = await aiFixture({ env: { LLM_MAX_RETRIES: '0' } });
-    f.llm.script({ destroy: true });
-    await f.inbound('Hola');
+    f = await aiBusiness(base);
+    // The first try and LLM_MAX_RETRIES (2) each lose their connection.
+    f.llm.scriptFor('Hola, ¿me oyen?', { destroy: true }, { destroy: true }, { destroy: true });
+    await f.inbound('Hola, ¿me oyen?');
     const conversationId = await f.conversationOf();
     await waitUntil(async () => (await runsOf(f!, conversationId))[0]?.status === 'handed_over');
     expect(f.repliesTo()).toEqual([]);
@@ -284,7 +310,7 @@ describe('a model that fails', () => {
 
 describe("a conversation's runs through the APIs", () => {
   it('are paged newest first; another business or a bad id is refused', async () => {
-    f = await aiFixture();
+    f = await aiBusiness(base);
     for (const text of ['uno', 'dos', 'tres']) {
       await f.inbound(text);
       await waitForReplies(f, ['uno', 'dos', 'tres'].indexOf(text) + 1);

@@ -117,9 +117,12 @@ export async function sharedDatabase(): Promise<SharedDatabase> {
     return { open: async () => shared, drop: () => handle.close() };
   }
   const { databaseUrl, schema, drop } = await postgresTestDatabase();
-  const first = await openDatabase({ databaseUrl, schema, poolSize: 5 });
-  await migrateToLatest(first.db, schema);
-  await first.close();
+  // A copy of the run's migrated template needs no migrations; a new schema does.
+  if (schema) {
+    const first = await openDatabase({ databaseUrl, schema, poolSize: 5 });
+    await migrateToLatest(first.db, schema);
+    await first.close();
+  }
   return { open: () => openDatabase({ databaseUrl, schema, poolSize: 10 }), drop };
 }
 
