@@ -1,6 +1,13 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { aiFixture, runsOf, settle, waitForReplies, type AiFixture } from './ai-helpers.ts';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { aiApp, aiBusiness, runsOf, settle, waitForReplies, type AiApp, type AiFixture } from './ai-helpers.ts';
 import { agentTexts, isFollowUpRequest, operate } from './timer-helpers.ts';
+
+// One app for the file; each test makes a business (channel, agent) of its own.
+let base: AiApp;
+beforeAll(async () => {
+  base = await aiApp();
+}, 60_000);
+afterAll(() => base.close());
 
 let f: AiFixture | undefined;
 afterEach(async () => {
@@ -12,7 +19,7 @@ const CHECK_IN = '¿Sigues ahí? Si necesitas algo más, escríbeme.';
 
 describe("follow-ups after the customer's silence", () => {
   it('without a message the model writes it from the conversation', async () => {
-    f = await aiFixture({ agent: { follow_up_settings: { enabled: true, after_minutes: 0.02 } } });
+    f = await aiBusiness(base, { agent: { follow_up_settings: { enabled: true, after_minutes: 0.02 } } });
     const reply = f.llm.reply;
     f.llm.reply = (request) => (isFollowUpRequest(request) ? { text: '¿Pudiste elegir la talla?' } : reply(request));
     await f.inbound('¿Tienen talla M?');
@@ -30,7 +37,7 @@ describe("follow-ups after the customer's silence", () => {
   });
 
   it('are not sent under manual control, once the agent changed, or after the conversation closed', async () => {
-    f = await aiFixture({
+    f = await aiBusiness(base, {
       agent: { follow_up_settings: { enabled: true, after_minutes: 0.03, message: CHECK_IN } },
     });
     const [manual, removed, closed] = ['34600000011', '34600000012', '34600000013'];

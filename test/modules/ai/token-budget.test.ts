@@ -1,7 +1,23 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { adminHeaders, createTenant } from '../../helpers/tenants.ts';
-import { aiFixture, eventsOf, runsOf, waitForReplies, waitUntil, type AiFixture } from './ai-helpers.ts';
+import {
+  aiApp,
+  aiBusiness,
+  eventsOf,
+  runsOf,
+  waitForReplies,
+  waitUntil,
+  type AiApp,
+  type AiFixture,
+} from './ai-helpers.ts';
 import { conversationRow, isSentimentRequest, operate } from './timer-helpers.ts';
+
+// One app for the file, with a service budget of 300 tokens a day; each test makes a business of its own.
+let base: AiApp;
+beforeAll(async () => {
+  base = await aiApp({ env: { AI_DAILY_TOKEN_BUDGET: '300' } });
+}, 60_000);
+afterAll(() => base.close());
 
 let f: AiFixture | undefined;
 afterEach(async () => {
@@ -21,12 +37,9 @@ function patchBusiness(fixture: AiFixture, businessId: string, payload: unknown)
 
 describe("the business's daily token budget", () => {
   it('past it a run calls no model, says so, and hands the conversation to a person with the fallback message', async () => {
-    f = await aiFixture({
-      env: { AI_DAILY_TOKEN_BUDGET: '300' },
-      agent: { prompt_config: { fallback_message: 'Te paso con una persona.' } },
-    });
+    f = await aiBusiness(base, { agent: { prompt_config: { fallback_message: 'Te paso con una persona.' } } });
     // The first reply's call takes more than the day's 300 tokens.
-    f.llm.script({ text: 'Claro, te ayudo.', usage: { prompt_tokens: 290, completion_tokens: 20 } });
+    f.llm.scriptFor('Hola', { text: 'Claro, te ayudo.', usage: { prompt_tokens: 290, completion_tokens: 20 } });
     await f.inbound('Hola');
     await waitForReplies(f, 1);
     await f.inbound('¿Y el envío?');
@@ -79,7 +92,7 @@ describe("the business's daily token budget", () => {
   });
 
   it("the operator's change of a business refuses bad input and unknown businesses", async () => {
-    f = await aiFixture({ llm: false });
+    f = await aiBusiness(base);
     const other = await createTenant(f.app.app, 'Other');
     for (const body of [
       {},
