@@ -1,14 +1,33 @@
 import { sql } from 'kysely';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { outboxRepository } from '../../../src/jobs/outbox.repository.ts';
 import { AiRunJobHandler } from '../../../src/modules/ai/ai-run.job.ts';
 import { openAiChatModel } from '../../../src/modules/ai/llm-client.ts';
-import { aiFixture, runsOf, settle, waitForReplies, waitUntil, type AiFixture } from './ai-helpers.ts';
+import {
+  aiApp,
+  aiBusiness,
+  runsOf,
+  settle,
+  waitForReplies,
+  waitUntil,
+  type AiApp,
+  type AiFixture,
+} from './ai-helpers.ts';
+
+// One database for the file; each test makes a business of its own and starts from an app without
+// workers, which it stops and starts again as a crashed process would be.
+let base: AiApp;
+beforeAll(async () => {
+  base = await aiApp({ workers: false });
+}, 60_000);
+afterAll(() => base.close());
 
 let f: AiFixture | undefined;
 afterEach(async () => {
   await f?.close();
   f = undefined;
+  await base.app.close();
+  await base.restart({ workers: false });
 });
 
 const silent = { error: () => undefined };
@@ -44,7 +63,7 @@ function dyingHandler(fixture: AiFixture) {
 
 describe('a run whose process stops', () => {
   it('stopped after the model answered, before the reply was accepted: the next process runs it again and replies once', async () => {
-    f = await aiFixture({ workers: false });
+    f = await aiBusiness(base);
     await f.inbound('¿Tienen envío a Valparaíso?');
     const job = await claimRun(f);
     await dyingHandler(f).handle(job);
@@ -68,7 +87,7 @@ describe('a run whose process stops', () => {
   });
 
   it('stopped while a newer message waited: the newer run answers both, once, and the stopped one is superseded', async () => {
-    f = await aiFixture({ workers: false });
+    f = await aiBusiness(base);
     await f.inbound('Primero');
     const job = await claimRun(f);
     await dyingHandler(f).handle(job);
@@ -85,14 +104,19 @@ describe('a run whose process stops', () => {
     // The stopped job ends too once taken over (at the start on the embedded engine; on PostgreSQL,
     // at a sweep after its lease ran out), given up to the newer one.
     await waitUntil(async () => {
-      const jobs = await f!.app.database.db.selectFrom('outbox').select('state').where('kind', '=', 'ai_run').execute();
+      const jobs = await f!.app.database.db
+        .selectFrom('outbox')
+        .select('state')
+        .where('business_id', '=', f!.tenant.businessId)
+        .where('kind', '=', 'ai_run')
+        .execute();
       return jobs.every((j) => j.state === 'done' || j.state === 'failed');
     }, 15_000);
     expect(f.repliesTo()).toHaveLength(1);
   });
 
   it('run again after its reply was accepted: the run finds its reply and sends nothing more', async () => {
-    f = await aiFixture({ workers: false });
+    f = await aiBusiness(base);
     await f.inbound('Hola');
     const job = await claimRun(f);
     const handler = f.app.app.services.aiRuns.runJobHandler(silent);

@@ -1,15 +1,34 @@
 import { sql } from 'kysely';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { outboxRepository, type OutboxJob } from '../../../src/jobs/outbox.repository.ts';
 import { FollowUpJobHandler } from '../../../src/modules/ai/follow-up.job.ts';
 import { openAiChatModel } from '../../../src/modules/ai/llm-client.ts';
-import { aiFixture, runsOf, settle, waitForReplies, waitUntil, type AiFixture } from './ai-helpers.ts';
+import {
+  aiApp,
+  aiBusiness,
+  runsOf,
+  settle,
+  waitForReplies,
+  waitUntil,
+  type AiApp,
+  type AiFixture,
+} from './ai-helpers.ts';
 import { conversationRow, eventsOfType, isFollowUpRequest, operate } from './timer-helpers.ts';
+
+// One database for the file; each test makes a business of its own and starts from an app without
+// workers, which it stops and starts again as a crashed process would be.
+let base: AiApp;
+beforeAll(async () => {
+  base = await aiApp({ workers: false });
+}, 60_000);
+afterAll(() => base.close());
 
 let f: AiFixture | undefined;
 afterEach(async () => {
   await f?.close();
   f = undefined;
+  await base.app.close();
+  await base.restart({ workers: false });
 });
 
 const silent = { error: () => undefined };
@@ -31,7 +50,7 @@ function timerHandler(fixture: AiFixture, kind: string) {
 
 describe('a timer job whose process stops', () => {
   it('a follow-up stopped after the model wrote it, before it was accepted: the next process sends it once', async () => {
-    f = await aiFixture({ workers: false, agent: { follow_up_settings: { enabled: true, after_minutes: 0.02 } } });
+    f = await aiBusiness(base, { agent: { follow_up_settings: { enabled: true, after_minutes: 0.02 } } });
     const reply = f.llm.reply;
     f.llm.reply = (request) => (isFollowUpRequest(request) ? { text: '¿Te ayudo con algo más?' } : reply(request));
     await f.inbound('Hola');
@@ -72,11 +91,7 @@ describe('a timer job whose process stops', () => {
   });
 
   it('a manual-control timer waits through a restart, and run again after it released, it releases once', async () => {
-    f = await aiFixture({
-      llm: false,
-      workers: false,
-      agent: { inactivity_run_settings: { manual_control_release_minutes: 0.02 } },
-    });
+    f = await aiBusiness(base, { agent: { inactivity_run_settings: { manual_control_release_minutes: 0.02 } } });
     await f.inbound('Hola');
     const conversationId = await f.conversationOf();
     await operate(f, conversationId, 'manual-control', { active: true });

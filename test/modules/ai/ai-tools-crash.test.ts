@@ -1,23 +1,35 @@
 import { sql } from 'kysely';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { outboxRepository } from '../../../src/jobs/outbox.repository.ts';
 import { AiRunJobHandler } from '../../../src/modules/ai/ai-run.job.ts';
 import { openAiChatModel } from '../../../src/modules/ai/llm-client.ts';
 import {
-  aiFixture,
+  aiApp,
+  aiBusiness,
   endedRun,
   eventsOf,
   runsOf,
   settle,
   waitForReplies,
   waitUntil,
+  type AiApp,
   type AiFixture,
 } from './ai-helpers.ts';
+
+// One database for the file; each test makes a business of its own and starts from an app without
+// workers, which it stops and starts again as a crashed process would be.
+let base: AiApp;
+beforeAll(async () => {
+  base = await aiApp({ workers: false });
+}, 60_000);
+afterAll(() => base.close());
 
 let f: AiFixture | undefined;
 afterEach(async () => {
   await f?.close();
   f = undefined;
+  await base.app.close();
+  await base.restart({ workers: false });
 });
 
 /** The run job claimed as a worker claims it, under a lease of a second (a stopped worker's lease runs out soon). */
@@ -59,9 +71,9 @@ const contactEvents = async (fixture: AiFixture) => {
 
 describe('a run that stops in the middle of its tool calls', () => {
   it("after update_contact's commit: taken up again, it acts once and replies once, from the recorded result", async () => {
-    f = await aiFixture({ workers: false, agent: { tools: { update_contact: { enabled: true, fields: ['name'] } } } });
+    f = await aiBusiness(base, { agent: { tools: { update_contact: { enabled: true, fields: ['name'] } } } });
     const call = { name: 'update_contact', arguments: { fields: { name: 'Ana Gómez' } } };
-    f.llm.script({ toolCalls: [call] });
+    f.llm.scriptFor('Me llamo Ana Gómez', { toolCalls: [call] });
     await f.inbound('Me llamo Ana Gómez');
     await stoppingAfterTool(f).handle(await claimRun(f));
     const conversationId = await f.conversationOf();
@@ -72,7 +84,7 @@ describe('a run that stops in the middle of its tool calls', () => {
     await f.app.close();
 
     // The model of the next process repeats the call, then answers.
-    f.llm.script({ toolCalls: [call] }, { text: 'Gracias, Ana.' });
+    f.llm.scriptFor('Me llamo Ana Gómez', { toolCalls: [call] }, { text: 'Gracias, Ana.' });
     await f.restart();
     const run = await endedRun(f, conversationId, 15_000);
     expect(await waitForReplies(f, 1)).toEqual(['Gracias, Ana.']);
@@ -91,8 +103,8 @@ describe('a run that stops in the middle of its tool calls', () => {
   });
 
   it("after human_handoff's commit: the run has ended, and nothing more is sent or asked", async () => {
-    f = await aiFixture({ workers: false, agent: { tools: { human_handoff: { enabled: true } } } });
-    f.llm.script({
+    f = await aiBusiness(base, { agent: { tools: { human_handoff: { enabled: true } } } });
+    f.llm.scriptFor('Una persona, por favor', {
       toolCalls: [{ name: 'human_handoff', arguments: { reason: 'pide una persona', message: 'Ya viene alguien.' } }],
     });
     await f.inbound('Una persona, por favor');
@@ -103,7 +115,12 @@ describe('a run that stops in the middle of its tool calls', () => {
     const conversationId = await f.conversationOf();
     expect(await waitForReplies(f, 1, undefined, 15_000)).toEqual(['Ya viene alguien.']);
     await waitUntil(async () => {
-      const jobs = await f!.app.database.db.selectFrom('outbox').select('state').where('kind', '=', 'ai_run').execute();
+      const jobs = await f!.app.database.db
+        .selectFrom('outbox')
+        .select('state')
+        .where('business_id', '=', f!.tenant.businessId)
+        .where('kind', '=', 'ai_run')
+        .execute();
       return jobs.every((j) => j.state === 'done');
     }, 15_000);
     await settle(300);
