@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { fileTypeFromBuffer } from 'file-type';
 import type { FetchedMedia } from '../../channels/provider.ts';
 import { notFound } from '../../lib/domain-errors.ts';
 import type { FileStorage, StoredFile } from '../../storage/file-storage.ts';
@@ -7,19 +8,17 @@ import type { FileStorage, StoredFile } from '../../storage/file-storage.ts';
 export const AVATAR_MAX_BYTES = 1024 * 1024;
 
 /**
- * The picture types kept, by the extension their file names carry, each with the first bytes its
- * files start with: a body must be what its content type says, and nothing a browser would run
- * (SVG, HTML) is ever served from our origin as a contact's picture.
+ * The picture types kept, by the type file-type reads from their bytes, with the extension their
+ * file names carry: a body must be an image whatever its content type says, and nothing a browser
+ * would run (SVG, HTML) is ever served from our origin as a contact's picture.
  */
-const IMAGE_TYPES: Record<string, { contentType: string; starts: (bytes: Buffer) => boolean }> = {
-  png: { contentType: 'image/png', starts: (b) => b.subarray(0, 8).equals(Buffer.from('89504e470d0a1a0a', 'hex')) },
-  jpg: { contentType: 'image/jpeg', starts: (b) => b[0] === 0xff && b[1] === 0xd8 && b[2] === 0xff },
-  gif: { contentType: 'image/gif', starts: (b) => /^GIF8[79]a$/.test(b.subarray(0, 6).toString('latin1')) },
-  webp: {
-    contentType: 'image/webp',
-    starts: (b) => b.subarray(0, 4).toString('latin1') === 'RIFF' && b.subarray(8, 12).toString('latin1') === 'WEBP',
-  },
+const IMAGE_TYPES: Readonly<Record<string, string>> = {
+  'image/png': 'png',
+  'image/jpeg': 'jpg',
+  'image/gif': 'gif',
+  'image/webp': 'webp',
 };
+const CONTENT_TYPES = Object.fromEntries(Object.entries(IMAGE_TYPES).map(([type, ext]) => [ext, type]));
 
 /** A stored picture's file name: 128 random bits (base64url) and its type's extension. */
 export const AVATAR_FILE_PATTERN = '^[A-Za-z0-9_-]{22}\\.(png|jpg|gif|webp)$';
@@ -56,12 +55,13 @@ export class AvatarStore {
     if (fetched.bytes.length > AVATAR_MAX_BYTES)
       throw new AvatarRefused(`the profile picture is larger than ${AVATAR_MAX_BYTES} bytes`);
     const declared = fetched.mimeType.split(';')[0].trim().toLowerCase();
-    const extension = Object.keys(IMAGE_TYPES).find((ext) => IMAGE_TYPES[ext].contentType === declared);
-    if (!extension || !IMAGE_TYPES[extension].starts(fetched.bytes))
+    const detected = declared.startsWith('image/') ? await fileTypeFromBuffer(fetched.bytes) : undefined;
+    const extension = detected ? IMAGE_TYPES[detected.mime] : undefined;
+    if (!detected || !extension)
       throw new AvatarRefused(`the profile picture is not a PNG, JPEG, GIF or WebP image (${declared || 'no type'})`);
     const name = `${randomBytes(16).toString('base64url')}.${extension}`;
     const key = `${businessId}/avatars/${name}`;
-    await this.storage.put(key, fetched.bytes, IMAGE_TYPES[extension].contentType);
+    await this.storage.put(key, fetched.bytes, detected.mime);
     return { url: `${this.publicUrl}/files/avatars/${businessId}/${name}`, key };
   }
 
@@ -75,6 +75,6 @@ export class AvatarStore {
     const extension = AVATAR_FILE.exec(name)?.[1];
     const file = extension ? await this.storage.get(`${businessId}/avatars/${name}`) : undefined;
     if (!extension || !file) throw notFound('file');
-    return { ...file, contentType: IMAGE_TYPES[extension].contentType };
+    return { ...file, contentType: CONTENT_TYPES[extension] };
   }
 }
