@@ -146,9 +146,14 @@ export async function aiBusiness(base: AiApp, options: { agent?: Record<string, 
     (request.body.messages ?? []).some(
       (m) => m.role === 'user' && [...texts].some((text) => m.content?.includes(text) === true),
     );
+  // Each request is judged once, as it is first seen: the list only grows, so indices into it hold.
+  const own: ChatRequest[] = [];
+  let judged = since;
   const llm: BusinessLlm = {
     get requests() {
-      return base.llm.requests.slice(since).filter(mine);
+      for (; judged < base.llm.requests.length; judged++)
+        if (mine(base.llm.requests[judged])) own.push(base.llm.requests[judged]);
+      return [...own];
     },
     script: (...answers) => base.llm.script(...answers),
     scriptFor: (text, ...answers) => base.llm.scriptFor(text, ...answers),
