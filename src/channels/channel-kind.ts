@@ -151,6 +151,11 @@ export interface ChannelKind<Kind extends string = string, Schema extends TObjec
   readonly lookupFields: readonly ConfigField<Schema>[];
   /** The config field naming the provider's account, by which notifications find their channel. */
   readonly accountField: ConfigField<Schema>;
+  /**
+   * The channel's identifier is that account (a page id, a mailbox's address, a sender number):
+   * a channel created with another identifier is refused, since its traffic would name another.
+   */
+  readonly identifierIsAccount?: boolean;
   /** What the dashboard calls the kind: the channel and its vendor's product. */
   readonly title: string;
   /** The contract channel types this kind serves. */

@@ -16,6 +16,7 @@ export const emailKind = defineChannelKind({
   hostFields: ['smtp.host', 'imap.host'],
   lookupFields: [],
   accountField: 'address',
+  identifierIsAccount: true,
   title: 'Email',
   channelTypes: ['email'],
   address: emailAddress,

@@ -45,6 +45,7 @@ export function defineMetaMessagingKind<const Kind extends string, Schema extend
     },
     ...metaAppFields,
     accountField: entry.accountField,
+    identifierIsAccount: true,
     title: entry.title,
     channelTypes: entry.channelTypes,
     address: entry.address,

@@ -30,6 +30,7 @@ export const tiktokKind = defineChannelKind({
   renewedFields: ['access_token', 'refresh_token', 'access_token_expires_at'],
   lookupFields: [],
   accountField: 'business_id',
+  identifierIsAccount: true,
   title: 'TikTok (Business Messaging)',
   channelTypes: ['tiktok'],
   address: tiktokConversationIdAddress,

@@ -27,6 +27,7 @@ export const twilioKind = defineChannelKind({
   urlFields: ['api_base_url'],
   lookupFields: [],
   accountField: 'from_number',
+  identifierIsAccount: true,
   title: 'SMS (Twilio)',
   channelTypes: ['sms'],
   address: phoneAddress,

@@ -17,6 +17,7 @@ export const webEmbedKind = defineChannelKind({
   urlFields: [],
   lookupFields: [],
   accountField: 'widget_id',
+  identifierIsAccount: true,
   title: 'Website widget',
   channelTypes: ['web_embed'],
   address: visitorAddress,

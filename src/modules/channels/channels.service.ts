@@ -86,6 +86,7 @@ export class ChannelsService {
     if (provider) this.checkHostFields(provider.kind, provider);
     if (body.agent_id !== undefined) await this.checkAgent(businessId, body.agent_id);
     const account = provider ? providerAccountOf(provider) : null;
+    if (provider && account) this.checkIdentifierIsAccount(body.type, identifier, provider.kind, account);
     if (await channelsRepository.findByIdentifier(this.db, businessId, body.type, identifier))
       throw duplicate('identifier');
     if (provider && account && (await channelsRepository.findByProviderAccount(this.db, provider.kind, account))) {
@@ -377,6 +378,22 @@ export class ChannelsService {
     this.forSending.forget(row.business_id, row.id);
     if (row.provider_kind && row.provider_account)
       this.byAccount.delete(`${row.provider_kind}:${row.provider_account}`);
+  }
+
+  /** 400 when the kind's channels are identified by their provider account and this one is not. */
+  private checkIdentifierIsAccount(type: string, identifier: string, kind: string, account: string): void {
+    const entry = channelKind(kind);
+    if (!entry?.identifierIsAccount) return;
+    // Mailbox addresses are one whatever their case.
+    const same = (a: string) => (entry.address.kind === 'email' ? a.toLowerCase() : a);
+    let expected: string;
+    try {
+      expected = this.identifierOf(type, account);
+    } catch {
+      expected = account.trim();
+    }
+    if (same(expected) !== same(identifier))
+      throw invalid(`identifier must be the provider's ${entry.accountField} (${account})`, [{ path: '/identifier' }]);
   }
 
   /**

@@ -84,6 +84,31 @@ describe('POST /admin/v1/businesses/:bid/channels', () => {
     expect(res.json().channel).toMatchObject({ type: 'voice', identifier: 'line-main', provider: null });
   });
 
+  it("refuses an identifier that is not the provider's account, for the kinds identified by it", async () => {
+    const sms = (identifier: string, from: string) => ({
+      type: 'sms',
+      identifier,
+      provider: { kind: 'twilio', account_sid: `AC${'0'.repeat(32)}`, auth_token: 'sms-auth-token', from_number: from },
+    });
+    const wrong = await create(sms('+14155550101', '+14155550102'));
+    expect(wrong.statusCode, wrong.body).toBe(400);
+    expect(wrong.json().error.details).toEqual([expect.objectContaining({ path: '/identifier' })]);
+    expect((await create(sms('14155550103', '+14155550103'))).statusCode).toBe(201);
+    const page = (identifier: string) => ({
+      type: 'messenger',
+      identifier,
+      provider: {
+        kind: 'messenger',
+        page_id: '104250000000777',
+        access_token: 'page-token',
+        app_secret: 'page-app-secret',
+        verify_token: 'page-verify',
+      },
+    });
+    expect((await create(page('104250000000778'))).statusCode).toBe(400);
+    expect((await create(page('104250000000777'))).statusCode).toBe(201);
+  });
+
   it('answers 409 for a duplicate identifier or phone_number_id (any business)', async () => {
     const first = whatsapp();
     expect((await create(first)).statusCode).toBe(201);
