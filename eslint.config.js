@@ -13,8 +13,9 @@ const CHANNEL_TYPES = new Set(
 );
 
 // Folders under src/channels/ that are a vendor's shared library, not a kind: meta/ holds what Meta's
-// products (WhatsApp Cloud, Messenger, Instagram) share, and names no kind of its own.
-const SHARED_VENDOR_FOLDERS = ['meta'];
+// products (WhatsApp Cloud, Messenger, Instagram) share, twilio-common/ what Twilio's (SMS, voice) share;
+// neither names a kind of its own.
+const SHARED_VENDOR_FOLDERS = ['meta', 'twilio-common'];
 
 // The provider kinds, read from their adapter folders: src/channels/<kind, hyphens for underscores>/. A kind
 // named as a channel value of the contract (`email`, `messenger`, `instagram`) is the API's word too, which the

@@ -37,6 +37,11 @@ export interface ChannelCapabilities {
   /** Media kinds the provider sends by URL and receives as attachments. */
   mediaKinds: readonly MediaKind[];
   /**
+   * Whether the channel only receives (phone calls): every send on it answers 400
+   * `channel_receive_only`, and the AI agent answers none of its messages.
+   */
+  receiveOnly?: boolean;
+  /**
    * Whether a send carries the conversation's thread (SendRequest.thread: the latest inbound
    * message's id, references and subject), for a provider that threads by headers (email).
    */
@@ -70,7 +75,11 @@ export interface WebhookTransport {
    * bodies, say); JSON when absent. Throws on a body it cannot read.
    */
   parse?(raw: Buffer): unknown;
-  /** What the route answers an accepted notification with, when the provider expects more than JSON. */
+  /**
+   * What the route answers an accepted notification with, when the provider expects more than JSON.
+   * `body` is the fixed answer; an adapter whose answer depends on the notification and on its
+   * channel's config (the instructions for a call) gives it instead (ChannelProvider.answerNotification).
+   */
   readonly answer?: { contentType: string; body: string };
   /**
    * The body as parsed (JSON, or what `parse` made of it), walked once: the accounts it is for
@@ -169,6 +178,12 @@ export interface ChannelKind<Kind extends string = string, Schema extends TObjec
    * answers 400 `text_too_long` with this message rather than failing at the provider.
    */
   readonly textRefusal?: (text: string) => string | null;
+  /**
+   * Why a config its schema accepts is still not one (a field that another field's value requires),
+   * or null: creating or updating such a channel answers 400 with this message, at `path` (a JSON
+   * pointer into the provider object, `/forward_to`).
+   */
+  configRefusal?(config: Static<Schema>): { message: string; path: string } | null;
   /** What creating a channel of this kind takes, for the operator API's description (OpenAPI). */
   readonly createDocs: string;
 }

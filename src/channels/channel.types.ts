@@ -92,7 +92,7 @@ export interface ProviderErrorDetail {
 
 /** Inbound message kinds; anything a provider sends that we cannot read is `unsupported`. */
 export type InboundMessageType =
-  'text' | MediaKind | 'location' | 'contacts' | 'interactive' | 'button' | 'reaction' | 'unsupported';
+  'text' | MediaKind | 'location' | 'contacts' | 'interactive' | 'button' | 'reaction' | 'voice' | 'unsupported';
 
 /** Media carried by an inbound message; the bytes are fetched later with `fetchMedia`. */
 export interface InboundMedia {
@@ -214,6 +214,36 @@ export interface InboundMessage {
    * is stored, and no AI agent answers it.
    */
   handedOver?: boolean;
+  /**
+   * Still arriving (a phone call, from its ringing to its end): stored PENDING until an
+   * InboundUpdate says how it ended.
+   */
+  arriving?: boolean;
+  /** Details kept in the message's metadata, snake_case (a call's status and direction). */
+  details?: InboundDetails;
+}
+
+/** Details of an inbound message kept in its metadata: flat values under snake_case names. */
+export type InboundDetails = Record<string, string | number | boolean | null>;
+
+/**
+ * Later news of an inbound message stored before (InboundMessage.arriving: a call), found by its
+ * provider id on the channel of `to`. Applied at most once in effect: an end moves the status only
+ * from PENDING, details are merged into the metadata, and an attachment is stored only when the
+ * message has none with that provider media id.
+ */
+export interface InboundUpdate {
+  providerMessageId: string;
+  /** The business endpoint the message came to (the channel's account). */
+  to: string;
+  /** ISO 8601, UTC, microseconds. */
+  timestamp: string;
+  /** How it ended: received whole (RECEIVED), or not (ERROR, with `errors`: a missed call). */
+  ended?: 'received' | 'failed';
+  errors?: ProviderErrorDetail[];
+  details?: InboundDetails;
+  /** An attachment that came after the message (a call's recording): its bytes are fetched later. */
+  media?: InboundMedia;
 }
 
 /** Delivery states a provider reports for an outbound message. */
@@ -259,6 +289,8 @@ export interface ParsedNotification {
   messages: InboundMessage[];
   statuses: StatusUpdate[];
   contacts: ContactProfile[];
+  /** Changes of inbound messages stored before (a call's end, its recording). */
+  updates?: InboundUpdate[];
 }
 
 /** Whether a failed provider call may be tried again, and why it failed. */

@@ -20,7 +20,9 @@ const rank: Partial<Record<MessageStatus, number>> = { PENDING: 0, SENT: 1, DELI
  *   and a retried send is a new provider message). The one exception is not a move by this rule:
  *   a send that has no wamid because its answer was lost takes the status of its first receipt
  *   (messageStatusRepository.recordByReference);
- * - RECEIVED belongs to inbound messages and neither moves nor is reached.
+ * - RECEIVED belongs to inbound messages and neither moves nor is reached by a receipt. An inbound
+ *   message that takes time to arrive (a phone call) is PENDING while it lasts, and its end moves it
+ *   once to RECEIVED or ERROR (messageStatusRepository.endArrival), never by this rule.
  */
 export function canMoveStatus(from: MessageStatus, to: MessageStatus): boolean {
   if (from === to || from === 'ERROR' || from === 'RECEIVED' || to === 'RECEIVED') return false;

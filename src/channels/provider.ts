@@ -1,3 +1,4 @@
+import type { WebhookNotification } from './channel-kind.ts';
 import type {
   ErrorClassification,
   FetchedMedia,
@@ -36,6 +37,14 @@ export interface ChannelProvider {
    * query, for providers that sign the URL they called too (with the service's public address).
    */
   verifySignature(rawBody: Buffer, headers: IncomingHeaders, path?: string): boolean;
+
+  /**
+   * The body answering an accepted notification addressed to this channel (in the transport's
+   * `answer.contentType`), for a provider that is told what to do next in the answer (a call's
+   * instructions): read from the notification, the request URL's `query` and the channel's config.
+   * Undefined: the transport's fixed `answer.body`.
+   */
+  answerNotification?(notification: WebhookNotification, query: Record<string, string>): string | undefined;
 
   /**
    * Answer the provider's subscription handshake (Meta's `hub.challenge`): the text to echo back,

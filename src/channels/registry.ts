@@ -10,6 +10,7 @@ import { instagramKind } from './instagram/instagram.kind.ts';
 import { messengerKind } from './messenger/messenger.kind.ts';
 import { tiktokKind } from './tiktok/tiktok.kind.ts';
 import { twilioKind } from './twilio/twilio.kind.ts';
+import { twilioVoiceKind } from './twilio-voice/twilio-voice.kind.ts';
 import { webEmbedKind } from './web-embed/web-embed.kind.ts';
 import { whatsAppCloudKind } from './whatsapp-cloud/whatsapp-cloud.kind.ts';
 
@@ -25,6 +26,7 @@ const kinds = [
   instagramKind,
   webEmbedKind,
   tiktokKind,
+  twilioVoiceKind,
 ] as const;
 
 /** Provider kinds the service can talk to. */

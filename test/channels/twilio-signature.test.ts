@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { parseForm } from '../../src/channels/twilio/twilio.form.ts';
+import { parseForm } from '../../src/channels/twilio-common/twilio.form.ts';
 import { readTwilioNotification } from '../../src/channels/twilio/twilio.notifications.ts';
 import { bodyRefusal, smsSegments } from '../../src/channels/twilio/twilio.segments.ts';
-import { twilioSignature, verifyTwilioSignature } from '../../src/channels/twilio/twilio.signature.ts';
+import { twilioSignature, verifyTwilioSignature } from '../../src/channels/twilio-common/twilio.signature.ts';
 
 // Twilio's published example of request validation: auth token 12345, this URL and these parameters.
 const TOKEN = '12345';

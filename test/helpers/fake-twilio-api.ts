@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { twilioSignature } from '../../src/channels/twilio/twilio.signature.ts';
+import { twilioSignature } from '../../src/channels/twilio-common/twilio.signature.ts';
 
 // A fake Twilio REST API on loopback that speaks Twilio's wire format: form-encoded message
 // creation with basic auth, JSON answers with Twilio's fields, error bodies with

@@ -1,7 +1,7 @@
 import { Type, type Static } from 'typebox';
+import { E164_PATTERN, twilioAccountProperties } from '../twilio-common/twilio.account.ts';
 
-/** Twilio's REST API unless a channel says otherwise. */
-export const DEFAULT_TWILIO_API_BASE_URL = 'https://api.twilio.com';
+export { DEFAULT_TWILIO_API_BASE_URL } from '../twilio-common/twilio.account.ts';
 
 /**
  * A channel's `provider` object for Twilio's Messaging API, as the operator API takes it. The
@@ -11,18 +11,10 @@ export const DEFAULT_TWILIO_API_BASE_URL = 'https://api.twilio.com';
 export const TwilioConfigSchema = Type.Object(
   {
     kind: Type.Literal('twilio'),
-    account_sid: Type.String({
-      pattern: '^AC[0-9a-fA-F]{32}$',
-      description: 'Account SID (AC followed by 32 hex digits)',
-    }),
-    auth_token: Type.String({
-      minLength: 1,
-      maxLength: 256,
-      pattern: '^[\\x21-\\x7e]+$',
-      description: 'Auth token: signs the notifications, and with the account SID authenticates every call',
-    }),
+    account_sid: twilioAccountProperties.account_sid,
+    auth_token: twilioAccountProperties.auth_token,
     from_number: Type.String({
-      pattern: '^\\+[1-9][0-9]{6,14}$',
+      pattern: E164_PATTERN,
       description: "The channel's number in E.164 (+15005550006): the sender of sends, the number notifications name",
     }),
     messaging_service_sid: Type.Optional(
@@ -32,16 +24,7 @@ export const TwilioConfigSchema = Type.Object(
           'Messaging service SID: when set, sends go through the service (MessagingServiceSid) instead of From',
       }),
     ),
-    api_base_url: Type.Optional(
-      Type.String({
-        pattern: '^https?://[^\\s]+$',
-        maxLength: 512,
-        description:
-          `Twilio API base; default ${DEFAULT_TWILIO_API_BASE_URL}. http(s) without credentials. Unless the service runs ` +
-          'with ALLOW_PRIVATE_WEBHOOK_TARGETS=true, a literal loopback, private, link-local or metadata address is refused ' +
-          'with 400, and every call (sends, media downloads) is refused when the host name resolves to such an address.',
-      }),
-    ),
+    api_base_url: twilioAccountProperties.api_base_url,
   },
   { additionalProperties: false },
 );

@@ -1,7 +1,7 @@
 import { phoneAddress } from '../addresses.ts';
 import { defineChannelKind } from '../channel-kind.ts';
 import { TwilioConfigSchema } from './twilio.config.ts';
-import { parseForm } from './twilio.form.ts';
+import { parseForm } from '../twilio-common/twilio.form.ts';
 import { readTwilioNotification } from './twilio.notifications.ts';
 import { TwilioProvider } from './twilio.provider.ts';
 import { bodyRefusal } from './twilio.segments.ts';

@@ -2,8 +2,8 @@ import type { InboundMedia, InboundMessage, ParsedNotification, StatusUpdate } f
 import type { WebhookNotification } from '../channel-kind.ts';
 import { emptyContent } from '../inbound-content.ts';
 import { ProviderError } from '../provider-error.ts';
-import { UNSUBSCRIBED_RECIPIENT } from './twilio.errors.ts';
-import { param, type FormParams } from './twilio.form.ts';
+import { UNSUBSCRIBED_RECIPIENT } from '../twilio-common/twilio.errors.ts';
+import { param, type FormParams } from '../twilio-common/twilio.form.ts';
 
 /** Longest identifier or address read from a notification (Twilio's SIDs are 34 characters). */
 const MAX_IDENTIFIER_LENGTH = 256;

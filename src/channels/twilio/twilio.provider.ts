@@ -2,12 +2,12 @@ import type { ErrorClassification, FetchedMedia, IncomingHeaders, SendRequest, S
 import type { ProviderHttpOptions } from '../http-deps.ts';
 import type { ChannelProvider } from '../provider.ts';
 import { ProviderError } from '../provider-error.ts';
-import { TwilioClient } from './twilio.client.ts';
+import { TwilioClient } from '../twilio-common/twilio.client.ts';
 import { DEFAULT_TWILIO_API_BASE_URL, type TwilioConfig } from './twilio.config.ts';
-import { classifyTwilioError } from './twilio.errors.ts';
-import { param, parseForm } from './twilio.form.ts';
+import { classifyTwilioError } from '../twilio-common/twilio.errors.ts';
+import { param, parseForm } from '../twilio-common/twilio.form.ts';
 import { REFERENCE_PARAM } from './twilio.notifications.ts';
-import { verifyTwilioSignature } from './twilio.signature.ts';
+import { verifyTwilioSignature } from '../twilio-common/twilio.signature.ts';
 
 /** The path Twilio posts messages and status callbacks to (registry.ts's webhookPath of this kind). */
 export const TWILIO_WEBHOOK_PATH = '/channels/twilio/webhook';

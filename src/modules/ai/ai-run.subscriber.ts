@@ -1,3 +1,4 @@
+import { channelKind } from '../../channels/registry.ts';
 import { scheduleJobs } from '../../jobs/outbox.worker.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { activationRefusal, debounceSeconds } from '../agents/activation-rules.ts';
@@ -26,7 +27,8 @@ const fromContact = (event: DomainEvent) =>
  * answers (an agent assigned, no manual control, its activation rules pass), schedules the
  * conversation's one waiting `ai_run` job after the agent's debounce, in the transaction that hands
  * the events over; a message that arrives while it waits pushes it later, so messages sent in a
- * burst are answered together. Without a model configured (LLM_URL), none starts.
+ * burst are answered together. Without a model configured (LLM_URL), none starts; nor on a channel
+ * that only receives (a phone call's message), where no reply can go.
  */
 export function aiRunSubscriber(deps: { llmConfigured: boolean; clock: Clock; wake: () => void }): Subscriber {
   return {
@@ -48,6 +50,8 @@ export function aiRunSubscriber(deps: { llmConfigured: boolean; clock: Clock; wa
           .filter(
             (c) =>
               !c.manual_control &&
+              // A channel that only receives (phone calls) carries no reply.
+              !channelKind(c.provider_kind)?.capabilities.receiveOnly &&
               activationRefusal(c.activation_rules, { channelId: c.channel_id, tags: c.tags, now }) === null,
           )
           .map((c) => ({ businessId, refId: c.conversation_id, delaySeconds: debounceSeconds(c.activation_rules) }));

@@ -17,6 +17,8 @@ export interface AnswerCandidate {
   activation_rules: Record<string, unknown>;
   /** The contact's tags. */
   tags: string[];
+  /** The provider kind of the conversation's channel (null: none). */
+  provider_kind: string | null;
 }
 
 /** What a run reads first: the conversation, its agent, and the newest inbound message. */
@@ -73,10 +75,12 @@ export const aiRunsRepository = {
   async answerCandidates(db: Db, businessId: string, ids: string[]): Promise<AnswerCandidate[]> {
     if (ids.length === 0) return [];
     const { rows } = await sql<AnswerCandidate>`
-      select c.id as conversation_id, c.channel_id, c.manual_control, c.agent_id, a.activation_rules, k.tags
+      select c.id as conversation_id, c.channel_id, c.manual_control, c.agent_id, a.activation_rules, k.tags,
+        ch.provider_kind
       from conversations c
       join agents a on a.business_id = c.business_id and a.id = c.agent_id
       join contacts k on k.business_id = c.business_id and k.id = c.contact_id
+      left join channels ch on ch.business_id = c.business_id and ch.id = c.channel_id
       where c.business_id = ${businessId} and c.id = any(${ids}::uuid[])`.execute(db);
     return rows;
   },

@@ -84,6 +84,7 @@ export class ChannelsService {
     }
     if (provider) await this.checkUrlFields(provider.kind, provider);
     if (provider) this.checkHostFields(provider.kind, provider);
+    if (provider) checkConfig(provider);
     if (body.agent_id !== undefined) await this.checkAgent(businessId, body.agent_id);
     const account = provider ? providerAccountOf(provider) : null;
     if (provider && account) this.checkIdentifierIsAccount(body.type, identifier, provider.kind, account);
@@ -138,6 +139,7 @@ export class ChannelsService {
       await this.checkUrlFields(row.provider_kind, body.provider);
       this.checkHostFields(row.provider_kind, body.provider);
       providerConfig = { ...this.openConfig(row), ...body.provider };
+      checkConfig(providerConfig);
       rotated = Object.keys(body.provider).some((field) => (kind?.rotatingFields as readonly string[]).includes(field));
     }
     if (body.agent_id) await this.checkAgent(businessId, body.agent_id);
@@ -447,4 +449,10 @@ function withoutCredentials(value: unknown): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** A config its kind refuses as a whole (ChannelKind.configRefusal): 400 at the field it names. */
+function checkConfig(config: ProviderConfig): void {
+  const refusal = channelKind(config.kind)?.configRefusal?.(config);
+  if (refusal) throw invalid(refusal.message, [{ path: `/provider${refusal.path}` }]);
 }

@@ -47,6 +47,7 @@ export function inboundMetadata(message: InboundMessage, reactionTargetId: strin
   if (message.fullText !== undefined) meta.full_text = message.fullText;
   if (message.automated) meta.automated = true;
   if (message.handedOver) meta.handed_over = true;
+  if (message.details) Object.assign(meta, message.details);
   return meta;
 }
 
@@ -83,7 +84,8 @@ export function inboundMessageRow(
     sender_type: message.echo ? 'human' : 'contact',
     type: message.type,
     text: message.text ?? '',
-    status: message.echo ? 'SENT' : 'RECEIVED',
+    // A message still arriving (a call) is PENDING until its end is told (inbound.updates.ts).
+    status: message.echo ? 'SENT' : message.arriving ? 'PENDING' : 'RECEIVED',
     status_at: message.timestamp,
     reply_to_id: to.replyToId,
     metadata: inboundMetadata(message, to.reactionTargetId),

@@ -53,7 +53,8 @@ export const inboundRoutes: FastifyPluginAsyncTypebox = async (app) => {
       );
     }
     const { answer } = webhook.transport;
-    if (answer) return reply.type(answer.contentType).send(answer.body);
+    // The adapter's answer to this notification, when its provider is told what to do next in it.
+    if (answer) return reply.type(answer.contentType).send(summary.answer ?? answer.body);
     return { success: true };
   };
 

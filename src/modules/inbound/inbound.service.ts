@@ -26,6 +26,7 @@ import { inboundCursorsRepository } from './inbound-cursors.repository.ts';
 import { SENDER_PROFILE_JOB, senderProfileJobHandler } from './inbound.profile-job.ts';
 import { inboundRepository } from './inbound.repository.ts';
 import { storeMessages } from './inbound.store.ts';
+import { applyInboundUpdate } from './inbound.updates.ts';
 
 /** What one notification did, for the request log. */
 export interface InboundSummary {
@@ -40,6 +41,8 @@ export interface InboundSummary {
    * have it twice (logged as a warning).
    */
   duplicateSends: { messageId: string; providerMessageIds: [string, string] }[];
+  /** The body the adapter answers the notification with (ChannelProvider.answerNotification), if it makes one. */
+  answer?: string;
 }
 
 /**
@@ -107,7 +110,7 @@ export class InboundService {
     this.batcher = new Batcher((items) => this.storeBatch(items), {
       maxRunning: 1,
       maxItems: sliceItems,
-      sizeOf: (n) => Math.max(1, n.parsed.messages.length + n.parsed.statuses.length),
+      sizeOf: (n) => Math.max(1, n.parsed.messages.length + n.parsed.statuses.length + (n.parsed.updates?.length ?? 0)),
     });
   }
 
@@ -158,6 +161,11 @@ export class InboundService {
     let channels = await this.signedChannels(transport, kind, signed, read.accounts, false);
     const summary = emptySummary();
     if (channels.size === 0) return summary; // nothing addressed to an account: nothing to store
+    // The answer is the first account's channel's (a provider that is told what to do next, in the
+    // answer, addresses one account per request).
+    const [first] = channels.values();
+    const answer = this.channels.providerFor(first).answerNotification?.(read, queryOf(path));
+    if (answer !== undefined) summary.answer = answer;
     for (const parsed of slicesOf(read.notification, this.sliceItems)) {
       const part = await this.batcher.submit({ kind, parsed, channels }).catch(async (err: unknown) => {
         if (!(err instanceof ChannelChanged)) throw err;
@@ -270,6 +278,48 @@ export class InboundService {
   }
 
   private async store(
+    trx: Db,
+    notifications: Notification[],
+    summaries: InboundSummary[],
+  ): Promise<{ mediaQueued: boolean; profilesQueued: boolean }> {
+    const stored = await this.storeMessagesAndStatuses(trx, notifications, summaries);
+    const updated = await this.applyUpdates(trx, notifications, summaries);
+    return { ...stored, mediaQueued: stored.mediaQueued || updated.mediaQueued };
+  }
+
+  /**
+   * The updates of inbound messages stored before (a call's end, its recording), after the messages
+   * of the same notifications (which they may name), each under its message's lock; the status
+   * moves are written as message_status_changed.
+   */
+  private async applyUpdates(
+    trx: Db,
+    notifications: Notification[],
+    summaries: InboundSummary[],
+  ): Promise<{ mediaQueued: boolean }> {
+    let mediaQueued = false;
+    const moved = new Map<string, { id: string; status: string }[]>();
+    for (const [n, { parsed, channels }] of notifications.entries()) {
+      for (const update of parsed.updates ?? []) {
+        const channel = channels.get(update.to);
+        if (!channel) continue;
+        const applied = await applyInboundUpdate(trx, channel, update);
+        if (!applied) {
+          summaries[n].unknownStatusIds.push(update.providerMessageId);
+          continue;
+        }
+        if (applied.mediaQueued) mediaQueued = true;
+        if (applied.moved) {
+          summaries[n].statuses++;
+          moved.set(channel.business_id, [...(moved.get(channel.business_id) ?? []), applied.moved]);
+        }
+      }
+    }
+    for (const [businessId, changes] of moved) await messageStatusesChanged(trx, businessId, changes);
+    return { mediaQueued };
+  }
+
+  private async storeMessagesAndStatuses(
     trx: Db,
     notifications: Notification[],
     summaries: InboundSummary[],
@@ -435,17 +485,18 @@ async function optOutRecipient(trx: Db, businessId: string, messageId: string): 
 }
 
 /**
- * A notification's messages then its receipts (the order one transaction writes them in), in
+ * A notification's messages, its receipts then its updates (the order one transaction writes them in), in
  * consecutive slices of at most `size` items.
  */
 function slicesOf(notification: ParsedNotification, size: number): ParsedNotification[] {
-  const { messages, statuses, contacts } = notification;
-  if (messages.length + statuses.length <= size) return [notification];
-  const items = [...messages.map((m) => ({ m })), ...statuses.map((s) => ({ s }))];
+  const { messages, statuses, contacts, updates = [] } = notification;
+  if (messages.length + statuses.length + updates.length <= size) return [notification];
+  const items = [...messages.map((m) => ({ m })), ...statuses.map((s) => ({ s })), ...updates.map((u) => ({ u }))];
   return inSlices(items, size).map((slice) => ({
     messages: slice.flatMap((i) => ('m' in i ? [i.m] : [])),
     statuses: slice.flatMap((i) => ('s' in i ? [i.s] : [])),
     contacts,
+    updates: slice.flatMap((i) => ('u' in i ? [i.u] : [])),
   }));
 }
 

@@ -42,6 +42,21 @@ export const mediaRepository = {
       from ${jsonRows('v', columns, rows)}`.execute(db);
   },
 
+  /**
+   * An attachment that came after its message (a call's recording), unless the message has one with
+   * the same provider media id already. Whether it was added.
+   */
+  async attachLater(db: Db, businessId: string, row: NewMedia): Promise<boolean> {
+    const { rows } = await sql`
+      insert into media (business_id, message_id, provider_media_id, content_type, filename, sha256)
+      select ${businessId}::uuid, ${row.message_id}::uuid, ${row.provider_media_id}::text, ${row.content_type ?? null}::text,
+        ${row.filename ?? null}::text, ${row.sha256 ?? null}::text
+      where not exists (select 1 from media m where m.business_id = ${businessId} and m.message_id = ${row.message_id}
+        and m.provider_media_id = ${row.provider_media_id})
+      returning id`.execute(db);
+    return rows.length > 0;
+  },
+
   find(db: Db, businessId: string, id: number): Promise<MediaRow | undefined> {
     return db
       .selectFrom('media')

@@ -127,6 +127,29 @@ export const messageStatusRepository = {
   },
 
   /**
+   * The end of an inbound message that was still arriving (a call: PENDING while it rings and
+   * lasts): RECEIVED, or ERROR with the provider's detail. Only from PENDING, so an end told twice
+   * or out of order moves it once. Undefined when not moved.
+   */
+  endArrival(
+    db: Db,
+    businessId: string,
+    id: string,
+    to: 'RECEIVED' | 'ERROR',
+    extra: { statusAt: string; error: string | null },
+  ) {
+    return db
+      .updateTable('messages')
+      .set({ status: to, status_at: extra.statusAt, error: extra.error })
+      .where('business_id', '=', businessId)
+      .where('id', '=', id)
+      .where('direction', '=', 'inbound')
+      .where('status', '=', 'PENDING')
+      .returning(['id', 'status'])
+      .executeTakeFirst();
+  },
+
+  /**
    * A receipt for a send whose provider id was never recorded, found by the id the provider echoed
    * (StatusUpdate.reference): records the provider id and the receipt's status. Only an outbound
    * message of the channel that went to the provider (an attempt started) and has no provider id,

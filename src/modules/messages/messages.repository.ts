@@ -161,6 +161,50 @@ export const messagesRepository = {
       .executeTakeFirst();
   },
 
+  /**
+   * An inbound message of the channel by its provider id, locked until the transaction ends, so two
+   * updates of it (a provider's callback and its redelivery) apply one after the other.
+   */
+  lockInbound(db: Db, businessId: string, channelId: string, providerMessageId: string) {
+    return db
+      .selectFrom('messages')
+      .select(['id', 'type', 'status', 'metadata'])
+      .where('business_id', '=', businessId)
+      .where('channel_id', '=', channelId)
+      .where('provider_message_id', '=', providerMessageId)
+      .where('direction', '=', 'inbound')
+      .forUpdate()
+      .executeTakeFirst();
+  },
+
+  /** Adds fields to a message's metadata (a call's status and duration), replacing those of the same names. */
+  async mergeMetadata(db: Db, businessId: string, id: string, fields: Record<string, unknown>): Promise<void> {
+    await db
+      .updateTable('messages')
+      .set({ metadata: sql`metadata || ${JSON.stringify(fields)}::jsonb` })
+      .where('business_id', '=', businessId)
+      .where('id', '=', id)
+      .execute();
+  },
+
+  /**
+   * A recording's transcript: kept in the metadata, and the message's text when it has none. Whether
+   * the message is still there.
+   */
+  async setTranscript(db: Db, businessId: string, id: string, transcript: string): Promise<boolean> {
+    const row = await db
+      .updateTable('messages')
+      .set({
+        text: sql`case when text = '' then ${transcript} else text end`,
+        metadata: sql`metadata || jsonb_build_object('transcript', ${transcript}::text)`,
+      })
+      .where('business_id', '=', businessId)
+      .where('id', '=', id)
+      .returning('id')
+      .executeTakeFirst();
+    return row !== undefined;
+  },
+
   /** A message's contact, channel and the person's address on it (the sender, or the recipient of an outbound one). */
   personOf(db: Db, businessId: string, id: string) {
     return db

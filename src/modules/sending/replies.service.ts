@@ -15,7 +15,7 @@ import { messagesRepository } from '../messages/messages.repository.ts';
 import type { TemplatesService } from '../templates/templates.service.ts';
 import { usersRepository } from '../users/users.repository.ts';
 import { acceptOne, lockSendTarget, type SendPlan } from './sending.accept.ts';
-import { freeFormContent } from './sending.content.ts';
+import { freeFormContent, receiveOnly } from './sending.content.ts';
 import type { ComposeAnswer, ReplyAnswer, ReplyBody } from './replies.schemas.ts';
 
 /** Most templates the reply box offers. */
@@ -208,6 +208,7 @@ export class RepliesService {
     if (!channel) throw conflict('the conversation has no channel to send with');
     const kind = channelKind(channel.provider_kind);
     if (!kind) throw conflict(`channel ${channel.id} has no provider to send with`);
+    if (kind.capabilities.receiveOnly) throw receiveOnly(channel.type);
     const contact = await contactsRepository.find(this.db, businessId, conversation.contact_id);
     // The contact's address of the channel's kind: whichever of its addresses the kind reads, from its
     // columns (phone, email), or else its identities of the kind (a page-scoped id, say).

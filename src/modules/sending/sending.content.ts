@@ -94,6 +94,15 @@ export const windowClosed = (hours: number, humanHours?: number) =>
       (humanHours ? ` (a person replying from the dashboard may for ${windowLength(humanHours)})` : ''),
   );
 
+/** The channel's kind only receives (phone calls): nothing is sent through it. */
+export const receiveOnly = (type: string) =>
+  new DomainError(
+    'invalid',
+    'channel_receive_only',
+    `${type} channels only receive: nothing can be sent through them`,
+    [{ path: '/channel_uuid' }],
+  );
+
 /** The address a reply goes to names another contact now (a merge or an import moved it). */
 export const addressMoved = () =>
   new DomainError(

@@ -18,7 +18,7 @@ import type { ChannelFailureLog } from './channel-failures.ts';
 import type { DomainEventDispatcher } from '../domain-events/domain-events.dispatcher.ts';
 import { Batcher } from '../../lib/batcher.ts';
 import { acceptOne, acceptSends, plainSendAnswer, type SendOutcome, type SendPlan } from './sending.accept.ts';
-import { freeFormContent } from './sending.content.ts';
+import { freeFormContent, receiveOnly } from './sending.content.ts';
 import { toSendConversation, toStatusRecord } from './sending.mappers.ts';
 import type { SendBody, SendTemplateBody, SendTemplateQuery } from './sending.schemas.ts';
 
@@ -254,6 +254,7 @@ export class SendingService {
   private kindOf(channel: ChannelRow): ChannelKind {
     const kind = channelKind(channel.provider_kind);
     if (!kind) throw invalid(`channel ${channel.id} has no provider to send with`, [{ path: '/channel_uuid' }]);
+    if (kind.capabilities.receiveOnly) throw receiveOnly(channel.type);
     return kind;
   }
 

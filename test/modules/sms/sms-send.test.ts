@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ProviderError } from '../../../src/channels/provider.ts';
-import { classifyTwilioError, twilioError } from '../../../src/channels/twilio/twilio.errors.ts';
+import { classifyTwilioError, twilioError } from '../../../src/channels/twilio-common/twilio.errors.ts';
 import { createTenant, type Tenant } from '../../helpers/tenants.ts';
 import { PUBLIC_URL } from '../../helpers/test-app.ts';
 import { settled } from '../sending/sending.fixtures.ts';
