@@ -107,6 +107,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   for (const handler of services.aiTimers.jobHandlers()) worker.register(handler);
   const embedJob = services.search.embedJobHandler();
   if (embedJob) worker.register(embedJob);
+  if (services.transcriptionJob) worker.register(services.transcriptionJob);
   runComponents(
     app,
     appComponents(app, deps.database, services, { worker, session }, apiKeyCache),

@@ -80,6 +80,8 @@ export interface LlmConfig {
   apiKey: string | undefined;
   /** The model of agents without their own. */
   model: string;
+  /** The speech-to-text model recordings of calls are transcribed with (LLM_TRANSCRIPTION_MODEL). */
+  transcriptionModel: string;
   /** How long one call may take, retries apart. */
   timeoutMs: number;
   /** Tries after the first on a timeout, a lost connection, 429 or 5xx. */
@@ -199,13 +201,14 @@ function httpUrl(name: string, raw: string): string {
 }
 
 /**
- * LLM_URL (with LLM_API_KEY, LLM_MODEL, LLM_TIMEOUT_SECONDS, LLM_MAX_RETRIES, LLM_CONCURRENCY): an
- * OpenAI-compatible chat API.
+ * LLM_URL (with LLM_API_KEY, LLM_MODEL, LLM_TRANSCRIPTION_MODEL, LLM_TIMEOUT_SECONDS, LLM_MAX_RETRIES,
+ * LLM_CONCURRENCY): an OpenAI-compatible chat API, and its speech-to-text for calls' recordings.
  */
 function llm(env: Env): LlmConfig | undefined {
   const raw = env.LLM_URL;
   if (!raw) {
-    if (env.LLM_API_KEY || env.LLM_MODEL) throw new ConfigError('LLM_API_KEY and LLM_MODEL need LLM_URL');
+    if (env.LLM_API_KEY || env.LLM_MODEL || env.LLM_TRANSCRIPTION_MODEL)
+      throw new ConfigError('LLM_API_KEY, LLM_MODEL and LLM_TRANSCRIPTION_MODEL need LLM_URL');
     return undefined;
   }
   const retries = env.LLM_MAX_RETRIES;
@@ -215,6 +218,7 @@ function llm(env: Env): LlmConfig | undefined {
     url: httpUrl('LLM_URL', raw),
     apiKey: env.LLM_API_KEY || undefined,
     model: env.LLM_MODEL || 'gpt-4o-mini',
+    transcriptionModel: env.LLM_TRANSCRIPTION_MODEL || 'whisper-1',
     timeoutMs: positiveInt(env, 'LLM_TIMEOUT_SECONDS', 30) * 1000,
     maxRetries: retries === undefined || retries === '' ? 2 : Number(retries),
     concurrency: positiveInt(env, 'LLM_CONCURRENCY', 32),

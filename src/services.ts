@@ -35,7 +35,8 @@ import { AiRunsService } from './modules/ai/ai-runs.service.ts';
 import { aiTimersSubscriber } from './modules/ai/ai-timers.subscriber.ts';
 import { AiTimersService } from './modules/ai/ai-timers.service.ts';
 import { TokenBudget } from './modules/ai/token-budget.ts';
-import { openAiChatModel } from './modules/ai/llm-client.ts';
+import { openAiChatModel, openAiTranscriber } from './modules/ai/llm-client.ts';
+import { TRANSCRIPTION_JOB, transcriptionAfterFetch, transcriptionJobHandler } from './modules/ai/transcription.job.ts';
 import { openAiEmbeddings } from './modules/search/embeddings.client.ts';
 import { SearchService } from './modules/search/search.service.ts';
 import { createFileStorage } from './storage/create-file-storage.ts';
@@ -95,10 +96,19 @@ export function createServices(
   const live = new LiveHub(new LiveCatchUp(db, { lateCommitMs: engine === 'postgres' ? 10_000 : 0 }), options.live);
   void domainEvents.register(liveStreamSubscriber(live, engine));
   const signals = new LiveSignals(db, engine, (businessId, signal) => live.signal(businessId, signal));
-  const media = new MediaService(db, createFileStorage(config.dataDir), config, async (businessId, channelId) => {
-    const channel = await channels.find(businessId, channelId);
-    return channel?.provider_kind ? channels.providerFor(channel) : undefined;
-  });
+  const storage = createFileStorage(config.dataDir);
+  // Calls' recordings are transcribed by the speech-to-text of LLM_URL once stored; without it, none is.
+  const transcriber = config.llm ? openAiTranscriber(config.llm) : undefined;
+  const media = new MediaService(
+    db,
+    storage,
+    config,
+    async (businessId, channelId) => {
+      const channel = await channels.find(businessId, channelId);
+      return channel?.provider_kind ? channels.providerFor(channel) : undefined;
+    },
+    transcriber ? transcriptionAfterFetch(() => worker.wake(TRANSCRIPTION_JOB)) : undefined,
+  );
   const clock = options.clock ?? systemClock;
   const dashboardSessions = new DashboardSessionsService(db, config.dashboard, clock);
   // A live stream ends with its session (signed out, expired, or moved to another business).
@@ -187,6 +197,8 @@ export function createServices(
     domainEvents,
     live,
     media,
+    /** The outbox handler of recordings' transcriptions, when LLM_URL is set. */
+    transcriptionJob: transcriber ? transcriptionJobHandler(db, storage, transcriber) : undefined,
   };
 }
 

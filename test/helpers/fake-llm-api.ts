@@ -4,7 +4,9 @@ import { fakeVector } from './fake-embeddings-api.ts';
 
 // A scripted OpenAI-compatible API on loopback: POST /v1/chat/completions answered in OpenAI's
 // `chat.completion` shape (a text, or tool calls), or an OpenAI error body; POST /v1/embeddings as
-// fake-embeddings-api.ts answers. Tests queue answers (script) or set the default one (reply).
+// fake-embeddings-api.ts answers; POST /v1/audio/transcriptions as OpenAI's speech to text does
+// (multipart `file` and `model`, answered `{text}`). Tests queue answers (script) or set the default
+// one (reply).
 
 /** A chat message as the client sends it. */
 export interface SentMessage {
@@ -35,6 +37,14 @@ export type LlmAnswer =
   /** Drop the connection without answering. */
   | { destroy: true };
 
+/** A transcription request as the fake read its multipart body. */
+export interface TranscriptionRequest {
+  model: string;
+  filename: string;
+  contentType: string;
+  bytes: Buffer;
+}
+
 export interface FakeLlmApi {
   /** e.g. http://127.0.0.1:41234/v1 (use as LLM_URL). */
   url: string;
@@ -54,6 +64,10 @@ export interface FakeLlmApi {
   vectors: Map<string, number[]>;
   /** The texts embedded, in arrival order. */
   embedded: string[];
+  /** Transcription requests, in arrival order. */
+  transcriptions: TranscriptionRequest[];
+  /** The text a transcription answers (default: "Transcript of <filename>, <size> bytes"). */
+  transcript: (request: TranscriptionRequest) => string;
   /** Resolves when at least `count` chat requests arrived. */
   waitForRequests(count: number, timeoutMs?: number): Promise<ChatRequest[]>;
   close(): Promise<void>;
@@ -81,6 +95,8 @@ export async function startFakeLlmApi(): Promise<FakeLlmApi> {
     reply: (request) => ({ text: `Reply to: ${lastUserText(request)}` }),
     vectors: new Map(),
     embedded: [],
+    transcriptions: [],
+    transcript: (request) => `Transcript of ${request.filename}, ${request.bytes.length} bytes`,
     async waitForRequests(count, timeoutMs = 10_000) {
       const end = Date.now() + timeoutMs;
       while (requests.length < count) {
@@ -143,10 +159,31 @@ export async function startFakeLlmApi(): Promise<FakeLlmApi> {
     });
   }
 
+  /** OpenAI's speech to text: a multipart form with the audio `file` and the `model`; `{text}` back. */
+  async function transcribe(res: ServerResponse, contentType: string, raw: Buffer): Promise<void> {
+    const form = await new Response(raw, { headers: { 'content-type': contentType } }).formData();
+    const file = form.get('file');
+    const model = form.get('model');
+    if (!(file instanceof File) || typeof model !== 'string')
+      return json(res, 400, { error: { message: 'file and model are required', type: 'invalid_request_error' } });
+    const request = {
+      model,
+      filename: file.name,
+      contentType: file.type,
+      bytes: Buffer.from(await file.arrayBuffer()),
+    };
+    api.transcriptions.push(request);
+    json(res, 200, { text: api.transcript(request) });
+  }
+
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
+      if (req.method === 'POST' && req.url === '/v1/audio/transcriptions')
+        return void transcribe(res, req.headers['content-type'] ?? '', Buffer.concat(chunks)).catch(() =>
+          json(res, 400, { error: { message: 'malformed multipart body', type: 'invalid_request_error' } }),
+        );
       const body = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') as ChatRequest['body'] & {
         input?: string;
       };

@@ -6,7 +6,8 @@ import { twilioSignature } from '../../src/channels/twilio-common/twilio.signatu
 // A fake Twilio REST API on loopback that speaks Twilio's wire format: form-encoded message
 // creation with basic auth, JSON answers with Twilio's fields, error bodies with
 // code/message/more_info/status, and MMS media behind the account's credentials (redirected to
-// storage, as Twilio does). Tests point a channel's api_base_url at `baseUrl`.
+// storage, as Twilio does), and call recordings behind the same credentials (`.mp3` or `.wav` of a
+// RecordingUrl). Tests point a channel's api_base_url at `baseUrl`.
 
 /** One request the fake received. */
 export interface TwilioRequest {
@@ -39,6 +40,8 @@ export interface FakeTwilioApi {
   unsubscribe(to: string): void;
   /** Serve an MMS attachment; answers its MediaUrl (behind the account's basic auth). */
   addMedia(bytes: Buffer, contentType: string): string;
+  /** Serve a call recording (MP3); answers its RecordingSid and RecordingUrl (without extension, as Twilio gives it). */
+  addRecording(bytes: Buffer): { sid: string; url: string };
   reset(): void;
   close(): Promise<void>;
 }
@@ -60,6 +63,7 @@ export async function startFakeTwilioApi(): Promise<FakeTwilioApi> {
   const failures: TwilioFailure[] = [];
   const unsubscribed = new Set<string>();
   const media = new Map<string, { bytes: Buffer; contentType: string }>();
+  const recordings = new Map<string, Buffer>();
   let origin = '';
   const basic = `Basic ${Buffer.from(`${accountSid}:${authToken}`).toString('base64')}`;
   const accountPath = `/2010-04-01/Accounts/${accountSid}`;
@@ -135,6 +139,12 @@ export async function startFakeTwilioApi(): Promise<FakeTwilioApi> {
     if (req.headers.authorization !== basic)
       return json(res, 401, errorBody({ status: 401, code: 20003, message: 'Authenticate' }));
     if (req.method === 'POST' && request.path === `${accountPath}/Messages.json`) return createMessage(res, request);
+    const recordingMatch = new RegExp(`^${accountPath}/Recordings/(RE[0-9a-f]{32})\\.mp3$`).exec(request.path);
+    const recording = recordingMatch && recordings.get(recordingMatch[1]);
+    if (req.method === 'GET' && recording) {
+      res.writeHead(200, { 'content-type': 'audio/mpeg', 'content-length': recording.length });
+      return res.end(recording);
+    }
     const mediaMatch = new RegExp(`^${accountPath}/Messages/MM[0-9a-f]{32}/Media/(ME[0-9a-f]{32})$`).exec(request.path);
     if (req.method === 'GET' && mediaMatch && media.has(mediaMatch[1])) {
       res.writeHead(307, { location: `${origin}/storage/${mediaMatch[1]}` });
@@ -180,6 +190,11 @@ export async function startFakeTwilioApi(): Promise<FakeTwilioApi> {
       const id = `ME${hex(16)}`;
       media.set(id, { bytes, contentType });
       return `${origin}${accountPath}/Messages/MM${hex(16)}/Media/${id}`;
+    },
+    addRecording: (bytes) => {
+      const sid = `RE${hex(16)}`;
+      recordings.set(sid, bytes);
+      return { sid, url: `${origin}${accountPath}/Recordings/${sid}` };
     },
     reset: () => {
       requests.length = 0;
@@ -249,5 +264,80 @@ export function statusCallback(p: {
     From: p.from,
     ApiVersion: '2010-04-01',
     ...(p.errorCode ? { ErrorCode: p.errorCode } : {}),
+  } as Record<string, string>;
+}
+
+/** An incoming call's parameters as Twilio posts them to the number's voice URL. */
+export function incomingCall(p: { accountSid: string; from: string; to: string; sid?: string }) {
+  return {
+    Called: p.to,
+    ToState: 'CA',
+    CallerCountry: 'US',
+    Direction: 'inbound',
+    CallerState: 'CA',
+    ToZip: '',
+    CallSid: p.sid ?? `CA${hex(16)}`,
+    To: p.to,
+    CallerZip: '',
+    ToCountry: 'US',
+    CallToken: hex(20),
+    CalledZip: '',
+    ApiVersion: '2010-04-01',
+    CalledCity: '',
+    CallStatus: 'ringing',
+    From: p.from,
+    AccountSid: p.accountSid,
+    CalledCountry: 'US',
+    CallerCity: '',
+    ToCity: '',
+    FromCountry: 'US',
+    Caller: p.from,
+    FromCity: '',
+    CalledState: 'CA',
+    FromZip: '',
+    FromState: 'CA',
+  } as Record<string, string>;
+}
+
+/** A call status callback's parameters (the number's "Call status changes" URL). */
+export function callStatus(p: {
+  accountSid: string;
+  sid: string;
+  status: string;
+  from: string;
+  to: string;
+  duration?: number;
+}) {
+  return {
+    ...incomingCall(p),
+    CallStatus: p.status,
+    CallbackSource: 'call-progress-events',
+    SequenceNumber: '0',
+    Timestamp: new Date().toUTCString().replace('GMT', '+0000'),
+    ...(p.duration !== undefined
+      ? { CallDuration: String(p.duration), Duration: String(Math.ceil(p.duration / 60)) }
+      : {}),
+  } as Record<string, string>;
+}
+
+/** A recording status callback's parameters (no From or To: the callback URL names the number). */
+export function recordingCallback(p: {
+  accountSid: string;
+  callSid: string;
+  recordingSid: string;
+  url: string;
+  duration: number;
+}) {
+  return {
+    RecordingSource: 'RecordVerb',
+    RecordingSid: p.recordingSid,
+    RecordingUrl: p.url,
+    RecordingStatus: 'completed',
+    RecordingChannels: '1',
+    ErrorCode: '0',
+    CallSid: p.callSid,
+    RecordingStartTime: new Date().toUTCString().replace('GMT', '+0000'),
+    AccountSid: p.accountSid,
+    RecordingDuration: String(p.duration),
   } as Record<string, string>;
 }

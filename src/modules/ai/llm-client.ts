@@ -1,4 +1,4 @@
-import OpenAI from 'openai';
+import OpenAI, { toFile } from 'openai';
 import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
 import type { LlmConfig } from '../../config.ts';
 
@@ -110,6 +110,36 @@ export function openAiChatModel(config: LlmConfig): ChatModel {
           latency_ms: elapsed(),
           error: message,
         });
+      }
+    },
+  };
+}
+
+/** Speech to text (an injected part: the OpenAI-compatible API's transcriptions). */
+export interface Transcriber {
+  /** The text spoken in an audio file. Throws when the call fails, after the client's retries. */
+  transcribe(audio: { bytes: Buffer; filename: string; contentType: string }): Promise<string>;
+}
+
+/**
+ * The transcriptions of the API at LLM_URL (`POST {LLM_URL}/audio/transcriptions`, multipart, the
+ * model LLM_TRANSCRIPTION_MODEL) through the same client as the chat model, with its timeout and retries.
+ */
+export function openAiTranscriber(config: LlmConfig): Transcriber {
+  const client = new OpenAI({
+    baseURL: config.url,
+    apiKey: config.apiKey ?? 'unused',
+    timeout: config.timeoutMs,
+    maxRetries: config.maxRetries,
+  });
+  return {
+    async transcribe({ bytes, filename, contentType }) {
+      try {
+        const file = await toFile(bytes, filename, { type: contentType });
+        const result = await client.audio.transcriptions.create({ file, model: config.transcriptionModel });
+        return result.text.trim();
+      } catch (err) {
+        throw new Error(redacted((err as Error).message || String(err), config.apiKey));
       }
     },
   };

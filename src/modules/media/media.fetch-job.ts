@@ -12,6 +12,16 @@ export const MEDIA_FETCH_JOB = 'media_fetch';
 /** Finds the provider adapter of a business's channel (undefined when the channel is gone). */
 export type ProviderLookup = (businessId: string, channelId: string) => Promise<ChannelProvider | undefined>;
 
+/**
+ * Work that follows a message's files once they are stored (a recording's transcript): queued in
+ * the commit that records them, its worker woken after it.
+ */
+export interface AfterFetch {
+  /** Queues the work for the message in `trx` when it has any; whether it queued some. */
+  queue(trx: Db, businessId: string, messageId: string): Promise<boolean>;
+  wake(): void;
+}
+
 /** 10 tries: about 8 hours in all before the file is given up. */
 const tries = repeatableTries(10);
 
@@ -25,7 +35,12 @@ class LocalError extends Error {}
  * done exactly when its files are recorded. A final failure leaves the message in place with its
  * media row but no file.
  */
-export function mediaFetchJobHandler(db: Db, storage: FileStorage, providerFor: ProviderLookup): JobHandler {
+export function mediaFetchJobHandler(
+  db: Db,
+  storage: FileStorage,
+  providerFor: ProviderLookup,
+  afterFetch?: AfterFetch,
+): JobHandler {
   async function fetchOne(provider: ChannelProvider, item: MediaRow): Promise<MediaFile> {
     // Only the provider call is judged by the provider's rules; failures after it are ours.
     const fetched = await provider.fetchMedia(item.provider_media_id!);
@@ -59,13 +74,19 @@ export function mediaFetchJobHandler(db: Db, storage: FileStorage, providerFor: 
 
   /** The files stored and the job's end, in one transaction (outbox.worker.ts, `recorded`). */
   async function record(job: OutboxJob, files: MediaFile[], outcome: JobOutcome): Promise<JobOutcome> {
-    await db.transaction().execute(async (trx) => {
+    const queued = await db.transaction().execute(async (trx) => {
       await mediaRepository.recordFiles(trx, job.business_id, files);
+      const follows =
+        'done' in outcome && files.length > 0 && afterFetch
+          ? await afterFetch.queue(trx, job.business_id, job.ref_id)
+          : false;
       if ('done' in outcome) await outboxRepository.complete(trx, job);
       else if ('failed' in outcome) await outboxRepository.fail(trx, job, outcome.failed);
       else if ('interrupted' in outcome) await outboxRepository.release(trx, job);
       else await outboxRepository.retryAt(trx, job, outcome.retryInSeconds, outcome.error);
+      return follows;
     });
+    if (queued) afterFetch?.wake();
     return { ...outcome, recorded: true };
   }
 

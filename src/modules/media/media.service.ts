@@ -5,7 +5,7 @@ import { forbidden, notFound } from '../../lib/domain-errors.ts';
 import type { JobHandler } from '../../jobs/outbox.worker.ts';
 import type { FileStorage, StoredFile } from '../../storage/file-storage.ts';
 import { AvatarStore, type ServedAvatar } from './media.avatars.ts';
-import { mediaFetchJobHandler, type ProviderLookup } from './media.fetch-job.ts';
+import { mediaFetchJobHandler, type AfterFetch, type ProviderLookup } from './media.fetch-job.ts';
 import { mediaRepository, type MediaRow } from './media.repository.ts';
 import { signedMediaUrl, verifyMediaSignature, type MediaSigningKey } from './media.signing.ts';
 
@@ -38,13 +38,14 @@ export class MediaService {
     private readonly storage: FileStorage,
     private readonly signingKey: MediaSigningKey,
     private readonly providerFor: ProviderLookup,
+    private readonly afterFetch?: AfterFetch,
   ) {
     this.avatars = new AvatarStore(storage, signingKey.publicUrl);
   }
 
   /** The outbox handler of 'media_fetch' jobs. */
   fetchJobHandler(): JobHandler {
-    return mediaFetchJobHandler(this.db, this.storage, this.providerFor);
+    return mediaFetchJobHandler(this.db, this.storage, this.providerFor, this.afterFetch);
   }
 
   /**

@@ -177,6 +177,17 @@ export const messagesRepository = {
       .executeTakeFirst();
   },
 
+  /** A message's type, undefined when there is no such message. */
+  async typeOf(db: Db, businessId: string, id: string): Promise<string | undefined> {
+    const row = await db
+      .selectFrom('messages')
+      .select('type')
+      .where('business_id', '=', businessId)
+      .where('id', '=', id)
+      .executeTakeFirst();
+    return row?.type;
+  },
+
   /** Adds fields to a message's metadata (a call's status and duration), replacing those of the same names. */
   async mergeMetadata(db: Db, businessId: string, id: string, fields: Record<string, unknown>): Promise<void> {
     await db
