@@ -40,7 +40,7 @@ export interface FakeTwilioApi {
   unsubscribe(to: string): void;
   /** Serve an MMS attachment; answers its MediaUrl (behind the account's basic auth). */
   addMedia(bytes: Buffer, contentType: string): string;
-  /** Serve a call recording (MP3); answers its RecordingSid and RecordingUrl (without extension, as Twilio gives it). */
+  /** Serve a call recording (MP3); answers its RecordingSid and RecordingUrl (no extension, as Twilio gives it). */
   addRecording(bytes: Buffer): { sid: string; url: string };
   reset(): void;
   close(): Promise<void>;

@@ -139,7 +139,7 @@ export function openAiTranscriber(config: LlmConfig): Transcriber {
         const result = await client.audio.transcriptions.create({ file, model: config.transcriptionModel });
         return result.text.trim();
       } catch (err) {
-        throw new Error(redacted((err as Error).message || String(err), config.apiKey));
+        throw new Error(redacted((err as Error).message || String(err), config.apiKey), { cause: err });
       }
     },
   };
