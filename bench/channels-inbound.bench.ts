@@ -1,6 +1,6 @@
 /**
  * Inbound throughput per channel type, in one run (docs/PERFORMANCE.md#channels-inbound): for each
- * channel, --messages inbound texts as its vendor delivers them (from --senders senders): signed
+ * channel, --messages inbound texts (for voice, incoming calls) as its vendor delivers them (from --senders senders): signed
  * webhooks sent as fast as the service answers over --connections connections (closed loop), or, for
  * email, mails put into the mailbox the channel reads (IMAP APPEND to a local Dovecot, as fast as it
  * stores them), or, for the website widget, texts written through its route by visitors whose
@@ -10,7 +10,7 @@
  * nothing is counted twice.
  *
  *   npx tsx bench/channels-inbound.bench.ts [--engine postgres|pglite|both]
- *     [--only whatsapp,sms,messenger,instagram,tiktok,email,web_embed]
+ *     [--only whatsapp,sms,messenger,instagram,tiktok,email,web_embed,voice]
  *     [--messages 3000] [--senders 500] [--connections 32] [--port 4760]
  *
  * PG_URL (default postgres://postgres@127.0.0.1:5432); the database bench_channels is dropped and created anew.

@@ -2,7 +2,10 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 
-/** One call the bench receiver got: its webhook-id, the message text (the bench's key) and when. */
+/**
+ * One call the bench receiver got: its webhook-id, the message text (the bench's key; a phone call's,
+ * which has none when it comes in, is its call SID) and when.
+ */
 export interface Receipt {
   webhookId: string;
   text: string;
@@ -31,8 +34,13 @@ export class BenchReceiver {
         const atMs = performance.timeOrigin + performance.now();
         const body = Buffer.concat(chunks).toString('utf8');
         const webhookId = String(req.headers['webhook-id']);
-        const payload = JSON.parse(body).payload as { text: string; createdAt: string };
-        receiver.receipts.push({ webhookId, text: payload.text, createdAt: payload.createdAt, atMs });
+        const payload = JSON.parse(body).payload as {
+          text: string;
+          createdAt: string;
+          metadata?: { call_sid?: string };
+        };
+        const text = payload.text || (payload.metadata?.call_sid ?? '');
+        receiver.receipts.push({ webhookId, text, createdAt: payload.createdAt, atMs });
         // Verifying every call costs the receiver more than the service; one in 50 shows the scheme holds.
         if (receiver.secret && receiver.receipts.length % 50 === 1) {
           try {

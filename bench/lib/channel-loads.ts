@@ -17,7 +17,7 @@ import {
   signedNotification,
   type FakeGraphApi,
 } from '../../test/helpers/fake-graph-api.ts';
-import { incomingSms, twilioWebhook, type FakeTwilioApi } from '../../test/helpers/fake-twilio-api.ts';
+import { incomingCall, incomingSms, twilioWebhook, type FakeTwilioApi } from '../../test/helpers/fake-twilio-api.ts';
 import type { PlannedRequest } from './messaging-load.ts';
 import { createChannel } from './messaging-setup.ts';
 import { ADMIN_TOKEN } from './service.ts';
@@ -128,6 +128,42 @@ const sms: ChannelLoad = {
         });
         const { payload, headers } = twilioWebhook(`${BENCH_PUBLIC_URL}${path}`, params, twilio.authToken);
         return posted({ id: params.MessageSid, method: 'POST', path, headers, body: payload });
+      });
+  },
+};
+
+/**
+ * Phone calls to a Twilio Voice number (record mode): each an incoming call as Twilio posts it, answered
+ * with TwiML. A call has no text when it comes in: its CallSid carries the tag and index instead,
+ * which the receiver reads from the message's metadata.call_sid.
+ */
+const voice: ChannelLoad = {
+  channel: 'voice',
+  async setup(url, businessId, { twilio }) {
+    const number = '+14155550200';
+    await adminPost(url, `/admin/v1/businesses/${businessId}/channels`, {
+      type: 'voice',
+      identifier: number,
+      provider: {
+        kind: 'twilio_voice',
+        account_sid: twilio.accountSid,
+        auth_token: twilio.authToken,
+        phone_number: number,
+        mode: 'record',
+        api_base_url: twilio.baseUrl,
+      },
+    });
+    const path = '/channels/twilio_voice/webhook';
+    return (tag, count, senders) =>
+      Array.from({ length: count }, (_, i) => {
+        const params = incomingCall({
+          accountSid: twilio.accountSid,
+          from: `+1628${String(6_000_000 + (i % senders))}`,
+          to: number,
+          sid: `${tag} ${i}`,
+        });
+        const { payload, headers } = twilioWebhook(`${BENCH_PUBLIC_URL}${path}`, params, twilio.authToken);
+        return posted({ id: params.CallSid, method: 'POST', path, headers, body: payload });
       });
   },
 };
@@ -330,4 +366,5 @@ export const channelLoads: readonly ChannelLoad[] = [
   tiktok,
   email,
   webEmbed,
+  voice,
 ];

@@ -90,7 +90,7 @@ beforeAll(async () => {
     email: fc.constantFrom('ada@example.com', 'ADA@Example.com', 'new@example.com'),
     since: date,
     until: date,
-    channel: fc.constantFrom('whatsapp', 'whatsapp,email', 'sms', 'tiktok'),
+    channel: fc.constantFrom('whatsapp', 'whatsapp,email', 'sms', 'tiktok', 'voice'),
     types: fc.constantFrom('message_created', 'contact_field_changed,conversation_archived'),
     bid: fc.constant(tenant.businessId),
     field_key: fc.constant('plan'),

@@ -127,6 +127,7 @@ function incomingCall(params: FormParams, callSid: string, from: string, to: str
     errors: [],
     arriving: true,
     details: present({
+      call_sid: callSid,
       call_status: param(params, 'CallStatus') ?? 'ringing',
       direction: param(params, 'Direction') ?? 'inbound',
     }),

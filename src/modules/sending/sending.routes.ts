@@ -49,6 +49,13 @@ function mediaTypes(): string {
   return `A media type the channel's kind does not send answers 400 \`validation_error\` (${each.join('; ')}). `;
 }
 
+/** The channel types whose kinds only receive, whose sends answer 400; nothing when every kind sends. */
+function receiveOnlyTypes(): string {
+  const types = channelKinds.filter((k) => k.capabilities.receiveOnly).flatMap((k) => k.channelTypes);
+  if (types.length === 0) return '';
+  return `A channel that only receives (${types.join(', ')}: phone calls) answers 400 \`channel_receive_only\`. `;
+}
+
 /** Public sending: free-form and template sends, and the status of a sent message. */
 export const sendingRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
@@ -75,7 +82,9 @@ export const sendingRoutes: FastifyPluginAsyncTypebox = async (app) => {
           'reports that the recipient unsubscribed, as an SMS recipient does by replying STOP) is refused with 400 `blocked` ' +
           'unless `optin_contact: true`, which records the opt-in on the contact (collected_data.<channel>_opt_in and ' +
           "_opt_in_at, and clears <channel>_opted_out). A text (or caption) the channel's provider would refuse, such as " +
-          'an SMS over 1600 characters, answers 400 `text_too_long`. `assigned_user` (a user email) and `team_uuid` ' +
+          'an SMS over 1600 characters, answers 400 `text_too_long`. ' +
+          receiveOnlyTypes() +
+          '`assigned_user` (a user email) and `team_uuid` ' +
           'assign the conversation; unknown ones answer 400. `bot_status: bot_end` sets manual control (event manual_control_activated), ' +
           '`bot_start` releases it (manual_control_released, and manual_control_unlocked first when it was pinned); nothing is written ' +
           'when it does not change. `fields=contact,conversation` ' +

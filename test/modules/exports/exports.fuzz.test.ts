@@ -66,7 +66,7 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-const CHANNELS = ['whatsapp', 'whatsapp_web', 'instagram', 'tiktok', 'email', 'sms'] as const;
+const CHANNELS = ['whatsapp', 'whatsapp_web', 'instagram', 'tiktok', 'email', 'sms', 'voice'] as const;
 const DAY = 86_400;
 
 /**

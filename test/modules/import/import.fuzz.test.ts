@@ -89,7 +89,7 @@ const history = fc
         fc.record({
           conversation: fc.record({
             id: fc.uuid(),
-            channel: mostly(['whatsapp', 'email', 'sms', 'tiktok', 'web_embed'], 'carrier_pigeon'),
+            channel: mostly(['whatsapp', 'email', 'sms', 'tiktok', 'voice', 'web_embed'], 'carrier_pigeon'),
             created_at: timestamp,
             closed_at: fc.option(timestamp),
           }),
