@@ -1,13 +1,14 @@
 /**
  * Inbound throughput per channel type, in one run (docs/PERFORMANCE.md#channels-inbound): for each
- * channel, --messages inbound texts (for voice, incoming calls) as its vendor delivers them (from --senders senders): signed
- * webhooks sent as fast as the service answers over --connections connections (closed loop), or, for
+ * channel, --messages inbound texts (for voice, incoming calls) as its vendor delivers them (from
+ * --senders senders): signed webhooks sent as fast as the service answers over --connections
+ * connections (closed loop), or, for
  * email, mails put into the mailbox the channel reads (IMAP APPEND to a local Dovecot, as fast as it
  * stores them), or, for the website widget, texts written through its route by visitors whose
  * sessions the warm-up opened, after a warm-up of a tenth as many. Measured from the first delivery to the moment
  * the business's webhook receiver holds the `message_created` of every one of them: stored, the
- * event handed to the outbox and delivered. Each channel's messages are counted by their text, so
- * nothing is counted twice.
+ * event handed to the outbox and delivered. Each channel's messages are counted by their text (a
+ * call's by its call SID), so nothing is counted twice.
  *
  *   npx tsx bench/channels-inbound.bench.ts [--engine postgres|pglite|both]
  *     [--only whatsapp,sms,messenger,instagram,tiktok,email,web_embed,voice]
