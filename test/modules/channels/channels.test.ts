@@ -79,9 +79,9 @@ describe('POST /admin/v1/businesses/:bid/channels', () => {
   });
 
   it('creates a channel without a provider for other channel types', async () => {
-    const res = await create({ type: 'voice', identifier: 'line-main' });
+    const res = await create({ type: 'hubspot_chat', identifier: 'line-main' });
     expect(res.statusCode).toBe(201);
-    expect(res.json().channel).toMatchObject({ type: 'voice', identifier: 'line-main', provider: null });
+    expect(res.json().channel).toMatchObject({ type: 'hubspot_chat', identifier: 'line-main', provider: null });
   });
 
   it("refuses an identifier that is not the provider's account, for the kinds identified by it", async () => {
