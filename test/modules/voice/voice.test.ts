@@ -382,3 +382,62 @@ describe('Twilio Voice: refusals', () => {
     expect(shown.body).not.toContain(twilio.authToken);
   });
 });
+
+describe('Twilio Voice without LLM_URL', () => {
+  it('stores the recording and transcribes nothing', async () => {
+    const bare = await buildTestApp({ ALLOW_PRIVATE_WEBHOOK_TARGETS: 'true' });
+    try {
+      const owner = await createTenant(bare.app, 'Voice without a model');
+      const number = newNumber();
+      const created = await bare.app.inject({
+        method: 'POST',
+        url: `/admin/v1/businesses/${owner.businessId}/channels`,
+        headers: adminHeaders,
+        payload: {
+          type: 'voice',
+          identifier: number,
+          provider: {
+            kind: 'twilio_voice',
+            account_sid: twilio.accountSid,
+            auth_token: twilio.authToken,
+            phone_number: number,
+            mode: 'record',
+            api_base_url: twilio.baseUrl,
+          },
+        },
+      });
+      expect(created.statusCode, created.body).toBe(201);
+      const send = (params: Record<string, string>, query = '') =>
+        bare.app.inject({
+          method: 'POST',
+          url: `${WEBHOOK}${query}`,
+          ...twilioWebhook(`${PUBLIC_URL}${WEBHOOK}${query}`, params, twilio.authToken),
+        });
+      const params = incomingCall({ accountSid: twilio.accountSid, from: newNumber(), to: number });
+      expect((await send(params)).statusCode).toBe(200);
+      const recording = twilio.addRecording(randomBytes(500));
+      const callback = recordingCallback({
+        accountSid: twilio.accountSid,
+        callSid: params.CallSid,
+        recordingSid: recording.sid,
+        url: recording.url,
+        duration: 3,
+      });
+      expect((await send(callback, callbackQuery('recording', number))).statusCode).toBe(200);
+      const bareDb = bare.database.db;
+      const row = await bareDb
+        .selectFrom('messages')
+        .selectAll()
+        .where('provider_message_id', '=', params.CallSid)
+        .executeTakeFirstOrThrow();
+      const jobs = () => bareDb.selectFrom('outbox').select(['kind', 'state']).where('ref_id', '=', row.id).execute();
+      await until(async () => (await jobs()).some((j) => j.kind === 'media_fetch' && j.state === 'done'));
+      expect((await jobs()).map((j) => j.kind)).toEqual(['media_fetch']);
+      const after = await bareDb.selectFrom('messages').selectAll().where('id', '=', row.id).executeTakeFirstOrThrow();
+      expect(after.text).toBe('');
+      expect(after.metadata).not.toHaveProperty('transcript');
+    } finally {
+      await bare.close();
+    }
+  });
+});
