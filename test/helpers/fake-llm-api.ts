@@ -161,7 +161,8 @@ export async function startFakeLlmApi(): Promise<FakeLlmApi> {
 
   /** OpenAI's speech to text: a multipart form with the audio `file` and the `model`; `{text}` back. */
   async function transcribe(res: ServerResponse, contentType: string, raw: Buffer): Promise<void> {
-    const form = await new Response(raw, { headers: { 'content-type': contentType } }).formData();
+    const body = raw.buffer.slice(raw.byteOffset, raw.byteOffset + raw.byteLength) as ArrayBuffer;
+    const form = await new Response(body, { headers: { 'content-type': contentType } }).formData();
     const file = form.get('file');
     const model = form.get('model');
     if (!(file instanceof File) || typeof model !== 'string')
