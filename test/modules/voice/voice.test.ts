@@ -289,6 +289,43 @@ describe('Twilio Voice: a forwarded call', () => {
   });
 });
 
+describe('Twilio Voice: the AI agent', () => {
+  it("starts no run for a call, though the channel's conversations get its agent", async () => {
+    const agent = await t.app.inject({
+      method: 'POST',
+      url: `/admin/v1/businesses/${tenant.businessId}/agents`,
+      headers: adminHeaders,
+      payload: { name: 'Sofia', system_prompt: 'You answer questions.', activation_rules: { debounce_seconds: 0 } },
+    });
+    expect(agent.statusCode, agent.body).toBe(201);
+    const number = newNumber();
+    const created = await createVoiceChannel(tenant.businessId, { mode: 'record' });
+    expect(created.res.statusCode).toBe(201);
+    const channelId = created.res.json().channel.id as string;
+    const patch = await t.app.inject({
+      method: 'PATCH',
+      url: `/admin/v1/businesses/${tenant.businessId}/channels/${channelId}`,
+      headers: adminHeaders,
+      payload: { agent_id: agent.json().agent.id },
+    });
+    expect(patch.statusCode, patch.body).toBe(200);
+    const params = incomingCall({ accountSid: twilio.accountSid, from: number, to: created.number });
+    expect((await post(params)).statusCode).toBe(200);
+    const row = await callOf(params.CallSid);
+    const conversation = await db()
+      .selectFrom('conversations')
+      .select('agent_id')
+      .where('id', '=', row.conversation_id)
+      .executeTakeFirstOrThrow();
+    expect(conversation.agent_id).toBe(agent.json().agent.id);
+    await t.app.services.domainEvents.dispatch();
+    // No reply run; the agent's timers (a quiet conversation's sentiment) read the call as any message.
+    const jobs = await db().selectFrom('outbox').select('kind').where('ref_id', '=', row.conversation_id).execute();
+    expect(jobs.map((j) => j.kind)).not.toContain('ai_run');
+    expect(jobs.length).toBeGreaterThan(0);
+  });
+});
+
 describe('Twilio Voice: refusals', () => {
   it('refuses a wrong or missing signature, another account and an unknown number with 401, storing nothing', async () => {
     const before = await countMessages();
