@@ -112,6 +112,7 @@ describe('LLM_URL and its settings', () => {
       url: 'https://api.openai.com/v1',
       apiKey: undefined,
       model: 'gpt-4o-mini',
+      transcriptionModel: 'whisper-1',
       timeoutMs: 30_000,
       maxRetries: 2,
       concurrency: 32,
@@ -121,6 +122,7 @@ describe('LLM_URL and its settings', () => {
         LLM_URL: 'http://127.0.0.1:11434/v1',
         LLM_API_KEY: 'sk-1',
         LLM_MODEL: 'llama3',
+        LLM_TRANSCRIPTION_MODEL: 'whisper-large-v3',
         LLM_TIMEOUT_SECONDS: '5',
         LLM_MAX_RETRIES: '0',
         LLM_CONCURRENCY: '100',
@@ -129,6 +131,7 @@ describe('LLM_URL and its settings', () => {
       url: 'http://127.0.0.1:11434/v1',
       apiKey: 'sk-1',
       model: 'llama3',
+      transcriptionModel: 'whisper-large-v3',
       timeoutMs: 5000,
       maxRetries: 0,
       concurrency: 100,
@@ -138,6 +141,7 @@ describe('LLM_URL and its settings', () => {
   it('refuses a key or a model without LLM_URL, a URL that is not http(s), and bad numbers', () => {
     expect(() => llm({ LLM_API_KEY: 'sk-1' })).toThrow(/need LLM_URL/);
     expect(() => llm({ LLM_MODEL: 'x' })).toThrow(ConfigError);
+    expect(() => llm({ LLM_TRANSCRIPTION_MODEL: 'whisper-1' })).toThrow(/need LLM_URL/);
     expect(() => llm({ LLM_URL: 'ftp://models.example' })).toThrow(/http or https/);
     expect(() => llm({ LLM_URL: 'models' })).toThrow(/absolute URL/);
     expect(() => llm({ LLM_URL: 'http://x.test', LLM_TIMEOUT_SECONDS: '0' })).toThrow(/positive integer/);
