@@ -146,7 +146,8 @@ describe('each registry entry', () => {
     expect(kindsServing('whatsapp').map((entry) => entry.kind)).toEqual(['whatsapp_cloud']);
     expect(kindsServing('instagram').map((entry) => entry.kind)).toEqual(['instagram']);
     expect(kindsServing('tiktok').map((entry) => entry.kind)).toEqual(['tiktok']);
-    expect(kindsServing('voice')).toEqual([]);
+    expect(kindsServing('voice').map((entry) => entry.kind)).toEqual(['twilio_voice']);
+    expect(kindsServing('hubspot_chat')).toEqual([]);
   });
 
   it('finds the account a config names by the field its kind declares', () => {
