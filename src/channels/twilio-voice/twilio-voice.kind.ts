@@ -40,6 +40,7 @@ export const twilioVoiceKind = defineChannelKind({
   urlFields: ['api_base_url'],
   lookupFields: [],
   accountField: 'phone_number',
+  identifierIsAccount: true,
   title: 'Phone calls (Twilio Voice)',
   channelTypes: ['voice'],
   address: phoneAddress,

@@ -399,10 +399,14 @@ describe('Twilio Voice: refusals', () => {
     expect(res.json().error).toMatchObject({ code: 'channel_receive_only' });
   });
 
-  it('refuses a forward channel without forward_to, and never shows the auth token', async () => {
+  it('refuses a forward channel without forward_to or another identifier than its number, and never shows the auth token', async () => {
     const { res } = await createVoiceChannel(tenant.businessId, { mode: 'forward' });
     expect(res.statusCode).toBe(400);
     expect(res.json().error.details).toEqual([{ path: '/provider/forward_to' }]);
+    // Its identifier is the number Twilio's calls name.
+    const elsewhere = await createVoiceChannel(tenant.businessId, { mode: 'record', phone_number: newNumber() });
+    expect(elsewhere.res.statusCode).toBe(400);
+    expect(elsewhere.res.json().error.details).toEqual([{ path: '/identifier' }]);
     const patch = await t.app.inject({
       method: 'PATCH',
       url: `/admin/v1/businesses/${tenant.businessId}/channels/${recorder.id}`,
