@@ -40,6 +40,8 @@ export const TABLE_OWNERS = {
   ai_runs: 'modules/ai',
   ai_token_usage: 'modules/ai',
   inbound_cursors: 'modules/inbound',
+  channel_links: 'modules/channels',
+  channel_link_keys: 'modules/channels',
   rate_limit_counters: 'http',
 };
 

@@ -21,6 +21,7 @@ import { ChannelSetupService } from './modules/channels/channel-setup.service.ts
 import { ThreadService } from './modules/messages/thread.service.ts';
 import { ChannelsService } from './modules/channels/channels.service.ts';
 import { InboundPoller } from './modules/inbound/inbound.poller.ts';
+import { ChannelLinksService } from './modules/channels/channel-links.service.ts';
 import { InboundService } from './modules/inbound/inbound.service.ts';
 import { VisitorsService } from './modules/visitors/visitors.service.ts';
 import { TemplatesService } from './modules/templates/templates.service.ts';
@@ -137,13 +138,15 @@ export function createServices(
   const budget = new TokenBudget(db, config.ai.dailyTokenBudget);
   const conversationOps = new ConversationOpsService(db, domainEvents);
   const inbound = new InboundService(db, channels, worker, domainEvents, media.avatars, slices.inboundItems);
+  const channelLinks = new ChannelLinksService(db, channels, new SecretBox(config.secretKeys, 'channel-links'));
   return {
     channels,
     channelSetup: new ChannelSetupService(channels, config.publicUrl),
+    channelLinks,
     providerConnections,
     inbound,
-    // Mailboxes and other channels read by polling, one process at a time per channel.
-    inboundPoller: new InboundPoller(db, channels, inbound, config.poller),
+    // Mailboxes and numbers linked as a device, one process at a time per channel.
+    inboundPoller: new InboundPoller(db, channels, inbound, config.poller, channelLinks),
     visitors: new VisitorsService(db, channels, inbound, live, signals, media, domainEvents, config.secretKeys),
     typing: new TypingService(db, signals),
     businesses: new BusinessesService(db),

@@ -110,9 +110,19 @@ export interface PollerTransport {
   readonly intervalMs: number;
 }
 
-/** A provider that holds a connection open (the web widget, WhatsApp Web). Declared; none uses it yet. */
+/**
+ * A provider over a held connection: the people connect to the service (the website widget), or,
+ * `linked`, the service connects to the provider as a device linked to the business's account
+ * (WhatsApp Web). A linked kind's connection is held like a poller's reading: the inbound poller
+ * keeps one adapter's `watch` running per channel, in the one process holding the channel's lease,
+ * with the link's stored credentials (WatchOptions.link).
+ */
 export interface SocketTransport {
   readonly type: 'socket';
+  readonly linked?: {
+    /** Milliseconds between two looks at what the operator asked (to link again, a pairing code). */
+    readonly intervalMs: number;
+  };
 }
 
 /** How a channel kind's messages and receipts come in. */

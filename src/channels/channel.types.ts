@@ -327,3 +327,47 @@ export interface FetchedMedia {
 
 /** Request headers as Node and Fastify expose them (lower-case names). */
 export type IncomingHeaders = Record<string, string | string[] | undefined>;
+
+/**
+ * Where a channel linked as a device stands (a WhatsApp number linked like WhatsApp Web), as the
+ * dashboard shows it: not linked, waiting for its QR code (or pairing code) to be used, linked, or
+ * logged out from the phone (linked again only when the operator asks).
+ */
+export type LinkState = 'unlinked' | 'qr' | 'linked' | 'logged_out';
+
+/** What the adapter reports of its link. */
+export interface LinkReport {
+  state: LinkState;
+  /** The QR code's content to link with, while `qr`. */
+  qr?: string | null;
+  /** The code to type on the phone instead of scanning, when the operator asked for one. */
+  pairingCode?: string | null;
+  /** The provider's account linked (the phone number), once linked. */
+  account?: string | null;
+}
+
+/** What the operator asked of a link from the dashboard. */
+export interface LinkRequest {
+  state: LinkState;
+  /** The operator asked to link (again): a link with no credentials starts only then. */
+  requested: boolean;
+  /** The phone number to show a pairing code for, until the adapter took it. */
+  pairingPhone: string | null;
+}
+
+/**
+ * A linked channel's own storage, kept by the core for its adapter (ChannelProvider.watch): its
+ * credentials and keys (each value sealed when stored, any key the adapter chooses), and its state.
+ */
+export interface ChannelLink {
+  /** The values of the keys stored, by key; a key not stored is left out. */
+  read(keys: readonly string[]): Promise<Map<string, string>>;
+  /** Stores each value, and removes the keys given null. */
+  write(entries: ReadonlyMap<string, string | null>): Promise<void>;
+  /** Removes every key (the link was logged out). */
+  clear(): Promise<void>;
+  /** Records the link's state for the dashboard; any state but `qr` answers the operator's request. */
+  report(report: LinkReport): Promise<void>;
+  /** What the operator asked; a pairing phone is handed over once. */
+  requests(): Promise<LinkRequest>;
+}

@@ -1,5 +1,6 @@
 import type { WebhookNotification } from './channel-kind.ts';
 import type {
+  ChannelLink,
   ErrorClassification,
   FetchedMedia,
   FetchedProfile,
@@ -74,7 +75,8 @@ export interface ChannelProvider {
   fetchMedia(mediaId: string): Promise<FetchedMedia>;
 
   /**
-   * For a kind read by polling (PollerTransport): reads the messages that came after `cursor` (null:
+   * For a kind read by polling (PollerTransport), or linked as a device (SocketTransport.linked: the
+   * connection is held while it runs, with `options.link`): reads the messages that came after `cursor` (null:
    * the first run, which starts at what comes next and stores that cursor at once) and hands each
    * batch to `store` with the cursor after it, waiting for `store` before reading on, until `signal`
    * aborts (resolves then) or the connection fails (rejects; the poller starts it again later).
@@ -108,6 +110,11 @@ export interface PolledBatch {
 
 export interface WatchOptions {
   signal: AbortSignal;
-  /** Milliseconds between two polls when the provider cannot tell of new messages itself. */
+  /**
+   * Milliseconds between two polls when the provider cannot tell of new messages itself; for a
+   * linked kind, between two looks at what the operator asked (ChannelLink.requests).
+   */
   intervalMs: number;
+  /** For a linked kind: the link's stored credentials and state. */
+  link?: ChannelLink;
 }

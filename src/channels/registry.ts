@@ -13,6 +13,7 @@ import { twilioKind } from './twilio/twilio.kind.ts';
 import { twilioVoiceKind } from './twilio-voice/twilio-voice.kind.ts';
 import { webEmbedKind } from './web-embed/web-embed.kind.ts';
 import { whatsAppCloudKind } from './whatsapp-cloud/whatsapp-cloud.kind.ts';
+import { whatsAppWebKind } from './whatsapp-web/whatsapp-web.kind.ts';
 
 /**
  * Every provider kind the service can talk to. A new provider is one adapter folder exporting its
@@ -27,6 +28,7 @@ const kinds = [
   webEmbedKind,
   tiktokKind,
   twilioVoiceKind,
+  whatsAppWebKind,
 ] as const;
 
 /** Provider kinds the service can talk to. */
@@ -81,7 +83,27 @@ export interface WebhookKind {
 
 /** The kinds whose people hold a connection to the service (the website widget). */
 export function socketKinds(): ChannelKind[] {
-  return channelKinds.filter((k) => k.inbound.type === 'socket');
+  return channelKinds.filter((k) => k.inbound.type === 'socket' && !k.inbound.linked);
+}
+
+/** A kind the inbound poller reads: its entry, its interval, and whether it is linked as a device. */
+export interface ReadKind {
+  entry: ChannelKind;
+  intervalMs: number;
+  linked: boolean;
+}
+
+/**
+ * The kinds the service reads itself, one process per channel (the inbound poller): polled ones
+ * (a mailbox) and those linked as a device (WhatsApp Web), with the milliseconds between two looks.
+ */
+export function readKinds(): ReadKind[] {
+  return channelKinds.flatMap((entry): ReadKind[] => {
+    if (entry.inbound.type === 'poller') return [{ entry, intervalMs: entry.inbound.intervalMs, linked: false }];
+    if (entry.inbound.type === 'socket' && entry.inbound.linked)
+      return [{ entry, intervalMs: entry.inbound.linked.intervalMs, linked: true }];
+    return [];
+  });
 }
 
 /** The webhook kinds by every path segment they answer under (`/channels/<segment>/webhook`): kind and aliases. */

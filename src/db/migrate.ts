@@ -32,6 +32,7 @@ import * as aiTokenUsage from './migrations/0035-ai-token-usage.ts';
 import * as channelCredentials from './migrations/0036-channel-credentials.ts';
 import * as inboundCursors from './migrations/0037-inbound-cursors.ts';
 import * as sessionsActivity from './migrations/0041-sessions-activity.ts';
+import * as channelLinks from './migrations/0042-channel-links.ts';
 
 /** Migrations are imported statically so they run the same under tsx, Vitest and a bundle. */
 const migrations: Record<string, Migration> = {
@@ -68,6 +69,7 @@ const migrations: Record<string, Migration> = {
   '0036-channel-credentials': channelCredentials,
   '0037-inbound-cursors': inboundCursors,
   '0041-sessions-activity': sessionsActivity,
+  '0042-channel-links': channelLinks,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

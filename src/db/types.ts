@@ -492,6 +492,27 @@ export interface InboundCursorsTable {
   updated_at: Generated<Timestamp>;
 }
 
+/** A channel linked as a device: its state as the dashboard shows it, and what the operator asked (migration 0042). */
+export interface ChannelLinksTable {
+  business_id: string;
+  channel_id: string;
+  state: Generated<string>;
+  qr: string | null;
+  pairing_code: string | null;
+  pairing_phone: string | null;
+  requested: Generated<boolean>;
+  account: string | null;
+  updated_at: Timestamp;
+}
+
+/** A linked channel's credentials and keys, one sealed value per key (migration 0042). */
+export interface ChannelLinkKeysTable {
+  business_id: string;
+  channel_id: string;
+  key: string;
+  value: string;
+}
+
 export interface AiTokenUsageTable {
   business_id: string;
   day: string;
@@ -512,6 +533,8 @@ export interface Database {
   ai_runs: AiRunsTable;
   ai_token_usage: AiTokenUsageTable;
   inbound_cursors: InboundCursorsTable;
+  channel_links: ChannelLinksTable;
+  channel_link_keys: ChannelLinkKeysTable;
   idempotency_keys: IdempotencyKeysTable;
   media: MediaTable;
   businesses: BusinessesTable;

@@ -88,3 +88,29 @@ export const ConnectedChannel = Type.Object({
     }),
   }),
 });
+
+/** A channel's link to the phone, for a channel linked as a device (channel-links.service.ts). */
+export const LinkView = Type.Object({
+  state: Type.Union([Type.Literal('unlinked'), Type.Literal('qr'), Type.Literal('linked'), Type.Literal('logged_out')]),
+  qr: Type.Union([Type.String(), Type.Null()], { description: "The QR code's content, while `qr`" }),
+  qr_image: Type.Union([Type.String(), Type.Null()], { description: 'The QR code as a PNG data URL, while `qr`' }),
+  pairing_code: Type.Union([Type.String(), Type.Null()], {
+    description: 'The code to type on the phone instead of scanning, once asked for',
+  }),
+  requested: Type.Boolean({ description: 'A link was asked for and is not made yet' }),
+  account: Type.Union([Type.String(), Type.Null()], { description: 'The number linked' }),
+  updated_at: Type.String({ format: 'date-time' }),
+});
+
+export const LinkBody = Type.Object(
+  {
+    phone_number: Type.Optional(
+      Type.String({
+        minLength: 7,
+        maxLength: 32,
+        description: 'The number to show a pairing code for (with country code), to link without scanning',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);

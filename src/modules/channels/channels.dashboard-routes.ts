@@ -4,6 +4,8 @@ import { responses, Uuid } from '../../http/common.schemas.ts';
 import { requireRole } from '../../http/dashboard-session.ts';
 import {
   ChannelKindForm,
+  LinkBody,
+  LinkView,
   ConnectChannelBody,
   ConnectedChannel,
   EditChannelBody,
@@ -85,6 +87,44 @@ export const dashboardChannelsRoutes: FastifyPluginAsyncTypebox = async (app) =>
     async (request) => ({
       channel: await channelSetup.edit(request.dashboard.businessId, request.params.id, request.body),
     }),
+  );
+
+  app.get(
+    '/channels/:id/link',
+    {
+      preHandler,
+      schema: {
+        tags,
+        security,
+        summary: "A linked channel's link to the phone: its QR code or pairing code, linked, logged out (admins and owners)",
+        description:
+          'For a channel linked as a device (WhatsApp Web): `unlinked`, `qr` (with the QR code to scan, as text and as a ' +
+          'PNG data URL, and the pairing code when one was asked for), `linked` or `logged_out`. 404 for another kind.',
+        params: Params,
+        response: responses({ 200: LinkView }, 400, 401, 403, 404),
+      },
+    },
+    async (request) => app.services.channelLinks.view(request.dashboard.businessId, request.params.id),
+  );
+
+  app.post(
+    '/channels/:id/link',
+    {
+      preHandler,
+      schema: {
+        tags,
+        security,
+        summary: 'Link a channel to the phone (again): a QR code, or a pairing code for a number (admins and owners)',
+        description:
+          'The process holding the channel starts a link within seconds; poll GET for its QR code. With `phone_number`, ' +
+          'a pairing code to type on that phone is shown as well.',
+        params: Params,
+        body: LinkBody,
+        response: responses({ 200: LinkView }, 400, 401, 403, 404),
+      },
+    },
+    async (request) =>
+      app.services.channelLinks.request(request.dashboard.businessId, request.params.id, request.body.phone_number),
   );
 
   app.delete(

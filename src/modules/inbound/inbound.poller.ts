@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { FastifyBaseLogger } from 'fastify';
-import { channelKind, channelKinds } from '../../channels/registry.ts';
+import { readKinds } from '../../channels/registry.ts';
 import type { Db } from '../../db/database.ts';
 import type { PollerConfig } from '../../config.ts';
+import type { ChannelLinksService } from '../channels/channel-links.service.ts';
 import type { ChannelRow, ChannelsService } from '../channels/channels.service.ts';
 import { inboundCursorsRepository } from './inbound-cursors.repository.ts';
 import { ChannelChanged, type InboundService } from './inbound.service.ts';
@@ -17,8 +18,9 @@ interface Reading {
 }
 
 /**
- * Reads the channels whose kind is polled (PollerTransport: IMAP mailboxes): one `watch` of the
- * adapter per channel, in the one process holding the channel's lease (inbound_cursors), storing
+ * Reads the channels whose kind is polled (PollerTransport: IMAP mailboxes) or linked as a device
+ * (SocketTransport.linked: WhatsApp Web, whose connection is held while it runs, with the link's
+ * stored credentials): one `watch` of the adapter per channel, in the one process holding the channel's lease (inbound_cursors), storing
  * what it reads through InboundService.storePolled with the adapter's cursor. Every `refreshMs` the
  * channels are listed again: a new one starts, a deleted one stops, a rotated one (another
  * config) starts again with its new settings; a lease is renewed, or taken over once its holder
@@ -36,6 +38,7 @@ export class InboundPoller {
     private readonly channels: ChannelsService,
     private readonly inbound: InboundService,
     private readonly config: PollerConfig,
+    private readonly links: ChannelLinksService,
   ) {}
 
   private log!: FastifyBaseLogger;
@@ -75,7 +78,7 @@ export class InboundPoller {
   }
 
   private async reconcile(): Promise<void> {
-    const kinds = channelKinds.filter((k) => k.inbound.type === 'poller').map((k) => k.kind);
+    const kinds = readKinds().map((k) => k.entry.kind);
     const rows = await inboundCursorsRepository.channelsOfKinds(this.db, kinds);
     const listed = new Set(rows.map((r) => r.id));
     for (const id of [...this.readings.keys()]) if (!listed.has(id)) await this.end(id);
@@ -102,8 +105,8 @@ export class InboundPoller {
       this.log.error({ channelId: channel.id, error: (err as Error).message }, 'a polled channel cannot be read');
       return;
     }
-    const transport = channelKind(channel.provider_kind)?.inbound;
-    if (!provider.watch || transport?.type !== 'poller') return;
+    const read = readKinds().find((k) => k.entry.kind === channel.provider_kind);
+    if (!provider.watch || !read) return;
     const abort = new AbortController();
     const log = this.log.child({ channelId: channel.id, businessId: channel.business_id });
     const done = provider
@@ -115,7 +118,12 @@ export class InboundPoller {
             abort.abort(); // another process holds the channel now
           else if (stored.stored + stored.statuses > 0) log.debug({ ...stored }, 'polled channel read');
         },
-        { signal: abort.signal, intervalMs: this.config.intervalMs ?? transport.intervalMs },
+        {
+          signal: abort.signal,
+          // POLLER_INTERVAL_MS is a mailbox's poll; a link looks at the operator's requests at its own pace.
+          intervalMs: (read.linked ? undefined : this.config.intervalMs) ?? read.intervalMs,
+          ...(read.linked ? { link: this.links.linkOf(channel) } : {}),
+        },
       )
       .catch((err: unknown) => {
         if (err instanceof ChannelChanged) return; // deleted or rotated: the next listing decides

@@ -199,10 +199,13 @@ describe('channels changing while read', () => {
 
   it('is read by one process at a time: another takes it over once the first lets it go', async () => {
     const { services } = f.t.app;
-    const second = new InboundPoller(f.t.database.db, services.channels, services.inbound, {
-      refreshMs: 50,
-      intervalMs: 200,
-    });
+    const second = new InboundPoller(
+      f.t.database.db,
+      services.channels,
+      services.inbound,
+      { refreshMs: 50, intervalMs: 200 },
+      services.channelLinks,
+    );
     second.start(f.t.app.log);
     try {
       await second.refresh();
