@@ -45,7 +45,10 @@ export interface Config {
 export interface PollerConfig {
   /** How often the channels read by polling are listed again (new, deleted, rotated) and their leases renewed. */
   refreshMs: number;
-  /** Milliseconds between two polls of a mailbox whose server cannot tell of new mail; the kind's own when unset. */
+  /**
+   * Milliseconds between two polls of a mailbox whose server cannot tell of new mail, and between two
+   * looks of a linked channel at what the operator asked; the kind's own when unset.
+   */
   intervalMs: number | undefined;
 }
 

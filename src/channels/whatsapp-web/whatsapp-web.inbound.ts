@@ -20,7 +20,8 @@ import type {
 
 /** Seconds since the epoch (a number, or protobuf's Long) as ISO 8601 with microseconds; now when absent. */
 export function isoFromSeconds(value: unknown): string {
-  const seconds = typeof value === 'number' ? value : Number((value as { toString?: () => string } | null)?.toString?.());
+  const seconds =
+    typeof value === 'number' ? value : Number((value as { toString?: () => string } | null)?.toString?.());
   const date = Number.isFinite(seconds) && seconds > 0 ? new Date(seconds * 1000) : new Date();
   return date.toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
 }
@@ -30,7 +31,10 @@ export function isoFromSeconds(value: unknown): string {
  * named by its LID (`<lid>@lid`, WhatsApp's hidden ids) is named by the phone number WhatsApp gave
  * beside it (`remoteJidAlt`, `senderPn`) when it did, else by the LID itself.
  */
-export function addressOf(jid: string | null | undefined, alternatives: (string | null | undefined)[] = []): string | null {
+export function addressOf(
+  jid: string | null | undefined,
+  alternatives: (string | null | undefined)[] = [],
+): string | null {
   if (!jid) return null;
   if (isLidUser(jid)) {
     const phone = alternatives.find((alt) => alt && !isLidUser(alt) && jidDecode(alt)?.server === 's.whatsapp.net');
@@ -73,6 +77,8 @@ interface MediaReference {
   k: string;
   p: string;
   u: string | null;
+  /** The file's type as the message named it. */
+  m: string | null;
 }
 
 const MEDIA_ID_PREFIX = 'wamedia.';
@@ -93,7 +99,13 @@ export function mediaReferenceOf(mediaId: string): MediaReference | undefined {
     const r = value as Partial<MediaReference>;
     const types = ['image', 'video', 'audio', 'document', 'sticker'];
     if (typeof r.t === 'string' && types.includes(r.t) && typeof r.k === 'string' && typeof r.p === 'string')
-      return { t: r.t, k: r.k, p: r.p, u: typeof r.u === 'string' ? r.u : null };
+      return {
+        t: r.t,
+        k: r.k,
+        p: r.p,
+        u: typeof r.u === 'string' ? r.u : null,
+        m: typeof r.m === 'string' ? r.m : null,
+      };
   } catch {
     // not JSON: not ours
   }
@@ -125,6 +137,7 @@ function mediaOf(content: proto.IMessage): { kind: MediaKind; media: InboundMedi
         k: Buffer.from(media.mediaKey).toString('base64'),
         p: media.directPath,
         u: media.url ?? null,
+        m: media.mimetype ?? null,
       }),
       mimeType: media.mimetype ?? null,
       sha256: media.fileSha256 ? Buffer.from(media.fileSha256).toString('base64') : null,
@@ -223,7 +236,8 @@ export function statusOfUpdate(update: WAMessageUpdate, account: string): Status
     timestamp: isoFromSeconds(undefined),
     recipient,
     from: account,
-    errors: status === 'failed' ? [{ code: 'error', title: 'WhatsApp reported an error', message: null, details: null }] : [],
+    errors:
+      status === 'failed' ? [{ code: 'error', title: 'WhatsApp reported an error', message: null, details: null }] : [],
   };
 }
 

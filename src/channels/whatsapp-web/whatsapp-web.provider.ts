@@ -150,8 +150,9 @@ export class WhatsAppWebProvider implements ChannelProvider {
     const status = statusCodeOf(err);
     if (status !== undefined) {
       // The socket closed under the send: it may have gone out; the send job decides what to do.
+      const final: number[] = [DisconnectReason.loggedOut, DisconnectReason.forbidden];
       return {
-        retryable: status !== DisconnectReason.loggedOut && status !== DisconnectReason.forbidden,
+        retryable: !final.includes(status),
         mayHaveArrived: true,
         code: `whatsapp_${status}`,
         detail: err instanceof Error ? err.message : String(err),
@@ -182,7 +183,8 @@ export class WhatsAppWebProvider implements ChannelProvider {
     ).catch((err: unknown) => {
       const status = statusCodeOf(err) ?? Number(/status code (\d+)/i.exec(String(err))?.[1]);
       // WhatsApp keeps a file a few weeks; a gone one is asked for again only through the phone.
-      if (status === 404 || status === 410) throw new ProviderError('media_gone', 'the file expired on WhatsApp', false);
+      if (status === 404 || status === 410)
+        throw new ProviderError('media_gone', 'the file expired on WhatsApp', false);
       throw err;
     });
     const limit = this.http.maxMediaBytes ?? DEFAULT_MAX_MEDIA_BYTES;
@@ -197,7 +199,7 @@ export class WhatsAppWebProvider implements ChannelProvider {
       chunks.push(chunk);
     }
     const bytes = Buffer.concat(chunks);
-    return { bytes, mimeType: mimeTypeOf(reference.t), fileSize: bytes.length };
+    return { bytes, mimeType: reference.m ?? mimeTypeOf(reference.t), fileSize: bytes.length };
   }
 
   /**
@@ -265,25 +267,32 @@ export class WhatsAppWebProvider implements ChannelProvider {
     this.socket = socket;
     const account = this.config.phone_number;
     let chain = Promise.resolve();
-    let failed: unknown;
+    let failed: Error | undefined;
+    // A write that failed (the database down) ends the connection; `watch` rejects and starts again later.
+    const fail = (err: unknown) => {
+      failed ??= err instanceof Error ? err : new Error('storing what the link read failed', { cause: err });
+      void socket.end(undefined).catch(() => undefined);
+    };
     let lastQr: string | null = null;
     let phone = pairingPhone;
     const handOver = (notification: ParsedNotification) => {
       if (notification.messages.length + notification.statuses.length === 0) return;
       chain = chain
-        .then(() => (failed === undefined ? store({ notification, cursor: { at: new Date().toISOString() } }) : undefined))
-        .catch((err: unknown) => {
-          failed ??= err;
-          socket.end(undefined);
-        });
+        .then(() =>
+          failed === undefined ? store({ notification, cursor: { at: new Date().toISOString() } }) : undefined,
+        )
+        .catch(fail);
     };
     const ending = new Promise<Ending>((resolve) => {
       const pairingTimer = setInterval(() => {
         if (this.open || phone) return;
-        void link.requests().then((asked) => {
-          phone = asked.pairingPhone;
-          if (phone && lastQr) void pair();
-        });
+        link
+          .requests()
+          .then((asked) => {
+            phone = asked.pairingPhone;
+            return phone && lastQr ? pair() : undefined;
+          })
+          .catch(fail);
       }, intervalMs);
       const pair = async () => {
         const number = phone;
@@ -292,20 +301,23 @@ export class WhatsAppWebProvider implements ChannelProvider {
         const code = await socket.requestPairingCode(number).catch(() => null);
         if (code) await link.report({ state: 'qr', qr: lastQr, pairingCode: code });
       };
-      const onAbort = () => socket.end(undefined);
+      const onAbort = () => void socket.end(undefined).catch(() => undefined);
       signal.addEventListener('abort', onAbort, { once: true });
-      socket.ev.on('creds.update', () => void saveCreds());
+      socket.ev.on('creds.update', () => void saveCreds().catch(fail));
       socket.ev.on('connection.update', (update: Partial<ConnectionState>) => {
         if (update.qr) {
           lastQr = update.qr;
-          void link.report({ state: 'qr', qr: update.qr }).then(() => (phone ? pair() : undefined));
+          link
+            .report({ state: 'qr', qr: update.qr })
+            .then(() => (phone ? pair() : undefined))
+            .catch(fail);
         }
         if (update.connection === 'open') {
           this.open = true;
           this.loggedOut = false;
           opened();
           const me = addressOf(socket.user?.id);
-          void link.report({ state: 'linked', account: me && !me.endsWith('@lid') ? me : account });
+          link.report({ state: 'linked', account: me && !me.endsWith('@lid') ? me : account }).catch(fail);
         }
         if (update.connection === 'close') {
           this.open = false;

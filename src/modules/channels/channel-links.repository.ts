@@ -27,11 +27,7 @@ export const channelLinksRepository = {
   },
 
   /** Writes the given columns of the link's row, made when missing. */
-  async upsert(
-    db: Db,
-    channel: ChannelKey,
-    values: Partial<Omit<ChannelLinkRow, 'updated_at'>>,
-  ): Promise<void> {
+  async upsert(db: Db, channel: ChannelKey, values: Partial<Omit<ChannelLinkRow, 'updated_at'>>): Promise<void> {
     await db
       .insertInto('channel_links')
       .values({ business_id: channel.business_id, channel_id: channel.id, ...values })

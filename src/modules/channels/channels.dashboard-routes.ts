@@ -96,7 +96,8 @@ export const dashboardChannelsRoutes: FastifyPluginAsyncTypebox = async (app) =>
       schema: {
         tags,
         security,
-        summary: "A linked channel's link to the phone: its QR code or pairing code, linked, logged out (admins and owners)",
+        summary:
+          "A linked channel's link to the phone: its QR code or pairing code, linked, logged out (admins and owners)",
         description:
           'For a channel linked as a device (WhatsApp Web): `unlinked`, `qr` (with the QR code to scan, as text and as a ' +
           'PNG data URL, and the pairing code when one was asked for), `linked` or `logged_out`. 404 for another kind.',

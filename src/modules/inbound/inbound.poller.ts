@@ -20,11 +20,12 @@ interface Reading {
 /**
  * Reads the channels whose kind is polled (PollerTransport: IMAP mailboxes) or linked as a device
  * (SocketTransport.linked: WhatsApp Web, whose connection is held while it runs, with the link's
- * stored credentials): one `watch` of the adapter per channel, in the one process holding the channel's lease (inbound_cursors), storing
- * what it reads through InboundService.storePolled with the adapter's cursor. Every `refreshMs` the
- * channels are listed again: a new one starts, a deleted one stops, a rotated one (another
- * config) starts again with its new settings; a lease is renewed, or taken over once its holder
- * (a process that died) let it lapse; a watch that failed (the server down) starts again.
+ * stored credentials): one `watch` of the adapter per channel, in the one process holding the
+ * channel's lease (inbound_cursors), storing what it reads through InboundService.storePolled with
+ * the adapter's cursor. Every `refreshMs` the channels are listed again: a new one starts, a
+ * deleted one stops, a rotated one (another config) starts again with its new settings; a lease is
+ * renewed, or taken over once its holder (a process that died) let it lapse; a watch that failed
+ * (the server down) starts again.
  */
 export class InboundPoller {
   private readonly holder = `${hostname()}:${process.pid}:${randomUUID()}`;
@@ -120,8 +121,7 @@ export class InboundPoller {
         },
         {
           signal: abort.signal,
-          // POLLER_INTERVAL_MS is a mailbox's poll; a link looks at the operator's requests at its own pace.
-          intervalMs: (read.linked ? undefined : this.config.intervalMs) ?? read.intervalMs,
+          intervalMs: this.config.intervalMs ?? read.intervalMs,
           ...(read.linked ? { link: this.links.linkOf(channel) } : {}),
         },
       )
