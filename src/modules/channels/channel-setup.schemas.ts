@@ -76,6 +76,9 @@ export const SettingsChannel = Type.Object({
   secrets: Type.Record(Type.String(), Type.String(), {
     description: 'each secret field of the provider config, masked: its value is never shown back',
   }),
+  linked: Type.Boolean({
+    description: 'linked to the phone as a device (WhatsApp Web): its link is shown by GET /channels/{id}/link',
+  }),
 });
 export type SettingsChannel = Static<typeof SettingsChannel>;
 

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { TSchema } from 'typebox';
 import type { ChannelKind } from '../../channels/channel-kind.ts';
-import { channelKind, channelKinds, webhookPath, type ProviderConfig } from '../../channels/registry.ts';
+import { channelKind, channelKinds, readKinds, webhookPath, type ProviderConfig } from '../../channels/registry.ts';
 import type { ChannelsService } from './channels.service.ts';
 import type { ChannelForm } from './channels.schemas.ts';
 import type { ConnectChannelBody, SettingsChannel } from './channel-setup.schemas.ts';
@@ -135,6 +135,7 @@ export class ChannelSetupService {
       ...channel,
       webhook_url: entry ? this.webhookUrl(entry) : null,
       secrets: Object.fromEntries((entry?.secretFields ?? []).map((f) => [f, SECRET_MASK])),
+      linked: readKinds().some((k) => k.linked && k.entry === entry),
     };
   }
 

@@ -136,6 +136,11 @@ const now = () => Math.floor(Date.now() / 1000);
 
 describe('linking a number', () => {
   it('waits for the operator, then shows the QR code as an image, and a pairing code for a number', async () => {
+    const listed = await call(t.app, owner, 'GET', '/channels');
+    const shown = (listed.json().channels as { id: string; linked: boolean; secrets: object }[]).find(
+      (c) => c.id === channelId,
+    );
+    expect(shown).toMatchObject({ linked: true, secrets: {} });
     await until(async () => (await linkState()) === 'unlinked');
     // Nothing connects before the operator asks to link.
     expect(sockets).toHaveLength(0);
@@ -145,9 +150,9 @@ describe('linking a number', () => {
     await until(() => sockets.length === 1);
     latest().ev.emit('connection.update', { connection: 'connecting', qr: '2@abc,def,ghi,jkl' });
     await until(async () => (await linkState()) === 'qr');
-    const shown = (await link()).json();
-    expect(shown.qr).toBe('2@abc,def,ghi,jkl');
-    expect(shown.qr_image).toMatch(/^data:image\/png;base64,/);
+    const qr = (await link()).json();
+    expect(qr.qr).toBe('2@abc,def,ghi,jkl');
+    expect(qr.qr_image).toMatch(/^data:image\/png;base64,/);
 
     const pairing = await call(t.app, owner, 'POST', `/channels/${channelId}/link`, {
       phone_number: '+1 555 000 1111',

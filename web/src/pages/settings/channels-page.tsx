@@ -4,6 +4,7 @@ import type { paths } from '../../api/schema';
 import { useLoad } from '../../api/use-load';
 import { ConfirmDialog } from '../../shell/dialog';
 import { ErrorNote } from '../../shell/error-note';
+import { ChannelLink } from './channel-link';
 import { CopyField, Field, fieldLabel, SettingsPage, SettingsSection, SettingsTable } from './settings-kit';
 import styles from './settings.module.css';
 
@@ -11,7 +12,7 @@ type Channel =
   paths['/dashboard/api/channels']['get']['responses'][200]['content']['application/json']['channels'][number];
 type Kind =
   paths['/dashboard/api/channel-kinds']['get']['responses'][200]['content']['application/json']['kinds'][number];
-type Connected = { webhook: { url: string | null; verify_token: string | null }; name: string };
+type Connected = { webhook: { url: string | null; verify_token: string | null }; name: string; linked: boolean };
 
 /** The business's channels: connected from the form of their provider kind, re-paced in place, deleted. */
 export function ChannelsPage() {
@@ -79,6 +80,12 @@ export function ChannelsPage() {
         </SettingsTable>
       </SettingsSection>
 
+      {channels.data?.channels
+        .filter((channel) => channel.linked)
+        .map((channel) => (
+          <ChannelLink key={channel.id} id={channel.id} name={channel.name} />
+        ))}
+
       {connected && (
         <section className={styles.section} aria-labelledby="connected-heading">
           <div className={styles.result} role="status">
@@ -86,7 +93,9 @@ export function ChannelsPage() {
             <p className={styles.hint}>
               {connected.webhook.url
                 ? 'Paste these into your Meta app’s webhook settings. The verify token is shown only now.'
-                : 'Its new messages are read from now on.'}
+                : connected.linked
+                  ? 'Link the phone below: its QR code is shown once you ask for it.'
+                  : 'Its new messages are read from now on.'}
             </p>
             {connected.webhook.url && <CopyField label="Webhook URL" value={connected.webhook.url} />}
             {connected.webhook.verify_token && (
@@ -301,7 +310,7 @@ function ConnectForm({ kind, onConnected }: { kind: Kind; onConnected: (result: 
     setPending(false);
     if (!data) return setError(errorMessage(failure, response));
     setValues({});
-    onConnected({ webhook: data.webhook, name: data.channel.name });
+    onConnected({ webhook: data.webhook, name: data.channel.name, linked: data.channel.linked });
   };
 
   return (
