@@ -101,7 +101,8 @@ export class WhatsAppWebProvider implements ChannelProvider {
 
   /** Baileys' content of a send; a file by URL is downloaded here, through the core's dispatcher (address policy). */
   private async messageOf(content: Exclude<OutboundContent, { kind: 'template' }>): Promise<AnyMessageContent> {
-    if (content.kind === 'text') return { text: content.text };
+    // No link preview: Baileys would fetch the URLs of the text itself, outside the core's dispatcher.
+    if (content.kind === 'text') return { text: content.text, linkPreview: null };
     const response = await httpRequest(content.url, {
       dispatcher: this.http.dispatcher,
       signal: AbortSignal.timeout(this.http.mediaTimeoutMs ?? DEFAULT_MEDIA_TIMEOUT_MS),
@@ -262,7 +263,6 @@ export class WhatsAppWebProvider implements ChannelProvider {
       markOnlineOnConnect: false,
       syncFullHistory: false,
       shouldSyncHistoryMessage: () => false,
-      ...(this.http.dispatcher ? { fetchAgent: this.http.dispatcher as never } : {}),
     });
     this.socket = socket;
     const account = this.config.phone_number;

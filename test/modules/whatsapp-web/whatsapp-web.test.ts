@@ -359,7 +359,10 @@ describe('messages of a linked number', () => {
     expect(image.statusCode, image.body).toBeLessThan(300);
     await until(() => latest().sent.length === 2);
     const [first, second] = latest().sent;
-    expect(first).toEqual({ jid: '14155550123@s.whatsapp.net', content: { text: 'See you Sunday' } });
+    expect(first).toEqual({
+      jid: '14155550123@s.whatsapp.net',
+      content: { text: 'See you Sunday', linkPreview: null },
+    });
     expect(second.jid).toBe('14155550123@s.whatsapp.net');
     expect(Buffer.from(second.content.image as Buffer).toString()).toBe('PNGDATA');
     expect(second.content.caption).toBe('the map');
