@@ -17,6 +17,7 @@ export const whatsAppWebKind = defineChannelKind({
   urlFields: [],
   lookupFields: [],
   accountField: 'phone_number',
+  identifierIsAccount: true,
   title: 'WhatsApp Web (linked phone)',
   channelTypes: ['whatsapp'],
   address: phoneAddress,

@@ -12,6 +12,7 @@ import type {
   ChannelLink,
   ErrorClassification,
   FetchedMedia,
+  InboundMessage,
   OutboundContent,
   ParsedNotification,
   SendRequest,
@@ -71,6 +72,8 @@ export class WhatsAppWebProvider implements ChannelProvider {
   private socket: LinkSocket | undefined;
   private open = false;
   private loggedOut = false;
+  /** The link's storage while `watch` runs here (the LIDs kept as addresses are marked in it). */
+  private link: ChannelLink | undefined;
   private readonly sentIds = new Set<string>();
 
   constructor(
@@ -92,7 +95,7 @@ export class WhatsAppWebProvider implements ChannelProvider {
       throw new ProviderError('not_linked', 'the WhatsApp link is not connected in this process', true);
     }
     await request.beforeSend?.();
-    const sent = await socket.sendMessage(jidOf(request.to), message);
+    const sent = await socket.sendMessage(await this.jidFor(request.to), message);
     const id = sent?.key.id;
     if (!id) throw new ProviderError('no_message_id', 'WhatsApp did not number the message', false);
     this.remember(id);
@@ -134,6 +137,33 @@ export class WhatsAppWebProvider implements ChannelProvider {
         return { document: bytes, mimetype, fileName, ...(caption ? { caption } : {}) };
       }
     }
+  }
+
+  /**
+   * The chat a send goes to: a person known here only by a LID (no phone number given) has it as
+   * their address, digits alone once stored, which must not be taken for a phone number.
+   */
+  private async jidFor(address: string): Promise<string> {
+    const digits = address.replace(/\D/g, '');
+    const lid = this.link && (await this.link.read([lidKey(digits)])).has(lidKey(digits));
+    return lid ? `${digits}@lid` : jidOf(address);
+  }
+
+  /**
+   * The messages' senders named by a LID alone: the phone number Baileys learnt for it, when it did;
+   * else the LID stays the address, marked so that a reply goes to it.
+   */
+  private async withPhones(messages: InboundMessage[], socket: LinkSocket, link: ChannelLink) {
+    const marks = new Map<string, string>();
+    for (const message of messages) {
+      if (!message.from.endsWith('@lid')) continue;
+      const phone = await socket.signalRepository?.lidMapping.getPNForLID(message.from).catch(() => null);
+      const known = phone ? addressOf(phone) : null;
+      if (known && !known.endsWith('@lid')) message.from = known;
+      else marks.set(lidKey(message.from.replace(/\D/g, '')), '1');
+    }
+    if (marks.size > 0) await link.write(marks);
+    return messages;
   }
 
   private remember(id: string): void {
@@ -215,6 +245,7 @@ export class WhatsAppWebProvider implements ChannelProvider {
   ): Promise<void> {
     const { signal, link } = options;
     if (!link) throw new Error('a WhatsApp Web channel is read with its link');
+    this.link = link;
     let backoffMs = 0;
     let pairingPhone: string | null = null;
     while (!signal.aborted) {
@@ -278,9 +309,11 @@ export class WhatsAppWebProvider implements ChannelProvider {
     const handOver = (notification: ParsedNotification) => {
       if (notification.messages.length + notification.statuses.length === 0) return;
       chain = chain
-        .then(() =>
-          failed === undefined ? store({ notification, cursor: { at: new Date().toISOString() } }) : undefined,
-        )
+        .then(async () => {
+          if (failed !== undefined) return;
+          await this.withPhones(notification.messages, socket, link);
+          await store({ notification, cursor: { at: new Date().toISOString() } });
+        })
         .catch(fail);
     };
     const ending = new Promise<Ending>((resolve) => {
@@ -360,6 +393,9 @@ export class WhatsAppWebProvider implements ChannelProvider {
     return result;
   }
 }
+
+/** The link key marking a LID kept as a person's address. */
+const lidKey = (digits: string) => `address-lid-${digits}`;
 
 /** The type of a file of a download type, when WhatsApp's reference named none. */
 function mimeTypeOf(type: string): string {

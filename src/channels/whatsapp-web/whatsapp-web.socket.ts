@@ -4,6 +4,8 @@ import { makeWASocket, type UserFacingSocketConfig, type WASocket } from 'bailey
 /** What the adapter uses of a Baileys socket: its events, sends, the pairing code, logout and end. */
 export type LinkSocket = Pick<WASocket, 'ev' | 'sendMessage' | 'requestPairingCode' | 'logout' | 'end'> & {
   user?: WASocket['user'];
+  /** Baileys' LID to phone number mappings, where a LID sender's number may be known. */
+  signalRepository?: Pick<WASocket['signalRepository'], 'lidMapping'>;
 };
 
 /** Opens a socket to WhatsApp's servers (Baileys' makeWASocket; a fake of it in the tests). */
