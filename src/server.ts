@@ -20,11 +20,15 @@ async function main(): Promise<void> {
   // SECRET_KEY_FALLBACKS, are sealed with SECRET_KEY now.
   const channels = await app.services.channels.sealStored();
   const webhooks = await app.services.webhooks.service.sealStored();
-  if (channels.sealed + webhooks.sealed > 0)
-    app.log.info({ channels: channels.sealed, webhooks: webhooks.sealed }, 'stored secrets sealed with SECRET_KEY');
-  if (channels.unopened + webhooks.unopened > 0) {
+  const links = await app.services.channelLinks.sealStored();
+  if (channels.sealed + webhooks.sealed + links.sealed > 0)
+    app.log.info(
+      { channels: channels.sealed, webhooks: webhooks.sealed, links: links.sealed },
+      'stored secrets sealed with SECRET_KEY',
+    );
+  if (channels.unopened + webhooks.unopened + links.unopened > 0) {
     app.log.error(
-      { channels: channels.unopened, webhooks: webhooks.unopened },
+      { channels: channels.unopened, webhooks: webhooks.unopened, links: links.unopened },
       'stored secrets that neither SECRET_KEY nor SECRET_KEY_FALLBACKS open: set the key they were sealed with as a fallback',
     );
   }

@@ -91,6 +91,43 @@ export const channelLinksRepository = {
     });
   },
 
+  /** A page of every link's keys, in key order after `after` (the resealing at start walks them all). */
+  async keysAfter(
+    db: Db,
+    after: { business_id: string; channel_id: string; key: string } | undefined,
+    limit: number,
+  ): Promise<{ business_id: string; channel_id: string; key: string; value: string }[]> {
+    let query = db
+      .selectFrom('channel_link_keys')
+      .select(['business_id', 'channel_id', 'key', 'value'])
+      .orderBy('business_id')
+      .orderBy('channel_id')
+      .orderBy('key')
+      .limit(limit);
+    if (after)
+      query = query.where(
+        sql<boolean>`(business_id, channel_id, key) > (${after.business_id}::uuid, ${after.channel_id}::uuid, ${after.key})`,
+      );
+    return query.execute();
+  },
+
+  /** Replaces a key's value if it is still the one read; false when it changed (or went) meanwhile. */
+  async replaceKeyIf(
+    db: Db,
+    row: { business_id: string; channel_id: string; key: string; value: string },
+    value: string,
+  ): Promise<boolean> {
+    const result = await db
+      .updateTable('channel_link_keys')
+      .set({ value })
+      .where('business_id', '=', row.business_id)
+      .where('channel_id', '=', row.channel_id)
+      .where('key', '=', row.key)
+      .where('value', '=', row.value)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) > 0;
+  },
+
   async clearKeys(db: Db, channel: ChannelKey): Promise<void> {
     await db
       .deleteFrom('channel_link_keys')

@@ -4,7 +4,7 @@ import type { ChannelLink, LinkReport, LinkState } from '../../channels/provider
 import type { Db } from '../../db/database.ts';
 import { invalid, notFound } from '../../lib/domain-errors.ts';
 import { normalisePhone } from '../../lib/phone.ts';
-import type { SecretBox } from '../../lib/secret-box.ts';
+import { resealStored, type SealCounts, type SecretBox } from '../../lib/secret-box.ts';
 import { channelLinksRepository } from './channel-links.repository.ts';
 import type { ChannelRow, ChannelsService } from './channels.service.ts';
 
@@ -57,6 +57,20 @@ export class ChannelLinksService {
         return { state: stateOf(row?.state), requested: row?.requested ?? false, pairingPhone };
       },
     };
+  }
+
+  /**
+   * Seals with the current SECRET_KEY the link keys sealed with a fallback key, so the fallback can
+   * be dropped without unlinking a phone; run at start. Answers how many were sealed, and how many
+   * no key opens.
+   */
+  sealStored(): Promise<SealCounts> {
+    return resealStored(
+      (after: Awaited<ReturnType<typeof channelLinksRepository.keysAfter>>[number] | undefined) =>
+        channelLinksRepository.keysAfter(this.db, after, 500),
+      (row) => (this.secrets.isCurrent(row.value) ? undefined : this.secrets.reseal(row.value)),
+      (row, value) => channelLinksRepository.replaceKeyIf(this.db, row, value),
+    );
   }
 
   /** The link of a channel of the business, for the dashboard; 404 for a channel that is not linked as a device. */

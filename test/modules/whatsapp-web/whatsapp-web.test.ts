@@ -19,7 +19,9 @@ import { InboundPoller } from '../../../src/modules/inbound/inbound.poller.ts';
 import { whatsAppWebTransport, type LinkSocket } from '../../../src/channels/whatsapp-web/whatsapp-web.socket.ts';
 import { inboundMessage, metaNotification, signedNotification } from '../../helpers/fake-graph-api.ts';
 import { createTenant, type Tenant, adminHeaders } from '../../helpers/tenants.ts';
-import { buildTestApp, type TestApp } from '../../helpers/test-app.ts';
+import { buildTestApp, testConfig, type TestApp } from '../../helpers/test-app.ts';
+import { SecretBox } from '../../../src/lib/secret-box.ts';
+import { ChannelLinksService } from '../../../src/modules/channels/channel-links.service.ts';
 import { call, createUser, signIn, type Browser } from '../dashboard-auth/dashboard-helpers.ts';
 import { until } from '../sending/sending.fixtures.ts';
 
@@ -170,6 +172,26 @@ describe('linking a number', () => {
       const keys = await db().selectFrom('channel_link_keys').selectAll().where('channel_id', '=', channelId).execute();
       return keys.some((k) => k.key === 'creds' && k.value.startsWith('sb1.') && !k.value.includes(NUMBER));
     });
+  });
+
+  it('seals the link keys again with a new SECRET_KEY at start, and the new key alone opens them', async () => {
+    const NEW_KEY = 'the-new-secret-key-after-the-rotation-0123456789';
+    const oldKeys = testConfig().secretKeys;
+    const { channels } = t.app.services;
+    const rotated = new ChannelLinksService(db(), channels, new SecretBox([NEW_KEY, ...oldKeys], 'channel-links'));
+    const stored = await db()
+      .selectFrom('channel_link_keys')
+      .select('key')
+      .where('channel_id', '=', channelId)
+      .execute();
+    expect((await rotated.sealStored()).sealed).toBeGreaterThanOrEqual(stored.length);
+    expect(await rotated.sealStored()).toEqual({ sealed: 0, unopened: 0 });
+    const newOnly = new ChannelLinksService(db(), channels, new SecretBox([NEW_KEY], 'channel-links'));
+    const link = newOnly.linkOf(await channels.get(tenant.businessId, channelId));
+    expect((await link.read(['creds'])).get('creds')).toContain(NUMBER);
+    // Back to the test app's key, which the running link writes with.
+    const back = new ChannelLinksService(db(), channels, new SecretBox([...oldKeys, NEW_KEY], 'channel-links'));
+    expect((await back.sealStored()).unopened).toBe(0);
   });
 
   it("refuses another business's channel, agents' sessions and bad input", async () => {
