@@ -13,6 +13,7 @@ import {
 } from 'baileys';
 import { MockAgent } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ChannelLink } from '../../../src/channels/channel.types.ts';
 import { mediaIdOf } from '../../../src/channels/whatsapp-web/whatsapp-web.inbound.ts';
 import { WhatsAppWebProvider } from '../../../src/channels/whatsapp-web/whatsapp-web.provider.ts';
 import { InboundPoller } from '../../../src/modules/inbound/inbound.poller.ts';
@@ -467,6 +468,72 @@ describe('messages of a linked number', () => {
       payload: { to: 'not a number', from: 'whatsapp', channel_uuid: channelId, type: 'text', content: { text: 'x' } },
     });
     expect(bad.statusCode).toBe(400);
+  });
+});
+
+describe('the adapter alone', () => {
+  /** A link's storage in memory, for an adapter run outside the app. */
+  const memoryLink = (): ChannelLink & { values: Map<string, string> } => {
+    const values = new Map<string, string>();
+    return {
+      values,
+      read: async (keys) => new Map(keys.flatMap((k) => (values.has(k) ? [[k, values.get(k)!] as const] : []))),
+      write: async (entries) => {
+        for (const [k, v] of entries)
+          if (v === null) values.delete(k);
+          else values.set(k, v);
+      },
+      clear: async () => values.clear(),
+      report: async () => undefined,
+      requests: async () => ({ state: 'unlinked', requested: true, pairingPhone: null }),
+    };
+  };
+
+  it('refuses a send, writing nothing, while the link is not connected in this process', async () => {
+    const provider = new WhatsAppWebProvider({ kind: 'whatsapp_web', phone_number: NUMBER });
+    let before = 0;
+    const refused = provider.send({
+      to: '14155550123',
+      content: { kind: 'text', text: 'hi' },
+      beforeSend: async () => void before++,
+    });
+    await expect(refused).rejects.toMatchObject({ code: 'not_linked', retryable: true });
+    expect(before).toBe(0);
+    await expect(
+      provider.send({ to: '14155550123', content: { kind: 'template', name: 'x', languageCode: 'en' } }),
+    ).rejects.toMatchObject({ code: 'unsupported', retryable: false });
+  });
+
+  it('calls beforeSend once the socket is open, right before the message is written', async () => {
+    const order: string[] = [];
+    let socket: FakeSocket | undefined;
+    const provider = new WhatsAppWebProvider({ kind: 'whatsapp_web', phone_number: NUMBER }, {}, (config) => {
+      socket = new FakeSocket(config.auth);
+      const send = socket.sendMessage;
+      socket.sendMessage = (...args: Parameters<typeof send>) => {
+        order.push('sendMessage');
+        return send(...args);
+      };
+      return socket;
+    });
+    const abort = new AbortController();
+    const watching = provider.watch(null, async () => undefined, {
+      signal: abort.signal,
+      intervalMs: 50,
+      link: memoryLink(),
+    });
+    await until(() => socket !== undefined);
+    socket!.link(NUMBER);
+    await provider.send({
+      to: '14155550123',
+      content: { kind: 'text', text: 'hi' },
+      beforeSend: async () => void order.push('beforeSend'),
+    });
+    expect(order).toEqual(['beforeSend', 'sendMessage']);
+    pauses.pop();
+    abort.abort();
+    await watching;
+    expect(socket!.ended).toBe(true);
   });
 });
 
