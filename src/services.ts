@@ -1,3 +1,4 @@
+import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from './config.ts';
 import type { Db, Engine } from './db/database.ts';
 import { sliceSizes } from './db/slices.ts';
@@ -57,6 +58,8 @@ import { LiveHub, type LiveOptions } from './modules/live/live.hub.ts';
 import { liveStreamSubscriber } from './modules/live/live.subscriber.ts';
 import { LiveSignals } from './modules/live/live.signals.ts';
 import { TypingService } from './modules/live/typing.service.ts';
+import { MIRROR_JOB, mirrorJobHandler } from './modules/mirroring/mirror.job.ts';
+import { mirroringSubscriber } from './modules/mirroring/mirroring.subscriber.ts';
 
 /** Every service of the app, built once over one database; routes, CLI and seeding share them. */
 export function createServices(
@@ -135,9 +138,20 @@ export function createServices(
       wake: (kind) => worker.wake(kind),
     }),
   );
+  // Customers' messages copied to the channels that mirror the others (a HubSpot inbox, say).
+  void domainEvents.register(mirroringSubscriber({ channels, wake: () => worker.wake(MIRROR_JOB) }));
   const budget = new TokenBudget(db, config.ai.dailyTokenBudget);
   const conversationOps = new ConversationOpsService(db, domainEvents);
-  const inbound = new InboundService(db, channels, worker, domainEvents, media.avatars, slices.inboundItems);
+  // Replies written in a mirroring channel's provider go out through their conversations' channels.
+  const inbound = new InboundService(
+    db,
+    channels,
+    worker,
+    domainEvents,
+    media.avatars,
+    slices.inboundItems,
+    (channel, relayed) => replies.relay(channel, relayed),
+  );
   const channelLinks = new ChannelLinksService(db, channels, new SecretBox(config.secretKeys, 'channel-links'));
   return {
     channels,
@@ -171,6 +185,7 @@ export function createServices(
     idempotency: new IdempotencyService(db),
     sending: new SendingService(db, worker, channels, templates, contacts, domainEvents),
     replies,
+    mirroring: { jobHandler: (log: FastifyBaseLogger) => mirrorJobHandler(db, channels, log) },
     aiRuns: new AiRunsService({
       db,
       model: chatModel,

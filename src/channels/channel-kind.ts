@@ -1,7 +1,7 @@
 import type { Static, TObject } from 'typebox';
 import type { ChannelAddress } from './addresses.ts';
 import type { ChannelType } from './channel-types.ts';
-import type { MediaKind, ParsedNotification } from './channel.types.ts';
+import type { MediaKind, ParsedNotification, RelayedReply } from './channel.types.ts';
 import type { CredentialStore } from './credential-store.ts';
 import type { ProviderHttpOptions } from './http-deps.ts';
 import type { ChannelProvider } from './provider.ts';
@@ -46,12 +46,19 @@ export interface ChannelCapabilities {
    * message's id, references and subject), for a provider that threads by headers (email).
    */
   threads?: boolean;
+  /**
+   * Whether the kind's channels copy the messages of the business's other channels to the provider
+   * (ChannelProvider.mirror), and relay the replies written there (WebhookNotification.relayed).
+   */
+  mirrors?: boolean;
 }
 
 /** One notification read once: the provider accounts it is addressed to, and what it carries. */
 export interface WebhookNotification {
   accounts: string[];
   notification: ParsedNotification;
+  /** Replies written in the provider, to be sent through their conversations' own channels. */
+  relayed?: RelayedReply[];
 }
 
 /** How the route documents a webhook (OpenAPI), in the provider's own words. */

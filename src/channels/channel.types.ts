@@ -284,6 +284,40 @@ export interface FetchedProfile {
   avatar?: string;
 }
 
+/**
+ * A message of one of the business's channels, copied to a channel whose provider mirrors the
+ * others' conversations (ChannelProvider.mirror): a helpdesk's inbox, say.
+ */
+export interface MirroredMessage {
+  /** The service's id of the message: the provider's idempotency key, so a copy tried again lands once. */
+  id: string;
+  /** The conversation it belongs to: the provider's thread, which the replies written there name. */
+  conversationId: string;
+  /** The contract channel type it came through (`whatsapp`, `sms`, ...). */
+  channelType: string;
+  text: string;
+  /** ISO 8601, UTC. */
+  createdAt: string;
+  /** The person who wrote it: their address, its kind (addresses.ts) and their name when known. */
+  sender: { address: string; addressKind: string; name: string | null };
+  /** The business's address it was written to (its channel's identifier). */
+  to: string;
+}
+
+/**
+ * A reply a person wrote in a provider that mirrors the business's conversations, to be sent
+ * through the conversation's own channel (WebhookNotification.relayed).
+ */
+export interface RelayedReply {
+  /** The provider account (the kind's accountField) it came through, whose channel signed the notification. */
+  account: string;
+  /** The conversation it answers (the thread MirroredMessage.conversationId named). */
+  conversationId: string;
+  text: string;
+  /** The provider's id of the reply: the same reply delivered again is sent once. */
+  key: string;
+}
+
 /** Everything one inbound notification carries. */
 export interface ParsedNotification {
   messages: InboundMessage[];

@@ -5,6 +5,7 @@ import type {
   FetchedMedia,
   FetchedProfile,
   IncomingHeaders,
+  MirroredMessage,
   ParsedNotification,
   SendRequest,
   SendResult,
@@ -97,6 +98,18 @@ export interface ChannelProvider {
    * A failure is classified by `classifyError`.
    */
   fetchAvatar?(avatar: string, limits: { maxBytes: number }): Promise<FetchedMedia>;
+
+  /**
+   * For a kind that mirrors the business's other channels (ChannelCapabilities.mirrors): whether
+   * the channel copies the messages of this contract channel type.
+   */
+  mirrors?(channelType: string): boolean;
+
+  /**
+   * Copies one message of another channel to the provider, keyed by the message's id so that a
+   * copy tried again after a failure lands once. Rejects as `send` does (classifyError tells a retry).
+   */
+  mirror?(message: MirroredMessage): Promise<void>;
 }
 
 /** Where a polled channel's reading stands (JSON, the adapter's own; an IMAP mailbox's UIDVALIDITY and last UID). */

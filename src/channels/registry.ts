@@ -6,6 +6,7 @@ import type { CredentialStore } from './credential-store.ts';
 import type { ProviderHttpOptions } from './http-deps.ts';
 import type { ChannelProvider } from './provider.ts';
 import { emailKind } from './email/email.kind.ts';
+import { hubSpotKind } from './hubspot/hubspot.kind.ts';
 import { instagramKind } from './instagram/instagram.kind.ts';
 import { messengerKind } from './messenger/messenger.kind.ts';
 import { tiktokKind } from './tiktok/tiktok.kind.ts';
@@ -29,6 +30,7 @@ const kinds = [
   tiktokKind,
   twilioVoiceKind,
   whatsAppWebKind,
+  hubSpotKind,
 ] as const;
 
 /** Provider kinds the service can talk to. */
@@ -80,6 +82,9 @@ export interface WebhookKind {
   entry: ChannelKind;
   transport: WebhookTransport;
 }
+
+/** The kinds whose channels mirror the business's other channels (ChannelCapabilities.mirrors). */
+export const mirroringKinds: readonly string[] = channelKinds.filter((k) => k.capabilities.mirrors).map((k) => k.kind);
 
 /** The kinds whose people hold a connection to the service (the website widget). */
 export function socketKinds(): ChannelKind[] {

@@ -118,6 +118,19 @@ export const channelsRepository = {
       .execute();
   },
 
+  /** The business's channels of these provider kinds (the few that mirror the others, say). */
+  ofKinds(db: Db, businessId: string, kinds: readonly string[]): Promise<ChannelRow[]> {
+    if (kinds.length === 0) return Promise.resolve([]);
+    return db
+      .selectFrom('channels')
+      .selectAll()
+      .where('business_id', '=', businessId)
+      .where('provider_kind', 'in', kinds)
+      .orderBy('created_at')
+      .orderBy('id')
+      .execute();
+  },
+
   /** Marks the channel's credentials refused (once: a later refusal keeps the first time); undefined if marked. */
   markCredentialsRejected(db: Db, businessId: string, id: string): Promise<ChannelRow | undefined> {
     return db.transaction().execute(async (trx) => {

@@ -7,6 +7,7 @@ import {
   channelKind,
   createChannelProvider,
   kindsServing,
+  mirroringKinds,
   providerAccountOf,
   type ProviderConfig,
 } from '../../channels/registry.ts';
@@ -190,6 +191,11 @@ export class ChannelsService {
   /** The channel row for a send (the route's and the worker's), reused briefly (channel-cache.ts). */
   findForSending(businessId: string, id: string): Promise<ChannelRow | undefined> {
     return this.trusted ? this.forSending.get(businessId, id) : channelsRepository.find(this.db, businessId, id);
+  }
+
+  /** The business's channels that mirror its other channels (ChannelCapabilities.mirrors). */
+  mirroring(businessId: string): Promise<ChannelRow[]> {
+    return channelsRepository.ofKinds(this.db, businessId, mirroringKinds);
   }
 
   findByIdentifier(businessId: string, type: string, identifier: string): Promise<ChannelRow | undefined> {

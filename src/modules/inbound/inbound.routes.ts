@@ -52,6 +52,8 @@ export const inboundRoutes: FastifyPluginAsyncTypebox = async (app) => {
         'the provider has two messages for one send: the recipient may have received it twice',
       );
     }
+    if (summary.unrelayed?.length)
+      request.log.info({ provider, replies: summary.unrelayed }, 'relayed replies not sent');
     const { answer } = webhook.transport;
     // The adapter's answer to this notification, when its provider is told what to do next in it.
     if (answer) return reply.type(answer.contentType).send(summary.answer ?? answer.body);

@@ -1,5 +1,11 @@
 import parseJson from 'secure-json-parse';
-import type { IncomingHeaders, ParsedNotification, PollCursor, StatusUpdate } from '../../channels/provider.ts';
+import type {
+  IncomingHeaders,
+  ParsedNotification,
+  PollCursor,
+  RelayedReply,
+  StatusUpdate,
+} from '../../channels/provider.ts';
 import { messageStatusOf, ProviderError } from '../../channels/provider.ts';
 import type { WebhookNotification, WebhookTransport } from '../../channels/channel-kind.ts';
 import { channelKind } from '../../channels/registry.ts';
@@ -43,6 +49,16 @@ export interface InboundSummary {
   duplicateSends: { messageId: string; providerMessageIds: [string, string] }[];
   /** The body the adapter answers the notification with (ChannelProvider.answerNotification), if it makes one. */
   answer?: string;
+  /** Replies relayed through their conversations' channels (WebhookNotification.relayed). */
+  relayed?: number;
+  /** Relayed replies not sent, with why (logged). */
+  unrelayed?: { conversationId: string; key: string; reason: string }[];
+}
+
+/** What the relay of replies did (RepliesService.relay). */
+export interface RelayResult {
+  sent: number;
+  refused: { conversationId: string; key: string; reason: string }[];
 }
 
 /**
@@ -106,6 +122,8 @@ export class InboundService {
     private readonly domainEvents: Pick<DomainEventDispatcher, 'dispatch'>,
     private readonly avatars: AvatarStore,
     private readonly sliceItems = 200,
+    /** Sends the replies a mirroring channel's provider relays (WebhookNotification.relayed). */
+    private readonly relay?: (channel: ChannelRow, replies: RelayedReply[]) => Promise<RelayResult>,
   ) {
     this.batcher = new Batcher((items) => this.storeBatch(items), {
       maxRunning: 1,
@@ -166,6 +184,7 @@ export class InboundService {
     const [first] = channels.values();
     const answer = this.channels.providerFor(first).answerNotification?.(read, queryOf(path));
     if (answer !== undefined) summary.answer = answer;
+    await this.relayReplies(read, channels, summary);
     for (const parsed of slicesOf(read.notification, this.sliceItems)) {
       const part = await this.batcher.submit({ kind, parsed, channels }).catch(async (err: unknown) => {
         if (!(err instanceof ChannelChanged)) throw err;
@@ -176,6 +195,22 @@ export class InboundService {
     }
     await this.handOver(summary);
     return summary;
+  }
+
+  /** The notification's relayed replies, each handed over with the channel that signed it. */
+  private async relayReplies(
+    read: WebhookNotification,
+    channels: Map<string, ChannelRow>,
+    summary: InboundSummary,
+  ): Promise<void> {
+    if (!read.relayed?.length || !this.relay) return;
+    for (const [account, channel] of channels) {
+      const mine = read.relayed.filter((r) => r.account === account);
+      if (mine.length === 0) continue;
+      const { sent, refused } = await this.relay(channel, mine);
+      summary.relayed = (summary.relayed ?? 0) + sent;
+      summary.unrelayed = [...(summary.unrelayed ?? []), ...refused];
+    }
   }
 
   /**

@@ -300,6 +300,23 @@ export const messagesRepository = {
     return rows[0];
   },
 
+  /**
+   * Whether a reply relayed by the channel under this key (the provider's id of the reply) was
+   * accepted already for the contact (index messages_contact): a redelivered reply is sent once.
+   */
+  async hasRelayed(db: Db, businessId: string, contactId: string, relayedBy: string, key: string): Promise<boolean> {
+    const row = await db
+      .selectFrom('messages')
+      .select('id')
+      .where('business_id', '=', businessId)
+      .where('contact_id', '=', contactId)
+      .where('direction', '=', 'outbound')
+      .where(sql<boolean>`metadata @> ${JSON.stringify({ relayed_by: relayedBy, relay_key: key })}::jsonb`)
+      .limit(1)
+      .executeTakeFirst();
+    return row !== undefined;
+  },
+
   /** A message of the conversation as a reply quotes it, or undefined when the conversation has none with this id. */
   inConversation(db: Db, businessId: string, conversationId: string, id: string) {
     return db

@@ -2,7 +2,10 @@ import type { ChannelKind } from '../../channels/channel-kind.ts';
 import { channelKind } from '../../channels/registry.ts';
 import type { Db } from '../../db/database.ts';
 import type { OutboxWorker } from '../../jobs/outbox.worker.ts';
-import { conflict, invalid, notFound } from '../../lib/domain-errors.ts';
+import type { RelayedReply } from '../../channels/provider.ts';
+import { lockMany } from '../../db/advisory-locks.ts';
+import { conflict, DomainError, invalid, notFound } from '../../lib/domain-errors.ts';
+import { isUuid } from '../../lib/ids.ts';
 import type { ChannelRow, ChannelsService } from '../channels/channels.service.ts';
 import { contactIdentitiesRepository } from '../contacts/contact-identities.repository.ts';
 import { COLUMN_KINDS } from '../contacts/contact-identity.ts';
@@ -11,6 +14,7 @@ import { conversationOpsRepository } from '../conversations/conversation-ops.rep
 import type { ConversationRow } from '../conversations/conversation-store.repository.ts';
 import type { DomainEventDispatcher } from '../domain-events/domain-events.dispatcher.ts';
 import { storeAnswerIn, type IdempotencyClaim } from '../idempotency/idempotency.service.ts';
+import type { RelayResult } from '../inbound/inbound.service.ts';
 import { messagesRepository } from '../messages/messages.repository.ts';
 import type { TemplatesService } from '../templates/templates.service.ts';
 import { usersRepository } from '../users/users.repository.ts';
@@ -146,6 +150,61 @@ export class RepliesService {
     this.worker.wake('send');
     await this.domainEvents.dispatch();
     return answer;
+  }
+
+  /**
+   * Sends the replies a person wrote in a provider that mirrors the business's conversations (a
+   * HubSpot inbox), relayed by `via`, through each conversation's own channel, as a person's
+   * (sender_type human, no user of the service). Each is sent once per key: the key's lock, then a
+   * reply already accepted under it, is checked in the transaction that accepts it, so a redelivered
+   * notification sends nothing. A conversation of another business, none, or one the channel's rules
+   * refuse (a closed window, an opted-out contact) sends nothing: the provider is answered all the
+   * same, since delivering the notification again would not change the answer. Answers how many
+   * went, and why the others did not (for the request log).
+   */
+  async relay(via: ChannelRow, replies: RelayedReply[]): Promise<RelayResult> {
+    const businessId = via.business_id;
+    const outcome: RelayResult = { sent: 0, refused: [] };
+    const refuse = (reply: RelayedReply, reason: string) =>
+      outcome.refused.push({ conversationId: reply.conversationId, key: reply.key, reason });
+    for (const reply of replies) {
+      if (!isUuid(reply.conversationId)) {
+        refuse(reply, 'no conversation of the service');
+        continue;
+      }
+      try {
+        const target = await this.target(businessId, reply.conversationId);
+        if (target.channel.id === via.id) {
+          refuse(reply, 'the conversation is the relaying channel its own');
+          continue;
+        }
+        const plan: SendPlan = {
+          businessId,
+          channel: target.channel,
+          recipient: target.recipient,
+          metadata: { relayed_by: via.id, relay_key: reply.key },
+          relayedBy: via.id,
+          contactId: target.conversation.contact_id,
+          type: 'text',
+          ...freeFormContent('text', { text: reply.text }, target.kind),
+        };
+        const sent = await this.db.transaction().execute(async (trx) => {
+          await lockMany(trx, [{ businessId, key: `relay:${via.id}:${reply.key}` }]);
+          if (await messagesRepository.hasRelayed(trx, businessId, plan.contactId!, via.id, reply.key)) return false;
+          await acceptOne(trx, plan);
+          return true;
+        });
+        if (sent) outcome.sent++;
+      } catch (err) {
+        if (!(err instanceof DomainError) || err.kind === 'unavailable') throw err;
+        refuse(reply, err.message);
+      }
+    }
+    if (outcome.sent > 0) {
+      this.worker.wake('send');
+      await this.domainEvents.dispatch();
+    }
+    return outcome;
   }
 
   /**

@@ -53,6 +53,12 @@ export interface SendPlan {
    * `ai_agent` and the agent, and the changes it asks (bot_status) name the agent as their actor.
    */
   agentSenderId?: string;
+  /**
+   * The channel that relayed it: a person's reply written in a provider mirroring the business's
+   * channels (RelayedReply). Stored with sender_type `human` and no user, like the dashboard's
+   * replies firing no message_created webhook, and held to the window the kind gives people.
+   */
+  relayedBy?: string;
   /** The message this one answers (stored as reply_to_id). */
   replyToId?: string;
   /** The contact the recipient's address must name: a reply goes to its conversation's contact or nowhere. */
@@ -167,13 +173,16 @@ export async function lockSendTarget(trx: Db, plan: SendPlan & { contactId: stri
 const actorKey = (send: SendPlan) =>
   send.userId !== undefined
     ? `user:${send.userId}`
-    : send.agentSenderId !== undefined
-      ? `agent:${send.agentSenderId}`
-      : 'api';
+    : send.relayedBy !== undefined
+      ? `relay:${send.relayedBy}`
+      : send.agentSenderId !== undefined
+        ? `agent:${send.agentSenderId}`
+        : 'api';
 
 /** Who a send's conversation is opened (or reopened) by. */
 function openedBy(send: SendPlan): OpenedBy {
   if (send.userId !== undefined) return { actorType: 'human', origin: 'dashboard', userId: send.userId };
+  if (send.relayedBy !== undefined) return { actorType: 'human', origin: 'relay', userId: null };
   if (send.agentSenderId !== undefined)
     return { actorType: 'ai_agent', origin: 'ai_agent', agentId: send.agentSenderId };
   return { actorType: 'api', origin: 'api' };
@@ -245,7 +254,7 @@ async function recipientsOf(
   );
   // A person's send past the window may go within the kind's longer window for people, marked so.
   const humanHoursOf = (i: number) =>
-    sends[i].userId !== undefined && sends[i].type !== 'template'
+    (sends[i].userId !== undefined || sends[i].relayedBy !== undefined) && sends[i].type !== 'template'
       ? channelKind(sends[i].channel.provider_kind)!.capabilities.humanWindowHours
       : undefined;
   const pairOf = (i: number) => `${contacts.get(keyOf(i))!.id}:${sends[i].channel.id}`;
@@ -313,7 +322,12 @@ function outboundMessageRow(
     channel: send.channel.type,
     channel_id: send.channel.id,
     direction: 'outbound',
-    sender_type: send.userId !== undefined ? 'human' : send.agentSenderId !== undefined ? 'ai_agent' : 'api',
+    sender_type:
+      send.userId !== undefined || send.relayedBy !== undefined
+        ? 'human'
+        : send.agentSenderId !== undefined
+          ? 'ai_agent'
+          : 'api',
     user_id: send.userId ?? null,
     agent_id: send.agentSenderId ?? null,
     type: send.type,

@@ -1,0 +1,62 @@
+import type { FastifyBaseLogger } from 'fastify';
+import { channelKind } from '../../channels/registry.ts';
+import type { Db } from '../../db/database.ts';
+import { repeatableTries, type JobHandler } from '../../jobs/outbox.worker.ts';
+import type { ChannelsService } from '../channels/channels.service.ts';
+import { mirroringRepository } from './mirroring.repository.ts';
+
+/** The outbox kind of mirrored messages; `ref_id` is the inbound message. */
+export const MIRROR_JOB = 'mirror';
+
+/** 8 tries, 30 s doubling: a helpdesk down for an hour or two still gets the message. */
+const tries = repeatableTries(8);
+
+/**
+ * Copies one inbound message to each of the business's channels that mirror its type (a helpdesk's
+ * inbox), through the adapter's `mirror`, keyed by the message's id. A failure of any retries them
+ * all: the providers keep one copy per key, so those that had it already keep one.
+ */
+export function mirrorJobHandler(db: Db, channels: ChannelsService, log: FastifyBaseLogger): JobHandler {
+  return {
+    kind: MIRROR_JOB,
+    concurrency: 4,
+    leaseSeconds: 60,
+    onAbandoned: tries.onAbandoned,
+    async handle(job) {
+      const businessId = job.business_id;
+      const message = await mirroringRepository.message(db, businessId, job.ref_id);
+      if (!message?.conversation_id || message.direction !== 'inbound') return { done: true };
+      const address = channelKind(message.channel_kind)?.address.kind;
+      let failure: { retryable: boolean; error: string } | undefined;
+      for (const channel of await channels.mirroring(businessId)) {
+        if (channel.id === message.channel_id) continue;
+        const provider = channels.providerFor(channel);
+        if (!provider.mirror || !provider.mirrors?.(message.channel)) continue;
+        try {
+          await provider.mirror({
+            id: message.id,
+            conversationId: message.conversation_id,
+            channelType: message.channel,
+            text: message.text ?? `[${message.type}]`,
+            createdAt: new Date(message.created_at).toISOString(),
+            sender: {
+              address: message.sender_address ?? '',
+              addressKind: address ?? 'unknown',
+              name: message.sender_name,
+            },
+            to: message.channel_identifier ?? '',
+          });
+        } catch (err) {
+          const classified = provider.classifyError(err);
+          if (classified.credentialsRejected) await channels.credentialsRejected(channel);
+          log.warn({ channelId: channel.id, messageId: message.id, code: classified.code }, 'mirror failed');
+          failure = {
+            retryable: (failure?.retryable ?? false) || classified.retryable,
+            error: `${classified.code}: ${classified.detail}`,
+          };
+        }
+      }
+      return failure ? tries.afterFailure(job, failure.retryable, failure.error) : { done: true };
+    },
+  };
+}
