@@ -242,7 +242,7 @@ describe('domain events are written with their cause', () => {
         const row = await insertMessage(trx, tenant.businessId, conversation);
         await messagesCreated(trx, tenant.businessId, [row.id]);
         // Pending for the subscribers that take message_created: the AI agent's runs and its timers, the
-        // live stream and the webhook deliveries.
+        // live stream, the mirroring of customers' messages and the webhook deliveries.
         const pending = await trx
           .selectFrom('domain_event_pending as p')
           .innerJoin('domain_events as e', 'e.id', 'p.event_id')
@@ -257,6 +257,7 @@ describe('domain events are written with their cause', () => {
       { subscriber: 'ai_agent' },
       { subscriber: 'ai_timers' },
       { subscriber: 'live-stream' },
+      { subscriber: 'mirroring' },
       { subscriber: 'webhooks' },
     ]);
   });
