@@ -138,7 +138,7 @@ export function createServices(
       wake: (kind) => worker.wake(kind),
     }),
   );
-  // Customers' messages copied to the channels that mirror the others (a HubSpot inbox, say).
+  // Customers' messages copied to the channels that mirror the others (a helpdesk's inbox, say).
   void domainEvents.register(mirroringSubscriber({ channels, wake: () => worker.wake(MIRROR_JOB) }));
   const budget = new TokenBudget(db, config.ai.dailyTokenBudget);
   const conversationOps = new ConversationOpsService(db, domainEvents);

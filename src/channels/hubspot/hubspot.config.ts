@@ -17,7 +17,7 @@ export const HubSpotConfigSchema = Type.Object(
       description: "The custom channel's id (HubSpot's answer when the app registered it)",
     }),
     channel_account_id: Type.String({
-      pattern: '^[0-9]{1,20}$',
+      pattern: '^[A-Za-z0-9_-]{1,64}$',
       description: 'The channel account connected to an inbox: the account the webhook names',
     }),
     access_token: Type.String({

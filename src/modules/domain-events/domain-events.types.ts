@@ -43,8 +43,9 @@ export type AfterCommit = () => void;
  *
  * Registered: webhook deliveries (`message_created`), the dashboards' live stream (every type,
  * src/modules/live), the AI agent (`message_created` from a contact, scheduling its run job with
- * `trx`, src/modules/ai) and its timers (`message_created` and `conversation_changed`, scheduling
- * their jobs with `trx`). The slot that is coming:
+ * `trx`, src/modules/ai), its timers (`message_created` and `conversation_changed`, scheduling
+ * their jobs with `trx`) and mirroring (`message_created` from a contact, its `mirror` jobs with
+ * `trx`). The slot that is coming:
  * - search indexing: `message_created` and `contact_changed`, writing its index rows or embedding
  *   jobs with `trx`.
  */

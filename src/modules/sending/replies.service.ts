@@ -154,7 +154,7 @@ export class RepliesService {
 
   /**
    * Sends the replies a person wrote in a provider that mirrors the business's conversations (a
-   * HubSpot inbox), relayed by `via`, through each conversation's own channel, as a person's
+   * helpdesk's inbox), relayed by `via`, through each conversation's own channel, as a person's
    * (sender_type human, no user of the service). Each is sent once per key: the key's lock, then a
    * reply already accepted under it, is checked in the transaction that accepts it, so a redelivered
    * notification sends nothing. A conversation of another business, none, or one the channel's rules
