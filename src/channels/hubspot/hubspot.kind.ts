@@ -28,6 +28,7 @@ export const hubSpotKind = defineChannelKind({
   urlFields: ['api_base_url'],
   lookupFields: [],
   accountField: 'channel_account_id',
+  identifierIsAccount: true,
   title: 'HubSpot inbox (custom channel)',
   channelTypes: ['hubspot_chat'],
   // Its conversations are the other channels' own: no one is addressed through it.
