@@ -193,9 +193,12 @@ export class ChannelsService {
     return this.trusted ? this.forSending.get(businessId, id) : channelsRepository.find(this.db, businessId, id);
   }
 
-  /** The business's channels that mirror its other channels (ChannelCapabilities.mirrors). */
-  mirroring(businessId: string): Promise<ChannelRow[]> {
-    return channelsRepository.ofKinds(this.db, businessId, mirroringKinds);
+  /**
+   * The business's channels that mirror its other channels (ChannelCapabilities.mirrors), read with
+   * `db` (a caller's transaction: on PGlite it holds the only connection).
+   */
+  mirroring(businessId: string, db: Db = this.db): Promise<ChannelRow[]> {
+    return channelsRepository.ofKinds(db, businessId, mirroringKinds);
   }
 
   findByIdentifier(businessId: string, type: string, identifier: string): Promise<ChannelRow | undefined> {

@@ -28,7 +28,7 @@ export function mirroringSubscriber(deps: { channels: ChannelsService; wake: () 
         byBusiness.set(event.businessId, [...(byBusiness.get(event.businessId) ?? []), event.subjectId]);
       let queued = 0;
       for (const [businessId, ids] of byBusiness) {
-        if ((await deps.channels.mirroring(businessId)).length === 0) continue;
+        if ((await deps.channels.mirroring(businessId, trx)).length === 0) continue;
         await enqueueJobs(
           trx,
           ids.map((refId) => ({ businessId, kind: MIRROR_JOB, refId })),
