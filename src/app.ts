@@ -101,7 +101,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   // Durable work handlers register here: worker.register(services.<area>.<kind>JobHandler()).
   worker.register(services.media.fetchJobHandler());
   worker.register(services.inbound.profileJobHandler());
-  worker.register(services.mirroring.jobHandler(app.log));
+  for (const handler of services.mirroring.jobHandlers(app.log)) worker.register(handler);
   worker.register(services.sending.sendJobHandler(app.log));
   worker.register(services.contactMerge.moveJobHandler(app.log));
   worker.register(services.aiRuns.runJobHandler(app.log));

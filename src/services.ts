@@ -58,7 +58,8 @@ import { LiveHub, type LiveOptions } from './modules/live/live.hub.ts';
 import { liveStreamSubscriber } from './modules/live/live.subscriber.ts';
 import { LiveSignals } from './modules/live/live.signals.ts';
 import { TypingService } from './modules/live/typing.service.ts';
-import { MIRROR_JOB, mirrorJobHandler } from './modules/mirroring/mirror.job.ts';
+import { mirrorJobHandler } from './modules/mirroring/mirror.job.ts';
+import { relayStatusJobHandler } from './modules/mirroring/relay-status.job.ts';
 import { mirroringSubscriber } from './modules/mirroring/mirroring.subscriber.ts';
 
 /** Every service of the app, built once over one database; routes, CLI and seeding share them. */
@@ -139,7 +140,7 @@ export function createServices(
     }),
   );
   // Customers' messages copied to the channels that mirror the others (a helpdesk's inbox, say).
-  void domainEvents.register(mirroringSubscriber({ channels, wake: () => worker.wake(MIRROR_JOB) }));
+  void domainEvents.register(mirroringSubscriber({ channels, wake: (kind) => worker.wake(kind) }));
   const budget = new TokenBudget(db, config.ai.dailyTokenBudget);
   const conversationOps = new ConversationOpsService(db, domainEvents);
   // Replies written in a mirroring channel's provider go out through their conversations' channels.
@@ -185,7 +186,12 @@ export function createServices(
     idempotency: new IdempotencyService(db),
     sending: new SendingService(db, worker, channels, templates, contacts, domainEvents),
     replies,
-    mirroring: { jobHandler: (log: FastifyBaseLogger) => mirrorJobHandler(db, channels, log) },
+    mirroring: {
+      jobHandlers: (log: FastifyBaseLogger) => [
+        mirrorJobHandler(db, channels, log),
+        relayStatusJobHandler(db, channels, log),
+      ],
+    },
     aiRuns: new AiRunsService({
       db,
       model: chatModel,

@@ -110,6 +110,12 @@ export interface ChannelProvider {
    * copy tried again after a failure lands once. Rejects as `send` does (classifyError tells a retry).
    */
   mirror?(message: MirroredMessage): Promise<void>;
+
+  /**
+   * Tells the provider how a reply it relayed (RelayedReply, by its key) went out through the
+   * conversation's channel: sent, or failed with why. Rejects as `send` does.
+   */
+  reportRelayed?(key: string, outcome: { sent: true } | { failed: string }): Promise<void>;
 }
 
 /** Where a polled channel's reading stands (JSON, the adapter's own; an IMAP mailbox's UIDVALIDITY and last UID). */

@@ -6,7 +6,8 @@ import type { AddressInfo } from 'node:net';
 // message (POST /conversations/v3/custom-channels/{channelId}/messages) with a Bearer token,
 // HubSpot's validation of the body, one message per integrationIdempotencyId (a repeat answers the
 // message published already), and HubSpot's error body {status, message, correlationId, category}.
-// Tests point a channel's api_base_url at `baseUrl`. Also: the OUTGOING_CHANNEL_MESSAGE_CREATED
+// Reports of an outgoing message's delivery (PATCH .../messages/{messageId}, statusType SENT, FAILED
+// or READ) are recorded. Tests point a channel's api_base_url at `baseUrl`. Also: the OUTGOING_CHANNEL_MESSAGE_CREATED
 // event HubSpot posts to a custom channel's webhook, and its X-HubSpot-Signature-v3.
 
 /** One request the fake received. */
@@ -37,6 +38,8 @@ export interface FakeHubSpotApi {
   requests: HubSpotRequest[];
   /** The publish calls received, in order (repeats included). */
   publishes(): HubSpotRequest[];
+  /** The delivery reports received (PATCH .../messages/{messageId}), in order. */
+  reports(): { channelId: string; messageId: string; statusType: unknown; errorMessage: unknown }[];
   /** The messages held, one per idempotency id. */
   messages(): HubSpotMessage[];
   /**
@@ -50,6 +53,8 @@ export interface FakeHubSpotApi {
 
 const DELIVERY_TYPES = new Set(['HS_EMAIL_ADDRESS', 'HS_PHONE_NUMBER', 'CHANNEL_SPECIFIC_OPAQUE_ID']);
 const PUBLISH = /^\/conversations\/v3\/custom-channels\/([0-9]+)\/messages$/;
+const REPORT = /^\/conversations\/v3\/custom-channels\/([0-9]+)\/messages\/([^/]+)$/;
+const STATUS_TYPES = new Set(['SENT', 'FAILED', 'READ']);
 
 /** Start a fake HubSpot API on 127.0.0.1 (a free port). */
 export async function startFakeHubSpotApi(): Promise<FakeHubSpotApi> {
@@ -147,6 +152,21 @@ export async function startFakeHubSpotApi(): Promise<FakeHubSpotApi> {
         return error(res, 401, 'INVALID_AUTHENTICATION', 'Authentication credentials not found.');
       const match = PUBLISH.exec(path);
       if (req.method === 'POST' && match) return publish(res, match[1], body);
+      const report = REPORT.exec(path);
+      if (req.method === 'PATCH' && report) {
+        if (!STATUS_TYPES.has(body.statusType as string))
+          return error(res, 400, 'VALIDATION_ERROR', 'statusType must be SENT, FAILED or READ');
+        return json(res, 200, {
+          type: 'MESSAGE',
+          id: decodeURIComponent(report[2]),
+          channelId: report[1],
+          direction: 'OUTGOING',
+          status: {
+            statusType: body.statusType,
+            ...(body.errorMessage ? { failureDetails: { errorMessage: body.errorMessage } } : {}),
+          },
+        });
+      }
       error(res, 404, 'OBJECT_NOT_FOUND', 'resource not found');
     });
   });
@@ -159,6 +179,20 @@ export async function startFakeHubSpotApi(): Promise<FakeHubSpotApi> {
     requests,
     publishes: () => requests.filter((r) => r.method === 'POST' && PUBLISH.test(r.path)),
     messages: () => [...held.values()],
+    reports: () =>
+      requests.flatMap((r) => {
+        const report = r.method === 'PATCH' ? REPORT.exec(r.path) : null;
+        return report
+          ? [
+              {
+                channelId: report[1],
+                messageId: decodeURIComponent(report[2]),
+                statusType: r.body.statusType,
+                errorMessage: r.body.errorMessage,
+              },
+            ]
+          : [];
+      }),
     failNextPublishes(count, status, options = {}) {
       for (let i = 0; i < count; i++) failures.push({ status, keep: options.keep === true });
     },

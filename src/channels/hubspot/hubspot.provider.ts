@@ -70,6 +70,16 @@ export class HubSpotProvider implements ChannelProvider {
     });
   }
 
+  /** Reports a relayed reply's delivery on HubSpot's message: SENT, or FAILED with the error. */
+  async reportRelayed(key: string, outcome: { sent: true } | { failed: string }): Promise<void> {
+    const path = `/conversations/v3/custom-channels/${this.config.channel_id}/messages/${encodeURIComponent(key)}`;
+    await this.client.call(
+      'PATCH',
+      path,
+      'sent' in outcome ? { statusType: 'SENT' } : { statusType: 'FAILED', errorMessage: outcome.failed.slice(0, 500) },
+    );
+  }
+
   /** The webhook's v3 signature, of PUBLIC_URL and the path HubSpot called, keyed by the app's client secret. */
   verifySignature(rawBody: Buffer, headers: IncomingHeaders, path?: string): boolean {
     if (!this.http.publicUrl || path === undefined) return false;

@@ -31,4 +31,32 @@ export const mirroringRepository = {
       .where('m.id', '=', id)
       .executeTakeFirst();
   },
+
+  /** Which of these outbound messages are relayed replies (metadata.relayed_by). */
+  async relayedAmong(db: Db, businessId: string, ids: string[]): Promise<string[]> {
+    if (ids.length === 0) return [];
+    const rows = await db
+      .selectFrom('messages')
+      .select('id')
+      .where('business_id', '=', businessId)
+      .where('id', 'in', ids)
+      .where(sql<boolean>`metadata ? 'relayed_by'`)
+      .execute();
+    return rows.map((r) => r.id);
+  },
+
+  /** A relayed reply's channel, key, status and error. */
+  relayed(db: Db, businessId: string, id: string) {
+    return db
+      .selectFrom('messages')
+      .select([
+        'status',
+        'error',
+        sql<string | null>`metadata->>'relayed_by'`.as('relayed_by'),
+        sql<string | null>`metadata->>'relay_key'`.as('relay_key'),
+      ])
+      .where('business_id', '=', businessId)
+      .where('id', '=', id)
+      .executeTakeFirst();
+  },
 };

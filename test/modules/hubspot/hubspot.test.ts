@@ -151,14 +151,14 @@ describe('HubSpot channel: mirroring', () => {
     hubspot.failNextPublishes(1, 500, { keep: true });
     const from = newPhone();
     const row = await customerWrites(whatsapp, from, 'Is my order on its way?');
-    await until(() => hubspot.publishes().some((r) => r.body.integrationIdempotencyId === row.id));
+    const job = () =>
+      db().selectFrom('outbox').select(['state', 'last_error']).where('ref_id', '=', row.id).executeTakeFirst();
+    await until(async () => (await job())?.last_error != null);
+    expect(hubspot.publishes().filter((r) => r.body.integrationIdempotencyId === row.id)).toHaveLength(1);
     // The retry comes after the backoff: make it due now.
     await db().updateTable('outbox').set({ run_at: new Date().toISOString() }).where('ref_id', '=', row.id).execute();
     t.app.worker.wake('mirror');
-    await until(async () => {
-      const job = await db().selectFrom('outbox').select('state').where('ref_id', '=', row.id).executeTakeFirst();
-      return job?.state === 'done';
-    });
+    await until(async () => (await job())?.state === 'done');
     const calls = hubspot.publishes().filter((r) => r.body.integrationIdempotencyId === row.id);
     expect(calls).toHaveLength(2);
     expect(calls[0].path).toBe(`/conversations/v3/custom-channels/${hub.channelId}/messages`);
@@ -214,6 +214,25 @@ describe('HubSpot channel: replies written in HubSpot', () => {
       text: 'Yes, send us the new one.',
       metadata: { relayed_by: hub.id, relay_key: (event.message as { id: string }).id },
     });
+    // HubSpot is told the reply went out, once.
+    const key = (event.message as { id: string }).id;
+    await until(() => hubspot.reports().some((r) => r.messageId === key));
+    await settle();
+    expect(hubspot.reports().filter((r) => r.messageId === key)).toEqual([
+      { channelId: hub.channelId, messageId: key, statusType: 'SENT', errorMessage: undefined },
+    ]);
+  });
+
+  it('reports FAILED to HubSpot when the channel refuses the relayed reply', async () => {
+    const from = newPhone();
+    const inbound = await customerWrites(whatsapp, from, 'Still there?');
+    graph.failNextSends(1, { status: 400, code: 131026, message: 'Message undeliverable' });
+    const event = reply(inbound.conversation_id, 'We are.');
+    expect((await postReply(event)).statusCode).toBe(200);
+    const key = (event.message as { id: string }).id;
+    await until(() => hubspot.reports().some((r) => r.messageId === key));
+    expect(hubspot.reports().find((r) => r.messageId === key)).toMatchObject({ statusType: 'FAILED' });
+    expect(String(hubspot.reports().find((r) => r.messageId === key)?.errorMessage)).toMatch(/131026|undeliverable/i);
   });
 
   it('refuses a wrong signature, another secret, a stale timestamp or a missing header with 401, sending nothing', async () => {
