@@ -147,7 +147,8 @@ describe('each registry entry', () => {
     expect(kindsServing('instagram').map((entry) => entry.kind)).toEqual(['instagram']);
     expect(kindsServing('tiktok').map((entry) => entry.kind)).toEqual(['tiktok']);
     expect(kindsServing('voice').map((entry) => entry.kind)).toEqual(['twilio_voice']);
-    expect(kindsServing('hubspot_chat')).toEqual([]);
+    expect(kindsServing('hubspot_chat').map((entry) => entry.kind)).toEqual(['hubspot']);
+    expect(kindsServing('whatsapp_web')).toEqual([]);
   });
 
   it('finds the account a config names by the field its kind declares', () => {

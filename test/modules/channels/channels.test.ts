@@ -79,9 +79,9 @@ describe('POST /admin/v1/businesses/:bid/channels', () => {
   });
 
   it('creates a channel without a provider for other channel types', async () => {
-    const res = await create({ type: 'hubspot_chat', identifier: 'line-main' });
+    const res = await create({ type: 'whatsapp_web', identifier: 'line-main' });
     expect(res.statusCode).toBe(201);
-    expect(res.json().channel).toMatchObject({ type: 'hubspot_chat', identifier: 'line-main', provider: null });
+    expect(res.json().channel).toMatchObject({ type: 'whatsapp_web', identifier: 'line-main', provider: null });
   });
 
   it("refuses an identifier that is not the provider's account, for the kinds identified by it", async () => {
@@ -148,8 +148,8 @@ describe('POST /admin/v1/businesses/:bid/channels', () => {
     ['a pace over the limit', whatsappBody({ pace_per_second: 1001 })],
     ['a pace given as text', whatsappBody({ pace_per_second: '80' })],
     ['a name over 200 characters', whatsappBody({ name: 'n'.repeat(201) })],
-    ['an identifier over 200 characters', { type: 'hubspot_chat', identifier: 'i'.repeat(201) }],
-    ['a blank identifier', { type: 'hubspot_chat', identifier: '   ' }],
+    ['an identifier over 200 characters', { type: 'whatsapp_web', identifier: 'i'.repeat(201) }],
+    ['a blank identifier', { type: 'whatsapp_web', identifier: '   ' }],
   ])('answers 400 for %s', async (_case, body) => {
     const res = await create(body);
     expect(res.statusCode).toBe(400);
@@ -319,7 +319,7 @@ describe('GET, PATCH, DELETE /admin/v1/businesses/:bid/channels/:id', () => {
     const unchanged = await patch({});
     expect(unchanged.statusCode).toBe(200);
     expect(unchanged.json().channel).toEqual(channel);
-    const noProvider = (await create({ type: 'hubspot_chat', identifier: `ops${++seq}@acme.test` })).json().channel;
+    const noProvider = (await create({ type: 'whatsapp_web', identifier: `ops${++seq}@acme.test` })).json().channel;
     const rotate = await t.app.inject({
       method: 'PATCH',
       url: url(tenant.businessId, noProvider.id),

@@ -259,7 +259,7 @@ describe('POST /admin/v1/businesses/:bid/import', () => {
     }
   });
 
-  // HubSpot chat: a channel type no provider serves yet, so a channel of it needs no provider's account.
+  // WhatsApp Web: a channel type no provider serves yet, so a channel of it needs no provider's account.
   it("takes a conversation's channel_id only of a channel of the business and of the conversation's type", async () => {
     const channel = async (bid: string, identifier: string) =>
       (
@@ -267,13 +267,13 @@ describe('POST /admin/v1/businesses/:bid/import', () => {
           method: 'POST',
           url: `/admin/v1/businesses/${bid}/channels`,
           headers: adminHeaders,
-          payload: { type: 'hubspot_chat', identifier },
+          payload: { type: 'whatsapp_web', identifier },
         })
       ).json().channel.id as string;
     const mine = await channel(tenant.businessId, '+15550001001');
     const theirs = await channel(other.businessId, '+15550001002');
     const s = sampleRecords('channels');
-    const conversation = (channel_id: string, channel = 'hubspot_chat') => ({
+    const conversation = (channel_id: string, channel = 'whatsapp_web') => ({
       ...s.records[1],
       id: v7(),
       channel,
@@ -288,8 +288,8 @@ describe('POST /admin/v1/businesses/:bid/import', () => {
     ]);
     expect(res.json().imported).toMatchObject({ contacts: 1, conversations: 1 });
     expect(res.json().errors).toEqual([
-      { line: 3, message: `channel ${theirs} not found among the hubspot_chat channels of this business` },
-      { line: 4, message: expect.stringMatching(/^channel .* not found among the hubspot_chat channels/) },
+      { line: 3, message: `channel ${theirs} not found among the whatsapp_web channels of this business` },
+      { line: 4, message: expect.stringMatching(/^channel .* not found among the whatsapp_web channels/) },
       { line: 5, message: `channel ${mine} not found among the whatsapp channels of this business` },
     ]);
   });
