@@ -143,12 +143,12 @@ describe('each registry entry', () => {
 
   it('serves templates on the channel types whose kind says so', () => {
     expect(templateChannelTypes).toEqual(['whatsapp']);
-    expect(kindsServing('whatsapp').map((entry) => entry.kind)).toEqual(['whatsapp_cloud', 'whatsapp_web']);
+    expect(kindsServing('whatsapp').map((entry) => entry.kind)).toEqual(['whatsapp_cloud']);
+    expect(kindsServing('whatsapp_web').map((entry) => entry.kind)).toEqual(['whatsapp_web']);
     expect(kindsServing('instagram').map((entry) => entry.kind)).toEqual(['instagram']);
     expect(kindsServing('tiktok').map((entry) => entry.kind)).toEqual(['tiktok']);
     expect(kindsServing('voice').map((entry) => entry.kind)).toEqual(['twilio_voice']);
     expect(kindsServing('hubspot_chat').map((entry) => entry.kind)).toEqual(['hubspot']);
-    expect(kindsServing('whatsapp_web')).toEqual([]);
   });
 
   it('finds the account a config names by the field its kind declares', () => {

@@ -4,8 +4,10 @@ import { WhatsAppWebConfigSchema } from './whatsapp-web.config.ts';
 import { WhatsAppWebProvider } from './whatsapp-web.provider.ts';
 
 /**
- * A WhatsApp number linked like WhatsApp Web (Baileys): channels of type `whatsapp`, addressed by
- * phone number as the Cloud API's are, so a number on both keeps one conversation per contact.
+ * A WhatsApp number linked like WhatsApp Web (Baileys): channels of type `whatsapp_web`, addressed by
+ * phone number as the Cloud API's are, so a person writing to both finds one contact. A number on
+ * both keeps its messages once in the exports: the web client's copy of a message the Cloud API
+ * channel of the same number holds is a duplicate (migration 0005's export rule).
  */
 export const whatsAppWebKind = defineChannelKind({
   kind: 'whatsapp_web',
@@ -19,7 +21,7 @@ export const whatsAppWebKind = defineChannelKind({
   accountField: 'phone_number',
   identifierIsAccount: true,
   title: 'WhatsApp Web (linked phone)',
-  channelTypes: ['whatsapp'],
+  channelTypes: ['whatsapp_web'],
   address: phoneAddress,
   capabilities: {
     serviceWindowHours: null,

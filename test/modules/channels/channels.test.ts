@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import { newId } from '../../../src/lib/ids.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openProviderConfig } from '../../../src/modules/channels/channel-secrets.ts';
 import { SecretBox } from '../../../src/lib/secret-box.ts';
@@ -78,10 +79,10 @@ describe('POST /admin/v1/businesses/:bid/channels', () => {
     expect(channel.provider.api_base_url).toBe('https://graph.example.com/v21.0');
   });
 
-  it('creates a channel without a provider for other channel types', async () => {
-    const res = await create({ type: 'whatsapp_web', identifier: 'line-main' });
-    expect(res.statusCode).toBe(201);
-    expect(res.json().channel).toMatchObject({ type: 'whatsapp_web', identifier: 'line-main', provider: null });
+  it('refuses a channel without the provider its type is sent and received through', async () => {
+    const res = await create({ type: 'whatsapp_web', identifier: '+15550009999' });
+    expect(res.statusCode).toBe(400);
+    expect(res.json().error.details).toEqual([expect.objectContaining({ path: '/provider' })]);
   });
 
   it("refuses an identifier that is not the provider's account, for the kinds identified by it", async () => {
@@ -148,8 +149,8 @@ describe('POST /admin/v1/businesses/:bid/channels', () => {
     ['a pace over the limit', whatsappBody({ pace_per_second: 1001 })],
     ['a pace given as text', whatsappBody({ pace_per_second: '80' })],
     ['a name over 200 characters', whatsappBody({ name: 'n'.repeat(201) })],
-    ['an identifier over 200 characters', { type: 'whatsapp_web', identifier: 'i'.repeat(201) }],
-    ['a blank identifier', { type: 'whatsapp_web', identifier: '   ' }],
+    ['an identifier over 200 characters', { type: 'web_embed', identifier: 'i'.repeat(201) }],
+    ['a blank identifier', { type: 'web_embed', identifier: '   ' }],
   ])('answers 400 for %s', async (_case, body) => {
     const res = await create(body);
     expect(res.statusCode).toBe(400);
@@ -319,7 +320,19 @@ describe('GET, PATCH, DELETE /admin/v1/businesses/:bid/channels/:id', () => {
     const unchanged = await patch({});
     expect(unchanged.statusCode).toBe(200);
     expect(unchanged.json().channel).toEqual(channel);
-    const noProvider = (await create({ type: 'whatsapp_web', identifier: `ops${++seq}@acme.test` })).json().channel;
+    // A channel without a provider (written by a version whose type no provider served).
+    const noProvider = await t.database.db
+      .insertInto('channels')
+      .values({
+        business_id: tenant.businessId,
+        id: newId(),
+        type: 'whatsapp_web',
+        name: 'web',
+        identifier: `ops${++seq}`,
+        provider_config: '{}',
+      })
+      .returningAll()
+      .executeTakeFirstOrThrow();
     const rotate = await t.app.inject({
       method: 'PATCH',
       url: url(tenant.businessId, noProvider.id),

@@ -259,7 +259,6 @@ describe('POST /admin/v1/businesses/:bid/import', () => {
     }
   });
 
-  // WhatsApp Web: a channel type no provider serves yet, so a channel of it needs no provider's account.
   it("takes a conversation's channel_id only of a channel of the business and of the conversation's type", async () => {
     const channel = async (bid: string, identifier: string) =>
       (
@@ -267,7 +266,11 @@ describe('POST /admin/v1/businesses/:bid/import', () => {
           method: 'POST',
           url: `/admin/v1/businesses/${bid}/channels`,
           headers: adminHeaders,
-          payload: { type: 'whatsapp_web', identifier },
+          payload: {
+            type: 'whatsapp_web',
+            identifier,
+            provider: { kind: 'whatsapp_web', phone_number: identifier.replace('+', '') },
+          },
         })
       ).json().channel.id as string;
     const mine = await channel(tenant.businessId, '+15550001001');

@@ -114,7 +114,11 @@ beforeAll(async () => {
     method: 'POST',
     url: `/admin/v1/businesses/${tenant.businessId}/channels`,
     headers: adminHeaders,
-    payload: { type: 'whatsapp', identifier: `+${NUMBER}`, provider: { kind: 'whatsapp_web', phone_number: NUMBER } },
+    payload: {
+      type: 'whatsapp_web',
+      identifier: `+${NUMBER}`,
+      provider: { kind: 'whatsapp_web', phone_number: NUMBER },
+    },
   });
   if (res.statusCode !== 201) throw new Error(res.body);
   channelId = res.json().channel.id;
@@ -309,8 +313,8 @@ describe('messages of a linked number', () => {
       .where('channel_id', '=', cloudId)
       .executeTakeFirstOrThrow();
     expect(viaCloud.contact_id).toBe(viaWeb.contact_id);
-    // One number is one channel of the type: the same number through both is refused.
-    const again = await t.app.inject({
+    // The same number on the Cloud API too: a channel of the other type, beside the web client's.
+    const both = await t.app.inject({
       method: 'POST',
       url: `/admin/v1/businesses/${tenant.businessId}/channels`,
       headers: adminHeaders,
@@ -326,7 +330,8 @@ describe('messages of a linked number', () => {
         },
       },
     });
-    expect(again.statusCode).toBe(409);
+    expect(both.statusCode, both.body).toBe(201);
+    expect(viaWeb.channel).toBe('whatsapp_web');
   });
 
   it('stores an image with its caption and a media id that downloads it later', async () => {
@@ -395,7 +400,7 @@ describe('messages of a linked number', () => {
         method: 'POST',
         url: '/external/v2/messages/send',
         headers: tenant.headers,
-        payload: { to: '+14155550123', from: 'whatsapp', channel_uuid: channelId, ...body },
+        payload: { to: '+14155550123', from: 'whatsapp_web', channel_uuid: channelId, ...body },
       });
     const text = await send({ type: 'text', content: { text: 'See you Sunday' } });
     expect(text.statusCode, text.body).toBeLessThan(300);
@@ -457,7 +462,13 @@ describe('messages of a linked number', () => {
       method: 'POST',
       url: '/external/v2/messages/send',
       headers: other.headers,
-      payload: { to: '+14155550123', from: 'whatsapp', channel_uuid: channelId, type: 'text', content: { text: 'x' } },
+      payload: {
+        to: '+14155550123',
+        from: 'whatsapp_web',
+        channel_uuid: channelId,
+        type: 'text',
+        content: { text: 'x' },
+      },
     });
     expect(res.statusCode).toBeGreaterThanOrEqual(400);
     expect(res.statusCode).toBeLessThan(500);
@@ -465,7 +476,13 @@ describe('messages of a linked number', () => {
       method: 'POST',
       url: '/external/v2/messages/send',
       headers: tenant.headers,
-      payload: { to: 'not a number', from: 'whatsapp', channel_uuid: channelId, type: 'text', content: { text: 'x' } },
+      payload: {
+        to: 'not a number',
+        from: 'whatsapp_web',
+        channel_uuid: channelId,
+        type: 'text',
+        content: { text: 'x' },
+      },
     });
     expect(bad.statusCode).toBe(400);
   });
