@@ -1,4 +1,6 @@
-import type { Dispatcher } from 'undici';
+import type { Readable } from 'node:stream';
+import { request, type Dispatcher } from 'undici';
+import type { ProviderHttpOptions } from './http-deps.ts';
 import { ProviderError } from './provider-error.ts';
 
 /** The defaults of ProviderHttpOptions (http-deps.ts) that every adapter's client applies. */
@@ -17,6 +19,56 @@ export async function* gatedBody(payload: Buffer | undefined, beforeWrite: () =>
   await beforeWrite();
   signal.throwIfAborted();
   if (payload !== undefined) yield payload;
+}
+
+/** One API call of an adapter, as it goes out. */
+export interface ProviderCall {
+  method: 'GET' | 'POST' | 'PATCH';
+  headers: Record<string, string>;
+  payload?: Buffer;
+  /** Runs once the connection is open, before anything of the request is written (gatedBody). */
+  beforeWrite?: () => Promise<void>;
+}
+
+/**
+ * An API call through the core's dispatcher within the API time limit: every adapter's calls go out
+ * this one way, so the write gate, the limits and the address policy hold for each. The answer's
+ * status and text; what they mean is the adapter's (jsonAnswer, or its vendor's envelope).
+ */
+export async function callProvider(
+  url: string,
+  options: ProviderHttpOptions,
+  { method, headers, payload, beforeWrite }: ProviderCall,
+): Promise<{ status: number; text: string }> {
+  const timeout = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const signal = AbortSignal.timeout(timeout);
+  const response = await request(url, {
+    method,
+    dispatcher: options.dispatcher,
+    headers: payload === undefined ? headers : { ...headers, 'content-length': `${payload.length}` },
+    // undici takes an async iterable as a body (documented; its request() types name only streams).
+    body: beforeWrite ? (gatedBody(payload, beforeWrite, signal) as unknown as Readable) : payload,
+    signal,
+    headersTimeout: timeout,
+    bodyTimeout: timeout,
+  });
+  return { status: response.statusCode, text: await response.body.text() };
+}
+
+/**
+ * The JSON of a successful answer; `refused` turns any other status into the vendor's error, and a
+ * success without JSON is `invalid_response` (final).
+ */
+export function jsonAnswer(
+  { status, text }: { status: number; text: string },
+  vendor: string,
+  refused: (status: number, body: unknown) => Error,
+): unknown {
+  const parsed = jsonOrUndefined(text);
+  if (status < 200 || status >= 300) throw refused(status, parsed ?? text);
+  if (parsed === undefined)
+    throw new ProviderError('invalid_response', `${vendor} answered HTTP ${status} without JSON`, false, status, text);
+  return parsed;
 }
 
 /** A provider's answer as JSON, or undefined when it is empty or not JSON (the caller reports the text). */

@@ -1,9 +1,8 @@
-import { request } from 'undici';
 import type { ErrorClassification } from '../channel.types.ts';
 import type { ProviderHttpOptions } from '../http-deps.ts';
 import { classifyNetworkError } from '../network-errors.ts';
 import { ProviderError } from '../provider-error.ts';
-import { DEFAULT_TIMEOUT_MS, jsonOrUndefined } from '../provider-http.ts';
+import { callProvider, jsonOrUndefined } from '../provider-http.ts';
 
 /** A thin HubSpot API client: Bearer token, JSON bodies, HubSpot's errors as ProviderErrors. */
 export class HubSpotClient {
@@ -15,26 +14,17 @@ export class HubSpotClient {
 
   /** POST (or PATCH) JSON to `{baseUrl}{path}` and return the parsed answer. */
   async call(method: 'POST' | 'PATCH', path: string, body: unknown): Promise<unknown> {
-    const timeout = this.options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-    const payload = Buffer.from(JSON.stringify(body));
-    const response = await request(`${this.baseUrl}${path}`, {
+    const { status, text } = await callProvider(`${this.baseUrl}${path}`, this.options, {
       method,
-      dispatcher: this.options.dispatcher,
       headers: {
         authorization: `Bearer ${this.accessToken}`,
         accept: 'application/json',
         'content-type': 'application/json',
-        'content-length': `${payload.length}`,
       },
-      body: payload,
-      signal: AbortSignal.timeout(timeout),
-      headersTimeout: timeout,
-      bodyTimeout: timeout,
+      payload: Buffer.from(JSON.stringify(body)),
     });
-    const text = await response.body.text();
     const parsed = jsonOrUndefined(text);
-    if (response.statusCode < 200 || response.statusCode >= 300)
-      throw hubSpotError(response.statusCode, parsed ?? text);
+    if (status < 200 || status >= 300) throw hubSpotError(status, parsed ?? text);
     return parsed;
   }
 }

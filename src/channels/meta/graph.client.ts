@@ -1,13 +1,12 @@
-import type { Readable } from 'node:stream';
 import { request } from 'undici';
 import type { ProviderHttpOptions } from '../http-deps.ts';
-import { ProviderError } from '../provider-error.ts';
 import {
   boundedMedia,
+  callProvider,
   DEFAULT_MAX_MEDIA_BYTES,
   DEFAULT_MEDIA_TIMEOUT_MS,
   DEFAULT_TIMEOUT_MS,
-  gatedBody,
+  jsonAnswer,
   jsonOrUndefined,
 } from '../provider-http.ts';
 import { graphError } from './graph.errors.ts';
@@ -30,36 +29,18 @@ export class GraphClient {
     body?: unknown,
     beforeWrite?: () => Promise<void>,
   ): Promise<unknown> {
-    const timeout = this.options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-    const signal = AbortSignal.timeout(timeout);
     const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
-    const response = await request(`${this.baseUrl}${path}`, {
+    const answer = await callProvider(`${this.baseUrl}${path}`, this.options, {
       method,
-      dispatcher: this.options.dispatcher,
       headers: {
         authorization: `Bearer ${this.accessToken}`,
         accept: 'application/json',
-        ...(payload === undefined ? {} : { 'content-type': 'application/json', 'content-length': `${payload.length}` }),
+        ...(payload === undefined ? {} : { 'content-type': 'application/json' }),
       },
-      // undici takes an async iterable as a body (documented; its request() types name only streams).
-      body: beforeWrite ? (gatedBody(payload, beforeWrite, signal) as unknown as Readable) : payload,
-      signal,
-      headersTimeout: timeout,
-      bodyTimeout: timeout,
+      payload,
+      beforeWrite,
     });
-    const text = await response.body.text();
-    const parsed = jsonOrUndefined(text);
-    if (response.statusCode < 200 || response.statusCode >= 300) throw graphError(response.statusCode, parsed ?? text);
-    if (parsed === undefined) {
-      throw new ProviderError(
-        'invalid_response',
-        `Graph API answered HTTP ${response.statusCode} without JSON`,
-        false,
-        response.statusCode,
-        text,
-      );
-    }
-    return parsed;
+    return jsonAnswer(answer, 'Graph API', graphError);
   }
 
   /**

@@ -1,13 +1,11 @@
-import type { Readable } from 'node:stream';
 import { FormData, request } from 'undici';
 import type { ProviderHttpOptions } from '../http-deps.ts';
 import { ProviderError } from '../provider-error.ts';
 import {
   boundedMedia,
+  callProvider,
   DEFAULT_MAX_MEDIA_BYTES,
   DEFAULT_MEDIA_TIMEOUT_MS,
-  DEFAULT_TIMEOUT_MS,
-  gatedBody,
   jsonOrUndefined,
 } from '../provider-http.ts';
 import { tiktokError } from './tiktok.errors.ts';
@@ -36,25 +34,17 @@ export class TikTokClient {
    * `beforeWrite`, nothing of the request is written until it resolves (see gatedBody).
    */
   async post(path: string, body: unknown, { accessToken, beforeWrite }: CallOptions = {}): Promise<unknown> {
-    const timeout = this.options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-    const signal = AbortSignal.timeout(timeout);
-    const payload = Buffer.from(JSON.stringify(body));
-    const response = await request(`${this.baseUrl}${API_PATH}${path}`, {
+    const { status, text } = await callProvider(`${this.baseUrl}${API_PATH}${path}`, this.options, {
       method: 'POST',
-      dispatcher: this.options.dispatcher,
       headers: {
         ...(accessToken === undefined ? {} : { 'access-token': accessToken }),
         accept: 'application/json',
         'content-type': 'application/json',
-        'content-length': `${payload.length}`,
       },
-      // undici takes an async iterable as a body (documented; its request() types name only streams).
-      body: beforeWrite ? (gatedBody(payload, beforeWrite, signal) as unknown as Readable) : payload,
-      signal,
-      headersTimeout: timeout,
-      bodyTimeout: timeout,
+      payload: Buffer.from(JSON.stringify(body)),
+      beforeWrite,
     });
-    return envelopeData(response.statusCode, await response.body.text());
+    return envelopeData(status, text);
   }
 
   /** POST a multipart form (a media upload) to `{baseUrl}/open_api/v1.3{path}`; the envelope's `data`. */

@@ -1,13 +1,11 @@
-import type { Readable } from 'node:stream';
 import { request } from 'undici';
 import type { ProviderHttpOptions } from '../http-deps.ts';
-import { ProviderError } from '../provider-error.ts';
 import {
   boundedMedia,
+  callProvider,
   DEFAULT_MAX_MEDIA_BYTES,
   DEFAULT_MEDIA_TIMEOUT_MS,
-  DEFAULT_TIMEOUT_MS,
-  gatedBody,
+  jsonAnswer,
   jsonOrUndefined,
 } from '../provider-http.ts';
 import { twilioError } from './twilio.errors.ts';
@@ -31,37 +29,17 @@ export class TwilioClient {
    * body only once the connection is open, and writes the headers with its first chunk.
    */
   async postForm(path: string, form: URLSearchParams, beforeWrite?: () => Promise<void>): Promise<unknown> {
-    const timeout = this.options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-    const signal = AbortSignal.timeout(timeout);
-    const payload = Buffer.from(form.toString());
-    const response = await request(`${this.baseUrl}${path}`, {
+    const answer = await callProvider(`${this.baseUrl}${path}`, this.options, {
       method: 'POST',
-      dispatcher: this.options.dispatcher,
       headers: {
         authorization: this.authorization,
         accept: 'application/json',
         'content-type': 'application/x-www-form-urlencoded',
-        'content-length': `${payload.length}`,
       },
-      // undici takes an async iterable as a body (documented; its request() types name only streams).
-      body: beforeWrite ? (gatedBody(payload, beforeWrite, signal) as unknown as Readable) : payload,
-      signal,
-      headersTimeout: timeout,
-      bodyTimeout: timeout,
+      payload: Buffer.from(form.toString()),
+      beforeWrite,
     });
-    const text = await response.body.text();
-    const parsed = jsonOrUndefined(text);
-    if (response.statusCode < 200 || response.statusCode >= 300) throw twilioError(response.statusCode, parsed ?? text);
-    if (parsed === undefined) {
-      throw new ProviderError(
-        'invalid_response',
-        `Twilio answered HTTP ${response.statusCode} without JSON`,
-        false,
-        response.statusCode,
-        text,
-      );
-    }
-    return parsed;
+    return jsonAnswer(answer, 'Twilio', twilioError);
   }
 
   /** Download a media URL with the account's credentials, following Twilio's redirect to its storage once. */
