@@ -58,9 +58,12 @@ export class MediaService {
     bytes: Buffer,
     contentType: string,
   ): Promise<{ key: string; size: number; sha256: string }> {
-    const key = `${businessId}/received/${name}`;
+    const sha256 = createHash('sha256').update(bytes).digest('hex');
+    // Named by its digest too: a retry that sends other bytes under the same name never replaces
+    // the file a stored message already points at.
+    const key = `${businessId}/received/${name}-${sha256.slice(0, 16)}`;
     const { size } = await this.storage.put(key, bytes, contentType);
-    return { key, size, sha256: createHash('sha256').update(bytes).digest('hex') };
+    return { key, size, sha256 };
   }
 
   private link(row: MediaRow, now: number): MediaLink {
