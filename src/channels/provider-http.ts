@@ -81,6 +81,31 @@ export function jsonOrUndefined(text: string): unknown {
   }
 }
 
+/**
+ * A file a send names by URL (the business's), downloaded through the core's dispatcher within the
+ * media limits, for a provider that takes the bytes rather than the URL. A refusal by that URL is
+ * `media_unavailable`, retried when the server may answer later (429, 5xx).
+ */
+export async function downloadSentFile(
+  url: string,
+  options: ProviderHttpOptions,
+): Promise<{ bytes: Buffer; contentType: string | null }> {
+  const response = await request(url, {
+    dispatcher: options.dispatcher,
+    signal: AbortSignal.timeout(options.mediaTimeoutMs ?? DEFAULT_MEDIA_TIMEOUT_MS),
+  });
+  if (response.statusCode < 200 || response.statusCode >= 300) {
+    await response.body.dump();
+    throw new ProviderError(
+      'media_unavailable',
+      `the media URL answered HTTP ${response.statusCode}`,
+      response.statusCode >= 500 || response.statusCode === 429,
+      response.statusCode,
+    );
+  }
+  return boundedMedia(response, options.maxMediaBytes ?? DEFAULT_MAX_MEDIA_BYTES);
+}
+
 /** A media download's body, refused with `media_too_large` as soon as it passes `limit` bytes. */
 export async function boundedMedia(
   response: Dispatcher.ResponseData,

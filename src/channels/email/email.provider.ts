@@ -1,10 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { request } from 'undici';
 import type { ErrorClassification, FetchedMedia, OutboundContent, SendRequest, SendResult } from '../channel.types.ts';
 import type { ProviderHttpOptions } from '../http-deps.ts';
 import type { ChannelProvider, PollCursor, PolledBatch, WatchOptions } from '../provider.ts';
 import { ProviderError } from '../provider-error.ts';
-import { boundedMedia, DEFAULT_MAX_MEDIA_BYTES, DEFAULT_MEDIA_TIMEOUT_MS } from '../provider-http.ts';
+import { downloadSentFile } from '../provider-http.ts';
 import { DEFAULT_SUBJECT, type EmailConfig } from './email.config.ts';
 import { classifyEmailError } from './email.errors.ts';
 import { Mailbox } from './email.mailbox.ts';
@@ -62,20 +61,7 @@ export class EmailProvider implements ChannelProvider {
 
   /** A media send's file, downloaded through the core's dispatcher (address policy), bounded in size and time. */
   private async attachment(content: Extract<OutboundContent, { kind: 'media' }>) {
-    const response = await request(content.url, {
-      dispatcher: this.http.dispatcher,
-      signal: AbortSignal.timeout(this.http.mediaTimeoutMs ?? DEFAULT_MEDIA_TIMEOUT_MS),
-    });
-    if (response.statusCode < 200 || response.statusCode >= 300) {
-      await response.body.dump();
-      throw new ProviderError(
-        'media_unavailable',
-        `the attachment URL answered HTTP ${response.statusCode}`,
-        response.statusCode >= 500 || response.statusCode === 429,
-        response.statusCode,
-      );
-    }
-    const { bytes, contentType } = await boundedMedia(response, this.http.maxMediaBytes ?? DEFAULT_MAX_MEDIA_BYTES);
+    const { bytes, contentType } = await downloadSentFile(content.url, this.http);
     const named =
       content.filename ?? decodeURIComponent(new URL(content.url).pathname.split('/').pop() || 'attachment');
     return { filename: named, content: bytes, ...(contentType ? { contentType } : {}) };

@@ -7,7 +7,6 @@ import {
   type ConnectionState,
 } from 'baileys';
 import type { ILogger } from 'baileys/lib/Utils/logger.js';
-import { request as httpRequest } from 'undici';
 import type {
   ChannelLink,
   ErrorClassification,
@@ -22,7 +21,7 @@ import type { ProviderHttpOptions } from '../http-deps.ts';
 import { classifyNetworkError } from '../network-errors.ts';
 import type { ChannelProvider, PollCursor, PolledBatch, WatchOptions } from '../provider.ts';
 import { ProviderError } from '../provider-error.ts';
-import { boundedMedia, DEFAULT_MAX_MEDIA_BYTES, DEFAULT_MEDIA_TIMEOUT_MS } from '../provider-http.ts';
+import { DEFAULT_MAX_MEDIA_BYTES, DEFAULT_MEDIA_TIMEOUT_MS, downloadSentFile } from '../provider-http.ts';
 import { linkAuthState, storedCreds } from './whatsapp-web.auth-state.ts';
 import type { WhatsAppWebConfig } from './whatsapp-web.config.ts';
 import {
@@ -106,20 +105,7 @@ export class WhatsAppWebProvider implements ChannelProvider {
   private async messageOf(content: Exclude<OutboundContent, { kind: 'template' }>): Promise<AnyMessageContent> {
     // No link preview: Baileys would fetch the URLs of the text itself, outside the core's dispatcher.
     if (content.kind === 'text') return { text: content.text, linkPreview: null };
-    const response = await httpRequest(content.url, {
-      dispatcher: this.http.dispatcher,
-      signal: AbortSignal.timeout(this.http.mediaTimeoutMs ?? DEFAULT_MEDIA_TIMEOUT_MS),
-    });
-    if (response.statusCode < 200 || response.statusCode >= 300) {
-      await response.body.dump();
-      throw new ProviderError(
-        'media_unavailable',
-        `the media URL answered HTTP ${response.statusCode}`,
-        response.statusCode >= 500 || response.statusCode === 429,
-        response.statusCode,
-      );
-    }
-    const { bytes, contentType } = await boundedMedia(response, this.http.maxMediaBytes ?? DEFAULT_MAX_MEDIA_BYTES);
+    const { bytes, contentType } = await downloadSentFile(content.url, this.http);
     const mimetype = contentType ?? 'application/octet-stream';
     const caption = content.caption;
     switch (content.mediaKind) {
