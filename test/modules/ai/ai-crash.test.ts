@@ -1,46 +1,14 @@
 import { sql } from 'kysely';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { outboxRepository } from '../../../src/jobs/outbox.repository.ts';
+import { describe, expect, it } from 'vitest';
 import { AiRunJobHandler } from '../../../src/modules/ai/ai-run.job.ts';
 import { openAiChatModel } from '../../../src/modules/ai/llm-client.ts';
-import {
-  aiApp,
-  aiBusiness,
-  runsOf,
-  settle,
-  waitForReplies,
-  waitUntil,
-  type AiApp,
-  type AiFixture,
-} from './ai-helpers.ts';
+import { claimJob, crashTestApp, runsOf, settle, waitForReplies, waitUntil, type AiFixture } from './ai-helpers.ts';
 
-// One database for the file; each test makes a business of its own and starts from an app without
-// workers, which it stops and starts again as a crashed process would be.
-let base: AiApp;
-beforeAll(async () => {
-  base = await aiApp({ workers: false });
-}, 60_000);
-afterAll(() => base.close());
-
+// Each test makes a business of its own over the file's app, restarted after it as a crashed process would be.
+const business = crashTestApp();
 let f: AiFixture | undefined;
-afterEach(async () => {
-  await f?.close();
-  f = undefined;
-  await base.app.close();
-  await base.restart({ workers: false });
-});
 
 const silent = { error: () => undefined };
-
-/** The run job claimed as a worker claims it, under a lease of a second (a stopped worker's lease runs out soon). */
-async function claimRun(fixture: AiFixture) {
-  let claimed: Awaited<ReturnType<typeof outboxRepository.claim>> = [];
-  await waitUntil(async () => {
-    claimed = await outboxRepository.claim(fixture.app.database.db, 'ai_run', 1, 1);
-    return claimed.length === 1;
-  });
-  return claimed[0];
-}
 
 /** The run job of a process that dies where the reply would be written: nothing of the send is committed. */
 function dyingHandler(fixture: AiFixture) {
@@ -63,9 +31,9 @@ function dyingHandler(fixture: AiFixture) {
 
 describe('a run whose process stops', () => {
   it('stopped after the model answered, before the reply was accepted: the next process runs it again and replies once', async () => {
-    f = await aiBusiness(base);
+    f = await business();
     await f.inbound('¿Tienen envío a Valparaíso?');
-    const job = await claimRun(f);
+    const job = await claimJob(f, 'ai_run');
     await dyingHandler(f).handle(job);
     expect(f.llm.requests).toHaveLength(1);
     const conversationId = await f.conversationOf();
@@ -87,9 +55,9 @@ describe('a run whose process stops', () => {
   });
 
   it('stopped while a newer message waited: the newer run answers both, once, and the stopped one is superseded', async () => {
-    f = await aiBusiness(base);
+    f = await business();
     await f.inbound('Primero');
-    const job = await claimRun(f);
+    const job = await claimJob(f, 'ai_run');
     await dyingHandler(f).handle(job);
     await f.inbound('Segundo');
     await f.app.close();
@@ -116,9 +84,9 @@ describe('a run whose process stops', () => {
   });
 
   it('run again after its reply was accepted: the run finds its reply and sends nothing more', async () => {
-    f = await aiBusiness(base);
+    f = await business();
     await f.inbound('Hola');
-    const job = await claimRun(f);
+    const job = await claimJob(f, 'ai_run');
     const handler = f.app.app.services.aiRuns.runJobHandler(silent);
     expect(await handler.handle(job)).toEqual({ done: true, recorded: true });
     const conversationId = await f.conversationOf();

@@ -1,5 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { sql } from 'kysely';
+import { afterAll, afterEach, beforeAll } from 'vitest';
+import { outboxRepository, type OutboxJob } from '../../../src/jobs/outbox.repository.ts';
 import { startFakeGraphApi, inboundMessage, type FakeGraphApi } from '../../helpers/fake-graph-api.ts';
 import { startFakeLlmApi, type ChatRequest, type FakeLlmApi, type LlmAnswer } from '../../helpers/fake-llm-api.ts';
 import { adminHeaders, createTenant, type Tenant } from '../../helpers/tenants.ts';
@@ -287,3 +289,34 @@ export async function endedRun(f: AiFixture, conversationId: string, timeoutMs =
 
 /** Lets the worker run for `ms` (to show that nothing more happens). */
 export const settle = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * The app of a file whose tests crash processes: one database, no workers; after each test its
+ * business is closed and the app built again over the same database, as a restarted process would
+ * be. Answers the maker of each test's business.
+ */
+export function crashTestApp(): (options?: { agent?: Record<string, unknown> }) => Promise<AiFixture> {
+  let base: AiApp | undefined;
+  let current: AiFixture | undefined;
+  beforeAll(async () => {
+    base = await aiApp({ workers: false });
+  }, 60_000);
+  afterAll(() => base?.close());
+  afterEach(async () => {
+    await current?.close();
+    current = undefined;
+    await base!.app.close();
+    await base!.restart({ workers: false });
+  });
+  return async (options = {}) => (current = await aiBusiness(base!, options));
+}
+
+/** A job of `kind` claimed as a worker claims it, once due, under a lease of `leaseSeconds` (a crash's ends soon). */
+export async function claimJob(fixture: AiFixture, kind: string, leaseSeconds = 1): Promise<OutboxJob> {
+  let claimed: OutboxJob[] = [];
+  await waitUntil(async () => {
+    claimed = await outboxRepository.claim(fixture.app.database.db, kind, 1, leaseSeconds);
+    return claimed.length === 1;
+  });
+  return claimed[0];
+}

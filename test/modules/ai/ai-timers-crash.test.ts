@@ -1,47 +1,15 @@
 import { sql } from 'kysely';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { outboxRepository, type OutboxJob } from '../../../src/jobs/outbox.repository.ts';
+import { describe, expect, it } from 'vitest';
 import { FollowUpJobHandler } from '../../../src/modules/ai/follow-up.job.ts';
 import { openAiChatModel } from '../../../src/modules/ai/llm-client.ts';
-import {
-  aiApp,
-  aiBusiness,
-  runsOf,
-  settle,
-  waitForReplies,
-  waitUntil,
-  type AiApp,
-  type AiFixture,
-} from './ai-helpers.ts';
+import { claimJob, crashTestApp, runsOf, settle, waitForReplies, waitUntil, type AiFixture } from './ai-helpers.ts';
 import { conversationRow, eventsOfType, isFollowUpRequest, operate } from './timer-helpers.ts';
 
-// One database for the file; each test makes a business of its own and starts from an app without
-// workers, which it stops and starts again as a crashed process would be.
-let base: AiApp;
-beforeAll(async () => {
-  base = await aiApp({ workers: false });
-}, 60_000);
-afterAll(() => base.close());
-
+// Each test makes a business of its own over the file's app, restarted after it as a crashed process would be.
+const business = crashTestApp();
 let f: AiFixture | undefined;
-afterEach(async () => {
-  await f?.close();
-  f = undefined;
-  await base.app.close();
-  await base.restart({ workers: false });
-});
 
 const silent = { error: () => undefined };
-
-/** A job of `kind` claimed as a worker claims it, under a lease of `leaseSeconds`, once it is due. */
-async function claim(fixture: AiFixture, kind: string, leaseSeconds = 1): Promise<OutboxJob> {
-  let claimed: OutboxJob[] = [];
-  await waitUntil(async () => {
-    claimed = await outboxRepository.claim(fixture.app.database.db, kind, 1, leaseSeconds);
-    return claimed.length === 1;
-  });
-  return claimed[0];
-}
 
 /** The process's timer handler of `kind`. */
 function timerHandler(fixture: AiFixture, kind: string) {
@@ -50,11 +18,11 @@ function timerHandler(fixture: AiFixture, kind: string) {
 
 describe('a timer job whose process stops', () => {
   it('a follow-up stopped after the model wrote it, before it was accepted: the next process sends it once', async () => {
-    f = await aiBusiness(base, { agent: { follow_up_settings: { enabled: true, after_minutes: 0.02 } } });
+    f = await business({ agent: { follow_up_settings: { enabled: true, after_minutes: 0.02 } } });
     const reply = f.llm.reply;
     f.llm.reply = (request) => (isFollowUpRequest(request) ? { text: '¿Te ayudo con algo más?' } : reply(request));
     await f.inbound('Hola');
-    expect(await f.app.app.services.aiRuns.runJobHandler(silent).handle(await claim(f, 'ai_run', 60))).toEqual({
+    expect(await f.app.app.services.aiRuns.runJobHandler(silent).handle(await claimJob(f, 'ai_run', 60))).toEqual({
       done: true,
       recorded: true,
     });
@@ -73,7 +41,7 @@ describe('a timer job whose process stops', () => {
         afterAgentReplies: () => real.afterAgentReplies(),
       },
     });
-    await dying.handle(await claim(f, 'ai_follow_up'));
+    await dying.handle(await claimJob(f, 'ai_follow_up'));
     const conversationId = await f.conversationOf();
     const [left] = (await runsOf(f, conversationId)).filter((r) => r.kind === 'follow_up');
     expect(left).toMatchObject({ status: 'running', attempts: 1, reply_message_id: null });
@@ -91,7 +59,7 @@ describe('a timer job whose process stops', () => {
   });
 
   it('a manual-control timer waits through a restart, and run again after it released, it releases once', async () => {
-    f = await aiBusiness(base, { agent: { inactivity_run_settings: { manual_control_release_minutes: 0.02 } } });
+    f = await business({ agent: { inactivity_run_settings: { manual_control_release_minutes: 0.02 } } });
     await f.inbound('Hola');
     const conversationId = await f.conversationOf();
     await operate(f, conversationId, 'manual-control', { active: true });
@@ -99,7 +67,7 @@ describe('a timer job whose process stops', () => {
     await f.app.close();
     await f.restart({ workers: false });
 
-    const job = await claim(f, 'ai_manual_control', 60);
+    const job = await claimJob(f, 'ai_manual_control', 60);
     expect(await timerHandler(f, 'ai_manual_control').handle(job)).toEqual({ done: true });
     expect((await conversationRow(f, conversationId)).manual_control).toBe(false);
     // As if the process had stopped before the job's end was kept: the job runs again.

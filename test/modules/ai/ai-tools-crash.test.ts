@@ -1,46 +1,22 @@
 import { sql } from 'kysely';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { outboxRepository } from '../../../src/jobs/outbox.repository.ts';
+import { describe, expect, it } from 'vitest';
 import { AiRunJobHandler } from '../../../src/modules/ai/ai-run.job.ts';
 import { openAiChatModel } from '../../../src/modules/ai/llm-client.ts';
 import {
-  aiApp,
-  aiBusiness,
+  claimJob,
+  crashTestApp,
   endedRun,
   eventsOf,
   runsOf,
   settle,
   waitForReplies,
   waitUntil,
-  type AiApp,
   type AiFixture,
 } from './ai-helpers.ts';
 
-// One database for the file; each test makes a business of its own and starts from an app without
-// workers, which it stops and starts again as a crashed process would be.
-let base: AiApp;
-beforeAll(async () => {
-  base = await aiApp({ workers: false });
-}, 60_000);
-afterAll(() => base.close());
-
+// Each test makes a business of its own over the file's app, restarted after it as a crashed process would be.
+const business = crashTestApp();
 let f: AiFixture | undefined;
-afterEach(async () => {
-  await f?.close();
-  f = undefined;
-  await base.app.close();
-  await base.restart({ workers: false });
-});
-
-/** The run job claimed as a worker claims it, under a lease of a second (a stopped worker's lease runs out soon). */
-async function claimRun(fixture: AiFixture) {
-  let claimed: Awaited<ReturnType<typeof outboxRepository.claim>> = [];
-  await waitUntil(async () => {
-    claimed = await outboxRepository.claim(fixture.app.database.db, 'ai_run', 1, 1);
-    return claimed.length === 1;
-  });
-  return claimed[0];
-}
 
 /** The run job of a process that stops right after a tool's commit, before anything else. */
 function stoppingAfterTool(fixture: AiFixture) {
@@ -71,11 +47,11 @@ const contactEvents = async (fixture: AiFixture) => {
 
 describe('a run that stops in the middle of its tool calls', () => {
   it("after update_contact's commit: taken up again, it acts once and replies once, from the recorded result", async () => {
-    f = await aiBusiness(base, { agent: { tools: { update_contact: { enabled: true, fields: ['name'] } } } });
+    f = await business({ agent: { tools: { update_contact: { enabled: true, fields: ['name'] } } } });
     const call = { name: 'update_contact', arguments: { fields: { name: 'Ana Gómez' } } };
     f.llm.scriptFor('Me llamo Ana Gómez', { toolCalls: [call] });
     await f.inbound('Me llamo Ana Gómez');
-    await stoppingAfterTool(f).handle(await claimRun(f));
+    await stoppingAfterTool(f).handle(await claimJob(f, 'ai_run'));
     const conversationId = await f.conversationOf();
     const [left] = await runsOf(f, conversationId);
     expect(left).toMatchObject({ status: 'running', attempts: 1 });
@@ -103,12 +79,12 @@ describe('a run that stops in the middle of its tool calls', () => {
   });
 
   it("after human_handoff's commit: the run has ended, and nothing more is sent or asked", async () => {
-    f = await aiBusiness(base, { agent: { tools: { human_handoff: { enabled: true } } } });
+    f = await business({ agent: { tools: { human_handoff: { enabled: true } } } });
     f.llm.scriptFor('Una persona, por favor', {
       toolCalls: [{ name: 'human_handoff', arguments: { reason: 'pide una persona', message: 'Ya viene alguien.' } }],
     });
     await f.inbound('Una persona, por favor');
-    await stoppingAfterTool(f).handle(await claimRun(f));
+    await stoppingAfterTool(f).handle(await claimJob(f, 'ai_run'));
     await f.app.close();
 
     await f.restart();
