@@ -30,7 +30,10 @@ export interface LiveOptions {
 export type SessionCheck = (sessionIds: readonly string[]) => Promise<Map<string, string>>;
 
 /** A listener of one business's announced events (LiveHub.watch), and of its signals when it takes them. */
-export type LiveWatcher = ((events: readonly LiveEvent[]) => void) & { signal?: (signal: LiveSignal) => void };
+export interface LiveWatcher {
+  events(events: readonly LiveEvent[]): void;
+  signal?(signal: LiveSignal): void;
+}
 
 export type OpenRefusal = 'session_limit' | 'process_limit';
 
@@ -82,8 +85,8 @@ export class LiveHub {
   }
 
   /**
-   * Calls `watcher` with each batch of the business's events announced to this process, until the
-   * answered function is called. Watchers filter what they need and must not throw.
+   * Hands `watcher` each batch of the business's events announced to this process, and each of its
+   * signals, until the answered function is called. Watchers filter what they need and must not throw.
    */
   watch(businessId: string, watcher: LiveWatcher): () => void {
     add(this.watchers, businessId, watcher);
@@ -92,7 +95,7 @@ export class LiveHub {
 
   /** Hands events of one business to its open streams. */
   publish(businessId: string, events: readonly LiveEvent[]): void {
-    if (events.length > 0) for (const watcher of this.watchers.get(businessId) ?? []) watcher(events);
+    if (events.length > 0) for (const watcher of this.watchers.get(businessId) ?? []) watcher.events(events);
     const connections = this.byBusiness.get(businessId);
     if (!connections || events.length === 0) return;
     for (const connection of connections) connection.deliver(events);

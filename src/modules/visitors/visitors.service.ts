@@ -8,7 +8,7 @@ import type { ChannelRow, ChannelsService } from '../channels/channels.service.t
 import { contactIdentitiesRepository } from '../contacts/contact-identities.repository.ts';
 import type { InboundService } from '../inbound/inbound.service.ts';
 import type { LiveEvent } from '../live/live.events.ts';
-import type { LiveHub, LiveWatcher } from '../live/live.hub.ts';
+import type { LiveHub } from '../live/live.hub.ts';
 import type { LiveSignal, LiveSignals } from '../live/live.signals.ts';
 import type { MediaLink, MediaService } from '../media/media.service.ts';
 import type { DomainEventDispatcher } from '../domain-events/domain-events.dispatcher.ts';
@@ -346,7 +346,7 @@ export class VisitorsService {
   ): () => void {
     let contactId: string | undefined;
     let tail = Promise.resolve();
-    const onEvents = (events: readonly LiveEvent[]) => {
+    const events = (events: readonly LiveEvent[]) => {
       const ids = events
         .filter((e) => e.type === 'message_created' || e.type === 'message_status_changed')
         .map((e) => e.subject_id);
@@ -366,16 +366,14 @@ export class VisitorsService {
       });
     };
     // A team member writing to this visitor: said at once (the contact is known once the visitor wrote).
-    const watcher: LiveWatcher = Object.assign(onEvents, {
-      signal: (signal: LiveSignal) => {
-        if (signal.by !== 'user') return;
-        void (async () => {
-          contactId ??= await this.contactOf(claims);
-          if (contactId && signal.contact_id === contactId) typing({ typing: signal.typing, name: signal.name });
-        })().catch(fail);
-      },
-    });
-    return this.live.watch(claims.businessId, watcher);
+    const signal = (signal: LiveSignal) => {
+      if (signal.by !== 'user') return;
+      void (async () => {
+        contactId ??= await this.contactOf(claims);
+        if (contactId && signal.contact_id === contactId) typing({ typing: signal.typing, name: signal.name });
+      })().catch(fail);
+    };
+    return this.live.watch(claims.businessId, { events, signal });
   }
 
   /** The rows the widget may show, with their files. */
