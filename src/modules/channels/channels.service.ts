@@ -397,13 +397,7 @@ export class ChannelsService {
     if (!entry?.identifierIsAccount) return;
     // Mailbox addresses are one whatever their case.
     const same = (a: string) => (entry.address.kind === 'email' ? a.toLowerCase() : a);
-    let expected: string;
-    try {
-      expected = this.identifierOf(type, account);
-    } catch {
-      expected = account.trim();
-    }
-    if (same(expected) !== same(identifier))
+    if (same(this.identifierOf(type, account)) !== same(identifier))
       throw invalid(`identifier must be the provider's ${entry.accountField} (${account})`, [{ path: '/identifier' }]);
   }
 
