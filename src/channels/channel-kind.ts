@@ -201,6 +201,14 @@ export interface ChannelKind<Kind extends string = string, Schema extends TObjec
    * pointer into the provider object, `/forward_to`).
    */
   configRefusal?(config: Static<Schema>): { message: string; path: string } | null;
+  /**
+   * The channel type of the account's primary channel, for a kind whose account may be connected
+   * twice (a WhatsApp number linked as a device and on the Cloud API too): a channel of this kind
+   * whose identifier a channel of that type has as well keeps its conversations in that channel's,
+   * so a person has one conversation with the number. Its copies of messages that channel holds are
+   * left out of exports (migration 0048).
+   */
+  readonly primaryChannelType?: ChannelType;
   /** What creating a channel of this kind takes, for the operator API's description (OpenAPI). */
   readonly createDocs: string;
 }

@@ -72,6 +72,13 @@ export function kindsServing(type: string): ChannelKind[] {
   return channelKinds.filter((k) => (k.channelTypes as readonly string[]).includes(type));
 }
 
+/** Channel types whose conversations are kept on another type's channel of their identifier (primaryChannelType). */
+export const primaryChannelTypes: ReadonlyMap<string, ChannelType> = new Map(
+  channelKinds.flatMap((k) =>
+    k.primaryChannelType ? k.channelTypes.map((t) => [t, k.primaryChannelType!] as const) : [],
+  ),
+);
+
 /** The contract channel types some provider kind serves with templates. */
 export const templateChannelTypes: readonly ChannelType[] = [
   ...new Set(channelKinds.filter((k) => k.capabilities.templates).flatMap((k) => k.channelTypes)),

@@ -33,6 +33,7 @@ import * as channelCredentials from './migrations/0036-channel-credentials.ts';
 import * as inboundCursors from './migrations/0037-inbound-cursors.ts';
 import * as sessionsActivity from './migrations/0041-sessions-activity.ts';
 import * as channelLinks from './migrations/0042-channel-links.ts';
+import * as whatsappMessageKeys from './migrations/0048-whatsapp-message-keys.ts';
 
 /** Migrations are imported statically so they run the same under tsx, Vitest and a bundle. */
 const migrations: Record<string, Migration> = {
@@ -70,6 +71,7 @@ const migrations: Record<string, Migration> = {
   '0037-inbound-cursors': inboundCursors,
   '0041-sessions-activity': sessionsActivity,
   '0042-channel-links': channelLinks,
+  '0048-whatsapp-message-keys': whatsappMessageKeys,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

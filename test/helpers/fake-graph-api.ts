@@ -181,7 +181,7 @@ export async function startFakeGraphApi(options: Options = {}): Promise<FakeGrap
       contacts: [{ input: body.to, wa_id: waIdFor(body.to) }],
       messages: [
         {
-          id: `wamid.${randomBytes(24).toString('base64url')}`,
+          id: wamid(waIdFor(body.to), newKeyId(), true),
           ...(type === 'template' ? { message_status: 'accepted' } : {}),
         },
       ],
@@ -303,6 +303,19 @@ export function metaNotification(...parts: NotificationParts[]): Record<string, 
   };
 }
 
+/**
+ * A wamid as the Cloud API gives it: the message's key (the chat's number, fromMe, the key id a
+ * linked device records for the same message) in Thrift's compact encoding, base64'd.
+ */
+export function wamid(phone: string, keyId = newKeyId(), fromMe = false): string {
+  const head = Buffer.from([0x1c, 0x18, phone.length]);
+  const middle = Buffer.from([0x15, 0x02, 0x00, fromMe ? 0x11 : 0x12, 0x18, keyId.length]);
+  return `wamid.${Buffer.concat([head, Buffer.from(phone), middle, Buffer.from(keyId), Buffer.from([0])]).toString('base64')}`;
+}
+
+/** A message key id as WhatsApp's apps make them: 20 upper-case hex digits. */
+export const newKeyId = () => `3A${randomBytes(9).toString('hex').toUpperCase()}`;
+
 /** One inbound message object: `{from, id, timestamp, type, [type]: content}` plus extras (context, ...). */
 export function inboundMessage(
   from: string,
@@ -312,7 +325,7 @@ export function inboundMessage(
 ): Record<string, unknown> {
   return {
     from,
-    id: `wamid.${randomBytes(24).toString('base64url')}`,
+    id: wamid(from),
     timestamp: String(Math.floor(Date.now() / 1000)),
     type,
     ...(content === undefined ? {} : { [type]: content }),

@@ -6,8 +6,9 @@ import { WhatsAppWebProvider } from './whatsapp-web.provider.ts';
 /**
  * A WhatsApp number linked like WhatsApp Web (Baileys): channels of type `whatsapp_web`, addressed by
  * phone number as the Cloud API's are, so a person writing to both finds one contact. A number on
- * both keeps its messages once in the exports: the web client's copy of a message the Cloud API
- * channel of the same number holds is a duplicate (migration 0005's export rule).
+ * both keeps one conversation per person, the Cloud API channel's, and its messages once in the
+ * exports: the web client's copy of a message the Cloud API channel holds is a duplicate
+ * (migration 0048).
  */
 export const whatsAppWebKind = defineChannelKind({
   kind: 'whatsapp_web',
@@ -22,6 +23,7 @@ export const whatsAppWebKind = defineChannelKind({
   identifierIsAccount: true,
   title: 'WhatsApp Web (linked phone)',
   channelTypes: ['whatsapp_web'],
+  primaryChannelType: 'whatsapp',
   address: phoneAddress,
   capabilities: {
     serviceWindowHours: null,

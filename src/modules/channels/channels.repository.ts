@@ -50,6 +50,30 @@ export const channelsRepository = {
       .executeTakeFirst();
   },
 
+  /**
+   * For each of the channels, the business's channel of `type` with the same identifier, keyed by
+   * the channel's id (those without one are absent).
+   */
+  async sameIdentifier(
+    db: Db,
+    businessId: string,
+    channelIds: string[],
+    type: string,
+  ): Promise<Map<string, Pick<ChannelRow, 'id' | 'type'>>> {
+    if (channelIds.length === 0) return new Map();
+    const rows = await db
+      .selectFrom('channels as c')
+      .innerJoin('channels as p', (j) =>
+        j.onRef('p.business_id', '=', 'c.business_id').onRef('p.identifier', '=', 'c.identifier'),
+      )
+      .select(['c.id as of', 'p.id', 'p.type'])
+      .where('c.business_id', '=', businessId)
+      .where('c.id', 'in', channelIds)
+      .where('p.type', '=', type)
+      .execute();
+    return new Map(rows.map(({ of, ...row }) => [of, row]));
+  },
+
   /** Across businesses (index channels_provider_account): a notification names only the provider's account. */
   findByProviderAccount(db: Db, kind: string, account: string): Promise<ChannelRow | undefined> {
     return db

@@ -1,7 +1,9 @@
+import { primaryChannelTypes } from '../../channels/registry.ts';
 import { lockMany } from '../../db/advisory-locks.ts';
 import type { Db } from '../../db/database.ts';
 import type { EventsTable } from '../../db/types.ts';
 import { newId } from '../../lib/ids.ts';
+import { channelsRepository } from '../channels/channels.repository.ts';
 import { writeEvents } from '../events/events.writer.ts';
 import {
   conversationStoreRepository,
@@ -37,7 +39,8 @@ export const conversationLockName = (contactId: string, channelId: string) => `c
  * `agent_assigned`, actor system). One statement per step for all pairs: the locks, the
  * latest conversations, the new ones; a reopening or a binding is one more each. Concurrent callers
  * for the same pair take turns (advisory lock, all pairs in one sorted order), so they never create
- * two; `locksHeld` when the caller took them already (the inbound sender lookup does).
+ * two; `locksHeld` when the caller took them already (the inbound sender lookup does). A channel
+ * that keeps its conversations on its number's primary channel (homesOf) opens that channel's.
  */
 export async function openConversations(
   trx: Db,
@@ -46,14 +49,19 @@ export async function openConversations(
   by: OpenedBy,
   options: { locksHeld?: boolean } = {},
 ): Promise<Map<string, ConversationRow>> {
+  const pairKey = (t: ConversationTarget) => `${t.contactId}:${t.channelId}`;
+  const homes = await homesOf(trx, businessId, targets);
   const unique = new Map<string, ConversationTarget>();
-  for (const t of targets) unique.set(`${t.contactId}:${t.channelId}`, t);
+  for (const t of homes) unique.set(pairKey(t), t);
   const keys = [...unique.keys()].sort();
-  if (!options.locksHeld)
-    await lockMany(
-      trx,
-      keys.map((k) => ({ businessId, key: conversationLockName(unique.get(k)!.contactId, unique.get(k)!.channelId) })),
-    );
+  // A caller holding its pairs' locks holds none of a primary channel's pair.
+  const held = new Set(options.locksHeld ? targets.map(pairKey) : []);
+  await lockMany(
+    trx,
+    keys
+      .filter((k) => !held.has(k))
+      .map((k) => ({ businessId, key: conversationLockName(unique.get(k)!.contactId, unique.get(k)!.channelId) })),
+  );
   const found = await conversationStoreRepository.findLatest(
     trx,
     businessId,
@@ -121,5 +129,24 @@ export async function openConversations(
         data: { from_agent: null, to_agent: row.agent_id },
       })),
     );
-  return result;
+  return new Map(targets.map((t, i) => [pairKey(t), result.get(pairKey(homes[i]))!]));
+}
+
+/**
+ * The pair whose conversation each target's is: its own, or, for a channel whose kind keeps its
+ * conversations on the primary channel of the same identifier (ChannelKind.primaryChannelType: a
+ * WhatsApp number linked as a device and on the Cloud API too), that channel's.
+ */
+async function homesOf(trx: Db, businessId: string, targets: ConversationTarget[]): Promise<ConversationTarget[]> {
+  let homes = targets;
+  for (const [type, primaryType] of primaryChannelTypes) {
+    const ids = [...new Set(targets.filter((t) => t.channel === type).map((t) => t.channelId))];
+    if (ids.length === 0) continue;
+    const primaries = await channelsRepository.sameIdentifier(trx, businessId, ids, primaryType);
+    homes = homes.map((t) => {
+      const primary = t.channel === type ? primaries.get(t.channelId) : undefined;
+      return primary ? { ...t, channel: primary.type, channelId: primary.id } : t;
+    });
+  }
+  return homes;
 }

@@ -390,6 +390,7 @@ export class InboundService {
     }
     // The id of each message stored, by its place in `entries` (arrival order), for message_created.
     const storedIds: (string | null)[] = entries.map(() => null);
+    const copies = new Set<string>();
     let mediaQueued = false;
     let profilesQueued = false;
     for (const businessId of locks.keys()) {
@@ -401,14 +402,16 @@ export class InboundService {
         known.get(businessId)!,
       );
       mine.forEach((i, k) => (storedIds[i] = stored.ids[k]));
+      for (const id of stored.copies) copies.add(id);
       if (stored.mediaQueued) mediaQueued = true;
       if (stored.profilesQueued) profilesQueued = true;
     }
     storedIds.forEach((id, i) => (id ? summaries[entries[i].n].stored++ : summaries[entries[i].n].duplicates++));
-    // Their events are written in this transaction, in arrival order, so none is lost or out of order.
+    // Their events are written in this transaction, in arrival order, so none is lost or out of order;
+    // a copy of a message another channel holds is announced by none.
     for (const businessId of locks.keys()) {
       const ids = storedIds.filter(
-        (id, i): id is string => id !== null && entries[i].channel.business_id === businessId,
+        (id, i): id is string => id !== null && !copies.has(id) && entries[i].channel.business_id === businessId,
       );
       await messagesCreated(trx, businessId, ids);
     }

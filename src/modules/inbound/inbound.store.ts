@@ -32,6 +32,11 @@ export interface InboundEntry {
 export interface StoredMessages {
   /** Per entry, the id of the message stored, or null for a redelivery. */
   ids: (string | null)[];
+  /**
+   * The ids stored as a copy of a message another channel of the number holds already (a web
+   * client's copy of a Cloud API message): kept, but announced by none, as that message was.
+   */
+  copies: Set<string>;
   /** Whether attachments were stored, whose fetch jobs wait in the outbox. */
   mediaQueued: boolean;
   /** Whether new contacts wait for their profile's name (inbound.profile-job.ts). */
@@ -58,7 +63,7 @@ export async function storeMessages(
 ): Promise<StoredMessages> {
   const ids = entries.map((): string | null => null);
   const fresh = freshEntries(entries, known);
-  if (fresh.length === 0) return { ids, mediaQueued: false, profilesQueued: false };
+  if (fresh.length === 0) return { ids, copies: new Set(), mediaQueued: false, profilesQueued: false };
 
   const { senders, created } = await sendersOf(
     trx,
@@ -113,6 +118,7 @@ export async function storeMessages(
   });
   const { inserted } = await messagesRepository.insertMessages(trx, businessId, rows);
   const insertedIds = new Set(inserted.map((r) => r.id));
+  const copies = new Set(inserted.filter((r) => r.duplicate).map((r) => r.id));
   fresh.forEach((i, n) => {
     if (insertedIds.has(rows[n].id)) ids[i] = rows[n].id;
   });
@@ -157,7 +163,7 @@ export async function storeMessages(
     ...toFetch.map(({ messageId }) => ({ businessId, kind: MEDIA_FETCH_JOB, refId: messageId })),
     ...profileJobs,
   ]);
-  return { ids, mediaQueued: toFetch.length > 0, profilesQueued: profileJobs.length > 0 };
+  return { ids, copies, mediaQueued: toFetch.length > 0, profilesQueued: profileJobs.length > 0 };
 }
 
 /** Indexes of the entries whose provider id is neither stored already nor earlier in the batch. */

@@ -6,8 +6,14 @@ import { historyIdsSql } from '../contacts/contacts.repository.ts';
 import { conversationStoreRepository } from '../conversations/conversation-store.repository.ts';
 
 export type MessageRow = Selectable<MessagesTable>;
-/** What insertMessages answers of each message it inserted. */
-export type InsertedMessage = Pick<MessageRow, 'id' | 'conversation_id' | 'provider_message_id' | 'created_at'>;
+/**
+ * What insertMessages answers of each message it inserted; `duplicate`: a copy of a message another
+ * channel of the same number holds already (migration 0048).
+ */
+export type InsertedMessage = Pick<
+  MessageRow,
+  'id' | 'conversation_id' | 'provider_message_id' | 'created_at' | 'duplicate'
+>;
 
 /** The columns a writer gives for a new message (the others take their defaults), by their types. */
 const messageColumns = {
@@ -85,9 +91,9 @@ export const messagesRepository = {
           v.template_id, v.outbound_content, v.excluded, coalesce(v.created_at, now())
         from ${jsonRows<keyof typeof messageColumns>('v', messageColumns, rows)}
         on conflict (business_id, channel_id, provider_message_id) do nothing
-        returning business_id, id, conversation_id, provider_message_id, created_at),
+        returning business_id, id, conversation_id, provider_message_id, created_at, duplicate),
       counted as (${conversationStoreRepository.countMessages(businessId, sql`select conversation_id from inserted`)})
-      select id, conversation_id, provider_message_id, created_at from inserted`.execute(db);
+      select id, conversation_id, provider_message_id, created_at, duplicate from inserted`.execute(db);
     return { inserted };
   },
 

@@ -5,6 +5,7 @@ import { createTenant, type Tenant } from '../../helpers/tenants.ts';
 import { insertMessage } from '../../helpers/factories.ts';
 import { aug, contactWithConversation, insertEvent, WINDOW } from './export-helpers.ts';
 import { postImport, sampleRecords } from '../import/import-helpers.ts';
+import { wamid } from '../../helpers/fake-graph-api.ts';
 
 let t: TestApp;
 
@@ -230,6 +231,57 @@ describe('rule 5: one number on the Cloud API and the web client', () => {
     expect(await ids(tenant, 'messages')).toEqual(
       [...cloudRows.map((r) => r.id), webCopies[2].id, otherNumber.id].sort(),
     );
+  });
+
+  it("matches a web copy by the key id the Cloud API's wamid carries, inserted either way or set by a send", async () => {
+    const tenant = await createTenant(t.app, 'Rule5keys');
+    const db = t.database.db;
+    const b = tenant.businessId;
+    const { cloud, web } = await channels(b);
+    const viaCloud = await contactWithConversation(db, b, 'whatsapp', {}, { channel_id: cloud.id });
+    // One conversation for both, as a number on both keeps it.
+    const m = (channelId: string, pid: string | null, s: number) =>
+      insertMessage(db, b, viaCloud.conversation, {
+        channel: channelId === web.id ? 'whatsapp_web' : 'whatsapp',
+        channel_id: channelId,
+        provider_message_id: pid,
+        created_at: aug(s),
+      });
+    // Cloud first: the web copy is a duplicate as it is written.
+    const a1 = await m(cloud.id, wamid('5511999990000', '3A6D4B7F95DAE378BA7B'), 10);
+    const a2 = await m(web.id, '3A6D4B7F95DAE378BA7B', 11);
+    // Web first: the Cloud API's copy marks it.
+    const b2 = await m(web.id, '3EB0C431C26A1916E07E', 12);
+    const b1 = await m(cloud.id, wamid('5511999990000', '3EB0C431C26A1916E07E', true), 13);
+    // A send's wamid arrives with its answer, after its web echo.
+    const c2 = await m(web.id, 'CB6B39DAA892A1A8F8', 14);
+    const c1 = await m(cloud.id, null, 15);
+    await db
+      .updateTable('messages')
+      .set({ provider_message_id: wamid('16503879439', 'CB6B39DAA892A1A8F8', true) })
+      .where('business_id', '=', b)
+      .where('id', '=', c1.id)
+      .execute();
+    // A wamid of another key, and one that is not a wamid at all, match nothing.
+    const d2 = await m(web.id, 'ABCDEF0123456789', 16);
+    await m(cloud.id, wamid('5511999990000', 'ABCDEF012345678'), 17);
+    const e2 = await m(web.id, 'HBgMNTUxMTk5OTk5MDAwMBUCABIYFA', 18);
+    const e1 = await m(cloud.id, 'wamid.HBgMNTUxMTk5OTk5MDAwMBUCABIYFA', 19);
+    const flags = await db
+      .selectFrom('messages')
+      .select(['id', 'duplicate'])
+      .where('business_id', '=', b)
+      .where('channel_id', '=', web.id)
+      .execute();
+    expect(Object.fromEntries(flags.map((f) => [f.id, f.duplicate]))).toEqual({
+      [a2.id]: true,
+      [b2.id]: true,
+      [c2.id]: true,
+      [d2.id]: false,
+      [e2.id]: false,
+    });
+    expect(await ids(tenant, 'messages', '&channel=whatsapp_web')).toEqual([d2.id, e2.id].sort());
+    void [a1, b1, e1];
   });
 
   it('leaves web messages of another number alone', async () => {

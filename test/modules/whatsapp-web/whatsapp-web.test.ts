@@ -18,7 +18,7 @@ import { mediaIdOf } from '../../../src/channels/whatsapp-web/whatsapp-web.inbou
 import { WhatsAppWebProvider } from '../../../src/channels/whatsapp-web/whatsapp-web.provider.ts';
 import { InboundPoller } from '../../../src/modules/inbound/inbound.poller.ts';
 import { whatsAppWebTransport, type LinkSocket } from '../../../src/channels/whatsapp-web/whatsapp-web.socket.ts';
-import { inboundMessage, metaNotification, signedNotification } from '../../helpers/fake-graph-api.ts';
+import { inboundMessage, metaNotification, newKeyId, signedNotification, wamid } from '../../helpers/fake-graph-api.ts';
 import { createTenant, type Tenant, adminHeaders } from '../../helpers/tenants.ts';
 import { buildTestApp, testConfig, type TestApp } from '../../helpers/test-app.ts';
 import { SecretBox } from '../../../src/lib/secret-box.ts';
@@ -332,6 +332,92 @@ describe('messages of a linked number', () => {
     });
     expect(both.statusCode, both.body).toBe(201);
     expect(viaWeb.channel).toBe('whatsapp_web');
+  });
+
+  it('keeps one conversation per person with the Cloud API channel of the number, each message once', async () => {
+    // The number is on the Cloud API too since the test above (phone number id 7002).
+    const customer = '14155550199';
+    const key = newKeyId();
+    const cloudCopy = inboundMessage(customer, 'text', { body: 'Do you deliver?' }, { id: wamid(customer, key) });
+    const { payload, headers } = signedNotification(
+      metaNotification({ phoneNumberId: '7002', contacts: [{ waId: customer, name: 'Bo' }], messages: [cloudCopy] }),
+      'x-secret',
+    );
+    expect(
+      (await t.app.inject({ method: 'POST', url: '/channels/whatsapp_cloud/webhook', payload, headers })).statusCode,
+    ).toBe(200);
+    const cloudRow = await db()
+      .selectFrom('messages')
+      .selectAll()
+      .where('business_id', '=', tenant.businessId)
+      .where('provider_message_id', '=', String(cloudCopy.id))
+      .executeTakeFirstOrThrow();
+    // The linked phone records the same message under the key id the wamid carries, and one only it has.
+    upsert([
+      {
+        key: { remoteJid: `${customer}@s.whatsapp.net`, fromMe: false, id: key },
+        messageTimestamp: now(),
+        message: { conversation: 'Do you deliver?' },
+      },
+      {
+        key: { remoteJid: `${customer}@s.whatsapp.net`, fromMe: false, id: 'ONLY-ON-WEB-1' },
+        messageTimestamp: now(),
+        message: { conversation: 'To Porto?' },
+      },
+    ]);
+    const webRows = async () =>
+      db()
+        .selectFrom('messages')
+        .selectAll()
+        .where('channel_id', '=', channelId)
+        .where('contact_id', '=', cloudRow.contact_id)
+        .orderBy('created_at')
+        .execute();
+    await until(async () => (await webRows()).length === 2);
+    const [copy, only] = await webRows();
+    expect(copy).toMatchObject({
+      provider_message_id: key,
+      duplicate: true,
+      conversation_id: cloudRow.conversation_id,
+    });
+    expect(only).toMatchObject({
+      duplicate: false,
+      channel: 'whatsapp_web',
+      conversation_id: cloudRow.conversation_id,
+    });
+    // The copy is announced by nothing: no webhook, no AI run, no second line in the dashboard.
+    const announced = await db()
+      .selectFrom('domain_events')
+      .select('subject_id')
+      .where('type', '=', 'message_created')
+      .where('subject_id', 'in', [cloudRow.id, copy.id, only.id])
+      .execute();
+    expect(announced.map((e) => e.subject_id).sort()).toEqual([cloudRow.id, only.id].sort());
+    const conversation = await db()
+      .selectFrom('conversations')
+      .selectAll()
+      .where('id', '=', cloudRow.conversation_id)
+      .executeTakeFirstOrThrow();
+    expect(conversation.channel).toBe('whatsapp');
+    const thread = await call(t.app, owner, 'GET', `/conversations/${conversation.id}/thread`);
+    expect(thread.statusCode, thread.body).toBe(200);
+    const shown = JSON.stringify(thread.json());
+    const ids = [cloudRow.id, only.id, copy.id];
+    expect(ids.map((id) => shown.includes(id))).toEqual([true, true, false]);
+    const exported = await t.app.inject({
+      method: 'GET',
+      url: `/external/v2/messages?since=${new Date(Date.now() - 60_000).toISOString()}`,
+      headers: tenant.headers,
+    });
+    const listed = (exported.json().messages as { id: string; channel: string }[]).filter((m) =>
+      [cloudRow.id, copy.id, only.id].includes(m.id),
+    );
+    expect(listed.map((m) => [m.id, m.channel]).sort()).toEqual(
+      [
+        [cloudRow.id, 'whatsapp'],
+        [only.id, 'whatsapp_web'],
+      ].sort(),
+    );
   });
 
   it('stores an image with its caption and a media id that downloads it later', async () => {
