@@ -42,6 +42,7 @@ export const TABLE_OWNERS = {
   inbound_cursors: 'modules/inbound',
   channel_links: 'modules/channels',
   channel_link_keys: 'modules/channels',
+  channel_accounts: 'modules/channels',
   rate_limit_counters: 'http',
 };
 

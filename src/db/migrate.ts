@@ -33,6 +33,9 @@ import * as channelCredentials from './migrations/0036-channel-credentials.ts';
 import * as inboundCursors from './migrations/0037-inbound-cursors.ts';
 import * as sessionsActivity from './migrations/0041-sessions-activity.ts';
 import * as channelLinks from './migrations/0042-channel-links.ts';
+import * as domainEventsKeyedByBusiness from './migrations/0044-domain-events-by-business.ts';
+import * as channelAccounts from './migrations/0045-channel-accounts.ts';
+import * as tokenLookups from './migrations/0046-token-lookups.ts';
 import * as whatsappMessageKeys from './migrations/0048-whatsapp-message-keys.ts';
 
 /** Migrations are imported statically so they run the same under tsx, Vitest and a bundle. */
@@ -71,6 +74,9 @@ const migrations: Record<string, Migration> = {
   '0037-inbound-cursors': inboundCursors,
   '0041-sessions-activity': sessionsActivity,
   '0042-channel-links': channelLinks,
+  '0044-domain-events-by-business': domainEventsKeyedByBusiness,
+  '0045-channel-accounts': channelAccounts,
+  '0046-token-lookups': tokenLookups,
   '0048-whatsapp-message-keys': whatsappMessageKeys,
 };
 

@@ -477,6 +477,7 @@ export interface DomainEventSubscribersTable {
 
 /** An event not yet handed to a subscriber: the subscriber's position. */
 export interface DomainEventPendingTable {
+  business_id: string;
   subscriber: string;
   event_id: number;
 }
@@ -513,6 +514,14 @@ export interface ChannelLinkKeysTable {
   value: string;
 }
 
+/** The channel holding each provider account, across businesses (migration 0045). */
+export interface ChannelAccountsTable {
+  provider_kind: string;
+  provider_account: string;
+  business_id: string;
+  channel_id: string;
+}
+
 export interface AiTokenUsageTable {
   business_id: string;
   day: string;
@@ -535,6 +544,7 @@ export interface Database {
   inbound_cursors: InboundCursorsTable;
   channel_links: ChannelLinksTable;
   channel_link_keys: ChannelLinkKeysTable;
+  channel_accounts: ChannelAccountsTable;
   idempotency_keys: IdempotencyKeysTable;
   media: MediaTable;
   businesses: BusinessesTable;

@@ -335,3 +335,47 @@ describe.runIf(engine === 'pglite')('migration 0035 (AI token usage)', () => {
     await migrateToLatest(db);
   });
 });
+
+describe.runIf(engine === 'pglite')('migrations 0044-0046 (keys led by business)', () => {
+  it('gives pending events their business, moves provider accounts to channel_accounts, and can be undone', async () => {
+    const db = database.db;
+    await migrateTo(db, '0042-channel-links');
+    const [businessId, other, channelId, bare] = [newId(), newId(), newId(), newId()];
+    const subjectId = newId();
+    await sql`INSERT INTO businesses (id, name) VALUES (${businessId}, 'Keys'), (${other}, 'Other')`.execute(db);
+    await sql`INSERT INTO channels (business_id, id, type, name, identifier, provider_kind, provider_account)
+      VALUES (${businessId}, ${channelId}, 'whatsapp', 'Sales', '15550001', 'whatsapp_cloud', 'acct-1'),
+        (${other}, ${bare}, 'whatsapp_web', 'Web', '15550002', null, null)`.execute(db);
+    const { rows: events } = await sql<{ id: number }>`INSERT INTO domain_events (business_id, type, subject_id)
+      VALUES (${businessId}, 'message_created', ${subjectId}), (${other}, 'message_created', ${subjectId})
+      RETURNING id`.execute(db);
+    await sql`DELETE FROM domain_event_pending WHERE event_id = ANY(${events.map((e) => e.id)}::bigint[])`.execute(db);
+    await sql`INSERT INTO domain_event_pending (subscriber, event_id)
+      VALUES ('webhooks', ${events[0].id}), ('webhooks', ${events[1].id})`.execute(db);
+
+    await migrateToLatest(db);
+    const { rows: pending } = await sql<{ business_id: string; event_id: number }>`SELECT business_id, event_id
+      FROM domain_event_pending WHERE subscriber = 'webhooks' AND event_id = ANY(${events.map((e) => e.id)}::bigint[])
+      ORDER BY event_id`.execute(db);
+    expect(pending.map((p) => p.business_id)).toEqual([businessId, other]);
+    const { rows: accounts } = await sql`SELECT * FROM channel_accounts WHERE business_id IN (${businessId}, ${other})`.execute(
+      db,
+    );
+    expect(accounts).toEqual([
+      { provider_kind: 'whatsapp_cloud', provider_account: 'acct-1', business_id: businessId, channel_id: channelId },
+    ]);
+    // The account stays one channel's across businesses.
+    await expect(
+      sql`INSERT INTO channel_accounts VALUES ('whatsapp_cloud', 'acct-1', ${other}, ${bare})`.execute(db),
+    ).rejects.toMatchObject({ code: '23505' });
+
+    await migrateTo(db, '0042-channel-links');
+    const { rows: restored } = await sql<{ event_id: number }>`SELECT event_id FROM domain_event_pending
+      WHERE subscriber = 'webhooks' AND event_id = ANY(${events.map((e) => e.id)}::bigint[])`.execute(db);
+    expect(restored).toHaveLength(2);
+    await expect(
+      sql`UPDATE channels SET provider_kind = 'whatsapp_cloud', provider_account = 'acct-1' WHERE id = ${bare}`.execute(db),
+    ).rejects.toMatchObject({ code: '23505' });
+    await migrateToLatest(db);
+  });
+});

@@ -35,10 +35,11 @@ export const apiKeysRepository = {
   },
 
   /** Marks a key used now, unless it was marked less than a minute ago (by another process). */
-  async markUsed(db: Db, keyHash: string): Promise<void> {
+  async markUsed(db: Db, businessId: string, keyHash: string): Promise<void> {
     await db
       .updateTable('api_keys')
       .set({ last_used_at: sql`now()` })
+      .where('business_id', '=', businessId)
       .where('key_hash', '=', keyHash)
       .where('revoked_at', 'is', null)
       .where((eb) =>

@@ -60,14 +60,14 @@ export class ApiKeysService {
     const hash = hashKey(key);
     const cached = this.cache.get(hash);
     if (cached) {
-      this.noteUse(hash);
+      this.noteUse(hash, cached);
       return cached;
     }
     const readAt = this.cache.removals();
     const businessId = await apiKeysRepository.businessOfHash(this.db, hash);
     if (businessId) {
       this.cache.set(hash, businessId, readAt);
-      this.noteUse(hash);
+      this.noteUse(hash, businessId);
     }
     return businessId;
   }
@@ -76,13 +76,13 @@ export class ApiKeysService {
    * Writes the key's last use at most once a minute, without holding up the request: the time is
    * shown to people, so a write lost to a failing database costs nothing but a stale minute.
    */
-  private noteUse(hash: string): void {
+  private noteUse(hash: string, businessId: string): void {
     const now = this.now();
     const written = this.lastUseWritten.get(hash);
     if (written !== undefined && now - written < LAST_USE_EVERY_MS) return;
     if (this.lastUseWritten.size >= LAST_USE_MEMORY) this.lastUseWritten.clear();
     this.lastUseWritten.set(hash, now);
-    apiKeysRepository.markUsed(this.db, hash).catch(() => this.lastUseWritten.delete(hash));
+    apiKeysRepository.markUsed(this.db, businessId, hash).catch(() => this.lastUseWritten.delete(hash));
   }
 
   /** A key revoked by another server process: forget it here too. */

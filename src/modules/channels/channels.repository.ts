@@ -22,13 +22,55 @@ async function announce(db: Db, row: ChannelRow | undefined): Promise<void> {
   await sql`select pg_notify(${CHANNEL_CHANGED}, ${JSON.stringify(keys)})`.execute(db);
 }
 
-export const channelsRepository = {
-  insert(db: Db, row: Insertable<ChannelsTable>): Promise<ChannelRow> {
+/** The channel holding each provider account, across businesses (docs/SCALING.md: a reference table). */
+export const channelAccountsRepository = {
+  find(db: Db, kind: string, account: string) {
     return db
-      .insertInto('channels')
-      .values({ ...row, provider_config: JSON.stringify(row.provider_config ?? {}) })
-      .returningAll()
-      .executeTakeFirstOrThrow();
+      .selectFrom('channel_accounts')
+      .select(['business_id', 'channel_id'])
+      .where('provider_kind', '=', kind)
+      .where('provider_account', '=', account)
+      .executeTakeFirst();
+  },
+
+  /** The holders of these accounts of one kind, in account order. */
+  ofAccounts(db: Db, kind: string, accounts: readonly string[]) {
+    if (accounts.length === 0) return Promise.resolve([]);
+    return db
+      .selectFrom('channel_accounts')
+      .select(['provider_account', 'business_id', 'channel_id'])
+      .where('provider_kind', '=', kind)
+      .where('provider_account', 'in', accounts)
+      .orderBy('provider_account')
+      .execute();
+  },
+};
+
+export const channelsRepository = {
+  /**
+   * Inserts the channel and, when it has one, its provider account (channel_accounts, whose key is the
+   * account across businesses: a second channel of the account is refused with a unique violation).
+   */
+  insert(db: Db, row: Insertable<ChannelsTable>): Promise<ChannelRow> {
+    return db.transaction().execute(async (trx) => {
+      const inserted = await trx
+        .insertInto('channels')
+        .values({ ...row, provider_config: JSON.stringify(row.provider_config ?? {}) })
+        .returningAll()
+        .executeTakeFirstOrThrow();
+      if (inserted.provider_kind && inserted.provider_account) {
+        await trx
+          .insertInto('channel_accounts')
+          .values({
+            provider_kind: inserted.provider_kind,
+            provider_account: inserted.provider_account,
+            business_id: inserted.business_id,
+            channel_id: inserted.id,
+          })
+          .execute();
+      }
+      return inserted;
+    });
   },
 
   find(db: Db, businessId: string, id: string): Promise<ChannelRow | undefined> {
@@ -74,14 +116,13 @@ export const channelsRepository = {
     return new Map(rows.map(({ of, ...row }) => [of, row]));
   },
 
-  /** Across businesses (index channels_provider_account): a notification names only the provider's account. */
-  findByProviderAccount(db: Db, kind: string, account: string): Promise<ChannelRow | undefined> {
-    return db
-      .selectFrom('channels')
-      .selectAll()
-      .where('provider_kind', '=', kind)
-      .where('provider_account', '=', account)
-      .executeTakeFirst();
+  /**
+   * Across businesses: a notification names only the provider's account. Two lookups, each by its
+   * table's key, rather than a join, so each reads one shard once the tables are distributed.
+   */
+  async findByProviderAccount(db: Db, kind: string, account: string): Promise<ChannelRow | undefined> {
+    const holder = await channelAccountsRepository.find(db, kind, account);
+    return holder && channelsRepository.find(db, holder.business_id, holder.channel_id);
   },
 
   /**
@@ -191,6 +232,13 @@ export const channelsRepository = {
 
   remove(db: Db, businessId: string, id: string): Promise<ChannelRow | undefined> {
     return db.transaction().execute(async (trx) => {
+      // The foreign key would delete it too, but a distributed database keeps no foreign key from a
+      // reference table (docs/SCALING.md).
+      await trx
+        .deleteFrom('channel_accounts')
+        .where('business_id', '=', businessId)
+        .where('channel_id', '=', id)
+        .execute();
       const removed = await trx
         .deleteFrom('channels')
         .where('business_id', '=', businessId)

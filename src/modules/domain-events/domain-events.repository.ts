@@ -33,9 +33,9 @@ export interface NewDomainEvent {
   data: Record<string, unknown>;
 }
 
-/** Inserts into the pending rows of every subscriber taking its type each event of the CTE `e` (id, type). */
-const pendingForSubscribers = sql`insert into domain_event_pending (subscriber, event_id)
-  select s.name, e.id from e join domain_event_subscribers s on e.type = any(s.types)`;
+/** Inserts a pending row for each event of the CTE `e` (business_id, id, type) and subscriber taking its type. */
+const pendingForSubscribers = sql`insert into domain_event_pending (business_id, subscriber, event_id)
+  select e.business_id, s.name, e.id from e join domain_event_subscribers s on e.type = any(s.types)`;
 
 /**
  * All SQL of domain events. A subscriber's position is the set of its pending rows: one per event of
@@ -73,7 +73,7 @@ export const domainEventsRepository = {
         insert into domain_events (business_id, type, conversation_id, subject_id, data)
         select v.business_id, v.type, v.conversation_id, v.subject_id, v.data
         from ${jsonRows('v', columns, rows)} order by v.ord
-        returning id, type)
+        returning business_id, id, type)
       ${pendingForSubscribers}`.execute(db);
   },
 
@@ -102,7 +102,7 @@ export const domainEventsRepository = {
         )}
         join messages m on m.business_id = ${businessId} and m.id = v.id
         order by v.ord
-        returning id, type)
+        returning business_id, id, type)
       ${pendingForSubscribers}`.execute(db);
   },
 
@@ -133,7 +133,9 @@ export const domainEventsRepository = {
   async pending(db: Db, name: string, limit: number): Promise<DomainEvent[]> {
     const rows = await db
       .selectFrom('domain_event_pending as p')
-      .innerJoin('domain_events as e', 'e.id', 'p.event_id')
+      .innerJoin('domain_events as e', (join) =>
+        join.onRef('e.business_id', '=', 'p.business_id').onRef('e.id', '=', 'p.event_id'),
+      )
       .select(['e.id', 'e.business_id', 'e.type', 'e.conversation_id', 'e.subject_id', 'e.data', 'e.created_at'])
       .where('p.subscriber', '=', name)
       .orderBy('p.event_id')

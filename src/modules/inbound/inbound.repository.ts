@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import { advisoryLocks } from '../../db/advisory-locks.ts';
 import type { Db } from '../../db/database.ts';
 import { jsonRows } from '../../db/json-rows.ts';
+import { channelAccountsRepository } from '../channels/channels.repository.ts';
 import { identityKey, type AddressIdentity } from '../contacts/contact-identity.ts';
 import {
   byIdentity,
@@ -78,17 +79,22 @@ export const inboundRepository = {
   /**
    * The channels holding these provider accounts now, as `${business_id}:${id}` by account, locked
    * (FOR SHARE) until the transaction ends, so none is deleted or moved while its messages are stored.
-   * Across businesses (index channels_provider_account): a notification names only the account.
+   * Across businesses: a notification names only the account, which channel_accounts resolves. Each
+   * channel is locked by its own key, in account order, so the lock reads one shard once the tables
+   * are distributed (docs/SCALING.md).
    */
   async lockChannels(db: Db, kind: string, accounts: string[]): Promise<Map<string, string>> {
-    const rows = await db
-      .selectFrom('channels')
-      .select(['business_id', 'id', 'provider_account'])
-      .where('provider_kind', '=', kind)
-      .where('provider_account', 'in', accounts)
-      .orderBy('provider_account')
-      .forShare()
-      .execute();
-    return new Map(rows.map((row) => [row.provider_account!, `${row.business_id}:${row.id}`]));
+    const locked = new Map<string, string>();
+    for (const holder of await channelAccountsRepository.ofAccounts(db, kind, accounts)) {
+      const row = await db
+        .selectFrom('channels')
+        .select(['business_id', 'id'])
+        .where('business_id', '=', holder.business_id)
+        .where('id', '=', holder.channel_id)
+        .forShare()
+        .executeTakeFirst();
+      if (row) locked.set(holder.provider_account, `${row.business_id}:${row.id}`);
+    }
+    return locked;
   },
 };
