@@ -37,7 +37,6 @@ interface ForeignKeyRow {
  * placed table points at a reference table (the only kind a distributed table may reference). Each
  * placed table must exist, so the list stays true.
  */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 export async function distributionBreaches(db: Kysely<any>, schema: string, placed: Record<string, Placement>) {
   const breaches: string[] = [];
   const { rows: tables } = await sql<TableRow>`select c.relname as name,

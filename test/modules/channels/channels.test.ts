@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import { newId } from '../../../src/lib/ids.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openProviderConfig } from '../../../src/modules/channels/channel-secrets.ts';
+import { channelsRepository } from '../../../src/modules/channels/channels.repository.ts';
 import { SecretBox } from '../../../src/lib/secret-box.ts';
 import { adminHeaders, createTenant, type Tenant } from '../../helpers/tenants.ts';
 import { buildApp } from '../../../src/app.ts';
@@ -363,6 +364,37 @@ describe('GET, PATCH, DELETE /admin/v1/businesses/:bid/channels/:id', () => {
       (await t.app.inject({ method: 'DELETE', url: url(tenant.businessId, channel.id), headers: adminHeaders }))
         .statusCode,
     ).toBe(404);
+  });
+
+  it("frees a deleted channel's provider account for any business", async () => {
+    const body = whatsapp();
+    const { channel } = (await create(body)).json();
+    await t.app.inject({ method: 'DELETE', url: url(tenant.businessId, channel.id), headers: adminHeaders });
+    const account = body.provider.phone_number_id;
+    expect(await t.app.services.channels.findByProviderAccount('whatsapp_cloud', account)).toBeUndefined();
+    const again = await create(whatsapp({ provider: provider({ phone_number_id: account }) }), other.businessId);
+    expect(again.statusCode).toBe(201);
+    const found = await t.app.services.channels.findByProviderAccount('whatsapp_cloud', account);
+    expect(found).toMatchObject({ business_id: other.businessId, id: again.json().channel.id });
+  });
+
+  it('refuses in the database a second channel of a provider account, leaving no channel row', async () => {
+    const body = whatsapp();
+    expect((await create(body)).statusCode).toBe(201);
+    // As a creation that passed the service's check while another was being written would.
+    const id = newId();
+    await expect(
+      channelsRepository.insert(t.database.db, {
+        business_id: other.businessId,
+        id,
+        type: 'whatsapp',
+        name: 'racing',
+        identifier: '15550009999',
+        provider_kind: 'whatsapp_cloud',
+        provider_account: body.provider.phone_number_id,
+      }),
+    ).rejects.toMatchObject({ code: '23505' });
+    expect(await channelsRepository.find(t.database.db, other.businessId, id)).toBeUndefined();
   });
 
   it('answers 400 for a malformed id', async () => {
