@@ -1,4 +1,6 @@
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type DatabaseHandle } from '../../src/db/database.ts';
@@ -58,6 +60,27 @@ describe.runIf(engine === 'postgres')('the schema, distributed by business_id', 
 
   it('keeps business_id first in every key and pairs it in every foreign key of the tenant tables', async () => {
     expect(await distributionBreaches(database.db, schema, PLACED)).toEqual([]);
+  });
+
+  it('places each table as docs/SCALING.md says', async () => {
+    const { rows } = await sql<{ name: string }>`select c.relname as name from pg_class c
+      join pg_namespace n on n.oid = c.relnamespace
+      where n.nspname = ${schema} and c.relkind in ('r', 'p') and not c.relispartition`.execute(database.db);
+    const tables = new Set(rows.map((r) => r.name));
+    const plan = readFileSync(join(import.meta.dirname, '../../docs/SCALING.md'), 'utf8');
+    /** The tables named in the plan's text from `start` to `end`, in backquotes. */
+    const named = (start: string, end: string) => {
+      const from = plan.indexOf(start);
+      const text = plan.slice(from, plan.indexOf(end, from + start.length));
+      return [...new Set([...text.matchAll(/`([a-z_]+)`/g)].map((m) => m[1]).filter((t) => tables.has(t)))].sort();
+    };
+    const placed = (place: Placement['place']) =>
+      Object.keys(PLACED)
+        .filter((t) => PLACED[t].place === place)
+        .sort();
+    expect(named('**Distributed by', '\n\n')).toEqual([...tables].filter((t) => !(t in PLACED)).sort());
+    expect(named('**Reference tables**', '**Kept on the coordinator only**')).toEqual(placed('reference'));
+    expect(named('**Kept on the coordinator only**', '###')).toEqual(placed('coordinator'));
   });
 
   it('reports each breach of a table that does not keep the rule', async () => {
