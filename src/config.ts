@@ -9,6 +9,13 @@ export interface Config {
   port: number;
   host: string;
   databaseUrl: string | undefined;
+  /**
+   * Straight to PostgreSQL, for what needs a session of its own (LISTEN, the worker session's lock,
+   * the migrations) when DATABASE_URL is a pooler in transaction mode; DATABASE_URL when unset.
+   */
+  databaseDirectUrl: string | undefined;
+  /** Whether hot statements are prepared under a name on each pooled connection (off behind most poolers). */
+  databaseNamedStatements: boolean;
   dataDir: string;
   publicUrl: string;
   adminToken: string | undefined;
@@ -291,6 +298,9 @@ export function loadConfig(env: Env = process.env): Config {
   const host = env.HOST || '127.0.0.1';
   const listenPort = port(env);
   const databaseUrl = env.DATABASE_URL ? withDefaultUser(env.DATABASE_URL) : undefined;
+  if (env.DATABASE_DIRECT_URL && !databaseUrl)
+    throw new ConfigError('DATABASE_DIRECT_URL is for use with DATABASE_URL, which is not set');
+  const databaseDirectUrl = env.DATABASE_DIRECT_URL ? withDefaultUser(env.DATABASE_DIRECT_URL) : databaseUrl;
   const dataDir = env.DATA_DIR || './data';
   const adminToken = env.ADMIN_TOKEN || undefined;
   if (adminToken !== undefined && adminToken.length < 16)
@@ -311,6 +321,8 @@ export function loadConfig(env: Env = process.env): Config {
     port: listenPort,
     host,
     databaseUrl,
+    databaseDirectUrl,
+    databaseNamedStatements: bool(env, 'DATABASE_NAMED_STATEMENTS', true),
     dataDir,
     publicUrl,
     adminToken,

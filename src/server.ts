@@ -12,8 +12,14 @@ async function main(): Promise<void> {
   const log = pino(loggerOptions(config.logLevel));
   const engine = config.databaseUrl ? 'postgres' : 'pglite';
   log.info({ engine, dataDir: config.dataDir }, 'opening the database');
-  const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
-  const applied = await migrateToLatest(database.db);
+  const database = await openDatabase({
+    databaseUrl: config.databaseUrl,
+    directUrl: config.databaseDirectUrl,
+    namedStatements: config.databaseNamedStatements,
+    dataDir: config.dataDir,
+  });
+  // On a connection of its own: the migrations' lock is session state, which a pooler would lose.
+  const applied = await database.direct((db) => migrateToLatest(db));
   log.info({ applied }, applied.length > 0 ? 'migrations applied' : 'database schema up to date');
   const app = await buildApp(config, { database, loggerInstance: log });
   // Secrets stored in the clear by an earlier version, or sealed with a key now among

@@ -17,16 +17,24 @@ export interface DatabaseHandle {
   engine: Engine;
   /**
    * Receives NOTIFY messages sent by other server processes, on one connection for all the
-   * handlers' channels. Only PostgreSQL has other processes; on the embedded engine every change
-   * happens in this one, so there is nothing to listen to.
+   * handlers' channels (to the direct URL: LISTEN is session state). Only PostgreSQL has other
+   * processes; on the embedded engine every change happens in this one, so there is nothing to
+   * listen to.
    */
   listen?(handlers: NotificationHandlers, onState: (state: ListenState) => void): Promise<() => Promise<void>>;
   /**
-   * A connection of its own, outside the pool, for state held as long as its session lasts (a
-   * session-level lock: src/jobs/worker-session.ts); the caller ends it. Only PostgreSQL has other
-   * processes to show such state to.
+   * A connection of its own to the direct URL, outside the pool, for state held as long as its
+   * session lasts (a session-level lock: src/jobs/worker-session.ts); the caller ends it. Only
+   * PostgreSQL has other processes to show such state to.
    */
   connect?(): Promise<pg.Client>;
+  /**
+   * Runs `work` on a database of one connection to the direct URL, closed afterwards, for work that
+   * keeps session state between its statements: the migrations, whose lock (Kysely's) is a
+   * session-level advisory lock taken and released outside their transaction. On the embedded
+   * engine, the one session there is.
+   */
+  direct<T>(work: (db: Db) => Promise<T>): Promise<T>;
   /**
    * A copy of the embedded engine's data directory (PGlite's dumpDataDir), which `openDatabase`
    * can start an in-memory database from (`snapshot`). Only the embedded engine has one.
@@ -38,6 +46,19 @@ export interface DatabaseHandle {
 export interface DatabaseOptions {
   /** PostgreSQL connection string; when absent the embedded PGlite engine is used. */
   databaseUrl?: string;
+  /**
+   * A connection string straight to PostgreSQL, for what needs a session of its own (LISTEN, the
+   * worker session's lock, the migrations) when `databaseUrl` is a pooler in transaction mode
+   * (PgBouncer); default `databaseUrl`.
+   */
+  directUrl?: string;
+  /**
+   * Whether the pool's hot statements are prepared once per connection under a name
+   * (prepared-statements.ts); default true. A pooler in transaction mode hands each transaction
+   * whichever server connection is free, where a statement named on another is unknown, unless it
+   * keeps them itself (PgBouncer 1.21 and later with max_prepared_statements).
+   */
+  namedStatements?: boolean;
   /** PGlite data directory, or `memory://`. */
   dataDir?: string;
   /**
@@ -73,43 +94,70 @@ const types = {
 
 /**
  * Kysely over a pg pool whose queries use named statements (prepared-statements.ts), so the
- * database skips parsing and planning of repeated queries.
+ * database skips parsing and planning of repeated queries; or plain, unnamed ones.
  */
-function kyselyOver(pool: pg.Pool): Db {
-  return new Kysely<Database>({ dialect: new PostgresDialect({ pool: preparingPool(pool) }) });
+function kyselyOver(pool: pg.Pool, namedStatements = true): Db {
+  return new Kysely<Database>({ dialect: new PostgresDialect({ pool: namedStatements ? preparingPool(pool) : pool }) });
+}
+
+/**
+ * A pg pool to PostgreSQL whose connections work in UTC. The time zone is set by a statement on each
+ * new connection rather than in the startup packet's `options`, which PgBouncer refuses; PgBouncer
+ * keeps TimeZone per client and sets it again on whichever server connection it hands the client.
+ * The schema (tests give each file its own) stays in `options`: PgBouncer keeps no search_path per
+ * client, so a schema other than the default works on a direct connection only.
+ */
+function postgresPool(connectionString: string, max: number, schema: string | undefined): pg.Pool {
+  const pool = new pg.Pool({
+    connectionString,
+    max,
+    options: schema ? `-c search_path=${schema}` : undefined,
+    types,
+    // Awaited before the pool hands the new connection out; a failure fails that checkout.
+    onConnect: async (client) => {
+      await client.query(`SET TIME ZONE 'UTC'`);
+    },
+  });
+  // An idle connection closed by the server (restart, failover, terminated backend) is dropped by
+  // the pool, which opens a new one on demand; unhandled, the event would stop the process.
+  pool.on('error', () => undefined);
+  return pool;
 }
 
 export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHandle> {
   if (options.databaseUrl) {
-    const settings = ['-c TimeZone=UTC'];
-    if (options.schema) settings.push(`-c search_path=${options.schema}`);
-    const pool = new pg.Pool({
-      connectionString: options.databaseUrl,
-      max: options.poolSize ?? 20,
-      options: settings.join(' '),
-      types,
-    });
-    // An idle connection closed by the server (restart, failover, terminated backend) is dropped by
-    // the pool, which opens a new one on demand; unhandled, the event would stop the process.
-    pool.on('error', () => undefined);
-    if (options.schema) {
+    const { databaseUrl, schema } = options;
+    const directUrl = options.directUrl ?? databaseUrl;
+    const pool = postgresPool(databaseUrl, options.poolSize ?? 20, schema);
+    if (schema) {
       const client = await pool.connect();
       try {
-        await client.query(`CREATE SCHEMA IF NOT EXISTS "${options.schema}"`);
+        await client.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
       } finally {
         client.release();
       }
     }
-    const db = kyselyOver(pool);
-    const databaseUrl = options.databaseUrl;
+    const db = kyselyOver(pool, options.namedStatements ?? true);
     return {
       db,
       engine: 'postgres',
-      listen: (handlers, onState) => listenPostgres({ connectionString: databaseUrl }, handlers, onState),
+      listen: (handlers, onState) => listenPostgres({ connectionString: directUrl }, handlers, onState),
       connect: async () => {
-        const client = new pg.Client({ connectionString: databaseUrl, options: settings.join(' '), types });
+        const client = new pg.Client({
+          connectionString: directUrl,
+          options: schema ? `-c search_path=${schema}` : undefined,
+          types,
+        });
         await client.connect();
         return client;
+      },
+      direct: async (work) => {
+        const direct = kyselyOver(postgresPool(directUrl, 1, schema), false);
+        try {
+          return await work(direct);
+        } finally {
+          await direct.destroy();
+        }
       },
       close: () => db.destroy(),
     };
@@ -153,6 +201,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHa
     db,
     engine: 'pglite',
     snapshot: () => pglite.dumpDataDir('none'),
+    direct: (work) => work(db),
     close: async () => {
       await db.destroy();
       await pglite.close();
