@@ -46,6 +46,33 @@ describe('PORT and LOG_LEVEL', () => {
   });
 });
 
+describe('DATABASE_DIRECT_URL and DATABASE_NAMED_STATEMENTS', () => {
+  const config = (env: Record<string, string>) => loadConfig({ DATA_DIR: 'memory://', SECRET_KEY: KEY, ...env });
+  const pooler = 'postgres://app@pgbouncer:6432/messaging';
+
+  it('connects directly through DATABASE_URL unless told otherwise, and names statements by default', () => {
+    expect(config({ DATABASE_URL: pooler })).toMatchObject({
+      databaseUrl: pooler,
+      databaseDirectUrl: pooler,
+      databaseNamedStatements: true,
+    });
+    expect(
+      config({
+        DATABASE_URL: pooler,
+        DATABASE_DIRECT_URL: 'postgres://app@db:5432/messaging',
+        DATABASE_NAMED_STATEMENTS: 'false',
+      }),
+    ).toMatchObject({ databaseDirectUrl: 'postgres://app@db:5432/messaging', databaseNamedStatements: false });
+  });
+
+  it('refuses a direct URL without DATABASE_URL, and a named-statements value that is no boolean', () => {
+    expect(() => config({ DATABASE_DIRECT_URL: 'postgres://app@db:5432/messaging' })).toThrow(
+      /DATABASE_DIRECT_URL is for use with DATABASE_URL/,
+    );
+    expect(() => config({ DATABASE_URL: pooler, DATABASE_NAMED_STATEMENTS: 'sometimes' })).toThrow(ConfigError);
+  });
+});
+
 describe('ADMIN_TOKEN', () => {
   const config = (env: Record<string, string>) => loadConfig({ DATA_DIR: 'memory://', SECRET_KEY: KEY, ...env });
 
