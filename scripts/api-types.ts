@@ -34,7 +34,7 @@ async function openApiDocument(): Promise<object> {
     SEED_DEMO: 'false',
   });
   const app = await buildApp(config, {
-    database: { db, engine: 'postgres', close: async () => {} },
+    database: { db, engine: 'postgres', direct: (work) => work(db), close: async () => {} },
     logger: false,
     workers: false,
   });

@@ -155,7 +155,13 @@ describe.runIf(runs)('behind PgBouncer in transaction mode', () => {
             method: 'POST',
             url: '/external/v2/messages/send',
             headers: tenant.headers,
-            payload: { to: phone, from: 'whatsapp', type: 'text', content: { text: `reply ${i}` }, channel_uuid: channel.id },
+            payload: {
+              to: phone,
+              from: 'whatsapp',
+              type: 'text',
+              content: { text: `reply ${i}` },
+              channel_uuid: channel.id,
+            },
           }),
         ),
       );
@@ -166,7 +172,12 @@ describe.runIf(runs)('behind PgBouncer in transaction mode', () => {
         where datname = current_database() and backend_type = 'client backend'`.execute(opened[0].db);
       expect(backends.rows[0].n).toBeLessThanOrEqual(3 + 2 * 2);
       await until(() => fake.sends().length >= phones.length, 10_000);
-      expect(fake.sends().map((s) => (s.body as { to: string }).to).sort()).toEqual([...phones].sort());
+      expect(
+        fake
+          .sends()
+          .map((s) => (s.body as { to: string }).to)
+          .sort(),
+      ).toEqual([...phones].sort());
       for (const res of sends) {
         const uuid = res.json().message.uuid as string;
         await until(async () => {
@@ -218,21 +229,23 @@ describe.runIf(runs)('behind PgBouncer in transaction mode', () => {
     const doomed = new OutboxWorker(first.db, silent, { pollMs: 20, session: doomedSession }).register(held);
     doomed.start();
     await until(async () => (await jobs()).every((j) => j.state === 'running'));
-    // Claimed under a session held on the direct connection, not on a server connection PgBouncer shares.
+    // Claimed through the pool under the session the process holds on its direct connection.
     expect((await jobs()).map((j) => j.locked_by)).toEqual(refs.map(() => doomedSession.id()));
 
     const survivorSession = new WorkerSession({ connect: second.connect!, retryMs: 60_000 });
     await survivorSession.start();
     const done: string[] = [];
-    const survivor = new OutboxWorker(second.db, silent, { pollMs: 20, sweepMs: 100, session: survivorSession }).register(
-      {
-        ...held,
-        handle: async (job) => {
-          done.push(job.ref_id);
-          return { done: true };
-        },
+    const survivor = new OutboxWorker(second.db, silent, {
+      pollMs: 20,
+      sweepMs: 100,
+      session: survivorSession,
+    }).register({
+      ...held,
+      handle: async (job) => {
+        done.push(job.ref_id);
+        return { done: true };
       },
-    );
+    });
     survivor.start();
     try {
       // A live owner keeps its jobs.
