@@ -102,11 +102,10 @@ function kyselyOver(pool: pg.Pool, namedStatements = true): Db {
 
 /**
  * A pg pool to PostgreSQL whose connections work in UTC. The time zone is set by a statement on each
- * new connection rather than in the startup packet's `options`, which PgBouncer refuses (1.18 does);
- * PgBouncer keeps TimeZone per client and sets it again on whichever server connection it hands the
- * client.
- * The schema (tests give each file its own) stays in `options`: PgBouncer keeps no search_path per
- * client, so a schema other than the default works on a direct connection only.
+ * new connection, not in the startup packet's `options`, which PgBouncer refuses; PgBouncer keeps
+ * TimeZone per client and sets it again on each server connection it hands that client. The schema
+ * (tests give each file its own) stays in `options`: PgBouncer keeps no search_path per client, so
+ * a schema other than the default works on direct connections only.
  */
 function postgresPool(connectionString: string, max: number, schema: string | undefined): pg.Pool {
   const pool = new pg.Pool({
