@@ -47,6 +47,22 @@ export interface Config {
   dashboard: DashboardConfig;
   /** Polled channels (mailboxes): how often their list is read again, and the poll of a server without IDLE. */
   poller: PollerConfig;
+  /** Media files in an S3-compatible bucket (S3_BUCKET and its settings); unset = under `DATA_DIR/media`. */
+  s3: S3StorageConfig | undefined;
+}
+
+/** An S3-compatible bucket (AWS, MinIO, R2, Garage) that holds the media files of every process. */
+export interface S3StorageConfig {
+  bucket: string;
+  /** The API's base URL (MinIO, R2, Garage); unset = AWS's own for `region`. */
+  endpoint: string | undefined;
+  region: string;
+  /** Unset: the SDK's own chain (AWS_* variables, shared files, the instance's or task's role). */
+  credentials: { accessKeyId: string; secretAccessKey: string } | undefined;
+  /** Addresses `endpoint/bucket/key` rather than `bucket.endpoint/key` (most self-hosted servers need it). */
+  forcePathStyle: boolean;
+  /** Put before every key, without slashes at its ends ('' = none): several deployments can share a bucket. */
+  keyPrefix: string;
 }
 
 export interface PollerConfig {
@@ -235,6 +251,47 @@ function llm(env: Env): LlmConfig | undefined {
   };
 }
 
+const S3_SETTINGS = [
+  'S3_ENDPOINT',
+  'S3_REGION',
+  'S3_ACCESS_KEY_ID',
+  'S3_SECRET_ACCESS_KEY',
+  'S3_FORCE_PATH_STYLE',
+  'S3_KEY_PREFIX',
+];
+
+/**
+ * S3_BUCKET (with S3_ENDPOINT, S3_REGION, S3_ACCESS_KEY_ID, S3_SECRET_ACCESS_KEY, S3_FORCE_PATH_STYLE,
+ * S3_KEY_PREFIX): media files in an S3-compatible bucket. The messages never name the secret.
+ */
+function s3(env: Env): S3StorageConfig | undefined {
+  const bucket = env.S3_BUCKET;
+  if (!bucket) {
+    const stray = S3_SETTINGS.filter((name) => env[name]);
+    if (stray.length > 0) throw new ConfigError(`${stray.join(', ')} need S3_BUCKET`);
+    return undefined;
+  }
+  if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,254}$/.test(bucket))
+    throw new ConfigError(`S3_BUCKET must be a bucket name (letters, digits, '.', '-', '_'), got "${bucket}"`);
+  const accessKeyId = env.S3_ACCESS_KEY_ID || undefined;
+  const secretAccessKey = env.S3_SECRET_ACCESS_KEY || undefined;
+  if ((accessKeyId === undefined) !== (secretAccessKey === undefined))
+    throw new ConfigError('S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY go together');
+  const keyPrefix = (env.S3_KEY_PREFIX ?? '').replace(/^\/+|\/+$/g, '');
+  if (keyPrefix !== '' && !/^[A-Za-z0-9_-]+(?:\/[A-Za-z0-9_-]+)*$/.test(keyPrefix))
+    throw new ConfigError(
+      `S3_KEY_PREFIX must be path segments of letters, digits, '-' and '_', got "${env.S3_KEY_PREFIX}"`,
+    );
+  return {
+    bucket,
+    endpoint: env.S3_ENDPOINT ? httpUrl('S3_ENDPOINT', env.S3_ENDPOINT) : undefined,
+    region: env.S3_REGION || 'us-east-1',
+    credentials: accessKeyId && secretAccessKey ? { accessKeyId, secretAccessKey } : undefined,
+    forcePathStyle: bool(env, 'S3_FORCE_PATH_STYLE', false),
+    keyPrefix,
+  };
+}
+
 /** A number of minutes, 0 or more; fractions are allowed (tests wait seconds, not minutes). */
 function minutes(env: Env, name: string, fallback: number): number {
   const raw = env[name];
@@ -343,5 +400,6 @@ export function loadConfig(env: Env = process.env): Config {
     ai: ai(env),
     trustProxy: trustProxy(env),
     dashboard: dashboard(env),
+    s3: s3(env),
   };
 }

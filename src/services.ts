@@ -101,7 +101,7 @@ export function createServices(
   const live = new LiveHub(new LiveCatchUp(db, { lateCommitMs: engine === 'postgres' ? 10_000 : 0 }), options.live);
   void domainEvents.register(liveStreamSubscriber(live, engine));
   const signals = new LiveSignals(db, engine, (businessId, signal) => live.signal(businessId, signal));
-  const storage = createFileStorage(config.dataDir);
+  const storage = createFileStorage(config.dataDir, config.s3);
   // Calls' recordings are transcribed by the speech-to-text of LLM_URL once stored; without it, none is.
   const transcriber = config.llm ? openAiTranscriber(config.llm) : undefined;
   const media = new MediaService(

@@ -199,3 +199,55 @@ describe('AI_DAILY_TOKEN_BUDGET and AI_SENTIMENT_QUIET_MINUTES', () => {
       expect(() => ai({ AI_SENTIMENT_QUIET_MINUTES: value }), value).toThrow(/AI_SENTIMENT_QUIET_MINUTES/);
   });
 });
+
+describe('S3_BUCKET and its settings', () => {
+  const s3 = (env: Record<string, string>) => loadConfig({ DATA_DIR: 'memory://', SECRET_KEY: KEY, ...env }).s3;
+
+  it('is off without S3_BUCKET, and reads the endpoint, region, keys, addressing and prefix with their defaults', () => {
+    expect(s3({})).toBeUndefined();
+    expect(s3({ S3_BUCKET: 'media' })).toEqual({
+      bucket: 'media',
+      endpoint: undefined,
+      region: 'us-east-1',
+      credentials: undefined,
+      forcePathStyle: false,
+      keyPrefix: '',
+    });
+    expect(
+      s3({
+        S3_BUCKET: 'chat-media',
+        S3_ENDPOINT: 'http://127.0.0.1:9000/',
+        S3_REGION: 'garage',
+        S3_ACCESS_KEY_ID: 'GK31c2f218a2e44f485b94239e',
+        S3_SECRET_ACCESS_KEY: 'b892c0665f0ada8a4755dae98baa3b133590e11dae3bcc1f9d769d67f16c3835',
+        S3_FORCE_PATH_STYLE: 'true',
+        S3_KEY_PREFIX: '/prod/eu/',
+      }),
+    ).toEqual({
+      bucket: 'chat-media',
+      endpoint: 'http://127.0.0.1:9000',
+      region: 'garage',
+      credentials: {
+        accessKeyId: 'GK31c2f218a2e44f485b94239e',
+        secretAccessKey: 'b892c0665f0ada8a4755dae98baa3b133590e11dae3bcc1f9d769d67f16c3835',
+      },
+      forcePathStyle: true,
+      keyPrefix: 'prod/eu',
+    });
+  });
+
+  it('refuses settings without S3_BUCKET, half a key pair, and bad names, without echoing the secret', () => {
+    expect(() => s3({ S3_ENDPOINT: 'http://127.0.0.1:9000', S3_KEY_PREFIX: 'p' })).toThrow(
+      'S3_ENDPOINT, S3_KEY_PREFIX need S3_BUCKET',
+    );
+    expect(() => s3({ S3_BUCKET: 'media', S3_ACCESS_KEY_ID: 'AKIA' })).toThrow(/go together/);
+    expect(() => s3({ S3_BUCKET: 'media', S3_SECRET_ACCESS_KEY: 'very-secret' })).toThrow(
+      /^S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY go together$/,
+    );
+    expect(() => s3({ S3_BUCKET: 'media/x' })).toThrow(/S3_BUCKET must be a bucket name/);
+    expect(() => s3({ S3_BUCKET: 'media', S3_ENDPOINT: 'minio:9000' })).toThrow(/S3_ENDPOINT must be/);
+    expect(() => s3({ S3_BUCKET: 'media', S3_FORCE_PATH_STYLE: 'sometimes' })).toThrow(/true or false/);
+    for (const prefix of ['a/../b', 'a//b', 'a b', 'a.b'])
+      expect(() => s3({ S3_BUCKET: 'media', S3_KEY_PREFIX: prefix }), prefix).toThrow(/S3_KEY_PREFIX must be/);
+  });
+});

@@ -8,8 +8,8 @@ export interface StoredFile {
 
 /**
  * Where the service keeps files (fetched media). Keys are relative paths made of safe segments
- * (`<business>/<media>`); implementations: the filesystem under DATA_DIR and memory; an
- * S3-compatible store can follow behind the same interface.
+ * (`<business>/<media>`); implementations: the filesystem under DATA_DIR, memory, and an
+ * S3-compatible bucket.
  */
 export interface FileStorage {
   /** Stores the bytes under `key`, replacing what was there; readers never see a half-written file. */
