@@ -35,7 +35,7 @@ export class S3FileStorage implements FileStorage {
   async put(key: string, data: Buffer | Readable, contentType: string): Promise<{ size: number }> {
     const target = this.key(key);
     let size = 0;
-    let sourceFailure: unknown;
+    let sourceFailure: Error | undefined;
     // The SDK's managed upload: one PutObject for a small body, a multipart upload (aborted on failure)
     // for a stream past one part. Either way the object appears whole or not at all. One part in
     // flight keeps a stream's memory to one part (5 MiB).
@@ -90,7 +90,7 @@ export class S3FileStorage implements FileStorage {
 async function* counted(
   source: Readable,
   add: (bytes: number) => void,
-  failed: (err: unknown) => void,
+  failed: (err: Error) => void,
 ): AsyncGenerator<Buffer> {
   try {
     for await (const chunk of source) {
@@ -99,7 +99,7 @@ async function* counted(
       yield bytes;
     }
   } catch (err) {
-    failed(err);
+    failed(err as Error);
     throw err;
   }
 }
