@@ -22,9 +22,16 @@ export class S3FileStorage implements FileStorage {
       region: config.region,
       credentials: config.credentials,
       forcePathStyle: config.forcePathStyle,
-      // A store that cannot be reached fails fast rather than holding a download or a job. No
-      // request timeout: a download streams at the pace of the client reading it.
-      requestHandler: { connectionTimeout: 5_000 },
+      // A store that cannot be reached fails fast rather than holding a download or a job. A download
+      // streams at the pace of its client and holds its connection meanwhile: connections are not
+      // capped (the SDK's 50 would make every download wait behind 50 slow readers), and one left
+      // idle a minute (a client that stopped reading) is closed.
+      requestHandler: {
+        connectionTimeout: 5_000,
+        socketTimeout: 60_000,
+        httpAgent: { maxSockets: Infinity },
+        httpsAgent: { maxSockets: Infinity },
+      },
     });
   }
 

@@ -172,6 +172,19 @@ describe('S3 file storage', () => {
     await expect(noBucket.get('b1/1')).rejects.toThrow(/^S3 could not read b1\/1: NoSuchBucket \(HTTP 404\)/);
   });
 
+  it('opens a file while more than 50 others are open and unread (slow downloads)', async () => {
+    const storage = createFileStorage('memory://', s3.config(`t${randomBytes(4).toString('hex')}`));
+    // Larger than what the sockets' buffers take in: the server cannot finish an unread one.
+    await storage.put('b1/1', randomBytes(4 * 1024 * 1024), 'application/octet-stream');
+    const opening = Array.from({ length: 60 }, () => storage.get('b1/1'));
+    const opened = await Promise.race([
+      Promise.all(opening),
+      new Promise<'waiting'>((resolve) => setTimeout(() => resolve('waiting'), 3_000)),
+    ]);
+    for (const file of await Promise.all(opening)) file!.stream.destroy();
+    expect(opened).not.toBe('waiting');
+  });
+
   it('fails when the server cannot be reached', async () => {
     const unreachable = new S3FileStorage({ ...s3.config(), endpoint: 'http://127.0.0.1:9' });
     await expect(unreachable.get('b1/1')).rejects.toThrow(/ECONNREFUSED/);
