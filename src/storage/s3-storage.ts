@@ -22,6 +22,11 @@ export class S3FileStorage implements FileStorage {
       region: config.region,
       credentials: config.credentials,
       forcePathStyle: config.forcePathStyle,
+      // Checksums only where the API requires them: some S3-compatible stores (R2, Backblaze B2,
+      // older MinIO) refuse the CRC32 checksum headers the SDK otherwise adds to every upload. The
+      // bytes in transit rest on TCP's and TLS's checks, as those of every other call of the service.
+      requestChecksumCalculation: 'WHEN_REQUIRED',
+      responseChecksumValidation: 'WHEN_REQUIRED',
       // A store that cannot be reached fails fast rather than holding a download or a job. A download
       // streams at the pace of its client and holds its connection meanwhile: connections are not
       // capped (the SDK's 50 would make every download wait behind 50 slow readers), and one left
@@ -112,13 +117,13 @@ async function* counted(
 }
 
 /**
- * The store's own failure, named by bucket key and S3 error code only: the SDK's error carries the
- * request's metadata, which has no place in our logs. A failure of the body we were given passes as is.
+ * The store's failure, named by bucket key and S3's error code: the SDK's error carries the request's
+ * metadata, which has no place in our logs. A network failure keeps its cause (an address, a code).
  */
 function storageError(action: string, key: string, err: unknown): Error {
   if (err instanceof S3ServiceException) {
     const status = err.$metadata.httpStatusCode;
     return new Error(`S3 could not ${action} ${key}: ${err.name}${status ? ` (HTTP ${status})` : ''}: ${err.message}`);
   }
-  return err as Error;
+  return new Error(`S3 could not ${action} ${key}: ${(err as Error).message}`, { cause: err });
 }

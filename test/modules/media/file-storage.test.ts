@@ -187,6 +187,6 @@ describe('S3 file storage', () => {
 
   it('fails when the server cannot be reached', async () => {
     const unreachable = new S3FileStorage({ ...s3.config(), endpoint: 'http://127.0.0.1:9' });
-    await expect(unreachable.get('b1/1')).rejects.toThrow(/ECONNREFUSED/);
+    await expect(unreachable.get('b1/1')).rejects.toThrow(/^S3 could not read b1\/1: .*ECONNREFUSED/);
   });
 });
