@@ -24,10 +24,11 @@ beforeAll(async () => {
   });
   other = await createTenant(fixture.t.app, 'Other');
 });
+let s3Closed = false;
 afterAll(async () => {
   await fixture?.t.close();
   await graph?.close();
-  await s3?.close();
+  if (!s3Closed) await s3?.close();
 });
 
 const app = () => fixture.t.app;
@@ -110,5 +111,15 @@ describe('media in an S3 bucket', () => {
     expect(missing.statusCode).toBe(404);
     await app().services.media.avatars.discard(avatar);
     expect((await download(avatar.url)).statusCode).toBe(404);
+  });
+
+  it('answers 500, never 404, for a stored file while the bucket cannot be reached', async () => {
+    const { tenant } = fixture;
+    const avatar = await app().services.media.avatars.store(tenant.businessId, { bytes: PNG, mimeType: 'image/png' });
+    await s3.close();
+    s3Closed = true;
+    const res = await download(avatar.url);
+    expect(res.statusCode).toBe(500);
+    expect(res.json().error.code).toBe('internal_error');
   });
 });
