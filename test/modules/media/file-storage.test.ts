@@ -1,5 +1,7 @@
 import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { randomBytes } from 'node:crypto';
+import { createServer, request } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -183,6 +185,36 @@ describe('S3 file storage', () => {
     ]);
     for (const file of await Promise.all(opening)) file!.stream.destroy();
     expect(opened).not.toBe('waiting');
+  });
+
+  it('sends no checksum headers S3 does not require (R2 and B2 refuse them), on single and multipart uploads', async () => {
+    // A proxy on loopback that records each request's headers on its way to s3rver.
+    const seen: string[][] = [];
+    const target = new URL(s3.endpoint);
+    const proxy = createServer((req, res) => {
+      seen.push(Object.keys(req.headers));
+      const upstream = request(
+        { host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers },
+        (answer) => {
+          res.writeHead(answer.statusCode!, answer.headers);
+          answer.pipe(res);
+        },
+      );
+      req.pipe(upstream);
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = proxy.address() as AddressInfo;
+      const storage = new S3FileStorage({ ...s3.config('checksums'), endpoint: `http://127.0.0.1:${port}` });
+      await storage.put('b1/small', Buffer.from('x'), 'text/plain');
+      await storage.put('b1/large', Readable.from([randomBytes(LARGE)]), 'application/octet-stream');
+      await buffer((await storage.get('b1/large'))!.stream);
+      expect(seen.length).toBeGreaterThanOrEqual(5); // PUT; create, 2 parts, complete; GET
+      expect(seen.flat().filter((name) => /^x-amz-(sdk-)?checksum/.test(name))).toEqual([]);
+    } finally {
+      proxy.closeAllConnections();
+      await new Promise((resolve) => proxy.close(resolve));
+    }
   });
 
   it('fails when the server cannot be reached', async () => {
