@@ -25,8 +25,8 @@ export class S3FileStorage implements FileStorage {
   constructor(config: S3StorageConfig) {
     this.bucket = config.bucket;
     this.prefix = config.keyPrefix === '' ? '' : `${config.keyPrefix}/`;
-    // Loaded only where a bucket is configured: the SDK costs a process about half a second and
-    // 20 MB at start.
+    // Loaded only where a bucket is configured: the SDK costs a process about 20 MB of memory and
+    // some hundreds of milliseconds to load.
     this.sdk = Promise.all([import('@aws-sdk/client-s3'), import('@aws-sdk/lib-storage')]).then(([s3, lib]) => ({
       s3,
       Upload: lib.Upload,
