@@ -65,7 +65,7 @@ describe('media in an S3 bucket', () => {
     const media = await row();
     expect(media).toMatchObject({ storage_key: `${tenant.businessId}/${media.id}`, size_bytes: PNG.length });
 
-    // In the bucket under the prefix, with its type; nothing in the app's memory store.
+    // In the bucket under the prefix, with its type.
     const stored = await object(media.storage_key!);
     expect(stored.ContentType).toBe('image/png');
     expect(Buffer.from(await stored.Body!.transformToByteArray()).equals(PNG)).toBe(true);
