@@ -124,7 +124,7 @@ export function createServices(
     clock,
     dashboardSessions,
   );
-  const replies = new RepliesService(db, worker, channels, templates, domainEvents);
+  const replies = new RepliesService(db, worker, channels, templates, domainEvents, media);
   const search = new SearchService(db, worker, config.embeddings ? openAiEmbeddings(config.embeddings) : undefined);
   // The AI agents answer through the model of LLM_URL; without it no run starts (the agents say why).
   const chatModel = config.llm ? openAiChatModel(config.llm) : undefined;
@@ -188,7 +188,7 @@ export function createServices(
     replies,
     mirroring: {
       jobHandlers: (log: FastifyBaseLogger) => [
-        mirrorJobHandler(db, channels, log),
+        mirrorJobHandler(db, channels, media, log),
         relayStatusJobHandler(db, channels, log),
       ],
     },

@@ -302,6 +302,24 @@ export interface MirroredMessage {
   sender: { address: string; addressKind: string; name: string | null };
   /** The business's address it was written to (its channel's identifier). */
   to: string;
+  /** Its files, in the order they were attached; none for a text. */
+  files?: MirroredFile[];
+}
+
+/** A file of a mirrored message, from the service's file store. */
+export interface MirroredFile {
+  /** The service's id of the file (its media id): with the message's id, a name a retry gives again. */
+  id: string;
+  /** The message's type (`image`, `voice`, `document`, ...), for a provider that labels files by use. */
+  kind: string;
+  filename: string | null;
+  contentType: string;
+  size: number;
+  /**
+   * Reads the stored bytes; absent when the file could not be fetched from the channel it came
+   * through, so the provider can say so rather than show nothing.
+   */
+  read?: () => Promise<Buffer>;
 }
 
 /**
@@ -316,6 +334,16 @@ export interface RelayedReply {
   text: string;
   /** The provider's id of the reply: the same reply delivered again is sent once. */
   key: string;
+  /** Its files, by the provider's ids (fetched with the relaying channel's `fetchMedia`); none for a text. */
+  files?: RelayedFile[];
+}
+
+/** A file of a relayed reply, as the provider names it. */
+export interface RelayedFile {
+  /** The provider's id of the file, which the relaying channel's `fetchMedia` downloads. */
+  ref: string;
+  /** Its name in the provider, when given. */
+  filename: string | null;
 }
 
 /** Everything one inbound notification carries. */
@@ -355,6 +383,8 @@ export interface ErrorClassification {
 export interface FetchedMedia {
   bytes: Buffer;
   mimeType: string;
+  /** The file's name at the provider, when it gives one. */
+  filename?: string;
   sha256?: string;
   fileSize?: number;
 }

@@ -72,7 +72,10 @@ export interface ChannelProvider {
   /** Decide whether a failed `send` or `fetchMedia` may be retried, with the detail to store. */
   classifyError(err: unknown): ErrorClassification;
 
-  /** Download an inbound attachment by the provider's media id. */
+  /**
+   * Download an inbound attachment by the provider's media id; for a kind that mirrors, a file of a
+   * relayed reply by its RelayedFile.ref too. Within the media limit (ProviderHttpOptions.maxMediaBytes).
+   */
   fetchMedia(mediaId: string): Promise<FetchedMedia>;
 
   /**
@@ -107,7 +110,8 @@ export interface ChannelProvider {
 
   /**
    * Copies one message of another channel to the provider, keyed by the message's id so that a
-   * copy tried again after a failure lands once. Rejects as `send` does (classifyError tells a retry).
+   * copy tried again after a failure lands once, with its files (MirroredMessage.files) where the
+   * provider takes them. Rejects as `send` does (classifyError tells a retry).
    */
   mirror?(message: MirroredMessage): Promise<void>;
 

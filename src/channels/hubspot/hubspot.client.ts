@@ -2,9 +2,19 @@ import type { ErrorClassification } from '../channel.types.ts';
 import type { ProviderHttpOptions } from '../http-deps.ts';
 import { classifyNetworkError } from '../network-errors.ts';
 import { ProviderError } from '../provider-error.ts';
-import { callProvider, jsonOrUndefined } from '../provider-http.ts';
+import { FormData, request } from 'undici';
+import {
+  boundedMedia,
+  callProvider,
+  DEFAULT_MAX_MEDIA_BYTES,
+  DEFAULT_MEDIA_TIMEOUT_MS,
+  jsonOrUndefined,
+} from '../provider-http.ts';
 
-/** A thin HubSpot API client: Bearer token, JSON bodies, HubSpot's errors as ProviderErrors. */
+/**
+ * A thin HubSpot API client: Bearer token, JSON bodies, multipart uploads and downloads of signed
+ * file URLs, all through the core's dispatcher; HubSpot's errors as ProviderErrors.
+ */
 export class HubSpotClient {
   constructor(
     private readonly baseUrl: string,
@@ -12,20 +22,63 @@ export class HubSpotClient {
     private readonly options: ProviderHttpOptions = {},
   ) {}
 
-  /** POST (or PATCH) JSON to `{baseUrl}{path}` and return the parsed answer. */
-  async call(method: 'POST' | 'PATCH', path: string, body: unknown): Promise<unknown> {
+  /** GET, or POST (or PATCH) JSON, to `{baseUrl}{path}` and return the parsed answer. */
+  async call(method: 'GET' | 'POST' | 'PATCH', path: string, body?: unknown): Promise<unknown> {
     const { status, text } = await callProvider(`${this.baseUrl}${path}`, this.options, {
       method,
       headers: {
         authorization: `Bearer ${this.accessToken}`,
         accept: 'application/json',
-        'content-type': 'application/json',
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
       },
-      payload: Buffer.from(JSON.stringify(body)),
+      ...(body === undefined ? {} : { payload: Buffer.from(JSON.stringify(body)) }),
     });
     const parsed = jsonOrUndefined(text);
     if (status < 200 || status >= 300) throw hubSpotError(status, parsed ?? text);
     return parsed;
+  }
+
+  /** POST a multipart form (a file upload) to `{baseUrl}{path}`, within the media time limit; the parsed answer. */
+  async upload(path: string, form: FormData): Promise<unknown> {
+    const timeout = this.options.mediaTimeoutMs ?? DEFAULT_MEDIA_TIMEOUT_MS;
+    const response = await request(`${this.baseUrl}${path}`, {
+      method: 'POST',
+      dispatcher: this.options.dispatcher,
+      headers: { authorization: `Bearer ${this.accessToken}`, accept: 'application/json' },
+      body: form,
+      signal: AbortSignal.timeout(timeout),
+      headersTimeout: timeout,
+      bodyTimeout: timeout,
+    });
+    const text = await response.body.text();
+    const parsed = jsonOrUndefined(text);
+    if (response.statusCode < 200 || response.statusCode >= 300) throw hubSpotError(response.statusCode, parsed ?? text);
+    return parsed;
+  }
+
+  /**
+   * Downloads a file's signed URL (HubSpot's answer; the signature is the permission, so no token
+   * goes with it), refusing a body over the media limit.
+   */
+  async download(url: string): Promise<{ bytes: Buffer; contentType: string | null }> {
+    const timeout = this.options.mediaTimeoutMs ?? DEFAULT_MEDIA_TIMEOUT_MS;
+    const response = await request(url, {
+      method: 'GET',
+      dispatcher: this.options.dispatcher,
+      signal: AbortSignal.timeout(timeout),
+      headersTimeout: timeout,
+      bodyTimeout: timeout,
+    });
+    if (response.statusCode < 200 || response.statusCode >= 300) {
+      const text = await response.body.text();
+      throw hubSpotError(response.statusCode, jsonOrUndefined(text) ?? text);
+    }
+    return boundedMedia(response, this.maxMediaBytes);
+  }
+
+  /** The largest file uploaded or downloaded (the core's media limit). */
+  get maxMediaBytes(): number {
+    return this.options.maxMediaBytes ?? DEFAULT_MAX_MEDIA_BYTES;
   }
 }
 

@@ -102,6 +102,33 @@ export const mediaRepository = {
       await db.updateTable('media').set(file).where('business_id', '=', businessId).where('id', '=', id).execute();
   },
 
+  /** Whether a message's download job (kind `media_fetch`) is still to run or running: its files may come yet. */
+  async fetchOpen(db: Db, businessId: string, messageId: string, kind: string): Promise<boolean> {
+    const row = await db
+      .selectFrom('outbox')
+      .select('id')
+      .where('business_id', '=', businessId)
+      .where('kind', '=', kind)
+      .where('ref_id', '=', messageId)
+      .where('state', 'in', ['pending', 'running'])
+      .executeTakeFirst();
+    return row !== undefined;
+  },
+
+  /** A media id drawn ahead of its row, so an address naming it can be stored with its message first. */
+  async reserveId(db: Db): Promise<number> {
+    const { rows } = await sql<{ id: string }>`select nextval(pg_get_serial_sequence('media', 'id')) as id`.execute(db);
+    return Number(rows[0].id);
+  },
+
+  /** A file in the store attached to a message under a reserved id (reserveId). */
+  async insertStored(db: Db, businessId: string, row: MediaFile & { message_id: string; filename: string | null }) {
+    await db
+      .insertInto('media')
+      .values({ business_id: businessId, ...row })
+      .execute();
+  },
+
   /** The channel a message travelled on. */
   async channelOfMessage(db: Db, businessId: string, messageId: string): Promise<string | null | undefined> {
     const row = await db

@@ -5,7 +5,7 @@ import { forbidden, notFound } from '../../lib/domain-errors.ts';
 import type { JobHandler } from '../../jobs/outbox.worker.ts';
 import type { FileStorage, StoredFile } from '../../storage/file-storage.ts';
 import { AvatarStore, type ServedAvatar } from './media.avatars.ts';
-import { mediaFetchJobHandler, type AfterFetch, type ProviderLookup } from './media.fetch-job.ts';
+import { MEDIA_FETCH_JOB, mediaFetchJobHandler, type AfterFetch, type ProviderLookup } from './media.fetch-job.ts';
 import { mediaRepository, type MediaRow } from './media.repository.ts';
 import { signedMediaUrl, verifyMediaSignature, type MediaSigningKey } from './media.signing.ts';
 
@@ -17,6 +17,25 @@ export interface MediaLink {
   contentType: string | null;
   /** Null for a file the business sent by its own URL: that link is not ours to expire. */
   expiresAt: string | null;
+}
+
+/** A file of a message, with its bytes when they are in the store (MediaService.filesOf). */
+export interface MessageFile {
+  id: number;
+  filename: string | null;
+  contentType: string;
+  size: number;
+  /** Reads the stored bytes; absent while the file is not in the store. */
+  read?: () => Promise<Buffer>;
+}
+
+/** A file stored for a message about to be written (MediaService.storeForSend). */
+export interface FileForSend {
+  key: string;
+  size: number;
+  sha256: string;
+  contentType: string;
+  filename: string | null;
 }
 
 /** A stored file ready to serve. */
@@ -64,6 +83,75 @@ export class MediaService {
     const key = `${businessId}/received/${name}-${sha256.slice(0, 16)}`;
     const { size } = await this.storage.put(key, bytes, contentType);
     return { key, size, sha256 };
+  }
+
+  /**
+   * The files of a message in the order they were attached, and whether its download job is still
+   * open (`fetching`: a file not in the store yet may still come).
+   */
+  async filesOf(businessId: string, messageId: string): Promise<{ files: MessageFile[]; fetching: boolean }> {
+    const rows = await mediaRepository.forMessages(this.db, businessId, [messageId]);
+    const files = rows.map((row): MessageFile => {
+      const key = row.storage_key;
+      return {
+        id: row.id,
+        filename: row.filename,
+        contentType: row.content_type ?? 'application/octet-stream',
+        size: Number(row.size_bytes ?? 0),
+        ...(key ? { read: () => this.readStored(key) } : {}),
+      };
+    });
+    const fetching =
+      files.some((f) => !f.read) && (await mediaRepository.fetchOpen(this.db, businessId, messageId, MEDIA_FETCH_JOB));
+    return { files, fetching };
+  }
+
+  /**
+   * A file to send, written into the store under the business's `received/` keys before the
+   * message that sends it is written (attachForSend records it with that message).
+   */
+  async storeForSend(
+    businessId: string,
+    name: string,
+    file: { bytes: Buffer; contentType: string; filename: string | null },
+  ): Promise<FileForSend> {
+    const stored = await this.storeReceived(businessId, name, file.bytes, file.contentType);
+    return { ...stored, contentType: file.contentType, filename: file.filename };
+  }
+
+  /**
+   * In the transaction that writes a message sending a stored file (storeForSend): the file's
+   * media id, drawn first, and its signed address for the send's content (valid 120 minutes,
+   * longer than the send's retries last); `attach` then records the file with the message.
+   */
+  async reserveForSend(
+    trx: Db,
+    businessId: string,
+    file: FileForSend,
+    now: number = Date.now(),
+  ): Promise<{ url: string; attach: (messageId: string) => Promise<void> }> {
+    const id = await mediaRepository.reserveId(trx);
+    return {
+      url: signedMediaUrl(this.signingKey, businessId, id, now).url,
+      attach: (messageId) =>
+        mediaRepository.insertStored(trx, businessId, {
+          id,
+          message_id: messageId,
+          storage_key: file.key,
+          size_bytes: file.size,
+          content_type: file.contentType,
+          sha256: file.sha256,
+          filename: file.filename,
+        }),
+    };
+  }
+
+  private async readStored(key: string): Promise<Buffer> {
+    const file = await this.storage.get(key);
+    if (!file) throw new Error(`stored file ${key} is missing`);
+    const chunks: Buffer[] = [];
+    for await (const chunk of file.stream) chunks.push(chunk as Buffer);
+    return Buffer.concat(chunks);
   }
 
   private link(row: MediaRow, now: number): MediaLink {

@@ -3,20 +3,30 @@ import { channelKind } from '../../channels/registry.ts';
 import type { Db } from '../../db/database.ts';
 import { repeatableTries, type JobHandler } from '../../jobs/outbox.worker.ts';
 import type { ChannelsService } from '../channels/channels.service.ts';
+import type { MediaService } from '../media/media.service.ts';
 import { mirroringRepository } from './mirroring.repository.ts';
 
 /** The outbox kind of mirrored messages; `ref_id` is the inbound message. */
 export const MIRROR_JOB = 'mirror';
 
 /** 8 tries, 30 s doubling: a helpdesk down for an hour or two still gets the message. */
-const tries = repeatableTries(8);
+const MAX_TRIES = 8;
+const tries = repeatableTries(MAX_TRIES);
 
 /**
  * Copies one inbound message to each of the business's channels that mirror its type (a helpdesk's
- * inbox), through the adapter's `mirror`, keyed by the message's id. A failure of any retries them
- * all: the providers keep one copy per key, so those that had it already keep one.
+ * inbox), through the adapter's `mirror`, keyed by the message's id, with its files from the file
+ * store. A file still being fetched from the customer's channel holds the copy back (the job comes
+ * again, as after a failure) until it is stored, or its fetch ended without it, or the job's last
+ * try, which copies the message with the files it has. A failure of any channel retries them all:
+ * the providers keep one copy per key, so those that had it already keep one.
  */
-export function mirrorJobHandler(db: Db, channels: ChannelsService, log: FastifyBaseLogger): JobHandler {
+export function mirrorJobHandler(
+  db: Db,
+  channels: ChannelsService,
+  media: Pick<MediaService, 'filesOf'>,
+  log: FastifyBaseLogger,
+): JobHandler {
   return {
     kind: MIRROR_JOB,
     concurrency: 4,
@@ -27,6 +37,9 @@ export function mirrorJobHandler(db: Db, channels: ChannelsService, log: Fastify
       const message = await mirroringRepository.message(db, businessId, job.ref_id);
       if (!message?.conversation_id || message.direction !== 'inbound') return { done: true };
       const address = channelKind(message.channel_kind)?.address.kind;
+      const { files, fetching } = await media.filesOf(businessId, message.id);
+      if (fetching && job.attempts < MAX_TRIES)
+        return tries.afterFailure(job, true, "waiting for the message's files to be fetched");
       let failure: { retryable: boolean; error: string } | undefined;
       for (const channel of await channels.mirroring(businessId)) {
         if (channel.id === message.channel_id) continue;
@@ -45,6 +58,14 @@ export function mirrorJobHandler(db: Db, channels: ChannelsService, log: Fastify
               name: message.sender_name,
             },
             to: message.channel_identifier ?? '',
+            files: files.map((file) => ({
+              id: String(file.id),
+              kind: message.type,
+              filename: file.filename,
+              contentType: file.contentType,
+              size: file.size,
+              ...(file.read ? { read: file.read } : {}),
+            })),
           });
         } catch (err) {
           const classified = provider.classifyError(err);

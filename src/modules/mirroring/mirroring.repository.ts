@@ -45,18 +45,36 @@ export const mirroringRepository = {
     return rows.map((r) => r.id);
   },
 
-  /** A relayed reply's channel, key, status and error. */
+  /** A relayed reply's channel, key, contact, status and error. */
   relayed(db: Db, businessId: string, id: string) {
     return db
       .selectFrom('messages')
       .select([
         'status',
         'error',
+        'contact_id',
         sql<string | null>`metadata->>'relayed_by'`.as('relayed_by'),
         sql<string | null>`metadata->>'relay_key'`.as('relay_key'),
       ])
       .where('business_id', '=', businessId)
       .where('id', '=', id)
       .executeTakeFirst();
+  },
+
+  /**
+   * The statuses and errors of the messages one relayed reply was sent as (its text and files), in
+   * the order they were written (index messages_contact).
+   */
+  relayedParts(db: Db, businessId: string, contactId: string, relayedBy: string, key: string) {
+    return db
+      .selectFrom('messages')
+      .select(['status', 'error'])
+      .where('business_id', '=', businessId)
+      .where('contact_id', '=', contactId)
+      .where('direction', '=', 'outbound')
+      .where(sql<boolean>`metadata @> ${JSON.stringify({ relayed_by: relayedBy, relay_key: key })}::jsonb`)
+      .orderBy('created_at')
+      .orderBy('id')
+      .execute();
   },
 };

@@ -12,8 +12,10 @@ const tries = repeatableTries(5);
 
 /**
  * Tells the provider that relayed a reply (RelayedReply) how it went out: sent once the send job
- * marked it SENT (or later), failed with its error once ERROR. Best effort: the reply itself is
- * sent already, or not, whatever the report does.
+ * marked it SENT (or later), failed with its error once ERROR. A reply sent as several messages (a
+ * text and files) is reported once none of them is PENDING any more, failed when any failed: the
+ * job of the part that ended last reports it. Best effort: the reply itself is sent already, or
+ * not, whatever the report does.
  */
 export function relayStatusJobHandler(db: Db, channels: ChannelsService, log: FastifyBaseLogger): JobHandler {
   return {
@@ -27,10 +29,21 @@ export function relayStatusJobHandler(db: Db, channels: ChannelsService, log: Fa
       const channel = await channels.find(job.business_id, message.relayed_by);
       const provider = channel?.provider_kind ? channels.providerFor(channel) : undefined;
       if (!provider?.reportRelayed) return { done: true };
+      const parts = message.contact_id
+        ? await mirroringRepository.relayedParts(
+            db,
+            job.business_id,
+            message.contact_id,
+            message.relayed_by,
+            message.relay_key,
+          )
+        : [message];
+      if (parts.some((p) => p.status === 'PENDING')) return { done: true };
+      const failed = parts.find((p) => p.status === 'ERROR');
       try {
         await provider.reportRelayed(
           message.relay_key,
-          message.status === 'ERROR' ? { failed: message.error ?? 'not sent' } : { sent: true },
+          failed ? { failed: failed.error ?? 'not sent' } : { sent: true },
         );
         return { done: true };
       } catch (err) {

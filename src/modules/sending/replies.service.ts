@@ -2,7 +2,7 @@ import type { ChannelKind } from '../../channels/channel-kind.ts';
 import { channelKind } from '../../channels/registry.ts';
 import type { Db } from '../../db/database.ts';
 import type { OutboxWorker } from '../../jobs/outbox.worker.ts';
-import type { RelayedReply } from '../../channels/provider.ts';
+import type { FetchedMedia, MediaKind, RelayedReply } from '../../channels/provider.ts';
 import { lockMany } from '../../db/advisory-locks.ts';
 import { conflict, DomainError, invalid, notFound } from '../../lib/domain-errors.ts';
 import { isUuid } from '../../lib/ids.ts';
@@ -19,8 +19,13 @@ import { messagesRepository } from '../messages/messages.repository.ts';
 import type { TemplatesService } from '../templates/templates.service.ts';
 import { usersRepository } from '../users/users.repository.ts';
 import { acceptOne, lockSendTarget, type SendPlan } from './sending.accept.ts';
-import { freeFormContent, receiveOnly } from './sending.content.ts';
+import type { FileForSend, MediaService } from '../media/media.service.ts';
+import { relayedFileType } from './relayed-files.ts';
+import { freeFormContent, receiveOnly, refuseUnsentMedia } from './sending.content.ts';
 import type { ComposeAnswer, ReplyAnswer, ReplyBody } from './replies.schemas.ts';
+
+/** The media types that take a caption: a relayed reply's text rides on its first file of these. */
+const CAPTIONED = new Set<MediaKind>(['image', 'video', 'document']);
 
 /** Most templates the reply box offers. */
 const COMPOSE_TEMPLATES_MAX = 200;
@@ -46,6 +51,7 @@ export class RepliesService {
     private readonly channels: ChannelsService,
     private readonly templates: TemplatesService,
     private readonly domainEvents: Pick<DomainEventDispatcher, 'dispatch'>,
+    private readonly media: Pick<MediaService, 'storeForSend' | 'reserveForSend'>,
   ) {}
 
   /** What the reply box may send now: free-form while the service window is open, the channel's templates always. */
@@ -157,10 +163,15 @@ export class RepliesService {
    * helpdesk's inbox), relayed by `via`, through each conversation's own channel, as a person's
    * (sender_type human, no user of the service). Each is sent once per key: the key's lock, then a
    * reply already accepted under it, is checked in the transaction that accepts it, so a redelivered
-   * notification sends nothing. A conversation of another business, none, or one the channel's rules
-   * refuse (a closed window, an opted-out contact) sends nothing: the provider is answered all the
-   * same, since delivering the notification again would not change the answer. Answers how many
-   * went, and why the others did not (for the request log).
+   * notification sends nothing. A reply's files are fetched through `via` first (relayFiles) and
+   * each goes as a media message of its own, the text as the first one's caption where its type takes
+   * one, else as a text before them; all of a reply are accepted together or none. A conversation of
+   * another business, or none, sends nothing; one the channel's rules refuse (a closed window, an
+   * opted-out contact, a media type it does not send, a file that cannot be had) sends nothing and is
+   * reported to the provider as failed with why. The provider is answered all the same, since
+   * delivering the notification again would not change the answer; a file the provider could not
+   * give for now (its 5xx, a timeout) answers 503 instead, so that it delivers the reply again.
+   * Answers how many went, and why the others did not (for the request log).
    */
   async relay(via: ChannelRow, replies: RelayedReply[]): Promise<RelayResult> {
     const businessId = via.business_id;
@@ -172,32 +183,55 @@ export class RepliesService {
         refuse(reply, 'no conversation of the service');
         continue;
       }
+      let target: ReplyTarget | undefined;
       try {
-        const target = await this.target(businessId, reply.conversationId);
-        if (target.channel.id === via.id) {
+        const found = await this.target(businessId, reply.conversationId);
+        if (found.channel.id === via.id) {
           refuse(reply, 'the conversation is the relaying channel its own');
           continue;
         }
-        const plan: SendPlan = {
+        target = found;
+        const contactId = found.conversation.contact_id;
+        const base = {
           businessId,
-          channel: target.channel,
-          recipient: target.recipient,
+          channel: found.channel,
+          recipient: found.recipient,
           metadata: { relayed_by: via.id, relay_key: reply.key },
           relayedBy: via.id,
-          contactId: target.conversation.contact_id,
-          type: 'text',
-          ...freeFormContent('text', { text: reply.text }, target.kind),
+          contactId,
         };
+        const relayed = () => messagesRepository.hasRelayed(this.db, businessId, contactId, via.id, reply.key);
+        // A redelivery of a reply with files fetches nothing again.
+        if (reply.files?.length && (await relayed())) continue;
+        const files = reply.files?.length ? await this.relayFiles(via, found, reply) : [];
+        const captioned = files.length > 0 && reply.text !== '' && CAPTIONED.has(files[0].kind);
         const sent = await this.db.transaction().execute(async (trx) => {
           await lockMany(trx, [{ businessId, key: `relay:${via.id}:${reply.key}` }]);
-          if (await messagesRepository.hasRelayed(trx, businessId, plan.contactId!, via.id, reply.key)) return false;
-          await acceptOne(trx, plan);
+          if (await messagesRepository.hasRelayed(trx, businessId, contactId, via.id, reply.key)) return false;
+          if (reply.text !== '' && !captioned)
+            await acceptOne(trx, {
+              ...base,
+              type: 'text',
+              ...freeFormContent('text', { text: reply.text }, found.kind),
+            });
+          for (const [i, file] of files.entries()) {
+            const reserved = await this.media.reserveForSend(trx, businessId, file.stored);
+            const content = {
+              url: reserved.url,
+              ...(i === 0 && captioned ? { caption: reply.text } : {}),
+              ...(file.kind === 'document' && file.stored.filename ? { filename: file.stored.filename } : {}),
+            };
+            const plan: SendPlan = { ...base, type: file.kind, ...freeFormContent(file.kind, content, found.kind) };
+            await reserved.attach((await acceptOne(trx, plan)).messageId);
+          }
           return true;
         });
         if (sent) outcome.sent++;
       } catch (err) {
         if (!(err instanceof DomainError) || err.kind === 'unavailable') throw err;
         refuse(reply, err.message);
+        // The reply reached one of the business's conversations: its provider shows why it went nowhere.
+        if (target) await this.reportRefused(via, reply.key, err.message);
       }
     }
     if (outcome.sent > 0) {
@@ -205,6 +239,49 @@ export class RepliesService {
       await this.domainEvents.dispatch();
     }
     return outcome;
+  }
+
+  /**
+   * A relayed reply's files, downloaded through the relaying channel's adapter (its credentials,
+   * the core's dispatcher and media limit), typed by their bytes, refused when the conversation's
+   * channel does not send that type, and stored before any message names them. A provider failure
+   * worth a retry answers `unavailable`; any other refuses the reply.
+   */
+  private async relayFiles(
+    via: ChannelRow,
+    target: ReplyTarget,
+    reply: RelayedReply,
+  ): Promise<{ kind: MediaKind; stored: FileForSend }[]> {
+    const provider = this.channels.providerFor(via);
+    const files: { kind: MediaKind; stored: FileForSend }[] = [];
+    for (const [i, file] of (reply.files ?? []).entries()) {
+      let fetched: FetchedMedia;
+      try {
+        fetched = await provider.fetchMedia(file.ref);
+      } catch (err) {
+        const failure = provider.classifyError(err);
+        const why = `file ${file.ref} could not be fetched: ${failure.code}: ${failure.detail}`;
+        if (failure.retryable) throw new DomainError('unavailable', 'provider_unavailable', why);
+        throw invalid(why);
+      }
+      if (fetched.bytes.length === 0) throw invalid(`file ${file.ref} is empty`);
+      const { contentType, kind } = await relayedFileType(fetched.bytes);
+      refuseUnsentMedia(kind, target.kind.capabilities);
+      const name = `relayed/${via.id}/${reply.key.replace(/[^A-Za-z0-9_.-]/g, '_').slice(0, 100)}-${i}`;
+      const stored = await this.media.storeForSend(via.business_id, name, {
+        bytes: fetched.bytes,
+        contentType,
+        filename: file.filename ?? fetched.filename ?? null,
+      });
+      files.push({ kind, stored });
+    }
+    return files;
+  }
+
+  /** Tells the relaying provider a reply went nowhere, and why; best effort, as the delivery reports are. */
+  private async reportRefused(via: ChannelRow, key: string, reason: string): Promise<void> {
+    const provider = this.channels.providerFor(via);
+    await provider.reportRelayed?.(key, { failed: reason }).catch(() => undefined);
   }
 
   /**

@@ -34,12 +34,7 @@ export function freeFormContent(
     }
     return { content: { kind: 'text', text: content.text }, text: content.text };
   }
-  if (!capabilities.mediaKinds.includes(type)) {
-    const supported = capabilities.mediaKinds.length > 0 ? capabilities.mediaKinds.join(', ') : 'none';
-    throw invalid(`this channel does not send ${type} messages; the media types it sends: ${supported}`, [
-      { path: '/type', supported: [...capabilities.mediaKinds] },
-    ]);
-  }
+  refuseUnsentMedia(type, capabilities);
   if (content.url === undefined) throw invalid(`a ${type} message needs content.url`, field('url'));
   if (content.text !== undefined)
     throw invalid(`content.text does not belong to a ${type} message; use content.caption`, field('text'));
@@ -57,6 +52,15 @@ export function freeFormContent(
     },
     text: content.caption ?? '',
   };
+}
+
+/** A media type the channel's kind does not send (its capabilities' mediaKinds) is refused with 400. */
+export function refuseUnsentMedia(type: MediaKind, capabilities: Pick<ChannelCapabilities, 'mediaKinds'>): void {
+  if (capabilities.mediaKinds.includes(type)) return;
+  const supported = capabilities.mediaKinds.length > 0 ? capabilities.mediaKinds.join(', ') : 'none';
+  throw invalid(`this channel does not send ${type} messages; the media types it sends: ${supported}`, [
+    { path: '/type', supported: [...capabilities.mediaKinds] },
+  ]);
 }
 
 /**
