@@ -27,6 +27,7 @@ import { InboundService } from './modules/inbound/inbound.service.ts';
 import { VisitorsService } from './modules/visitors/visitors.service.ts';
 import { TemplatesService } from './modules/templates/templates.service.ts';
 import { IdempotencyService } from './modules/idempotency/idempotency.service.ts';
+import { afterFetchAll } from './modules/media/media.fetch-job.ts';
 import { MediaService } from './modules/media/media.service.ts';
 import { SendingService } from './modules/sending/sending.service.ts';
 import { RepliesService } from './modules/sending/replies.service.ts';
@@ -58,7 +59,7 @@ import { LiveHub, type LiveOptions } from './modules/live/live.hub.ts';
 import { liveStreamSubscriber } from './modules/live/live.subscriber.ts';
 import { LiveSignals } from './modules/live/live.signals.ts';
 import { TypingService } from './modules/live/typing.service.ts';
-import { mirrorJobHandler } from './modules/mirroring/mirror.job.ts';
+import { MIRROR_JOB, mirrorAfterFetch, mirrorJobHandler } from './modules/mirroring/mirror.job.ts';
 import { relayStatusJobHandler } from './modules/mirroring/relay-status.job.ts';
 import { mirroringSubscriber } from './modules/mirroring/mirroring.subscriber.ts';
 
@@ -112,7 +113,10 @@ export function createServices(
       const channel = await channels.find(businessId, channelId);
       return channel?.provider_kind ? channels.providerFor(channel) : undefined;
     },
-    transcriber ? transcriptionAfterFetch(() => worker.wake(TRANSCRIPTION_JOB)) : undefined,
+    afterFetchAll([
+      ...(transcriber ? [transcriptionAfterFetch(() => worker.wake(TRANSCRIPTION_JOB))] : []),
+      mirrorAfterFetch(() => worker.wake(MIRROR_JOB)),
+    ]),
   );
   const clock = options.clock ?? systemClock;
   const dashboardSessions = new DashboardSessionsService(db, config.dashboard, clock);

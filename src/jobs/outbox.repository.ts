@@ -127,6 +127,24 @@ export const outboxRepository = {
       .execute();
   },
 
+  /**
+   * Makes the waiting jobs of a kind about one record due now (a job that waited for something
+   * another job just finished); whether there was one.
+   */
+  async runNow(db: Db, businessId: string, kind: string, refId: string): Promise<boolean> {
+    const rows = await db
+      .updateTable('outbox')
+      .set({ run_at: sql`now()` })
+      .where('business_id', '=', businessId)
+      .where('kind', '=', kind)
+      .where('ref_id', '=', refId)
+      .where('state', '=', 'pending')
+      .where('run_at', '>', sql<string>`now()`)
+      .returning('id')
+      .execute();
+    return rows.length > 0;
+  },
+
   async fail(db: Db, job: OutboxJob, error: string): Promise<void> {
     await db
       .updateTable('outbox')

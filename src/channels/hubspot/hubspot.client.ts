@@ -52,7 +52,8 @@ export class HubSpotClient {
     });
     const text = await response.body.text();
     const parsed = jsonOrUndefined(text);
-    if (response.statusCode < 200 || response.statusCode >= 300) throw hubSpotError(response.statusCode, parsed ?? text);
+    if (response.statusCode < 200 || response.statusCode >= 300)
+      throw hubSpotError(response.statusCode, parsed ?? text);
     return parsed;
   }
 

@@ -43,7 +43,15 @@ export function readHubSpotNotification(body: unknown): WebhookNotification {
   const relayed: RelayedReply[] =
     reply.trim() === '' && files.length === 0
       ? []
-      : [{ account, conversationId, text: reply.trim() === '' ? '' : reply, key: id, ...(files.length ? { files } : {}) }];
+      : [
+          {
+            account,
+            conversationId,
+            text: reply.trim() === '' ? '' : reply,
+            key: id,
+            ...(files.length ? { files } : {}),
+          },
+        ];
   return { ...empty, accounts: [account], relayed };
 }
 

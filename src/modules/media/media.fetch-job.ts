@@ -22,6 +22,18 @@ export interface AfterFetch {
   wake(): void;
 }
 
+/** Several AfterFetch hooks as one: each queues its own work, and all are woken when any queued some. */
+export function afterFetchAll(hooks: readonly AfterFetch[]): AfterFetch {
+  return {
+    async queue(trx, businessId, messageId) {
+      let queued = false;
+      for (const hook of hooks) queued = (await hook.queue(trx, businessId, messageId)) || queued;
+      return queued;
+    },
+    wake: () => hooks.forEach((hook) => hook.wake()),
+  };
+}
+
 /** 10 tries: about 8 hours in all before the file is given up. */
 const tries = repeatableTries(10);
 

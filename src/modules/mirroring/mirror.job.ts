@@ -1,8 +1,10 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { channelKind } from '../../channels/registry.ts';
 import type { Db } from '../../db/database.ts';
+import { outboxRepository } from '../../jobs/outbox.repository.ts';
 import { repeatableTries, type JobHandler } from '../../jobs/outbox.worker.ts';
 import type { ChannelsService } from '../channels/channels.service.ts';
+import type { AfterFetch } from '../media/media.fetch-job.ts';
 import type { MediaService } from '../media/media.service.ts';
 import { mirroringRepository } from './mirroring.repository.ts';
 
@@ -14,10 +16,21 @@ const MAX_TRIES = 8;
 const tries = repeatableTries(MAX_TRIES);
 
 /**
+ * A mirror job waiting for its message's files (mirrorJobHandler) runs as soon as the download job
+ * stored them, in that job's commit, rather than after its backoff.
+ */
+export function mirrorAfterFetch(wake: () => void): AfterFetch {
+  return {
+    queue: (trx, businessId, messageId) => outboxRepository.runNow(trx, businessId, MIRROR_JOB, messageId),
+    wake,
+  };
+}
+
+/**
  * Copies one inbound message to each of the business's channels that mirror its type (a helpdesk's
  * inbox), through the adapter's `mirror`, keyed by the message's id, with its files from the file
  * store. A file still being fetched from the customer's channel holds the copy back (the job comes
- * again, as after a failure) until it is stored, or its fetch ended without it, or the job's last
+ * again as after a failure, or as soon as the file is stored: mirrorAfterFetch) until it is stored, or its fetch ended without it, or the job's last
  * try, which copies the message with the files it has. A failure of any channel retries them all:
  * the providers keep one copy per key, so those that had it already keep one.
  */
