@@ -280,14 +280,6 @@ export async function startFakeHubSpotApi(): Promise<FakeHubSpotApi> {
 
   const handle = async (req: IncomingMessage, res: ServerResponse, raw: Buffer) => {
     const path = new URL(req.url ?? '/', 'http://fake').pathname;
-    // A signed file URL: its token is the permission, no Bearer token goes with it.
-    const download = DOWNLOAD.exec(path);
-    if (req.method === 'GET' && download) {
-      const file = files.get(download[1]);
-      if (!file || download[2] !== urlToken(file.id)) return error(res, 403, 'FORBIDDEN', 'invalid signature');
-      res.writeHead(200, { 'content-type': file.contentType, 'content-length': file.bytes.length });
-      return res.end(file.bytes);
-    }
     let body: Record<string, unknown>;
     const contentType = req.headers['content-type'];
     if (contentType?.startsWith('multipart/form-data')) {
@@ -308,6 +300,14 @@ export async function startFakeHubSpotApi(): Promise<FakeHubSpotApi> {
     }
     const recorded: HubSpotRequest = { method: req.method ?? '', path, headers: req.headers, body };
     requests.push(recorded);
+    // A signed file URL: its token is the permission, no Bearer token goes with it.
+    const download = DOWNLOAD.exec(path);
+    if (req.method === 'GET' && download) {
+      const file = files.get(download[1]);
+      if (!file || download[2] !== urlToken(file.id)) return error(res, 403, 'FORBIDDEN', 'invalid signature');
+      res.writeHead(200, { 'content-type': file.contentType, 'content-length': file.bytes.length });
+      return res.end(file.bytes);
+    }
     if (req.headers.authorization !== `Bearer ${accessToken}`)
       return error(res, 401, 'INVALID_AUTHENTICATION', 'Authentication credentials not found.');
     if (req.method === 'POST' && path === UPLOAD) return upload(res, body);

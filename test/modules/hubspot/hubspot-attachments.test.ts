@@ -271,6 +271,10 @@ describe('HubSpot attachments: replies with files', () => {
     expect(first.image.caption).toBe('Here you go');
     expect(second.document.filename).toBe('invoice.pdf');
     expect(second.document.caption).toBeUndefined();
+    // HubSpot's signed URLs were downloaded without the app's token, which goes to its API alone.
+    const downloads = hubspot.requests.filter((r) => r.path.startsWith('/hubfs-signed/'));
+    expect(downloads.length).toBeGreaterThanOrEqual(2);
+    expect(downloads.every((r) => r.headers.authorization === undefined)).toBe(true);
     // What the channel downloads is HubSpot's bytes, served from the service's signed address.
     expect((await served(first.image.link)).equals(PNG)).toBe(true);
     expect((await served(second.document.link)).equals(PDF)).toBe(true);
