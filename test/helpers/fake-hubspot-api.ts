@@ -237,15 +237,17 @@ export async function startFakeHubSpotApi(): Promise<FakeHubSpotApi> {
       return error(res, 400, 'VALIDATION_ERROR', 'file is required');
     let options: Record<string, unknown>;
     try {
-      options = JSON.parse(String(body.options ?? '')) as Record<string, unknown>;
+      options = JSON.parse(typeof body.options === 'string' ? body.options : '') as Record<string, unknown>;
     } catch {
       return error(res, 400, 'VALIDATION_ERROR', 'options must be a JSON object');
     }
     if (!ACCESS.has(options.access as string)) return error(res, 400, 'VALIDATION_ERROR', 'options.access is required');
     if ((body.folderPath === undefined) === (body.folderId === undefined))
       return error(res, 400, 'VALIDATION_ERROR', 'one of folderPath or folderId is required');
-    const folderPath = String(body.folderPath ?? `/folder-${String(body.folderId)}`).replace(/\/+$/, '');
-    const fullName = String(body.fileName ?? file.filename);
+    const folderPath = (
+      typeof body.folderPath === 'string' ? body.folderPath : `/folder-${String(body.folderId)}`
+    ).replace(/\/+$/, '');
+    const fullName = typeof body.fileName === 'string' ? body.fileName : file.filename;
     const dot = fullName.lastIndexOf('.');
     const name = dot > 0 ? fullName.slice(0, dot) : fullName;
     const extension = dot > 0 ? fullName.slice(dot + 1).toLowerCase() : '';

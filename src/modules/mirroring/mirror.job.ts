@@ -29,10 +29,11 @@ export function mirrorAfterFetch(wake: () => void): AfterFetch {
 /**
  * Copies one inbound message to each of the business's channels that mirror its type (a helpdesk's
  * inbox), through the adapter's `mirror`, keyed by the message's id, with its files from the file
- * store. A file still being fetched from the customer's channel holds the copy back (the job comes
- * again as after a failure, or as soon as the file is stored: mirrorAfterFetch) until it is stored, or its fetch ended without it, or the job's last
- * try, which copies the message with the files it has. A failure of any channel retries them all:
- * the providers keep one copy per key, so those that had it already keep one.
+ * store. A file still being fetched from the customer's channel holds the copy back until it is
+ * stored (the job comes again as after a failure, or as soon as the file is: mirrorAfterFetch), or
+ * its fetch ended without it, or the job's last try, which copies the message with the files it
+ * has. A failure of any channel retries them all: the providers keep one copy per key, so those
+ * that had it already keep one.
  */
 export function mirrorJobHandler(
   db: Db,

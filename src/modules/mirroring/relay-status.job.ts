@@ -14,8 +14,8 @@ const tries = repeatableTries(5);
  * Tells the provider that relayed a reply (RelayedReply) how it went out: sent once the send job
  * marked it SENT (or later), failed with its error once ERROR. A reply sent as several messages (a
  * text and files) is reported once none of them is PENDING any more, failed when any failed: the
- * job of the part that ended last reports it (parts that ended together may each report the same). Best effort: the reply itself is sent already, or
- * not, whatever the report does.
+ * job of the part that ended last reports it (parts that ended together may each report the same).
+ * Best effort: the reply itself is sent already, or not, whatever the report does.
  */
 export function relayStatusJobHandler(db: Db, channels: ChannelsService, log: FastifyBaseLogger): JobHandler {
   return {

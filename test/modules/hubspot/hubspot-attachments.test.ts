@@ -207,7 +207,7 @@ describe('HubSpot attachments: mirroring a customer file', () => {
     const publish = hubspot.publishes().find((r) => r.body.integrationIdempotencyId === row.id)!;
     expect(publish.body.attachments).toBeUndefined();
     expect(String(publish.body.text)).toContain('(invoice.pdf could not be fetched from the customer');
-    expect(hubspot.uploads().some((r) => String(r.body.folderPath).endsWith(row.conversation_id!))).toBe(false);
+    expect(hubspot.uploads().some((r) => String(r.body.folderPath).endsWith(row.conversation_id))).toBe(false);
   });
 
   it('names a file over the media limit in a note instead of uploading it', async () => {
@@ -254,7 +254,7 @@ describe('HubSpot attachments: replies with files', () => {
     const inbound = await customerWrites(whatsapp, from, 'text', { body: 'Can I see the invoice?' });
     const image = hubspot.addFile(PNG, { name: 'photo', extension: 'png', contentType: 'image/png' });
     const pdf = hubspot.addFile(PDF, { name: 'invoice', extension: 'pdf', contentType: 'application/pdf' });
-    const event = reply(inbound.conversation_id!, 'Here you go', [image, pdf]);
+    const event = reply(inbound.conversation_id, 'Here you go', [image, pdf]);
     expect((await postReply(event)).statusCode).toBe(200);
     // A redelivery fetches and sends nothing.
     const fetched = fileRequests();
@@ -324,7 +324,7 @@ describe('HubSpot attachments: replies with files', () => {
     const from = newPhone();
     const inbound = await customerWrites(whatsapp, from, 'text', { body: 'The photo?' });
     const image = hubspot.addFile(PNG, { name: 'photo', extension: 'png', contentType: 'image/png' });
-    const event = reply(inbound.conversation_id!, '', [image]);
+    const event = reply(inbound.conversation_id, '', [image]);
     hubspot.failNextSignedUrls(1, 502);
     expect((await postReply(event)).statusCode).toBe(503);
     expect((await postReply(event)).statusCode).toBe(200);
@@ -363,8 +363,8 @@ describe('HubSpot attachments: replies with files', () => {
       .executeTakeFirstOrThrow();
     const pdf = hubspot.addFile(PDF, { name: 'terms', extension: 'pdf', contentType: 'application/pdf' });
     const cases = [
-      { event: reply(inbound.conversation_id!, 'unknown', ['123456789012']), why: /OBJECT_NOT_FOUND|not found/i },
-      { event: reply(inbound.conversation_id!, 'too big', [huge]), why: /larger than/ },
+      { event: reply(inbound.conversation_id, 'unknown', ['123456789012']), why: /OBJECT_NOT_FOUND|not found/i },
+      { event: reply(inbound.conversation_id, 'too big', [huge]), why: /larger than/ },
       { event: reply(tiktokConversation.id, 'the terms', [pdf]), why: /does not send document messages/ },
     ];
     const sentBefore = graph.sends().length + tiktok.sends().length;
@@ -387,14 +387,14 @@ describe('HubSpot attachments: replies with files', () => {
     const noId = outgoingMessageEvent({
       channelId: hub.channelId,
       channelAccountId: hub.accountId,
-      threadId: inbound.conversation_id!,
+      threadId: inbound.conversation_id,
       text: 'see file',
       attachments: [{ type: 'FILE', name: 'photo.png' }],
     });
     const res = await postReply(noId);
     expect(res.statusCode).toBe(400);
     expect(res.json().error.code).toBe('validation_error');
-    expect((await postReply(reply(inbound.conversation_id!, 'x', [image]), 'not-the-secret')).statusCode).toBe(401);
+    expect((await postReply(reply(inbound.conversation_id, 'x', [image]), 'not-the-secret')).statusCode).toBe(401);
     expect(fileRequests()).toBe(before);
   });
 
@@ -402,7 +402,7 @@ describe('HubSpot attachments: replies with files', () => {
     const theirs = await customerWrites(otherWhatsapp, newPhone(), 'text', { body: 'Hello there' });
     const image = hubspot.addFile(PNG, { name: 'photo', extension: 'png', contentType: 'image/png' });
     const before = { files: fileRequests(), graph: graph.sends().length };
-    expect((await postReply(reply(theirs.conversation_id!, 'not for you', [image]))).statusCode).toBe(200);
+    expect((await postReply(reply(theirs.conversation_id, 'not for you', [image]))).statusCode).toBe(200);
     await settle();
     expect(fileRequests()).toBe(before.files);
     expect(graph.sends().length).toBe(before.graph);
