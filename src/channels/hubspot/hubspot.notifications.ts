@@ -8,7 +8,7 @@ const OUTGOING = 'OUTGOING_CHANNEL_MESSAGE_CREATED';
 /** Longest reply relayed: the channels it goes out through take far less. */
 const MAX_TEXT = 65_536;
 
-/** Most files of one reply relayed: more than HubSpot lets a custom channel's message carry. */
+/** Most files of one reply relayed: a bound on the downloads one webhook request waits for. */
 const MAX_FILES = 10;
 
 const fail = (why: string) => new ProviderError('invalid_notification', why, false);

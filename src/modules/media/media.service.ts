@@ -108,7 +108,7 @@ export class MediaService {
 
   /**
    * A file to send, written into the store under the business's `received/` keys before the
-   * message that sends it is written (attachForSend records it with that message).
+   * message that sends it is written (reserveForSend's `attach` records it with that message).
    */
   async storeForSend(
     businessId: string,

@@ -183,14 +183,14 @@ export class RepliesService {
         refuse(reply, 'no conversation of the service');
         continue;
       }
-      let target: ReplyTarget | undefined;
+      let reached = false;
       try {
         const found = await this.target(businessId, reply.conversationId);
         if (found.channel.id === via.id) {
           refuse(reply, 'the conversation is the relaying channel its own');
           continue;
         }
-        target = found;
+        reached = true;
         const contactId = found.conversation.contact_id;
         const base = {
           businessId,
@@ -200,9 +200,12 @@ export class RepliesService {
           relayedBy: via.id,
           contactId,
         };
-        const relayed = () => messagesRepository.hasRelayed(this.db, businessId, contactId, via.id, reply.key);
         // A redelivery of a reply with files fetches nothing again.
-        if (reply.files?.length && (await relayed())) continue;
+        if (
+          reply.files?.length &&
+          (await messagesRepository.hasRelayed(this.db, businessId, contactId, via.id, reply.key))
+        )
+          continue;
         const files = reply.files?.length ? await this.relayFiles(via, found, reply) : [];
         const captioned = files.length > 0 && reply.text !== '' && CAPTIONED.has(files[0].kind);
         const sent = await this.db.transaction().execute(async (trx) => {
@@ -231,7 +234,7 @@ export class RepliesService {
         if (!(err instanceof DomainError) || err.kind === 'unavailable') throw err;
         refuse(reply, err.message);
         // The reply reached one of the business's conversations: its provider shows why it went nowhere.
-        if (target) await this.reportRefused(via, reply.key, err.message);
+        if (reached) await this.reportRefused(via, reply.key, err.message);
       }
     }
     if (outcome.sent > 0) {
