@@ -64,7 +64,8 @@ export function mirrorJobHandler(
             id: message.id,
             conversationId: message.conversation_id,
             channelType: message.channel,
-            text: message.text ?? `[${message.type}]`,
+            // A file without a caption is stored with an empty text: the copy names its type instead.
+            text: message.text || `[${message.type}]`,
             createdAt: new Date(message.created_at).toISOString(),
             sender: {
               address: message.sender_address ?? '',

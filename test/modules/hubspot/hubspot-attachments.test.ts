@@ -186,6 +186,34 @@ describe('HubSpot attachments: mirroring a customer file', () => {
     expect(hubspot.messages().filter((m) => m.integrationIdempotencyId === row.id)).toHaveLength(1);
   });
 
+  it('holds the copy back while its file is being fetched, and publishes it as soon as the file is stored', async () => {
+    const media = graph.addMedia({ bytes: PNG, mimeType: 'image/png' });
+    // Meta answers slowly: the copy's first try finds the download still running.
+    graph.setDelay(1000);
+    try {
+      const row = await customerWrites(whatsapp, newPhone(), 'image', {
+        id: media.id,
+        mime_type: 'image/png',
+        sha256: media.sha256,
+      });
+      const job = () =>
+        db()
+          .selectFrom('outbox')
+          .select(['state', 'last_error'])
+          .where('ref_id', '=', row.id)
+          .where('kind', '=', 'mirror')
+          .executeTakeFirst();
+      await until(async () => (await job())?.last_error === "waiting for the message's files to be fetched");
+      const publishes = () => hubspot.publishes().filter((r) => r.body.integrationIdempotencyId === row.id);
+      expect(publishes()).toHaveLength(0);
+      // The download's commit makes the copy due at once, long before its 30 s backoff.
+      await until(() => publishes().length === 1, 10_000);
+      expect(publishes()[0].body).toMatchObject({ text: '[image]', attachments: [{ type: 'FILE' }] });
+    } finally {
+      graph.setDelay(0);
+    }
+  });
+
   it('mirrors the text with a note when the file could not be fetched from the customer’s channel', async () => {
     // A media id Meta does not know: the download fails for good.
     const row = await customerWrites(whatsapp, newPhone(), 'document', {
