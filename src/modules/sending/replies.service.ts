@@ -263,6 +263,7 @@ export class RepliesService {
         fetched = await provider.fetchMedia(file.ref);
       } catch (err) {
         const failure = provider.classifyError(err);
+        if (failure.credentialsRejected) await this.channels.credentialsRejected(via);
         const why = `file ${file.ref} could not be fetched: ${failure.code}: ${failure.detail}`;
         if (failure.retryable) throw new DomainError('unavailable', 'provider_unavailable', why);
         throw invalid(why);
