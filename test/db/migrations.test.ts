@@ -358,9 +358,8 @@ describe.runIf(engine === 'pglite')('migrations 0044-0046 (keys led by business)
       FROM domain_event_pending WHERE subscriber = 'webhooks' AND event_id = ANY(${events.map((e) => e.id)}::bigint[])
       ORDER BY event_id`.execute(db);
     expect(pending.map((p) => p.business_id)).toEqual([businessId, other]);
-    const { rows: accounts } = await sql`SELECT * FROM channel_accounts WHERE business_id IN (${businessId}, ${other})`.execute(
-      db,
-    );
+    const { rows: accounts } =
+      await sql`SELECT * FROM channel_accounts WHERE business_id IN (${businessId}, ${other})`.execute(db);
     expect(accounts).toEqual([
       { provider_kind: 'whatsapp_cloud', provider_account: 'acct-1', business_id: businessId, channel_id: channelId },
     ]);
@@ -374,7 +373,9 @@ describe.runIf(engine === 'pglite')('migrations 0044-0046 (keys led by business)
       WHERE subscriber = 'webhooks' AND event_id = ANY(${events.map((e) => e.id)}::bigint[])`.execute(db);
     expect(restored).toHaveLength(2);
     await expect(
-      sql`UPDATE channels SET provider_kind = 'whatsapp_cloud', provider_account = 'acct-1' WHERE id = ${bare}`.execute(db),
+      sql`UPDATE channels SET provider_kind = 'whatsapp_cloud', provider_account = 'acct-1' WHERE id = ${bare}`.execute(
+        db,
+      ),
     ).rejects.toMatchObject({ code: '23505' });
     await migrateToLatest(db);
   });

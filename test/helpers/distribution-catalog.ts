@@ -82,13 +82,17 @@ export async function distributionBreaches(db: Kysely<any>, schema: string, plac
     if (!isTenant(key.table)) continue;
     if (!isTenant(key.referenced)) {
       if (placed[key.referenced].place !== 'reference')
-        breaches.push(`${key.table}: foreign key ${key.name} references ${key.referenced}, which is not a reference table`);
+        breaches.push(
+          `${key.table}: foreign key ${key.name} references ${key.referenced}, which is not a reference table`,
+        );
       continue;
     }
     const pairs = key.columns.map((column, i) => [Number(column), Number(key.referenced_columns[i])]);
     const [own, theirs] = [businessIdOf.get(key.table), businessIdOf.get(key.referenced)];
     if (!pairs.some(([column, referenced]) => column === own && referenced === theirs))
-      breaches.push(`${key.table}: foreign key ${key.name} to ${key.referenced} does not pair business_id with business_id`);
+      breaches.push(
+        `${key.table}: foreign key ${key.name} to ${key.referenced} does not pair business_id with business_id`,
+      );
   }
   return breaches;
 }

@@ -18,7 +18,9 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     ADD PRIMARY KEY (business_id, subscriber, event_id)`.execute(db);
   await sql`CREATE INDEX domain_event_pending_subscriber ON domain_event_pending (subscriber, event_id)`.execute(db);
   // The new primary key is the index domain_events_business was: one of the two goes.
-  await sql`ALTER TABLE domain_events DROP CONSTRAINT domain_events_pkey, ADD PRIMARY KEY (business_id, id)`.execute(db);
+  await sql`ALTER TABLE domain_events DROP CONSTRAINT domain_events_pkey, ADD PRIMARY KEY (business_id, id)`.execute(
+    db,
+  );
   await sql`DROP INDEX domain_events_business`.execute(db);
   await sql`CREATE INDEX domain_events_id ON domain_events (id)`.execute(db);
 }

@@ -163,9 +163,10 @@ describe('HubSpot attachments: mirroring a customer file', () => {
     await runAgain('mirror', row.id);
     await until(async () => (await job())?.state === 'done');
 
-    // Both tries uploaded; HubSpot answered the second with the file of the first (RETURN_EXISTING).
+    // Every try uploaded; HubSpot answered the later ones with the file of the first (RETURN_EXISTING).
+    // A retry of the job's own may come before the one run here, on a slow machine: two tries or more.
     const uploads = hubspot.uploads().filter((r) => r.body.folderPath === `/customer-files/${row.conversation_id}`);
-    expect(uploads).toHaveLength(2);
+    expect(uploads.length).toBeGreaterThanOrEqual(2);
     expect(uploads[0].headers.authorization).toBe(`Bearer ${hubspot.accessToken}`);
     expect(JSON.parse(String(uploads[0].body.options))).toEqual({
       access: 'PRIVATE',
@@ -177,8 +178,8 @@ describe('HubSpot attachments: mirroring a customer file', () => {
     expect(files[0].bytes.equals(PNG)).toBe(true);
     expect(files[0]).toMatchObject({ contentType: 'image/png', access: 'PRIVATE', extension: 'png' });
 
-    expect(publishes()).toHaveLength(2);
-    expect(publishes()[1].body).toMatchObject({
+    expect(publishes().length).toBe(uploads.length);
+    expect(publishes().at(-1)!.body).toMatchObject({
       text: 'The box arrived like this',
       attachments: [{ type: 'FILE', fileId: files[0].id, fileUsageType: 'IMAGE' }],
       integrationThreadId: row.conversation_id,
