@@ -1,5 +1,5 @@
 import type { InboundMessage } from '../../channels/provider.ts';
-import { channelKind } from '../../channels/registry.ts';
+import { channelKind, primaryChannelTypes } from '../../channels/registry.ts';
 import type { Db } from '../../db/database.ts';
 import { enqueueJobs } from '../../jobs/outbox.worker.ts';
 import { contactsChanged } from '../domain-events/domain-events.writer.ts';
@@ -110,8 +110,9 @@ export async function storeMessages(
       reactionTargetId: idOf(referenceKey(channel.id, message.reaction?.providerMessageId)),
     });
     // Rule 4's export flag from the rows already at hand, so the per-row trigger that would look them
-    // up again is skipped (migration 0006); a web-client copy still takes it, for rule 5's lookup.
-    if (channel.type !== 'whatsapp_web')
+    // up again is skipped (migration 0006); a channel that may record copies of its primary channel's
+    // messages still takes it, for rule 5's lookup (migration 0048).
+    if (!primaryChannelTypes.has(channel.type))
       row.excluded = sender.is_test || conversation.is_internal || conversation.is_group;
     earlier.set(`${channel.id}:${message.providerMessageId}`, row.id);
     return row;
