@@ -3,6 +3,7 @@ import type { Db } from '../../db/database.ts';
 import { enqueueJobs, repeatableTries, type JobHandler, type JobOutcome } from '../../jobs/outbox.worker.ts';
 import { outboxRepository, type OutboxJob } from '../../jobs/outbox.repository.ts';
 import type { FileStorage } from '../../storage/file-storage.ts';
+import { messagesChanged } from '../domain-events/domain-events.writer.ts';
 import type { AfterFetch } from '../media/media.fetch-job.ts';
 import { mediaRepository } from '../media/media.repository.ts';
 import { messagesRepository } from '../messages/messages.repository.ts';
@@ -55,7 +56,8 @@ export function transcriptionJobHandler(db: Db, storage: FileStorage, transcribe
       return tries.afterFailure(job, true, (err as Error).message);
     }
     await db.transaction().execute(async (trx) => {
-      await messagesRepository.setTranscript(trx, job.business_id, job.ref_id, transcript);
+      if (await messagesRepository.setTranscript(trx, job.business_id, job.ref_id, transcript))
+        await messagesChanged(trx, job.business_id, [{ id: job.ref_id, change: 'transcript' }]);
       await outboxRepository.complete(trx, job);
     });
     return { done: true, recorded: true };

@@ -85,20 +85,21 @@ export const domainEventsRepository = {
     db: Db,
     businessId: string,
     type: DomainEventType,
-    messages: readonly { id: string; status?: string }[],
+    messages: readonly { id: string; status?: string; change?: string }[],
   ): Promise<void> {
     if (messages.length === 0) return;
     await sql`with e as (
         insert into domain_events (business_id, type, conversation_id, subject_id, data)
         select m.business_id, ${type}::text, m.conversation_id, m.id, jsonb_build_object(
           'contact_id', ${shownContactId('m')}, 'direction', m.direction, 'sender_type', m.sender_type, 'status', coalesce(v.status, m.status))
+          || case when v.change is not null then jsonb_build_object('change', v.change) else '{}'::jsonb end
           || case when m.metadata ? 'automated' then '{"automated": true}'::jsonb else '{}'::jsonb end
           -- A message that came while another app held the conversation (inbound.content.ts) says so.
           || case when m.metadata ? 'handed_over' then '{"handed_over": true}'::jsonb else '{}'::jsonb end
         from ${jsonRows(
           'v',
-          { ord: 'int', id: 'uuid', status: 'text' },
-          messages.map((m, ord) => ({ ord, id: m.id, status: m.status ?? null })),
+          { ord: 'int', id: 'uuid', status: 'text', change: 'text' },
+          messages.map((m, ord) => ({ ord, id: m.id, status: m.status ?? null, change: m.change ?? null })),
         )}
         join messages m on m.business_id = ${businessId} and m.id = v.id
         order by v.ord

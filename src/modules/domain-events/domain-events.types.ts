@@ -10,6 +10,11 @@ export const DOMAIN_EVENT_TYPES = [
   /** A receipt or the send job moved a message's status; subject: the message, `data.status` the new one. */
   'message_status_changed',
   /**
+   * A message changed after it was stored, its status aside: a call's details (its duration), a file
+   * that came later (its recording), a transcript (`data.change`); subject: the message.
+   */
+  'message_changed',
+  /**
    * Manual control, assignment, resolution, archive, an alert, a transfer or a sentiment
    * (`data.change`, and `data.event` the exported event it stands for); subject: the conversation.
    */

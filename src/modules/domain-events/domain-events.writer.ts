@@ -27,6 +27,18 @@ export function messageStatusesChanged(
   return domainEventsRepository.insertForMessages(trx, businessId, 'message_status_changed', moves);
 }
 
+/** What changed in a message after it was stored. */
+export type MessageChange = 'details' | 'attachment' | 'transcript';
+
+/** `message_changed` for messages this transaction changed after they were stored, in order. */
+export function messagesChanged(
+  trx: Db,
+  businessId: string,
+  changes: readonly { id: string; change: MessageChange }[],
+): Promise<void> {
+  return domainEventsRepository.insertForMessages(trx, businessId, 'message_changed', changes);
+}
+
 /** What changed in a conversation. */
 export type ConversationChange =
   'manual_control' | 'assignment' | 'resolution' | 'archive' | 'alert' | 'transfer' | 'sentiment';

@@ -24,7 +24,7 @@ import { storableText } from '../../lib/json-check.ts';
 import type { AvatarStore } from '../media/media.avatars.ts';
 import { MEDIA_FETCH_JOB } from '../media/media.fetch-job.ts';
 import type { DomainEventDispatcher } from '../domain-events/domain-events.dispatcher.ts';
-import { messagesCreated, messageStatusesChanged } from '../domain-events/domain-events.writer.ts';
+import { messagesChanged, messagesCreated, messageStatusesChanged } from '../domain-events/domain-events.writer.ts';
 import type { DomainEventType } from '../domain-events/domain-events.types.ts';
 import { errorText } from './inbound.content.ts';
 import { senderIdentity } from './inbound.contacts.ts';
@@ -32,13 +32,15 @@ import { inboundCursorsRepository } from './inbound-cursors.repository.ts';
 import { SENDER_PROFILE_JOB, senderProfileJobHandler } from './inbound.profile-job.ts';
 import { inboundRepository } from './inbound.repository.ts';
 import { storeMessages } from './inbound.store.ts';
-import { applyInboundUpdate } from './inbound.updates.ts';
+import { applyInboundUpdate, type AppliedUpdate } from './inbound.updates.ts';
 
 /** What one notification did, for the request log. */
 export interface InboundSummary {
   stored: number;
   duplicates: number;
   statuses: number;
+  /** Changes of messages stored before, their status aside (a call's details, its recording). */
+  changes: number;
   /** Receipts for provider message ids we do not know (logged at debug). */
   unknownStatusIds: string[];
   /**
@@ -83,6 +85,7 @@ const emptySummary = (): InboundSummary => ({
   stored: 0,
   duplicates: 0,
   statuses: 0,
+  changes: 0,
   unknownStatusIds: [],
   duplicateSends: [],
 });
@@ -256,6 +259,7 @@ export class InboundService {
     const types: DomainEventType[] = [
       ...(summary.stored > 0 ? (['message_created', 'conversation_changed', 'contact_changed'] as const) : []),
       ...(summary.statuses > 0 ? (['message_status_changed'] as const) : []),
+      ...(summary.changes > 0 ? (['message_changed'] as const) : []),
     ];
     if (types.length > 0) await this.domainEvents.dispatch(types);
   }
@@ -334,6 +338,7 @@ export class InboundService {
   ): Promise<{ mediaQueued: boolean }> {
     let mediaQueued = false;
     const moved = new Map<string, { id: string; status: string }[]>();
+    const changed = new Map<string, AppliedUpdate['changed']>();
     for (const [n, { parsed, channels }] of notifications.entries()) {
       for (const update of parsed.updates ?? []) {
         const channel = channels.get(update.to);
@@ -344,6 +349,10 @@ export class InboundService {
           continue;
         }
         if (applied.mediaQueued) mediaQueued = true;
+        if (applied.changed.length > 0) {
+          summaries[n].changes += applied.changed.length;
+          changed.set(channel.business_id, [...(changed.get(channel.business_id) ?? []), ...applied.changed]);
+        }
         if (applied.moved) {
           summaries[n].statuses++;
           moved.set(channel.business_id, [...(moved.get(channel.business_id) ?? []), applied.moved]);
@@ -351,6 +360,7 @@ export class InboundService {
       }
     }
     for (const [businessId, changes] of moved) await messageStatusesChanged(trx, businessId, changes);
+    for (const [businessId, changes] of changed) await messagesChanged(trx, businessId, changes);
     return { mediaQueued };
   }
 
@@ -542,6 +552,7 @@ function addTo(summary: InboundSummary, part: InboundSummary): void {
   summary.stored += part.stored;
   summary.duplicates += part.duplicates;
   summary.statuses += part.statuses;
+  summary.changes += part.changes;
   summary.unknownStatusIds.push(...part.unknownStatusIds);
   summary.duplicateSends.push(...part.duplicateSends);
 }

@@ -1,5 +1,6 @@
 import type { InboundUpdate } from '../../channels/provider.ts';
 import type { Db } from '../../db/database.ts';
+import type { MessageChange } from '../domain-events/domain-events.writer.ts';
 import { enqueueJobs } from '../../jobs/outbox.worker.ts';
 import type { ChannelRow } from '../channels/channels.service.ts';
 import { MEDIA_FETCH_JOB } from '../media/media.fetch-job.ts';
@@ -8,9 +9,10 @@ import { messageStatusRepository } from '../messages/message-status.repository.t
 import { messagesRepository } from '../messages/messages.repository.ts';
 import { errorText } from './inbound.content.ts';
 
-/** What one update did: the status it moved, whether an attachment waits for its download. */
+/** What one update did: the status it moved, what else changed, whether an attachment waits for its download. */
 export interface AppliedUpdate {
   moved?: { id: string; status: string };
+  changed: { id: string; change: MessageChange }[];
   mediaQueued: boolean;
 }
 
@@ -30,9 +32,12 @@ export async function applyInboundUpdate(
   const businessId = channel.business_id;
   const message = await messagesRepository.lockInbound(trx, businessId, channel.id, update.providerMessageId);
   if (!message) return undefined;
-  if (message.status !== 'PENDING' && !update.ended && !update.media) return { mediaQueued: false };
-  if (update.details && Object.keys(update.details).length > 0)
+  if (message.status !== 'PENDING' && !update.ended && !update.media) return { changed: [], mediaQueued: false };
+  const changed: AppliedUpdate['changed'] = [];
+  if (update.details && Object.keys(update.details).length > 0) {
     await messagesRepository.mergeMetadata(trx, businessId, message.id, update.details);
+    changed.push({ id: message.id, change: 'details' });
+  }
   const moved = update.ended
     ? await messageStatusRepository.endArrival(
         trx,
@@ -55,7 +60,10 @@ export async function applyInboundUpdate(
       filename,
       sha256,
     });
-    if (mediaQueued) await enqueueJobs(trx, [{ businessId, kind: MEDIA_FETCH_JOB, refId: message.id }]);
+    if (mediaQueued) {
+      await enqueueJobs(trx, [{ businessId, kind: MEDIA_FETCH_JOB, refId: message.id }]);
+      changed.push({ id: message.id, change: 'attachment' });
+    }
   }
-  return { ...(moved ? { moved } : {}), mediaQueued };
+  return { ...(moved ? { moved } : {}), changed, mediaQueued };
 }

@@ -9,8 +9,8 @@ import type { LiveSink } from './live.connection.ts';
 const description =
   "Server-Sent Events of the session's business, for as long as the session lasts. Each domain event is one " +
   "frame: `id:` the event's id, `data:` `{id, type, conversation_id, subject_id, data, created_at}` (`type`: " +
-  '`message_created`, `message_status_changed`, `conversation_changed`, `contact_changed`; `data` null when too ' +
-  'large: reload the subject). First, what the client missed after `Last-Event-ID` (the browser sends it when it ' +
+  '`message_created`, `message_status_changed`, `message_changed`, `conversation_changed`, `contact_changed`; ' +
+  '`data` null when too large: reload the subject). First, what the client missed after `Last-Event-ID` (the browser sends it when it ' +
   "reconnects), then `event: ready` (its `id` is the stream's position; `retry:` the reconnection delay). " +
   '`event: reset` says to reload every view: what was missed cannot be told (too old, too many, or an unknown id). ' +
   'A replay may repeat events the client has: apply them by id. A comment line comes every 15 s. ' +

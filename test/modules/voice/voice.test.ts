@@ -102,6 +102,17 @@ const deliveriesOf = (id: string) =>
   db().selectFrom('webhook_deliveries').select(['event', 'payload']).where('message_id', '=', id).execute();
 const eventsOf = async (id: string) =>
   (await db().selectFrom('domain_events').select('type').where('subject_id', '=', id).execute()).map((e) => e.type);
+/** What each `message_changed` of a message says changed, in order. */
+const changesOf = async (id: string) =>
+  (
+    await db()
+      .selectFrom('domain_events')
+      .select('data')
+      .where('subject_id', '=', id)
+      .where('type', '=', 'message_changed')
+      .orderBy('id')
+      .execute()
+  ).map((e) => (e.data as { change: string }).change);
 const callbackQuery = (event: string, number: string) => `?event=${event}&number=${encodeURIComponent(number)}`;
 
 describe('Twilio Voice: a call recorded as a message', () => {
@@ -181,6 +192,8 @@ describe('Twilio Voice: a call recorded as a message', () => {
     const row = await callOf(callSid);
     expect(row).toMatchObject({ status: 'RECEIVED', metadata: { call_status: 'completed', duration_seconds: 42 } });
     expect((await eventsOf(row.id)).filter((e) => e === 'message_status_changed')).toHaveLength(1);
+    // Each callback that told details of the call says so to the dashboards' live stream.
+    expect(new Set(await changesOf(row.id))).toEqual(new Set(['details']));
   });
 
   it('stores the recording as the message media, fetched with the account credentials, and its transcript', async () => {
@@ -231,6 +244,9 @@ describe('Twilio Voice: a call recorded as a message', () => {
     });
     expect(listed.statusCode, listed.body).toBe(200);
     expect(listed.body).toContain(transcript);
+    // The recording (told twice, added once) and the transcript each changed the message.
+    const changes = (await changesOf(row.id)).filter((c) => c !== 'details');
+    expect(changes).toEqual(['attachment', 'transcript']);
   });
 });
 

@@ -19,7 +19,7 @@ export interface TypingSignal {
 
 export interface LiveEvent {
   id: number;
-  /** message_created, message_status_changed, conversation_changed or contact_changed. */
+  /** message_created, message_status_changed, message_changed, conversation_changed or contact_changed. */
   type: string;
   conversation_id: string | null;
   subject_id: string;
