@@ -34,6 +34,11 @@ export interface FakeMetaMessagingApi {
   /** The Send API calls received, in order. */
   sends(): MetaRequest[];
   failNextSends(count: number, failure: MetaFailure): void;
+  /**
+   * Hold the answer of the next send until `release` (Meta's echo may come before it): `sent`
+   * resolves with the send's mid once the request is in.
+   */
+  holdNextSend(): { sent: Promise<string>; release(): void };
   /** Name a person: their profile answers these fields. */
   setProfile(id: string, fields: Record<string, string>): void;
   /**
@@ -57,6 +62,7 @@ export async function startFakeMetaMessagingApi(): Promise<FakeMetaMessagingApi>
   const failures: MetaFailure[] = [];
   const profiles = new Map<string, Record<string, string>>();
   const attachments = new Map<string, { bytes: Buffer; contentType: string; status: number }>();
+  const holds: { received(mid: string): void; released: Promise<void> }[] = [];
   let origin = '';
 
   const json = (res: ServerResponse, status: number, body: unknown) => {
@@ -115,7 +121,11 @@ export async function startFakeMetaMessagingApi(): Promise<FakeMetaMessagingApi>
         const recipient = (body as { recipient?: { id?: unknown } } | null)?.recipient?.id;
         if (typeof recipient !== 'string')
           return graphError(res, { status: 400, code: 100, message: '(#100) The parameter recipient is required' });
-        return json(res, 200, { recipient_id: recipient, message_id: `m_${hex(24)}` });
+        const mid = `m_${hex(24)}`;
+        const hold = holds.shift();
+        if (!hold) return json(res, 200, { recipient_id: recipient, message_id: mid });
+        hold.received(mid);
+        return void hold.released.then(() => json(res, 200, { recipient_id: recipient, message_id: mid }));
       }
       const profile = /^\/v21\.0\/([0-9]+)$/.exec(url.pathname);
       if (profile && req.method === 'GET') {
@@ -139,6 +149,13 @@ export async function startFakeMetaMessagingApi(): Promise<FakeMetaMessagingApi>
     sends: () => requests.filter((r) => r.method === 'POST' && r.path.endsWith('/messages')),
     failNextSends: (count, failure) => {
       for (let i = 0; i < count; i++) failures.push(failure);
+    },
+    holdNextSend: () => {
+      let release = () => {};
+      let received = (_mid: string) => {};
+      const sent = new Promise<string>((resolve) => (received = resolve));
+      holds.push({ received, released: new Promise<void>((resolve) => (release = resolve)) });
+      return { sent, release };
     },
     setProfile: (id, fields) => profiles.set(id, fields),
     addAttachment: (bytes, contentType, status = 200) => {

@@ -31,6 +31,7 @@ import { senderIdentity } from './inbound.contacts.ts';
 import { inboundCursorsRepository } from './inbound-cursors.repository.ts';
 import { SENDER_PROFILE_JOB, senderProfileJobHandler } from './inbound.profile-job.ts';
 import { inboundRepository } from './inbound.repository.ts';
+import { sortOutEchoedSends } from './inbound.echoes.ts';
 import { storeMessages } from './inbound.store.ts';
 import { applyInboundUpdate, type AppliedUpdate } from './inbound.updates.ts';
 
@@ -375,7 +376,7 @@ export class InboundService {
         if (current.get(`${kind}:${account}`) !== `${channel.business_id}:${channel.id}`) throw new ChannelChanged();
       }
     }
-    const entries = notifications.flatMap(({ parsed, channels }, n) =>
+    const arrived = notifications.flatMap(({ parsed, channels }, n) =>
       parsed.messages.flatMap((message) => {
         const channel = channels.get(message.to);
         return channel ? [{ n, channel, message }] : [];
@@ -384,20 +385,23 @@ export class InboundService {
     // Every sender's phone is locked up front, in one sorted order, so two notifications naming the
     // same senders in another order cannot deadlock; the same statement finds the redeliveries.
     const locks = new Map<string, Set<string>>();
-    for (const { channel, message } of entries) {
+    for (const { channel, message } of arrived) {
       const set = locks.get(channel.business_id) ?? new Set<string>();
       set.add(identityLockName(senderIdentity(channel, message.from)));
       locks.set(channel.business_id, set);
     }
     const known = new Map<string, Set<string>>();
     for (const [businessId, names] of [...locks].sort(([a], [b]) => a.localeCompare(b))) {
-      const messages = entries.flatMap((e) =>
+      const messages = arrived.flatMap((e) =>
         e.channel.business_id === businessId
           ? [{ channelId: e.channel.id, providerMessageId: e.message.providerMessageId }]
           : [],
       );
       known.set(businessId, await inboundRepository.lockSenders(trx, businessId, [...names].sort(), messages));
     }
+    const { entries, receipts } = await sortOutEchoedSends(trx, arrived, known);
+    const echoReceipts = new Map<number, StatusUpdate[]>();
+    for (const [{ n }, receipt] of receipts) echoReceipts.set(n, [...(echoReceipts.get(n) ?? []), receipt]);
     // The id of each message stored, by its place in `entries` (arrival order), for message_created.
     const storedIds: (string | null)[] = entries.map(() => null);
     const copies = new Set<string>();
@@ -428,7 +432,7 @@ export class InboundService {
     const moved = new Map<string, { id: string; status: string }[]>();
     const held = await heldProviderIds(trx, notifications);
     for (const [n, { parsed, channels }] of notifications.entries()) {
-      for (const status of parsed.statuses) {
+      for (const status of [...parsed.statuses, ...(echoReceipts.get(n) ?? [])]) {
         const channel = channels.get(status.from);
         if (!channel) continue;
         if (status.upTo) {

@@ -197,6 +197,35 @@ export const messageStatusRepository = {
       .executeTakeFirst();
   },
 
+  /**
+   * The send an echo without a reference stands for (Instagram and TikTok echo no id of ours) when
+   * no message holds the echo's provider id: an outbound message of the channel to that person, of
+   * the same type and text, whose call started and whose provider id is not stored yet (the echo
+   * came before the send's answer, or the answer never came). The oldest, or undefined.
+   */
+  async sendAwaitingAnswer(
+    db: Db,
+    businessId: string,
+    echo: { channelId: string; recipient: string; type: string; text: string },
+  ): Promise<string | undefined> {
+    const row = await db
+      .selectFrom('messages')
+      .select('id')
+      .where('business_id', '=', businessId)
+      .where('channel_id', '=', echo.channelId)
+      .where('provider_message_id', 'is', null)
+      .where('direction', '=', 'outbound')
+      .where('status', 'in', ['PENDING', 'ERROR'])
+      .where('send_attempts', '>', 0)
+      .where('recipient_address', '=', echo.recipient)
+      .where('type', '=', echo.type)
+      .where('text', '=', echo.text)
+      .orderBy('created_at')
+      .limit(1)
+      .executeTakeFirst();
+    return row?.id;
+  },
+
   /** An outbound message as the send job and the status endpoint need it. */
   outboundMessage(db: Db, businessId: string, id: string): Promise<OutboundMessage | undefined> {
     return db

@@ -264,6 +264,45 @@ describe('Messenger webhook: echoes, standby, receipts', () => {
 });
 
 describe('Instagram webhook', () => {
+  it("takes the echo of a send told before the send's answer as that send's receipt, not a person's message", async () => {
+    const person = metaId();
+    await fromPerson(f.instagram, { text: 'Is it in stock?' }, person);
+    const held = f.fake.holdNextSend();
+    const send = await f.t.app.inject({
+      method: 'POST',
+      url: '/external/v2/messages/send',
+      headers: f.tenant.headers,
+      payload: {
+        from: 'instagram',
+        channel_uuid: f.instagram.id,
+        to: person,
+        type: 'text',
+        content: { text: 'It is' },
+      },
+    });
+    expect(send.statusCode, send.body).toBe(200);
+    const id = send.json().message.uuid as string;
+    const mid = await held.sent;
+    const before = await ofBusiness();
+    // Instagram's echo carries no id of ours; it comes while Meta has not answered the send yet.
+    const echo = echoEvent(f.instagram.account, person, { mid, text: 'It is' });
+    const posted = await f.post(f.instagram, messagingNotification('instagram', f.instagram.account, [echo]));
+    expect(posted.statusCode, posted.body).toBe(200);
+    expect(await ofBusiness()).toBe(before);
+    const sent = () => db().selectFrom('messages').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+    expect(await sent()).toMatchObject({ status: 'SENT', provider_message_id: mid, sender_type: 'api' });
+    held.release();
+    await until(async () => (await sent()).provider_call_at === null);
+    expect(await sent()).toMatchObject({ status: 'SENT', provider_message_id: mid, error: null });
+    expect(await byProviderId(mid)).toHaveLength(1);
+    // An echo of something a person wrote in Instagram's app is still their message.
+    const typed = echoEvent(f.instagram.account, person, { text: 'It is' });
+    expect(
+      (await f.post(f.instagram, messagingNotification('instagram', f.instagram.account, [typed]))).statusCode,
+    ).toBe(200);
+    expect(await byProviderId(typed.message.mid)).toMatchObject([{ direction: 'outbound', sender_type: 'human' }]);
+  });
+
   it("stores a direct message with its IGSID identity, and accepts the dashboard's test events (changes[])", async () => {
     const person = metaId();
     f.fake.setProfile(person, { name: 'Grace Hopper', username: 'grace' });
