@@ -1,7 +1,16 @@
+import type { UserFacingSocketConfig, WAMessage } from 'baileys';
+import type { FastifyInstance } from 'fastify';
 import { ImapFlow } from 'imapflow';
-import { randomUUID } from 'node:crypto';
-import { request, type Pool } from 'undici';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { Pool, request } from 'undici';
+import { whatsAppWebTransport } from '../../src/channels/whatsapp-web/whatsapp-web.socket.ts';
+import { FakeSocket } from '../../test/helpers/fake-baileys-socket.ts';
 import type { TestDovecot } from '../../test/helpers/dovecot.ts';
+import {
+  outgoingMessageEvent,
+  signedHubSpotWebhook,
+  type FakeHubSpotApi,
+} from '../../test/helpers/fake-hubspot-api.ts';
 import {
   messageEvent,
   messagingNotification,
@@ -31,11 +40,14 @@ export interface ChannelFakes {
   twilio: FakeTwilioApi;
   meta: FakeMetaMessagingApi;
   tiktok: FakeTikTokApi;
+  hubspot: FakeHubSpotApi;
   /** The IMAP server email channels read, and the SMTP server they would send through. */
   dovecot: TestDovecot;
   smtp: SmtpSink;
   /** The business's webhook endpoint, whose receipts tell what the service stored. */
   receiver: BenchReceiver;
+  /** The service's app, when it runs in the benchmark's own process (loads that say `inProcess`). */
+  app?: FastifyInstance;
 }
 
 /**
@@ -54,6 +66,29 @@ export type Deliveries = (tag: string, count: number, senders: number) => Delive
 export interface ChannelLoad {
   channel: string;
   setup(url: string, businessId: string, fakes: ChannelFakes): Promise<Deliveries>;
+  /**
+   * How many distinct texts tagged `tag` have landed where the load ends; by default the
+   * `message_created` webhooks the business's receiver holds.
+   */
+  landed?(fakes: ChannelFakes, tag: string): number;
+  /** The service must run in this process: the load replaces a vendor library's object there. */
+  inProcess?: boolean;
+}
+
+/** How many distinct texts among `texts` start with `${tag} `. */
+export const countTagged = (texts: Iterable<string | null | undefined>, tag: string) => {
+  const seen = new Set<string>();
+  for (const text of texts) if (text?.startsWith(`${tag} `)) seen.add(text);
+  return seen.size;
+};
+
+/** Polls `check` every 20 ms until it holds; throws after `timeoutMs`. */
+async function until(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 60_000) {
+  const end = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
 }
 
 /** A planned request as a delivery over the run's connections. */
@@ -357,6 +392,189 @@ const webEmbed: ChannelLoad = {
   },
 };
 
+/** Messages of a WhatsApp Web `messages.upsert`: Baileys hands over what arrived together in one event. */
+const UPSERT_SIZE = 10;
+
+/**
+ * A customer's text to a linked WhatsApp Web number as Baileys emits it: a plain `conversation`,
+ * or every third one an `extendedTextMessage` (a text with a link preview or a reply's context).
+ */
+function whatsAppWebText(from: string, name: string, text: string, i: number): WAMessage {
+  return {
+    key: { remoteJid: `${from}@s.whatsapp.net`, fromMe: false, id: `3EB0${randomBytes(8).toString('hex').toUpperCase()}` },
+    messageTimestamp: Math.floor(Date.now() / 1000),
+    pushName: name,
+    message: i % 3 === 2 ? { extendedTextMessage: { text } } : { conversation: text },
+  };
+}
+
+/**
+ * WhatsApp Web: a number linked through a socket whose `ev` is Baileys' own event buffer (the
+ * vendor's connection is the one part replaced), then texts from many senders emitted as
+ * `messages.upsert` events, each of UPSERT_SIZE messages, all at once as a busy phone's traffic
+ * arrives. The service runs in this process so that its socket factory is the bench's.
+ */
+const whatsappWeb: ChannelLoad = {
+  channel: 'whatsapp_web',
+  inProcess: true,
+  async setup(url, businessId, { app }) {
+    if (!app) throw new Error('whatsapp_web needs the service in this process');
+    const sockets: FakeSocket[] = [];
+    whatsAppWebTransport.makeSocket = (config: UserFacingSocketConfig) => {
+      const socket = new FakeSocket(config.auth);
+      sockets.push(socket);
+      return socket;
+    };
+    const number = '15550009999';
+    const { channel } = await adminPost(url, `/admin/v1/businesses/${businessId}/channels`, {
+      type: 'whatsapp_web',
+      identifier: `+${number}`,
+      provider: { kind: 'whatsapp_web', phone_number: number },
+    });
+    const links = app.services.channelLinks;
+    await links.request(businessId, channel.id as string);
+    await until(() => sockets.length > 0, 'the WhatsApp Web link to connect');
+    sockets[0].link(number);
+    await until(async () => (await links.view(businessId, channel.id as string)).state === 'linked', 'the link');
+    const socket = sockets[0];
+    return (tag, count, senders) =>
+      Array.from({ length: Math.ceil(count / UPSERT_SIZE) }, (_, b) => async () => {
+        const messages = Array.from({ length: Math.min(UPSERT_SIZE, count - b * UPSERT_SIZE) }, (_, k) => {
+          const i = b * UPSERT_SIZE + k;
+          return whatsAppWebText(String(5491100000000 + (i % senders)), `Sender ${i % senders}`, `${tag} ${i}`, i);
+        });
+        socket.ev.emit('messages.upsert', { messages, type: 'notify' });
+        return 200;
+      });
+  },
+};
+
+/** The business's HubSpot inbox and the SMS number whose conversations it mirrors, made once per business. */
+interface HubSpotInbox {
+  channelId: string;
+  accountId: string;
+  clientSecret: string;
+  /** A customer's SMS to the mirrored number, as Twilio posts it. */
+  customerWrites(text: string, sender: number): Delivery;
+}
+
+const hubspotInboxes = new Map<string, Promise<HubSpotInbox>>();
+
+/**
+ * A HubSpot inbox mirroring SMS, and an SMS number of its own paced at the most a channel takes
+ * (1 000/s), so that what a relayed reply's run measures is the service rather than the pace.
+ * Made after the other channels' runs (the HubSpot loads come last), so nothing else is mirrored.
+ */
+function hubspotInbox(url: string, businessId: string, { hubspot, twilio }: ChannelFakes): Promise<HubSpotInbox> {
+  const made = hubspotInboxes.get(businessId);
+  if (made) return made;
+  const making = (async () => {
+    const number = '+14155550300';
+    await adminPost(url, `/admin/v1/businesses/${businessId}/channels`, {
+      type: 'sms',
+      identifier: number,
+      pace_per_second: 1000,
+      provider: {
+        kind: 'twilio',
+        account_sid: twilio.accountSid,
+        auth_token: twilio.authToken,
+        from_number: number,
+        api_base_url: twilio.baseUrl,
+      },
+    });
+    const inbox = { channelId: '4242', accountId: '91001', clientSecret: 'bench-hubspot-client-secret-0123456789' };
+    await adminPost(url, `/admin/v1/businesses/${businessId}/channels`, {
+      type: 'hubspot_chat',
+      identifier: inbox.accountId,
+      provider: {
+        kind: 'hubspot',
+        channel_id: inbox.channelId,
+        channel_account_id: inbox.accountId,
+        access_token: hubspot.accessToken,
+        client_secret: inbox.clientSecret,
+        api_base_url: hubspot.baseUrl,
+        mirror_channel_types: ['sms'],
+      },
+    });
+    const path = '/channels/twilio/webhook';
+    const customerWrites = (text: string, sender: number) => {
+      const params = incomingSms({
+        accountSid: twilio.accountSid,
+        from: `+1629${String(5_000_000 + sender)}`,
+        to: number,
+        body: text,
+      });
+      const { payload, headers } = twilioWebhook(`${BENCH_PUBLIC_URL}${path}`, params, twilio.authToken);
+      return posted({ id: params.MessageSid, method: 'POST', path, headers, body: payload });
+    };
+    return { ...inbox, customerWrites };
+  })();
+  hubspotInboxes.set(businessId, making);
+  return making;
+}
+
+/** The texts the fake HubSpot holds (one per message mirrored). */
+const mirroredTexts = (hubspot: FakeHubSpotApi) => hubspot.messages().map((m) => m.text);
+
+/**
+ * HubSpot, what goes to it: customers' SMS texts, each copied into the HubSpot inbox (an INCOMING
+ * publish to the fake HubSpot API). The run ends when HubSpot holds every one of them.
+ */
+const hubspotMirrored: ChannelLoad = {
+  channel: 'hubspot_mirrored',
+  async setup(url, businessId, fakes) {
+    const inbox = await hubspotInbox(url, businessId, fakes);
+    return (tag, count, senders) =>
+      Array.from({ length: count }, (_, i) => inbox.customerWrites(`${tag} ${i}`, i % senders));
+  },
+  landed: ({ hubspot }, tag) => countTagged(mirroredTexts(hubspot), tag),
+};
+
+/**
+ * HubSpot, what comes from it: replies written in the HubSpot inbox (OUTGOING_CHANNEL_MESSAGE_CREATED,
+ * signed X-HubSpot-Signature-v3) on the threads of `senders` SMS conversations opened first, each
+ * sent through the conversation's SMS number. The run ends when the fake Twilio has every one.
+ */
+const hubspotRelayed: ChannelLoad = {
+  channel: 'hubspot_relayed',
+  async setup(url, businessId, fakes) {
+    const inbox = await hubspotInbox(url, businessId, fakes);
+    const { hubspot } = fakes;
+    const threadsOf = new Map<number, string[]>();
+    const path = '/channels/hubspot/webhook';
+    return (tag, count, senders) => {
+      // Each sender writes first, in the warm-up: the threads its mirrored text opened are what the replies answer.
+      const threads = (async () => {
+        const known = threadsOf.get(senders);
+        if (known) return known;
+        const pool = new Pool(url, { connections: 8 });
+        const opened = await Promise.all(
+          Array.from({ length: senders }, (_, n) => inbox.customerWrites(`relay-open ${n}`, n)(pool)),
+        ).finally(() => pool.close());
+        if (opened.some((status) => status !== 200)) throw new Error(`opening the conversations: ${opened.join(',')}`);
+        await until(() => countTagged(mirroredTexts(hubspot), 'relay-open') >= senders, 'the opened threads', 300_000);
+        const byText = new Map(hubspot.messages().map((m) => [m.text, m.integrationThreadId]));
+        const found = Array.from({ length: senders }, (_, n) => byText.get(`relay-open ${n}`)!);
+        threadsOf.set(senders, found);
+        return found;
+      })();
+      return Array.from({ length: count }, (_, i) => async (pool: Pool) => {
+        const threadId = (await threads)[i % senders];
+        const event = outgoingMessageEvent({
+          channelId: inbox.channelId,
+          channelAccountId: inbox.accountId,
+          threadId,
+          text: `${tag} ${i}`,
+        });
+        // Signed when delivered: HubSpot's signature carries its time, refused 5 minutes on.
+        const { payload, headers } = signedHubSpotWebhook(`${BENCH_PUBLIC_URL}${path}`, event, inbox.clientSecret);
+        return posted({ id: `${tag}-${i}`, method: 'POST', path, headers, body: payload })(pool);
+      });
+    };
+  },
+  landed: ({ twilio }, tag) => countTagged(twilio.sends().map((r) => r.form.Body), tag),
+};
+
 /** Every channel type the benchmark drives, in the order of its table. */
 export const channelLoads: readonly ChannelLoad[] = [
   whatsapp,
@@ -367,4 +585,8 @@ export const channelLoads: readonly ChannelLoad[] = [
   email,
   webEmbed,
   voice,
+  whatsappWeb,
+  // Last: the HubSpot inbox they make mirrors the business's SMS from then on.
+  hubspotMirrored,
+  hubspotRelayed,
 ];

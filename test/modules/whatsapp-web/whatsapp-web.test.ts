@@ -5,9 +5,7 @@ import { Boom } from '@hapi/boom';
 import {
   DisconnectReason,
   getMediaKeys,
-  makeEventBuffer,
   proto,
-  type AuthenticationState,
   type UserFacingSocketConfig,
   type WAMessage,
 } from 'baileys';
@@ -17,7 +15,8 @@ import type { ChannelLink } from '../../../src/channels/channel.types.ts';
 import { mediaIdOf } from '../../../src/channels/whatsapp-web/whatsapp-web.inbound.ts';
 import { WhatsAppWebProvider } from '../../../src/channels/whatsapp-web/whatsapp-web.provider.ts';
 import { InboundPoller } from '../../../src/modules/inbound/inbound.poller.ts';
-import { whatsAppWebTransport, type LinkSocket } from '../../../src/channels/whatsapp-web/whatsapp-web.socket.ts';
+import { whatsAppWebTransport } from '../../../src/channels/whatsapp-web/whatsapp-web.socket.ts';
+import { FakeSocket } from '../../helpers/fake-baileys-socket.ts';
 import { inboundMessage, metaNotification, newKeyId, signedNotification, wamid } from '../../helpers/fake-graph-api.ts';
 import { createTenant, type Tenant, adminHeaders } from '../../helpers/tenants.ts';
 import { buildTestApp, testConfig, type TestApp } from '../../helpers/test-app.ts';
@@ -25,55 +24,6 @@ import { SecretBox } from '../../../src/lib/secret-box.ts';
 import { ChannelLinksService } from '../../../src/modules/channels/channel-links.service.ts';
 import { call, createUser, signIn, type Browser } from '../dashboard-auth/dashboard-helpers.ts';
 import { until } from '../sending/sending.fixtures.ts';
-
-/**
- * A Baileys socket with its transport replaced: Baileys' own event buffer as `ev`, and sends,
- * pairing codes, logout and end recorded. The tests emit the events WhatsApp's servers make
- * Baileys emit, in their recorded shapes.
- */
-class FakeSocket implements LinkSocket {
-  readonly ev = makeEventBuffer(silent);
-  readonly sent: { jid: string; content: Record<string, unknown> }[] = [];
-  readonly pairingRequests: string[] = [];
-  user: LinkSocket['user'];
-  ended = false;
-  constructor(readonly auth: AuthenticationState) {}
-  sendMessage = (async (jid: string, content: Record<string, unknown>) => {
-    this.sent.push({ jid, content });
-    return { key: { id: `3EB0${randomBytes(8).toString('hex').toUpperCase()}`, remoteJid: jid, fromMe: true } };
-  }) as unknown as LinkSocket['sendMessage'];
-  requestPairingCode = async (phone: string) => {
-    this.pairingRequests.push(phone);
-    return 'ABCD1234';
-  };
-  logout = async () => undefined;
-  end = async (error: Error | undefined) => {
-    if (this.ended) return;
-    this.ended = true;
-    this.close(new Boom(error?.message ?? 'Connection Closed', { statusCode: DisconnectReason.connectionClosed }));
-  };
-  close(error: Boom) {
-    this.ev.emit('connection.update', { connection: 'close', lastDisconnect: { error, date: new Date() } });
-  }
-  /** The phone scanned the QR code: the credentials name the device, then the connection opens. */
-  link(phone: string) {
-    this.auth.creds.me = { id: `${phone}:7@s.whatsapp.net`, name: 'Shop' };
-    this.auth.creds.registered = true;
-    this.ev.emit('creds.update', { me: this.auth.creds.me, registered: true });
-    this.user = { id: `${phone}:7@s.whatsapp.net` };
-    this.ev.emit('connection.update', { connection: 'open' });
-  }
-}
-
-const silent = {
-  level: 'silent',
-  child: () => silent,
-  trace: () => undefined,
-  debug: () => undefined,
-  info: () => undefined,
-  warn: () => undefined,
-  error: () => undefined,
-};
 
 const sockets: FakeSocket[] = [];
 const pauses: number[] = [];
