@@ -5,13 +5,19 @@
  * connections (closed loop), or, for
  * email, mails put into the mailbox the channel reads (IMAP APPEND to a local Dovecot, as fast as it
  * stores them), or, for the website widget, texts written through its route by visitors whose
- * sessions the warm-up opened, after a warm-up of a tenth as many. Measured from the first delivery to the moment
+ * sessions the warm-up opened, or, for WhatsApp Web, `messages.upsert` events of Baileys' event
+ * buffer on the linked socket the service holds (the service then runs in this process, on a
+ * storage of its own, so that its socket factory is the bench's), after a warm-up of a tenth as
+ * many. Measured from the first delivery to the moment
  * the business's webhook receiver holds the `message_created` of every one of them: stored, the
  * event handed to the outbox and delivered. Each channel's messages are counted by their text (a
- * call's by its call SID), so nothing is counted twice.
+ * call's by its call SID), so nothing is counted twice. HubSpot has two lines: `hubspot_mirrored`,
+ * customers' SMS texts until the fake HubSpot holds the copy of each, and `hubspot_relayed`, signed
+ * replies from HubSpot's inbox until the fake Twilio has sent each through its conversation's number.
  *
  *   npx tsx bench/channels-inbound.bench.ts [--engine postgres|pglite|both]
- *     [--only whatsapp,sms,messenger,instagram,tiktok,email,web_embed,voice]
+ *     [--only whatsapp,sms,messenger,instagram,tiktok,email,web_embed,voice,whatsapp_web,
+ *       hubspot_mirrored,hubspot_relayed]
  *     [--messages 3000] [--senders 500] [--connections 32] [--port 4760]
  *
  * PG_URL (default postgres://postgres@127.0.0.1:5432); the database bench_channels is dropped and created anew.
@@ -101,7 +107,12 @@ async function runLoads(
   for (const load of loads) {
     const build = await load.setup(service.url, tenant.businessId, { ...fakes, app: service.app });
     const landed = (tag: string) =>
-      load.landed ? load.landed(fakes, tag) : countTagged(fakes.receiver.receipts.map((r) => r.text), tag);
+      load.landed
+        ? load.landed(fakes, tag)
+        : countTagged(
+            fakes.receiver.receipts.map((r) => r.text),
+            tag,
+          );
     const pool = new Pool(service.url, { connections, pipelining: 1, keepAliveTimeout: 30_000 });
     const warmCount = Math.max(1, Math.round(messages / 10));
     await closedLoop(pool, build(`${load.channel}-warm`, warmCount, senders));

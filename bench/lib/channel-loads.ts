@@ -401,7 +401,11 @@ const UPSERT_SIZE = 10;
  */
 function whatsAppWebText(from: string, name: string, text: string, i: number): WAMessage {
   return {
-    key: { remoteJid: `${from}@s.whatsapp.net`, fromMe: false, id: `3EB0${randomBytes(8).toString('hex').toUpperCase()}` },
+    key: {
+      remoteJid: `${from}@s.whatsapp.net`,
+      fromMe: false,
+      id: `3EB0${randomBytes(8).toString('hex').toUpperCase()}`,
+    },
     messageTimestamp: Math.floor(Date.now() / 1000),
     pushName: name,
     message: i % 3 === 2 ? { extendedTextMessage: { text } } : { conversation: text },
@@ -572,7 +576,11 @@ const hubspotRelayed: ChannelLoad = {
       });
     };
   },
-  landed: ({ twilio }, tag) => countTagged(twilio.sends().map((r) => r.form.Body), tag),
+  landed: ({ twilio }, tag) =>
+    countTagged(
+      twilio.sends().map((r) => r.form.Body),
+      tag,
+    ),
 };
 
 /** Every channel type the benchmark drives, in the order of its table. */

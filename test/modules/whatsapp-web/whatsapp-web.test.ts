@@ -2,13 +2,7 @@ import { createCipheriv, createHmac, randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Boom } from '@hapi/boom';
-import {
-  DisconnectReason,
-  getMediaKeys,
-  proto,
-  type UserFacingSocketConfig,
-  type WAMessage,
-} from 'baileys';
+import { DisconnectReason, getMediaKeys, proto, type UserFacingSocketConfig, type WAMessage } from 'baileys';
 import { MockAgent } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ChannelLink } from '../../../src/channels/channel.types.ts';
