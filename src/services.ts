@@ -49,6 +49,7 @@ import { DashboardSessionsService } from './modules/dashboard-auth/sessions.serv
 import type { WebhookWorkerOptions } from './modules/webhooks/webhook-worker.ts';
 import { createWebhooks } from './modules/webhooks/webhooks.module.ts';
 import { ExportsService } from './modules/exports/exports.service.ts';
+import { ReportsService } from './modules/reports/reports.service.ts';
 import { TimelineService } from './modules/timeline/timeline.service.ts';
 import { ConversationOpsService } from './modules/conversations/conversation-ops.service.ts';
 import { InboxService } from './modules/conversations/inbox.service.ts';
@@ -218,6 +219,7 @@ export function createServices(
     search,
     webhooks,
     exports: new ExportsService(db, config.secretKeys),
+    reports: new ReportsService(db, config.ai.dailyTokenBudget),
     timeline: new TimelineService(db, config.secretKeys),
     conversationOps,
     inbox: new InboxService(db, dashboardContacts, config.secretKeys),

@@ -37,6 +37,8 @@ import * as domainEventsKeyedByBusiness from './migrations/0044-domain-events-by
 import * as channelAccounts from './migrations/0045-channel-accounts.ts';
 import * as tokenLookups from './migrations/0046-token-lookups.ts';
 import * as whatsappMessageKeys from './migrations/0048-whatsapp-message-keys.ts';
+import * as businessTimeZone from './migrations/0049-business-time-zone.ts';
+import * as conversationsCreated from './migrations/0050-conversations-created.ts';
 
 /** Migrations are imported statically so they run the same under tsx, Vitest and a bundle. */
 const migrations: Record<string, Migration> = {
@@ -78,6 +80,8 @@ const migrations: Record<string, Migration> = {
   '0045-channel-accounts': channelAccounts,
   '0046-token-lookups': tokenLookups,
   '0048-whatsapp-message-keys': whatsappMessageKeys,
+  '0049-business-time-zone': businessTimeZone,
+  '0050-conversations-created': conversationsCreated,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -11,6 +11,8 @@ export interface BusinessesTable {
   created_at: Timestamp;
   /** Tokens the business's AI agents may use per UTC day; null: AI_DAILY_TOKEN_BUDGET, 0: no bound. */
   ai_daily_token_budget: number | null;
+  /** IANA zone the reports count days and hours in. */
+  time_zone: Generated<string>;
 }
 
 export interface ApiKeysTable {

@@ -28,6 +28,7 @@ import { dashboardReplyRoutes } from '../modules/sending/replies.dashboard-route
 import { registerIdempotency } from '../http/idempotency.ts';
 import { dashboardApiKeyRoutes } from '../modules/api-keys/api-keys.dashboard-routes.ts';
 import { dashboardWebhookRoutes } from '../modules/webhooks/webhooks.dashboard-routes.ts';
+import { dashboardReportsRoutes } from '../modules/reports/reports.dashboard-routes.ts';
 
 export const DASHBOARD_API_PREFIX = '/dashboard/api';
 
@@ -75,6 +76,7 @@ export const dashboardModules: FastifyPluginAsync[] = [
   dashboardTemplatesRoutes,
   dashboardAgentsRoutes,
   dashboardAiRunsRoutes,
+  dashboardReportsRoutes,
 ];
 
 /**

@@ -14,6 +14,7 @@ import { teamsAdminRoutes } from '../modules/teams/teams.routes.ts';
 import { templatesAdminRoutes } from '../modules/templates/templates.routes.ts';
 import { usersAdminRoutes } from '../modules/users/users.routes.ts';
 import { webhooksAdminRoutes } from '../modules/webhooks/webhooks.routes.ts';
+import { reportsAdminRoutes } from '../modules/reports/reports.routes.ts';
 
 export const ADMIN_PREFIX = '/admin/v1';
 
@@ -31,6 +32,7 @@ const businessModules = [
   webhooksAdminRoutes,
   conversationOpsRoutes,
   aiRunsAdminRoutes,
+  reportsAdminRoutes,
 ];
 
 /**

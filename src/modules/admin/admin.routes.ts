@@ -74,10 +74,11 @@ export const adminRoutes: FastifyPluginAsyncTypebox = async (app) => {
       schema: {
         tags,
         security,
-        summary: "Change a business's name or its AI agents' daily token budget",
+        summary: "Change a business's name, its AI agents' daily token budget or its time zone",
         description:
           'Sends the fields to change (at least one). `ai_daily_token_budget`: null returns the business to the ' +
-          "service's AI_DAILY_TOKEN_BUDGET, 0 lifts the bound.",
+          "service's AI_DAILY_TOKEN_BUDGET, 0 lifts the bound. `time_zone`: an IANA name PostgreSQL knows " +
+          '(`pg_timezone_names`), else 400.',
         params: BusinessParams,
         body: UpdateBusinessBody,
         response: responses({ 200: Type.Object({ business: Business }) }, 400, 401, 404),

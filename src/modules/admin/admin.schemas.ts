@@ -11,10 +11,14 @@ export const CreateBusinessBody = Type.Object(
 const AI_DAILY_TOKEN_BUDGET =
   "tokens (in and out) the business's AI agents may use per UTC day, replies, follow-ups and sentiments together; past it a reply hands the conversation to a person. null: the service's AI_DAILY_TOKEN_BUDGET; 0: no bound";
 
+const TIME_ZONE =
+  "IANA name of the zone the business's reports count days and hours in (default UTC), e.g. Europe/Paris";
+
 export const Business = Type.Object({
   id: Uuid,
   name: Type.String(),
   ai_daily_token_budget: Nullable(Type.Integer(), { description: AI_DAILY_TOKEN_BUDGET }),
+  time_zone: Type.String({ description: TIME_ZONE }),
   created_at: Timestamp,
 });
 
@@ -25,6 +29,7 @@ export const UpdateBusinessBody = Type.Object(
     ai_daily_token_budget: Type.Optional(
       Nullable(Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }), { description: AI_DAILY_TOKEN_BUDGET }),
     ),
+    time_zone: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: TIME_ZONE })),
   },
   { additionalProperties: false, minProperties: 1 },
 );

@@ -1,10 +1,11 @@
+import { sql } from 'kysely';
 import type { Db } from '../../db/database.ts';
 
 /** A LIKE pattern matching `text` literally (a backslash is PostgreSQL's default escape character). */
 const escapeLike = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
 
 /** What the operator API shows of a business. */
-const columns = ['id', 'name', 'ai_daily_token_budget', 'created_at'] as const;
+const columns = ['id', 'name', 'ai_daily_token_budget', 'time_zone', 'created_at'] as const;
 
 export const businessesRepository = {
   insert(db: Db, row: { id: string; name: string }) {
@@ -16,7 +17,11 @@ export const businessesRepository = {
   },
 
   /** Changes the business's settings; undefined when it does not exist. */
-  update(db: Db, id: string, changes: { name?: string; ai_daily_token_budget?: number | null }) {
+  update(
+    db: Db,
+    id: string,
+    changes: { name?: string; ai_daily_token_budget?: number | null; time_zone?: string },
+  ) {
     return db.updateTable('businesses').set(changes).where('id', '=', id).returning(columns).executeTakeFirst();
   },
 
@@ -28,6 +33,13 @@ export const businessesRepository = {
       .where('id', '=', id)
       .executeTakeFirst();
     return row?.ai_daily_token_budget ?? null;
+  },
+
+  /** Whether PostgreSQL knows `name` as a zone (what `AT TIME ZONE` accepts by name). */
+  async knowsTimeZone(db: Db, name: string): Promise<boolean> {
+    const { rows } = await sql<{ known: boolean }>`
+      select exists (select 1 from pg_timezone_names where name = ${name}) as known`.execute(db);
+    return rows[0]?.known === true;
   },
 
   /** Oldest first (ids are time-ordered), after the business `after`, with `name` in their name (any case). */

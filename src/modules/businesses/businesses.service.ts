@@ -1,5 +1,5 @@
 import type { Db } from '../../db/database.ts';
-import { notFound } from '../../lib/domain-errors.ts';
+import { invalid, notFound } from '../../lib/domain-errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { businessesRepository } from './businesses.repository.ts';
 
@@ -17,7 +17,12 @@ export class BusinessesService {
   }
 
   /** Changes the business's name or settings (what the body sends); 404 for an unknown business. */
-  async update(id: string, changes: { name?: string; ai_daily_token_budget?: number | null }) {
+  async update(id: string, changes: { name?: string; ai_daily_token_budget?: number | null; time_zone?: string }) {
+    // The reports hand the zone to PostgreSQL's AT TIME ZONE, so PostgreSQL's own list decides.
+    if (changes.time_zone !== undefined && !(await businessesRepository.knowsTimeZone(this.db, changes.time_zone)))
+      throw invalid(`unknown time zone ${JSON.stringify(changes.time_zone)}: use an IANA name such as Europe/Paris`, [
+        { location: 'body', path: '/time_zone', message: 'not a time zone PostgreSQL knows' },
+      ]);
     const business = await businessesRepository.update(this.db, id, changes);
     if (!business) throw notFound('business');
     return business;

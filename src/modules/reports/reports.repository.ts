@@ -1,0 +1,267 @@
+import { sql, type RawBuilder } from 'kysely';
+import type { Db } from '../../db/database.ts';
+
+/**
+ * The reports' SQL (docs/REPORTS.md). Each statement reads one business's rows of the period through
+ * an index leading with (business_id, created_at): messages_export and events_export (whose partial
+ * predicates are the exclusions every report applies), conversations_created; per conversation it
+ * reaches only by messages_conversation and events_conversation_time.
+ */
+
+/** The period and filters every statement takes, already checked by the service. */
+export interface ReportScope {
+  businessId: string;
+  timeZone: string;
+  /** First and last day, `YYYY-MM-DD`, in the business's zone. */
+  since: string;
+  until: string;
+  channels?: string[];
+  teamId?: string;
+  userId?: string;
+  agentId?: string;
+}
+
+/** The period's first instant. */
+const start = (s: ReportScope) => sql`((${s.since}::date)::timestamp at time zone ${s.timeZone})`;
+/** The instant after the period: midnight after its last day. */
+const end = (s: ReportScope) => sql`((${s.until}::date + 1)::timestamp at time zone ${s.timeZone})`;
+/** `created_at` of `alias` within the period. */
+const within = (s: ReportScope, alias: string) =>
+  sql`${sql.ref(`${alias}.created_at`)} >= ${start(s)} and ${sql.ref(`${alias}.created_at`)} < ${end(s)}`;
+/** The day, in the business's zone, of `alias`'s `created_at`, as `YYYY-MM-DD`. */
+const dayOf = (s: ReportScope, alias: string) =>
+  sql`((${sql.ref(`${alias}.created_at`)} at time zone ${s.timeZone})::date)::text`;
+
+/** The filters on a conversation's own columns (alias `c`); empty when none is set. */
+function conversationConditions(s: ReportScope): RawBuilder<unknown>[] {
+  const conditions: RawBuilder<unknown>[] = [];
+  if (s.channels) conditions.push(sql`c.channel = any(${s.channels}::text[])`);
+  if (s.teamId) conditions.push(sql`c.team_id = ${s.teamId}`);
+  if (s.userId) conditions.push(sql`c.assigned_user_id = ${s.userId}`);
+  if (s.agentId) conditions.push(sql`c.agent_id = ${s.agentId}`);
+  return conditions;
+}
+
+/**
+ * `and <the row's conversation matches the filters>` for a row `alias` with `conversation_id`; nothing
+ * without filters, so the unfiltered reports join no conversation.
+ */
+function ofConversations(s: ReportScope, alias: string) {
+  const conditions = conversationConditions(s);
+  if (conditions.length === 0) return sql``;
+  return sql`and exists (select 1 from conversations c
+    where c.business_id = ${sql.ref(`${alias}.business_id`)} and c.id = ${sql.ref(`${alias}.conversation_id`)}
+      and ${sql.join(conditions, sql` and `)})`;
+}
+
+/** A message the reports count: as the exports, no test contact, internal or group chat, or web-client copy. */
+const counted = (alias: string) => sql`not ${sql.ref(`${alias}.excluded`)} and not ${sql.ref(`${alias}.duplicate`)}`;
+
+/** Senders whose message answers a contact: the AI agent, a person in the dashboard, the business's API. */
+const RESPONDERS = sql`('ai_agent', 'human', 'api')`;
+const HANDOFFS = sql`('manual_control_activated', 'transfer_accepted')`;
+
+/**
+ * Each conversation's first contact message in the period, the first answer after it by the AI or a
+ * person (whoever and whenever) and its first resolution after it; the base of the speed and team
+ * figures.
+ */
+const firstResponses = (s: ReportScope) => sql`
+  firsts as (
+    select m.conversation_id, min(m.created_at) as asked_at
+    from messages m
+    where m.business_id = ${s.businessId} and ${within(s, 'm')} and ${counted('m')}
+      and m.direction = 'inbound' and m.sender_type = 'contact' ${ofConversations(s, 'm')}
+    group by m.conversation_id
+  ),
+  answered as (
+    select f.conversation_id, ${dayOf(s, 'f')} as day,
+      case when r.sender_type is null then null when r.sender_type = 'ai_agent' then 'ai' else 'person' end as answered_first_by,
+      r.sender_type, r.user_id,
+      extract(epoch from r.created_at - f.asked_at)::float8 as first_response,
+      extract(epoch from z.created_at - f.asked_at)::float8 as resolution
+    from (select conversation_id, asked_at, asked_at as created_at from firsts) f
+    left join lateral (
+      select r.sender_type, r.user_id, r.created_at from messages r
+      where r.business_id = ${s.businessId} and r.conversation_id = f.conversation_id
+        and r.created_at > f.asked_at and r.direction = 'outbound' and r.sender_type in ${RESPONDERS}
+        and ${counted('r')}
+      order by r.created_at limit 1) r on true
+    left join lateral (
+      select z.created_at from events z
+      where z.business_id = ${s.businessId} and z.conversation_id = f.conversation_id
+        and z.created_at > f.asked_at and z.type = 'conversation_resolved'
+      order by z.created_at limit 1) z on true
+  )`;
+
+export const reportsRepository = {
+  /**
+   * Conversations opened per day and channel, and messages in and out per day and channel and per
+   * weekday and hour (one scan of the period's messages, two groupings).
+   */
+  async volume(db: Db, s: ReportScope) {
+    const opened = await sql<{ day: string; channel: string; n: number }>`
+      select ${dayOf(s, 'c')} as day, c.channel, count(*)::int as n
+      from conversations c
+      where c.business_id = ${s.businessId} and ${within(s, 'c')} and not c.is_internal and not c.is_group
+        and not exists (select 1 from contacts k where k.business_id = c.business_id and k.id = c.contact_id and k.is_test)
+        ${conversationConditions(s).length ? sql`and ${sql.join(conversationConditions(s), sql` and `)}` : sql``}
+      group by 1, 2`.execute(db);
+    const messages = await sql<{
+      day: string | null;
+      channel: string | null;
+      weekday: number | null;
+      hour: number | null;
+      messages_in: number;
+      messages_out: number;
+    }>`
+      select day, channel, weekday, hour,
+        count(*) filter (where direction = 'inbound')::int as messages_in,
+        count(*) filter (where direction = 'outbound')::int as messages_out
+      from (
+        select ${dayOf(s, 'm')} as day, m.channel, m.direction,
+          extract(isodow from m.created_at at time zone ${s.timeZone})::int as weekday,
+          extract(hour from m.created_at at time zone ${s.timeZone})::int as hour
+        from messages m
+        where m.business_id = ${s.businessId} and ${within(s, 'm')} and ${counted('m')} ${ofConversations(s, 'm')}
+      ) m
+      group by grouping sets ((day, channel), (weekday, hour))`.execute(db);
+    return { opened: opened.rows, messages: messages.rows };
+  },
+
+  /** Medians and 90th percentiles of first response and resolution, by who answered first, overall and per day. */
+  async speed(db: Db, s: ReportScope) {
+    const { rows } = await sql<{
+      day: string | null;
+      answered_first_by: string | null;
+      by_day: number;
+      by_responder: number;
+      conversations: number;
+      first_response_median: number | null;
+      first_response_p90: number | null;
+      resolution_median: number | null;
+      resolution_p90: number | null;
+    }>`
+      with ${firstResponses(s)}
+      select day, answered_first_by, grouping(day) as by_day, grouping(answered_first_by) as by_responder,
+        count(*)::int as conversations,
+        percentile_cont(0.5) within group (order by first_response) as first_response_median,
+        percentile_cont(0.9) within group (order by first_response) as first_response_p90,
+        percentile_cont(0.5) within group (order by resolution) as resolution_median,
+        percentile_cont(0.9) within group (order by resolution) as resolution_p90
+      from answered
+      group by grouping sets ((answered_first_by), (), (day, answered_first_by), (day))`.execute(db);
+    return rows;
+  },
+
+  /** The AI's figures: its conversations, those it handled alone, handoffs, transfers, follow-ups. */
+  async ai(db: Db, s: ReportScope) {
+    const { rows } = await sql<{
+      conversations: number;
+      handled_by_ai_only: number;
+      handed_off_conversations: number;
+      handoffs: number;
+      transfers_accepted: number;
+      transfers_rejected: number;
+      transfers_without_target: number;
+      follow_ups_sent: number;
+    }>`
+      with replies as (
+        select m.conversation_id,
+          bool_or(m.sender_type = 'ai_agent') as ai,
+          bool_or(m.sender_type in ('human', 'api')) as person,
+          count(fu.id) as follow_ups
+        from messages m
+        left join ai_runs fu on fu.business_id = m.business_id and fu.reply_message_id = m.id and fu.kind = 'follow_up'
+        where m.business_id = ${s.businessId} and ${within(s, 'm')} and ${counted('m')}
+          and m.direction = 'outbound' ${ofConversations(s, 'm')}
+        group by m.conversation_id
+      ),
+      ev as (
+        select e.conversation_id, e.type from events e
+        where e.business_id = ${s.businessId} and ${within(s, 'e')} and not e.excluded
+          and e.type in ('manual_control_activated', 'transfer_accepted', 'transfer_rejected', 'transfer_fallback_required')
+          ${ofConversations(s, 'e')}
+      ),
+      by_conversation as (
+        select conversation_id, bool_or(type = 'manual_control_activated') as manual,
+          bool_or(type in ${HANDOFFS}) as handed_off
+        from ev group by conversation_id
+      )
+      select
+        (select count(*) from replies where ai)::int as conversations,
+        (select count(*) from replies r where r.ai and not r.person and not exists (
+          select 1 from by_conversation b where b.conversation_id = r.conversation_id and b.manual))::int as handled_by_ai_only,
+        (select count(*) from replies r join by_conversation b using (conversation_id) where r.ai and b.handed_off)::int
+          as handed_off_conversations,
+        (select count(*) from ev where type in ${HANDOFFS})::int as handoffs,
+        (select count(*) from ev where type = 'transfer_accepted')::int as transfers_accepted,
+        (select count(*) from ev where type = 'transfer_rejected')::int as transfers_rejected,
+        (select count(*) from ev where type = 'transfer_fallback_required')::int as transfers_without_target,
+        (select coalesce(sum(follow_ups), 0) from replies)::int as follow_ups_sent`.execute(db);
+    return rows[0];
+  },
+
+  /** Handoffs of the period by the reason their event gives (null when it gives none). */
+  async handoffReasons(db: Db, s: ReportScope) {
+    const { rows } = await sql<{ reason: string | null; count: number }>`
+      select e.data->>'reason' as reason, count(*)::int as count from events e
+      where e.business_id = ${s.businessId} and ${within(s, 'e')} and not e.excluded and e.type in ${HANDOFFS}
+        ${ofConversations(s, 'e')}
+      group by 1 order by 2 desc, 1 nulls last`.execute(db);
+    return rows;
+  },
+
+  /** Tokens the business's AI agents used per UTC day of the period (days without any are absent). */
+  async tokens(db: Db, s: ReportScope) {
+    const { rows } = await sql<{ day: string; tokens: number }>`
+      select day::text as day, tokens::float8 as tokens from ai_token_usage
+      where business_id = ${s.businessId} and day between ${s.since}::date and ${s.until}::date`.execute(db);
+    return rows;
+  },
+
+  /** Each person's replies, conversations replied in, first responses and time under their manual control. */
+  async team(db: Db, s: ReportScope) {
+    const replies = await sql<{ user_id: string; replies_sent: number; conversations_handled: number }>`
+      select m.user_id, count(*)::int as replies_sent, count(distinct m.conversation_id)::int as conversations_handled
+      from messages m
+      where m.business_id = ${s.businessId} and ${within(s, 'm')} and ${counted('m')}
+        and m.sender_type = 'human' and m.direction = 'outbound' and m.user_id is not null ${ofConversations(s, 'm')}
+      group by m.user_id`.execute(db);
+    const firsts = await sql<{ user_id: string; first_response_median: number }>`
+      with ${firstResponses(s)}
+      select user_id, percentile_cont(0.5) within group (order by first_response) as first_response_median
+      from answered where sender_type = 'human' and user_id is not null
+      group by user_id`.execute(db);
+    const control = await sql<{ user_id: string; seconds: number }>`
+      select e.user_id,
+        sum(extract(epoch from least(coalesce(rel.created_at, 'infinity'), ${end(s)}, now()) - e.created_at))::float8
+          as seconds
+      from events e
+      left join lateral (
+        select r.created_at from events r
+        where r.business_id = e.business_id and r.conversation_id = e.conversation_id
+          and r.created_at > e.created_at and r.type = 'manual_control_released'
+        order by r.created_at limit 1) rel on true
+      where e.business_id = ${s.businessId} and ${within(s, 'e')} and not e.excluded
+        and e.type = 'manual_control_activated' and e.actor_type = 'human' and e.user_id is not null
+        ${ofConversations(s, 'e')}
+      group by e.user_id`.execute(db);
+    const users = await sql<{ id: string; name: string; deleted: boolean }>`
+      select id, name, deleted_at is not null as deleted from users where business_id = ${s.businessId}`.execute(db);
+    return { replies: replies.rows, firsts: firsts.rows, control: control.rows, users: users.rows };
+  },
+
+  /** Sentiments analysed in the period, per day and per AI agent. */
+  async sentiment(db: Db, s: ReportScope) {
+    const { rows } = await sql<{ day: string; agent_id: string | null; agent_name: string | null; sentiment: string; n: number }>`
+      select t.day, t.agent_id, a.name as agent_name, t.sentiment, t.n from (
+        select ${dayOf(s, 'e')} as day, e.agent_id, e.data->>'sentiment' as sentiment, count(*)::int as n
+        from events e
+        where e.business_id = ${s.businessId} and ${within(s, 'e')} and not e.excluded and e.type = 'sentiment_analyzed'
+          ${ofConversations(s, 'e')}
+        group by 1, 2, 3) t
+      left join agents a on a.business_id = ${s.businessId} and a.id = t.agent_id`.execute(db);
+    return rows;
+  },
+};
