@@ -38,7 +38,7 @@ import * as channelAccounts from './migrations/0045-channel-accounts.ts';
 import * as tokenLookups from './migrations/0046-token-lookups.ts';
 import * as whatsappMessageKeys from './migrations/0048-whatsapp-message-keys.ts';
 import * as businessTimeZone from './migrations/0049-business-time-zone.ts';
-import * as conversationsCreated from './migrations/0050-conversations-created.ts';
+import * as reportsIndexes from './migrations/0050-reports-indexes.ts';
 
 /** Migrations are imported statically so they run the same under tsx, Vitest and a bundle. */
 const migrations: Record<string, Migration> = {
@@ -81,7 +81,7 @@ const migrations: Record<string, Migration> = {
   '0046-token-lookups': tokenLookups,
   '0048-whatsapp-message-keys': whatsappMessageKeys,
   '0049-business-time-zone': businessTimeZone,
-  '0050-conversations-created': conversationsCreated,
+  '0050-reports-indexes': reportsIndexes,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -3,9 +3,9 @@ import type { Db } from '../../db/database.ts';
 
 /**
  * The reports' SQL (docs/REPORTS.md). Each statement reads one business's rows of the period through
- * an index leading with (business_id, created_at): messages_export and events_export (whose partial
- * predicates are the exclusions every report applies), conversations_created; per conversation it
- * reaches only by messages_conversation and events_conversation_time.
+ * an index leading with (business_id, created_at): messages_reports (index-only) and events_export, whose
+ * partial predicates are the exclusions every report applies, and conversations_created; per
+ * conversation it reaches only by messages_conversation and events_conversation_time.
  */
 
 /** The period and filters every statement takes, already checked by the service. */
@@ -115,15 +115,20 @@ export const reportsRepository = {
       messages_in: number;
       messages_out: number;
     }>`
-      select day, channel, weekday, hour,
-        count(*) filter (where direction = 'inbound')::int as messages_in,
-        count(*) filter (where direction = 'outbound')::int as messages_out
+      select day, channel, weekday, hour, sum(messages_in)::int as messages_in, sum(messages_out)::int as messages_out
       from (
-        select ${dayOf(s, 'm')} as day, m.channel, m.direction,
-          extract(isodow from m.created_at at time zone ${s.timeZone})::int as weekday,
-          extract(hour from m.created_at at time zone ${s.timeZone})::int as hour
-        from messages m
-        where m.business_id = ${s.businessId} and ${within(s, 'm')} and ${counted('m')} ${ofConversations(s, 'm')}
+        select (h.local::date)::text as day, h.channel, extract(isodow from h.local)::int as weekday,
+          extract(hour from h.local)::int as hour, h.messages_in, h.messages_out
+        from (
+          -- Local hours first: one zone conversion per message and a hash of at most 24 groups a day and
+          -- channel, rather than sorting every message by its day.
+          select date_trunc('hour', m.created_at at time zone ${s.timeZone}) as local, m.channel,
+            count(*) filter (where m.direction = 'inbound') as messages_in,
+            count(*) filter (where m.direction = 'outbound') as messages_out
+          from messages m
+          where m.business_id = ${s.businessId} and ${within(s, 'm')} and ${counted('m')} ${ofConversations(s, 'm')}
+          group by 1, 2
+        ) h
       ) m
       group by grouping sets ((day, channel), (weekday, hour))`.execute(db);
     return { opened: opened.rows, messages: messages.rows };
