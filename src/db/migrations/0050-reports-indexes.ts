@@ -11,7 +11,9 @@ import { sql, type Kysely } from 'kysely';
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
   await sql`CREATE INDEX messages_reports ON messages (business_id, created_at)
-    INCLUDE (conversation_id, channel, direction, sender_type, user_id) WHERE NOT excluded AND NOT duplicate`.execute(db);
+    INCLUDE (conversation_id, channel, direction, sender_type, user_id) WHERE NOT excluded AND NOT duplicate`.execute(
+    db,
+  );
   await sql`CREATE INDEX conversations_created ON conversations (business_id, created_at)`.execute(db);
 }
 

@@ -17,11 +17,7 @@ export const businessesRepository = {
   },
 
   /** Changes the business's settings; undefined when it does not exist. */
-  update(
-    db: Db,
-    id: string,
-    changes: { name?: string; ai_daily_token_budget?: number | null; time_zone?: string },
-  ) {
+  update(db: Db, id: string, changes: { name?: string; ai_daily_token_budget?: number | null; time_zone?: string }) {
     return db.updateTable('businesses').set(changes).where('id', '=', id).returning(columns).executeTakeFirst();
   },
 

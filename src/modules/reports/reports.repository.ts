@@ -259,7 +259,13 @@ export const reportsRepository = {
 
   /** Sentiments analysed in the period, per day and per AI agent. */
   async sentiment(db: Db, s: ReportScope) {
-    const { rows } = await sql<{ day: string; agent_id: string | null; agent_name: string | null; sentiment: string; n: number }>`
+    const { rows } = await sql<{
+      day: string;
+      agent_id: string | null;
+      agent_name: string | null;
+      sentiment: string;
+      n: number;
+    }>`
       select t.day, t.agent_id, a.name as agent_name, t.sentiment, t.n from (
         select ${dayOf(s, 'e')} as day, e.agent_id, e.data->>'sentiment' as sentiment, count(*)::int as n
         from events e

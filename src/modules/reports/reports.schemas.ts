@@ -35,12 +35,15 @@ export const ReportQuery = Type.Object(
     channel: Type.Optional(
       Type.String({ maxLength: 200, description: `comma-separated channels (${CHANNELS.join(', ')}); default all` }),
     ),
-    team_id: Type.Optional({ ...Uuid, description: "only conversations assigned to this team (another business's: none)" }),
+    team_id: Type.Optional({
+      ...Uuid,
+      description: "only conversations assigned to this team (another business's: none)",
+    }),
     user_id: Type.Optional({ ...Uuid, description: 'only conversations assigned to this person' }),
     agent_id: Type.Optional({ ...Uuid, description: 'only conversations of this AI agent' }),
     format: Type.Optional(OneOf(['json', 'csv'] as const, { description: 'csv: one table, named by `table`' })),
     table: Type.Optional(
-      Type.String({ maxLength: 40, description: 'with format=csv, the table to send (one of the report\'s tables)' }),
+      Type.String({ maxLength: 40, description: "with format=csv, the table to send (one of the report's tables)" }),
     ),
   },
   { additionalProperties: false },

@@ -114,7 +114,10 @@ export class ReportsService {
   private scope(businessId: string, timeZone: string, query: ReportQuery): ReportScope {
     const since = dayMs(query.since);
     const until = dayMs(query.until);
-    for (const [field, ms] of [['since', since], ['until', until]] as const)
+    for (const [field, ms] of [
+      ['since', since],
+      ['until', until],
+    ] as const)
       if (ms === undefined)
         throw invalid(`${field} must be a day, YYYY-MM-DD`, [{ location: 'querystring', path: `/${field}` }]);
     if (since! > until!) throw invalid('since must not be after until', [{ location: 'querystring', path: '/until' }]);
@@ -153,7 +156,8 @@ export class ReportsService {
     const channels = [...new Set([...cells.keys()].map((k) => k.slice(11)))].sort();
     const daily: Row[] = [];
     for (const day of days)
-      for (const channel of channels) daily.push({ date: day, channel, ...(cells.get(key(day, channel)) ?? cell(day, channel)) });
+      for (const channel of channels)
+        daily.push({ date: day, channel, ...(cells.get(key(day, channel)) ?? cell(day, channel)) });
     const byChannel: Row[] = channels.map((channel) => {
       const sum = { channel, conversations_opened: 0, messages_in: 0, messages_out: 0 };
       for (const day of days) {
@@ -225,7 +229,13 @@ export class ReportsService {
         ],
         RESPONDERS.map(
           (by) =>
-            summary.get(by) ?? { answered_first_by: by, conversations: 0, ...none, resolution_median: null, resolution_p90: null },
+            summary.get(by) ?? {
+              answered_first_by: by,
+              conversations: 0,
+              ...none,
+              resolution_median: null,
+              resolution_p90: null,
+            },
         ),
       ),
       daily: table(
@@ -311,12 +321,15 @@ export class ReportsService {
     };
     // Everyone on the team has a row, a removed person only for what they did in the period.
     for (const user of users) if (!user.deleted) row(user.id);
-    for (const r of replies) Object.assign(row(r.user_id), { conversations_handled: r.conversations_handled, replies_sent: r.replies_sent });
+    for (const r of replies)
+      Object.assign(row(r.user_id), { conversations_handled: r.conversations_handled, replies_sent: r.replies_sent });
     for (const f of firsts) row(f.user_id).first_response_median = seconds(f.first_response_median);
     for (const c of control) row(c.user_id).manual_control_seconds = seconds(c.seconds);
     const list = [...rows.values()]
       .filter((r) => scope.userId === undefined || r.user_id === scope.userId)
-      .sort((a, b) => String(a.name).localeCompare(String(b.name)) || String(a.user_id).localeCompare(String(b.user_id)));
+      .sort(
+        (a, b) => String(a.name).localeCompare(String(b.name)) || String(a.user_id).localeCompare(String(b.user_id)),
+      );
     return {
       users: table(
         [
@@ -351,7 +364,10 @@ export class ReportsService {
       ['negative', 'Negative', 'count'],
     ];
     return {
-      daily: table([['date', 'Day', 'date'], ...counts], days.map((date) => ({ date, ...daily.get(date)! }))),
+      daily: table(
+        [['date', 'Day', 'date'], ...counts],
+        days.map((date) => ({ date, ...daily.get(date)! })),
+      ),
       by_agent: table(
         [['agent_id', 'AI agent', 'text'], ['agent_name', 'Name', 'text'], ...counts],
         [...byAgent.entries()]

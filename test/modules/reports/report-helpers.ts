@@ -39,7 +39,13 @@ export async function insertAgent(db: Db, businessId: string, name: string) {
   const id = newId();
   await db
     .insertInto('agents')
-    .values({ business_id: businessId, id, name, created_at: new Date().toISOString(), updated_at: new Date().toISOString() } as never)
+    .values({
+      business_id: businessId,
+      id,
+      name,
+      created_at: new Date().toISOString(),
+      updated_at: new Date().toISOString(),
+    })
     .execute();
   return id;
 }
@@ -83,5 +89,9 @@ export async function setTimeZone(app: FastifyInstance, businessId: string, time
 
 /** GET of a report through the operator API. */
 export function getReport(app: FastifyInstance, businessId: string, report: string, query: string) {
-  return app.inject({ method: 'GET', url: `/admin/v1/businesses/${businessId}/reports/${report}?${query}`, headers: adminHeaders });
+  return app.inject({
+    method: 'GET',
+    url: `/admin/v1/businesses/${businessId}/reports/${report}?${query}`,
+    headers: adminHeaders,
+  });
 }

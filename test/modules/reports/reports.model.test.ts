@@ -32,7 +32,10 @@ const EVENT_TYPES = [
 const DAYS = ['2026-03-01', '2026-03-02', '2026-03-03', '2026-03-04'];
 const ORIGIN = Date.UTC(2026, 2, 1);
 /** Local midnights of the days in each zone, in ms after ORIGIN, where the generated instants crowd. */
-const MIDNIGHTS: Record<(typeof ZONES)[number], number> = { 'America/Sao_Paulo': 3 * 3_600_000, 'Asia/Kolkata': -5.5 * 3_600_000 };
+const MIDNIGHTS: Record<(typeof ZONES)[number], number> = {
+  'America/Sao_Paulo': 3 * 3_600_000,
+  'Asia/Kolkata': -5.5 * 3_600_000,
+};
 
 interface Gen {
   zone: (typeof ZONES)[number];
@@ -50,7 +53,11 @@ interface Gen {
   tokens: [number, number][];
   since: number;
   length: number;
-  filter: { kind: 'none' } | { kind: 'channel'; channels: string[] } | { kind: 'team' | 'agent' | 'foreign' } | { kind: 'user'; user: number };
+  filter:
+    | { kind: 'none' }
+    | { kind: 'channel'; channels: string[] }
+    | { kind: 'team' | 'agent' | 'foreign' }
+    | { kind: 'user'; user: number };
 }
 
 /** An instant in ms after ORIGIN: near a local midnight (a second or a minute either side), or anywhere. */
@@ -123,13 +130,23 @@ async function insertUser(businessId: string, name: string) {
   const id = newId();
   await t.database.db
     .insertInto('users')
-    .values({ business_id: businessId, id, email: `${id}@x.test`, name, password_hash: null, created_at: new Date().toISOString() } as never)
+    .values({
+      business_id: businessId,
+      id,
+      email: `${id}@x.test`,
+      name,
+      password_hash: null,
+      created_at: new Date().toISOString(),
+    })
     .execute();
   return id;
 }
 async function insertTeam(businessId: string) {
   const id = newId();
-  await t.database.db.insertInto('teams').values({ business_id: businessId, id, name: 'T', created_at: new Date().toISOString() }).execute();
+  await t.database.db
+    .insertInto('teams')
+    .values({ business_id: businessId, id, name: 'T', created_at: new Date().toISOString() })
+    .execute();
   return id;
 }
 
@@ -169,8 +186,14 @@ function expectRows(actual: Record<string, unknown>[], expected: Record<string, 
     expect(Object.keys(row).sort(), what).toEqual(Object.keys(expected[i]).sort());
     for (const [key, value] of Object.entries(expected[i])) {
       if (typeof value === 'number' && typeof row[key] === 'number')
-        expect(Math.abs((row[key] as number) - value), `${what}[${i}].${key}: ${JSON.stringify(row)} vs ${JSON.stringify(expected[i])}`).toBeLessThan(0.0011);
-      else expect(row[key], `${what}[${i}].${key}: ${JSON.stringify(row)} vs ${JSON.stringify(expected[i])}`).toEqual(value);
+        expect(
+          Math.abs((row[key]) - value),
+          `${what}[${i}].${key}: ${JSON.stringify(row)} vs ${JSON.stringify(expected[i])}`,
+        ).toBeLessThan(0.0011);
+      else
+        expect(row[key], `${what}[${i}].${key}: ${JSON.stringify(row)} vs ${JSON.stringify(expected[i])}`).toEqual(
+          value,
+        );
     }
   });
 }
@@ -198,8 +221,16 @@ it('gives every table the figures the model computes from the same rows', async 
           }),
         );
       // Each row a distinct millisecond, so "the first after" never meets a tie.
-      const messages = g.messages.map((m, i) => ({ ...m, conversation: m.conversation % convs.length, at: m.at + i + 1 }));
-      const events = g.events.map((e, i) => ({ ...e, conversation: e.conversation % convs.length, at: e.at + 100 + i }));
+      const messages = g.messages.map((m, i) => ({
+        ...m,
+        conversation: m.conversation % convs.length,
+        at: m.at + i + 1,
+      }));
+      const events = g.events.map((e, i) => ({
+        ...e,
+        conversation: e.conversation % convs.length,
+        at: e.at + 100 + i,
+      }));
       const messageIds: string[] = [];
       for (const m of messages) {
         const inbound = m.sender === 'contact';
@@ -212,7 +243,8 @@ it('gives every table the figures the model computes from the same rows', async 
           agent_id: m.sender === 'ai_agent' ? agent : null,
         });
         messageIds.push(row.id);
-        if (m.sender === 'ai_agent' && m.followUp) await insertFollowUpRun(db, b, convs[m.conversation].id, agent, row.id);
+        if (m.sender === 'ai_agent' && m.followUp)
+          await insertFollowUpRun(db, b, convs[m.conversation].id, agent, row.id);
       }
       for (const e of events) {
         const byHuman = e.type === 'manual_control_activated' && e.byUser !== null;
@@ -227,7 +259,8 @@ it('gives every table the figures the model computes from the same rows', async 
       }
       const tokenDays = new Map<string, number>();
       for (const [day, tokens] of g.tokens) tokenDays.set(DAYS[day], tokens);
-      for (const [day, tokens] of tokenDays) await db.insertInto('ai_token_usage').values({ business_id: b, day, tokens }).execute();
+      for (const [day, tokens] of tokenDays)
+        await db.insertInto('ai_token_usage').values({ business_id: b, day, tokens }).execute();
 
       // The model.
       const since = DAYS[g.since];
@@ -401,7 +434,10 @@ it('gives every table the figures the model computes from the same rows', async 
         ai.handoff_reasons.rows,
         [...reasons.entries()]
           .map(([reason, count]) => ({ reason, count }))
-          .sort((x, y) => y.count - x.count || (x.reason === null ? 1 : y.reason === null ? -1 : x.reason < y.reason ? -1 : 1)),
+          .sort(
+            (x, y) =>
+              y.count - x.count || (x.reason === null ? 1 : y.reason === null ? -1 : x.reason < y.reason ? -1 : 1),
+          ),
         'ai.handoff_reasons',
       );
       expectRows(
@@ -423,7 +459,9 @@ it('gives every table the figures the model computes from the same rows', async 
               .filter((e) => e.type === 'manual_control_activated' && e.byUser === u)
               .map((e) => {
                 const release = events
-                  .filter((r) => r.conversation === e.conversation && r.type === 'manual_control_released' && r.at > e.at)
+                  .filter(
+                    (r) => r.conversation === e.conversation && r.type === 'manual_control_released' && r.at > e.at,
+                  )
                   .map((r) => r.at);
                 return (Math.min(release.length ? Math.min(...release) : Infinity, periodEnd) - e.at) / 1000;
               });
@@ -432,7 +470,9 @@ it('gives every table the figures the model computes from the same rows', async 
               name: u === 0 ? 'Ann' : 'Bob',
               conversations_handled: new Set(replies.map((m) => m.conversation)).size,
               replies_sent: replies.length,
-              first_response_median: ms3(percentile(firsts(answered.filter((a) => a.sender === 'human' && a.user === u)), 0.5)),
+              first_response_median: ms3(
+                percentile(firsts(answered.filter((a) => a.sender === 'human' && a.user === u)), 0.5),
+              ),
               manual_control_seconds: ms3(control.reduce((s, x) => s + x, 0)),
             };
           })

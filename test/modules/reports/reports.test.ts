@@ -37,8 +37,20 @@ beforeAll(async () => {
     headers: adminHeaders,
     payload: { ai_daily_token_budget: 10_000 },
   });
-  una = (await createUser(t.app, acme.businessId, { email: 'una@acme.test', name: 'Una', password: 'correct horse 1', role: 'admin' })).id;
-  await createUser(t.app, acme.businessId, { email: 'vic@acme.test', name: 'Vic', password: 'correct horse 2', role: 'agent' });
+  una = (
+    await createUser(t.app, acme.businessId, {
+      email: 'una@acme.test',
+      name: 'Una',
+      password: 'correct horse 1',
+      role: 'admin',
+    })
+  ).id;
+  await createUser(t.app, acme.businessId, {
+    email: 'vic@acme.test',
+    name: 'Vic',
+    password: 'correct horse 2',
+    role: 'agent',
+  });
   otherUser = (await createUser(t.app, other.businessId, { email: 'o@other.test', name: 'Oz' })).id;
   agent = await insertAgent(db, acme.businessId, 'Ava');
   const b = acme.businessId;
@@ -61,7 +73,12 @@ beforeAll(async () => {
   await msg('A', '2026-03-02T03:00:00Z', 'contact');
   await msg('A', '2026-03-02T03:01:00Z', 'ai_agent', { agent_id: agent });
   await msg('A', '2026-03-02T03:05:00Z', 'human', { user_id: una });
-  await insertEvent(db, b, conv.A, { type: 'conversation_resolved', created_at: '2026-03-02T04:00:00Z', actor_type: 'human', user_id: una });
+  await insertEvent(db, b, conv.A, {
+    type: 'conversation_resolved',
+    created_at: '2026-03-02T04:00:00Z',
+    actor_type: 'human',
+    user_id: una,
+  });
   // B: email, the business's API answers in 120 s; Una takes manual control for 10 minutes.
   await open('B', 'email', '2026-03-03T12:00:00Z');
   await msg('B', '2026-03-03T12:00:00Z', 'contact');
@@ -73,7 +90,11 @@ beforeAll(async () => {
     data: { reason: 'angry' },
   });
   await msg('B', '2026-03-03T12:02:00Z', 'api');
-  await insertEvent(db, b, conv.B, { type: 'manual_control_released', created_at: '2026-03-03T12:11:00Z', data: { reason: 'x' } });
+  await insertEvent(db, b, conv.B, {
+    type: 'manual_control_released',
+    created_at: '2026-03-03T12:11:00Z',
+    data: { reason: 'x' },
+  });
   // C: a question one second before the period's end, unanswered.
   await open('C', 'whatsapp', '2026-03-04T02:59:59Z');
   await msg('C', '2026-03-04T02:59:59Z', 'contact');
@@ -83,17 +104,39 @@ beforeAll(async () => {
   await msg('D', '2026-03-02T10:00:30Z', 'ai_agent', { agent_id: agent });
   const followUp = await msg('D', '2026-03-02T11:00:00Z', 'ai_agent', { agent_id: agent });
   await insertFollowUpRun(db, b, conv.D.id, agent, followUp.id);
-  await insertEvent(db, b, conv.D, { type: 'transfer_fallback_required', created_at: '2026-03-02T11:10:00Z', actor_type: 'ai_agent', agent_id: agent, data: { reason: 'no one' } });
-  await insertEvent(db, b, conv.D, { type: 'sentiment_analyzed', created_at: '2026-03-02T11:30:00Z', actor_type: 'ai_agent', agent_id: agent, data: { sentiment: 'POSITIVE' } });
+  await insertEvent(db, b, conv.D, {
+    type: 'transfer_fallback_required',
+    created_at: '2026-03-02T11:10:00Z',
+    actor_type: 'ai_agent',
+    agent_id: agent,
+    data: { reason: 'no one' },
+  });
+  await insertEvent(db, b, conv.D, {
+    type: 'sentiment_analyzed',
+    created_at: '2026-03-02T11:30:00Z',
+    actor_type: 'ai_agent',
+    agent_id: agent,
+    data: { sentiment: 'POSITIVE' },
+  });
   // Local 4 March: after the period.
-  await insertEvent(db, b, conv.D, { type: 'sentiment_analyzed', created_at: '2026-03-04T03:30:00Z', actor_type: 'ai_agent', agent_id: agent, data: { sentiment: 'NEGATIVE' } });
+  await insertEvent(db, b, conv.D, {
+    type: 'sentiment_analyzed',
+    created_at: '2026-03-04T03:30:00Z',
+    actor_type: 'ai_agent',
+    agent_id: agent,
+    data: { sentiment: 'NEGATIVE' },
+  });
   await db.insertInto('ai_token_usage').values({ business_id: b, day: '2026-03-02', tokens: 1500 }).execute();
 });
 afterAll(() => t.close());
 
 describe('the business time zone', () => {
   it('is UTC by default, set by the operator API, and refused when PostgreSQL does not know it', async () => {
-    const read = await t.app.inject({ method: 'GET', url: `/admin/v1/businesses/${other.businessId}`, headers: adminHeaders });
+    const read = await t.app.inject({
+      method: 'GET',
+      url: `/admin/v1/businesses/${other.businessId}`,
+      headers: adminHeaders,
+    });
     expect(read.json().business.time_zone).toBe('UTC');
     for (const bad of ['Mars/Olympus', 'utc+3; drop table', '']) {
       const res = await t.app.inject({
@@ -106,7 +149,12 @@ describe('the business time zone', () => {
       expect(res.json().error.code).toBe('validation_error');
     }
     const res = await getReport(t.app, acme.businessId, 'volume', PERIOD);
-    expect(res.json()).toMatchObject({ report: 'volume', since: '2026-03-02', until: '2026-03-03', time_zone: 'America/Sao_Paulo' });
+    expect(res.json()).toMatchObject({
+      report: 'volume',
+      since: '2026-03-02',
+      until: '2026-03-03',
+      time_zone: 'America/Sao_Paulo',
+    });
   });
 });
 
@@ -142,9 +190,30 @@ describe('volume', () => {
 describe('speed', () => {
   it('measures first responses and resolutions from the first question of the period', async () => {
     expect(await tableOf('speed', 'summary')).toEqual([
-      { answered_first_by: 'ai', conversations: 2, first_response_median: 45, first_response_p90: 57, resolution_median: 3600, resolution_p90: 3600 },
-      { answered_first_by: 'person', conversations: 1, first_response_median: 120, first_response_p90: 120, resolution_median: null, resolution_p90: null },
-      { answered_first_by: 'all', conversations: 4, first_response_median: 60, first_response_p90: 108, resolution_median: 3600, resolution_p90: 3600 },
+      {
+        answered_first_by: 'ai',
+        conversations: 2,
+        first_response_median: 45,
+        first_response_p90: 57,
+        resolution_median: 3600,
+        resolution_p90: 3600,
+      },
+      {
+        answered_first_by: 'person',
+        conversations: 1,
+        first_response_median: 120,
+        first_response_p90: 120,
+        resolution_median: null,
+        resolution_p90: null,
+      },
+      {
+        answered_first_by: 'all',
+        conversations: 4,
+        first_response_median: 60,
+        first_response_p90: 108,
+        resolution_median: 3600,
+        resolution_p90: 3600,
+      },
     ]);
     expect(await tableOf('speed', 'daily')).toEqual([
       { date: '2026-03-02', answered_first_by: 'ai', first_response_median: 45, first_response_p90: 57 },
@@ -183,7 +252,14 @@ describe('ai', () => {
 describe('team', () => {
   it("gives each person's replies, first responses and time in manual control", async () => {
     expect(await tableOf('team', 'users')).toEqual([
-      { user_id: una, name: 'Una', conversations_handled: 1, replies_sent: 1, first_response_median: null, manual_control_seconds: 600 },
+      {
+        user_id: una,
+        name: 'Una',
+        conversations_handled: 1,
+        replies_sent: 1,
+        first_response_median: null,
+        manual_control_seconds: 600,
+      },
       expect.objectContaining({ name: 'Vic', conversations_handled: 0, replies_sent: 0, manual_control_seconds: 0 }),
     ]);
   });
@@ -255,7 +331,9 @@ describe('bad input', () => {
   });
 
   it('takes a period of 366 days', async () => {
-    expect((await getReport(t.app, acme.businessId, 'volume', 'since=2024-01-01&until=2024-12-31')).statusCode).toBe(200);
+    expect((await getReport(t.app, acme.businessId, 'volume', 'since=2024-01-01&until=2024-12-31')).statusCode).toBe(
+      200,
+    );
   });
 });
 
