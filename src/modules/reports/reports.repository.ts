@@ -175,9 +175,12 @@ export const reportsRepository = {
         select m.conversation_id,
           bool_or(m.sender_type = 'ai_agent') as ai,
           bool_or(m.sender_type in ('human', 'api')) as person,
-          count(fu.id) as follow_ups
+          -- One probe of ai_runs_reply per AI message of the period, rather than a join that could read
+          -- every run of the business.
+          count(*) filter (where m.sender_type = 'ai_agent' and exists (
+            select 1 from ai_runs fu
+            where fu.business_id = m.business_id and fu.reply_message_id = m.id and fu.kind = 'follow_up')) as follow_ups
         from messages m
-        left join ai_runs fu on fu.business_id = m.business_id and fu.reply_message_id = m.id and fu.kind = 'follow_up'
         where m.business_id = ${s.businessId} and ${within(s, 'm')} and ${counted('m')}
           and m.direction = 'outbound' ${ofConversations(s, 'm')}
         group by m.conversation_id
