@@ -127,6 +127,15 @@ beforeAll(async () => {
     data: { sentiment: 'NEGATIVE' },
   });
   await db.insertInto('ai_token_usage').values({ business_id: b, day: '2026-03-02', tokens: 1500 }).execute();
+  // A test contact's conversation, left out of every report as the exports leave it out.
+  const tester = await insertContact(db, b, { is_test: true });
+  const test = await insertConversation(db, b, tester.id, { channel: 'sms', created_at: '2026-03-02T12:00:00Z' });
+  await insertMessage(db, b, test, { created_at: '2026-03-02T12:00:00Z' });
+  await insertMessage(db, b, test, {
+    created_at: '2026-03-02T12:01:00Z',
+    sender_type: 'ai_agent',
+    direction: 'outbound',
+  });
 });
 afterAll(() => t.close());
 
@@ -159,7 +168,7 @@ describe('the business time zone', () => {
 });
 
 describe('volume', () => {
-  it('counts by local day and channel, and every weekday-hour cell', async () => {
+  it('counts by local day and channel, and every weekday-hour cell, without test contacts', async () => {
     expect(await tableOf('volume', 'by_channel')).toEqual([
       { channel: 'email', conversations_opened: 1, messages_in: 1, messages_out: 1 },
       { channel: 'whatsapp', conversations_opened: 2, messages_in: 3, messages_out: 4 },
