@@ -6,7 +6,9 @@ import type { ReportTable } from './reports.schemas.ts';
  */
 function field(value: string | number | null | undefined): string {
   if (value == null) return '';
-  const text = String(value);
+  // Text a spreadsheet would run as a formula (a user's name, a handoff reason: free text) starts
+  // with a quote, as OWASP advises against CSV injection; numbers are written as they are.
+  const text = typeof value === 'string' && /^[=+\-@\t\r]/.test(value) ? `'${value}` : String(value);
   return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
 }
 

@@ -316,6 +316,13 @@ describe('CSV', () => {
       `${una},"Una ""U"", Jr.",1,1,,600`,
     ]);
   });
+
+  it('writes text a spreadsheet would run as a formula as text', async () => {
+    await t.database.db.updateTable('users').set({ name: '=HYPERLINK("http://x")' }).where('id', '=', una).execute();
+    const res = await getReport(t.app, acme.businessId, 'team', `${PERIOD}&format=csv&table=users`);
+    await t.database.db.updateTable('users').set({ name: 'Una' }).where('id', '=', una).execute();
+    expect(res.body.split('\r\n')[1]).toBe(`${una},"'=HYPERLINK(""http://x"")",1,1,,600`);
+  });
 });
 
 describe('bad input', () => {
