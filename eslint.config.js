@@ -31,6 +31,7 @@ export default tseslint.config(
     ignores: [
       'node_modules/**',
       'dist/**',
+      '.server-bundle-*/**',
       'coverage/**',
       'web/dist/**',
       'web/src/api/schema.d.ts',

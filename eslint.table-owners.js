@@ -44,6 +44,7 @@ export const TABLE_OWNERS = {
   channel_link_keys: 'modules/channels',
   channel_accounts: 'modules/channels',
   rate_limit_counters: 'http',
+  channel_paces: 'modules/sending',
 };
 
 /** Kysely's write builders, whose first argument names the table. */

@@ -1,4 +1,5 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { Redis } from 'ioredis';
 import { fileURLToPath } from 'node:url';
 import { appComponents, runComponents } from './components.ts';
 import type { Config } from './config.ts';
@@ -11,6 +12,7 @@ import { registerValidation } from './http/validation.ts';
 import { OutboxWorker } from './jobs/outbox.worker.ts';
 import { WorkerSession } from './jobs/worker-session.ts';
 import { ApiKeyCache } from './modules/api-keys/api-key-cache.ts';
+import { databasePaceStore, redisPaceStore } from './modules/sending/channel-pace.store.ts';
 import type { Clock } from './lib/clock.ts';
 import type { WebhookWorkerOptions } from './modules/webhooks/webhook-worker.ts';
 import type { LiveOptions } from './modules/live/live.hub.ts';
@@ -102,7 +104,15 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   worker.register(services.media.fetchJobHandler());
   worker.register(services.inbound.profileJobHandler());
   for (const handler of services.mirroring.jobHandlers(app.log)) worker.register(handler);
-  worker.register(services.sending.sendJobHandler(app.log));
+  // Processes sharing a database share each channel's pace: in Redis when set, else in PostgreSQL
+  // (the embedded engine is one process's, which paces alone).
+  const paceStore = config.redisUrl
+    ? redisPaceStore(new Redis(config.redisUrl, { maxRetriesPerRequest: 2 }))
+    : deps.database.engine === 'postgres'
+      ? databasePaceStore(db)
+      : undefined;
+  if (paceStore) app.addHook('onClose', () => paceStore.close());
+  worker.register(services.sending.sendJobHandler(app.log, undefined, paceStore));
   worker.register(services.contactMerge.moveJobHandler(app.log));
   worker.register(services.aiRuns.runJobHandler(app.log));
   for (const handler of services.aiTimers.jobHandlers()) worker.register(handler);

@@ -33,6 +33,7 @@ import * as channelCredentials from './migrations/0036-channel-credentials.ts';
 import * as inboundCursors from './migrations/0037-inbound-cursors.ts';
 import * as sessionsActivity from './migrations/0041-sessions-activity.ts';
 import * as channelLinks from './migrations/0042-channel-links.ts';
+import * as channelPaces from './migrations/0043-channel-paces.ts';
 import * as domainEventsKeyedByBusiness from './migrations/0044-domain-events-by-business.ts';
 import * as channelAccounts from './migrations/0045-channel-accounts.ts';
 import * as tokenLookups from './migrations/0046-token-lookups.ts';
@@ -76,6 +77,7 @@ const migrations: Record<string, Migration> = {
   '0037-inbound-cursors': inboundCursors,
   '0041-sessions-activity': sessionsActivity,
   '0042-channel-links': channelLinks,
+  '0043-channel-paces': channelPaces,
   '0044-domain-events-by-business': domainEventsKeyedByBusiness,
   '0045-channel-accounts': channelAccounts,
   '0046-token-lookups': tokenLookups,

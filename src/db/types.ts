@@ -244,6 +244,12 @@ export interface RateLimitCountersTable {
   hits: number;
 }
 
+export interface ChannelPacesTable {
+  channel_id: string;
+  next_at: Timestamp;
+  granted: boolean;
+}
+
 export interface ChannelsTable {
   business_id: string;
   id: string;
@@ -567,6 +573,7 @@ export interface Database {
   events: EventsTable;
   conversation_reads: ConversationReadsTable;
   rate_limit_counters: RateLimitCountersTable;
+  channel_paces: ChannelPacesTable;
   domain_events: DomainEventsTable;
   domain_event_subscribers: DomainEventSubscribersTable;
   domain_event_pending: DomainEventPendingTable;

@@ -1,3 +1,5 @@
+import type { ChannelPaceStore } from './channel-pace.store.ts';
+
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** A token bucket whose callers are served in order (each waits for the one before). */
@@ -36,13 +38,20 @@ interface Lane {
  *
  * Both waits come before the record, so a crash during either leaves a message that is sent again.
  *
- * Pacing lives in this process: several processes sending from one number each get the full pace
- * (run one sending process per number, or lower the channel's pace, when that matters).
+ * With a shared store (`shared`: Redis, or PostgreSQL's `channel_paces`), acquire() also takes the
+ * caller's turn there, at the same rate, so the processes sending from one number share its pace:
+ * each turn is one round trip to the store. A turn further than the caller wants to wait is not
+ * taken (the job goes back to the queue). admit() still spreads the calls of this process only.
  */
 export class ChannelPacer {
   private readonly lanes = new Map<string, Lane>();
+  private readonly now: () => number;
+  private readonly shared: ChannelPaceStore | undefined;
 
-  constructor(private readonly now: () => number = () => performance.now()) {}
+  constructor(options: { shared?: ChannelPaceStore; now?: () => number } = {}) {
+    this.now = options.now ?? (() => performance.now());
+    this.shared = options.shared;
+  }
 
   /** Roughly how long a new caller would wait for the channel's next turn (ms). */
   backlogMs(channelId: string, perSecond: number): number {
@@ -50,11 +59,34 @@ export class ChannelPacer {
     return lane ? (lane.waiting * 1000) / rateOf(perSecond) : 0;
   }
 
-  /** Resolves when it is the caller's turn to prepare one call on the channel. */
-  acquire(channelId: string, perSecond: number): Promise<void> {
+  /**
+   * Resolves when it is the caller's turn to prepare one call on the channel, to 0; or, when the
+   * shared store's turn is over `maxWaitMs` away, at once to how far away it is (nothing taken).
+   */
+  async acquire(channelId: string, perSecond: number, maxWaitMs = 3_600_000): Promise<number> {
     const lane = this.lane(channelId, perSecond);
     lane.waiting++;
-    return this.inTurn(lane.grants, () => this.take(lane.grants, perSecond)).finally(() => lane.waiting--);
+    let wait = 0;
+    let refused: number | undefined;
+    try {
+      await this.inTurn(lane.grants, async () => {
+        await this.take(lane.grants, perSecond);
+        if (!this.shared) return;
+        const turn = await this.shared.take(channelId, 1000 / rateOf(perSecond), capacity(perSecond), maxWaitMs);
+        if (turn.granted) wait = turn.waitMs;
+        else {
+          // The local token goes back: this caller makes no call now.
+          lane.grants.tokens = Math.min(capacity(perSecond), lane.grants.tokens + 1);
+          refused = turn.waitMs;
+        }
+      });
+    } finally {
+      lane.waiting--;
+    }
+    // Waited outside the lane's turn: the next caller of this process takes its own shared turn meanwhile.
+    if (refused !== undefined) return refused;
+    if (wait > 0) await sleep(wait);
+    return 0;
   }
 
   /** Resolves when the caller may start its call (see the class); counts the start. */

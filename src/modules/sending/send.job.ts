@@ -180,7 +180,9 @@ export class SendJobHandler implements JobHandler {
     const backlog = this.pacer.backlogMs(channel.id, channel.pace_per_second);
     if (backlog > this.options.maxPaceWaitMs)
       return { retryInSeconds: backlog / 1000, error: 'waiting for the channel pace' };
-    await this.pacer.acquire(channel.id, channel.pace_per_second);
+    // The channel's turn shared with other processes is not taken when it is as far away.
+    const refused = await this.pacer.acquire(channel.id, channel.pace_per_second, this.options.maxPaceWaitMs);
+    if (refused > 0) return { retryInSeconds: refused / 1000, error: 'waiting for the channel pace' };
 
     // The mark is committed in `beforeSend`, which the adapter calls once its connection is open and
     // before it writes the first byte of the request: everything that can fail without the provider

@@ -13,6 +13,7 @@ import type { ContactsService } from '../contacts/contacts.service.ts';
 import type { TemplatesService } from '../templates/templates.service.ts';
 import { usersRepository } from '../users/users.repository.ts';
 import { ChannelPacer } from './channel-pacer.ts';
+import type { ChannelPaceStore } from './channel-pace.store.ts';
 import { SendJobHandler, type SendJobOptions } from './send.job.ts';
 import type { ChannelFailureLog } from './channel-failures.ts';
 import type { DomainEventDispatcher } from '../domain-events/domain-events.dispatcher.ts';
@@ -86,9 +87,15 @@ export class SendingService {
    * The worker side: delivers queued sends to the providers (register it on the outbox worker);
    * channels whose sends fail are reported to `log`.
    */
-  sendJobHandler(log?: ChannelFailureLog, options?: SendJobOptions): SendJobHandler {
+  sendJobHandler(log?: ChannelFailureLog, options?: SendJobOptions, pace?: ChannelPaceStore): SendJobHandler {
     return new SendJobHandler(
-      { db: this.db, channels: this.channels, pacer: new ChannelPacer(), log, domainEvents: this.domainEvents },
+      {
+        db: this.db,
+        channels: this.channels,
+        pacer: new ChannelPacer({ shared: pace }),
+        log,
+        domainEvents: this.domainEvents,
+      },
       options,
     );
   }
