@@ -104,7 +104,9 @@ describe.runIf(engine === 'postgres')('many server processes on one PostgreSQL',
       RATE_LIMIT_EXPORTS_PER_MINUTE: String(EXPORTS_PER_WINDOW),
       ...(process.env.TEST_REDIS_URL ? { REDIS_URL: process.env.TEST_REDIS_URL } : {}),
     };
+    const t0 = performance.now();
     servers = await Promise.all([0, 1, 2].map(() => startServerProcess(bundle.entry, env)));
+    console.info(`3 processes started in ${Math.round(performance.now() - t0)} ms`);
 
     const business = await call(servers[0], 'POST', '/admin/v1/businesses', { name: 'Acme' }, admin);
     businessId = business.json.business.id;
@@ -249,13 +251,17 @@ describe.runIf(engine === 'postgres')('many server processes on one PostgreSQL',
   });
 
   it('shares the rate limits: one budget per business across the processes', async () => {
+    const since = new Date(Date.now() - 3_600_000).toISOString();
     const answers = await Promise.all(
       Array.from({ length: EXPORTS_PER_WINDOW + 10 }, (_, i) =>
-        call(servers[i % 3], 'GET', '/external/v2/messages?since=2020-01-01T00:00:00Z&limit=1'),
+        call(servers[i % 3], 'GET', `/external/v2/messages?since=${since}&limit=1`),
       ),
     );
     const statuses = answers.map((a) => a.status);
-    expect(statuses.filter((s) => s === 200), JSON.stringify(answers[0])).toHaveLength(EXPORTS_PER_WINDOW);
+    expect(
+      statuses.filter((s) => s === 200),
+      JSON.stringify(answers[0]),
+    ).toHaveLength(EXPORTS_PER_WINDOW);
     expect(statuses.filter((s) => s === 429)).toHaveLength(10);
   });
 
