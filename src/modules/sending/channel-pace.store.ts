@@ -8,6 +8,8 @@ export interface Turn {
   granted: boolean;
   /** Milliseconds until the turn (granted), or until the channel's next free turn (not granted). */
   waitMs: number;
+  /** When that turn falls, in milliseconds since the epoch on the store's clock. */
+  at: number;
 }
 
 /**
@@ -40,19 +42,20 @@ export function databasePaceStore(db: Db): ChannelPaceStore {
       // Where the next free turn would move to if taken: one interval after max(next, now).
       const moved = sql`greatest(p.next_at + ${interval}, excluded.next_at)`;
       const fits = sql`${moved} - ${burst}::int * ${interval} <= excluded.next_at - ${interval} + ${maxWaitMs}::float8 * interval '1 millisecond'`;
-      const { rows } = await sql<{ granted: boolean; next_ms: number }>`
+      const { rows } = await sql<{ granted: boolean; next_at: number; now: number }>`
         insert into channel_paces as p (channel_id, next_at, granted)
         values (${channelId}::uuid, clock_timestamp() + ${interval}, true)
         on conflict (channel_id) do update set
           granted = ${fits},
           next_at = case when ${fits} then ${moved} else p.next_at end
-        returning granted, extract(epoch from next_at - clock_timestamp()) * 1000 as next_ms`.execute(db);
-      const { granted, next_ms } = rows[0];
-      const nextMs = Number(next_ms);
+        returning granted, extract(epoch from next_at) * 1000 as next_at,
+          extract(epoch from clock_timestamp()) * 1000 as now`.execute(db);
+      const { granted } = rows[0];
       // Granted: the turn taken is `burst` intervals before the new next one. Not: the free turn is
       // one interval after the stored one, less the burst.
-      const waitMs = granted ? nextMs - burst * intervalMs : nextMs + intervalMs - burst * intervalMs;
-      return { granted, waitMs: Math.max(0, waitMs) };
+      const turn = Number(rows[0].next_at) - (granted ? burst : burst - 1) * intervalMs;
+      const now = Number(rows[0].now);
+      return { granted, waitMs: Math.max(0, turn - now), at: Math.max(turn, now) };
     },
     close: async () => {},
   };
@@ -67,19 +70,23 @@ local interval, burst, maxWait = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(
 local next = tonumber(redis.call('GET', KEYS[1]) or '0')
 local moved = math.max(next, now) + interval
 local wait = moved - burst * interval - now
-if wait > maxWait then return {0, tostring(wait)} end
+if wait > maxWait then return {0, tostring(wait), tostring(now + wait)} end
 redis.call('SET', KEYS[1], tostring(moved), 'PX', math.ceil(moved - now) + 60000)
-return {1, tostring(wait)}`;
+return {1, tostring(wait), tostring(math.max(now, now + wait))}`;
 
 /** Turns in Redis: one script per turn, so concurrent processes never take the same one. */
 export function redisPaceStore(redis: Redis, prefix = 'pace:'): ChannelPaceStore {
   return {
     async take(channelId, intervalMs, burst, maxWaitMs) {
-      const [granted, wait] = (await redis.eval(REDIS_TAKE, 1, prefix + channelId, intervalMs, burst, maxWaitMs)) as [
-        number,
-        string,
-      ];
-      return { granted: granted === 1, waitMs: Math.max(0, Number(wait)) };
+      const [granted, wait, at] = (await redis.eval(
+        REDIS_TAKE,
+        1,
+        prefix + channelId,
+        intervalMs,
+        burst,
+        maxWaitMs,
+      )) as [number, string, string];
+      return { granted: granted === 1, waitMs: Math.max(0, Number(wait)), at: Number(at) };
     },
     close: async () => {
       await redis.quit();
