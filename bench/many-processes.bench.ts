@@ -3,6 +3,7 @@
  * for 1, 2 and 4 processes (`npm start`'s command line each, on ports --port, --port + 1, ...) over
  * one fresh database,
  *
+ * - idle: PostgreSQL's CPU over 5 s with the processes doing nothing (their workers' polls);
  * - inbound: signed WhatsApp notifications (one text message each) posted by --concurrency clients
  *   spread evenly over the processes, each posting its next as soon as the last is answered, for
  *   --duration seconds: messages stored per second, answer latency, and PostgreSQL's CPU per message
@@ -116,6 +117,11 @@ async function run(processes: number, graph: FakeGraphApi) {
     await setPace(services[0].url, tenant.businessId, channel.id, 1000);
     const backends = () => postgresBackends(values.db);
 
+    // Idle: what the processes' workers cost PostgreSQL with nothing to do (their polls).
+    const idleCpu = new CpuMeter(backends).start();
+    await new Promise((resolve) => setTimeout(resolve, 5_000));
+    const idlePgMsPerSec = (idleCpu.seconds() * 1000) / 5;
+
     // Inbound: a new sender every 4 messages.
     const senders = (i: number) => phoneOf(1_000_000 + Math.floor(i / 4));
     const inboundCpu = new CpuMeter(backends).start();
@@ -152,6 +158,7 @@ async function run(processes: number, graph: FakeGraphApi) {
     return {
       processes,
       load: [load1, load2].map((l) => l.toFixed(1)).join(' / '),
+      idlePgCpuMsPerSec: idlePgMsPerSec.toFixed(1),
       inbound: {
         perSec: inbound.perSec.toFixed(0),
         p50: inbound.latency.p50.toFixed(1),
@@ -185,10 +192,10 @@ for (const n of values.processes.split(',').map(Number)) {
 await graph.close();
 
 console.log(
-  '\n| processes | load (1 min) | inbound/s | p50 / p99 ms | PG CPU ms per inbound | sends accepted/s | delivered/s | PG CPU ms per send | claims running | waiting on a lock |',
+  '\n| processes | load (1 min) | idle: PG CPU ms/s | inbound/s | p50 / p99 ms | PG CPU ms per inbound | sends accepted/s | delivered/s | PG CPU ms per send | claims running | waiting on a lock |',
 );
-console.log('|---|---|---|---|---|---|---|---|---|---|');
+console.log('|---|---|---|---|---|---|---|---|---|---|---|');
 for (const r of results)
   console.log(
-    `| ${r.processes} | ${r.load} | ${r.inbound.perSec} | ${r.inbound.p50} / ${r.inbound.p99} | ${r.inbound.pgCpuMsPerMessage} | ${r.sends.acceptedPerSec} | ${r.sends.deliveredPerSec} | ${r.sends.pgCpuMsPerSend} | ${r.sends.claimsRunning} | ${r.sends.claimsWaitingOnLock} |`,
+    `| ${r.processes} | ${r.load} | ${r.idlePgCpuMsPerSec} | ${r.inbound.perSec} | ${r.inbound.p50} / ${r.inbound.p99} | ${r.inbound.pgCpuMsPerMessage} | ${r.sends.acceptedPerSec} | ${r.sends.deliveredPerSec} | ${r.sends.pgCpuMsPerSend} | ${r.sends.claimsRunning} | ${r.sends.claimsWaitingOnLock} |`,
   );
