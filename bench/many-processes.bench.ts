@@ -10,9 +10,9 @@
  *   (its backends' utime + stime from /proc, before and after);
  * - sends: POST /external/v2/messages/send the same way to the inbound senders, on a channel paced at
  *   1 000/s (its turns shared by every process), then until the fake Graph API has every one: sends
- *   accepted and delivered per second, PostgreSQL's CPU per send, and the outbox claim's contention:
- *   pg_stat_activity sampled every 20 ms during the sends, the claims running (`SKIP LOCKED`) and the
- *   share of them waiting on a lock.
+ *   accepted and delivered per second, PostgreSQL's CPU per send, and the contention: pg_stat_activity
+ *   sampled every 20 ms, the outbox claims running (`SKIP LOCKED`), the sessions active and those
+ *   waiting on a lock, with the statements that wait most (during the inbound part too).
  *
  *   npx tsx bench/many-processes.bench.ts [--processes 1,2,4] [--duration 10] [--concurrency 32]
  *     [--port 4850] [--db bench_many] [--redis redis://127.0.0.1:6379]
@@ -76,23 +76,32 @@ async function closedLoop(services: RunningProcess[], next: (i: number) => Plann
   return { accepted, failures, wallSec, perSec: accepted.length / wallSec, latency: percentiles(latencies) };
 }
 
-/** Samples the outbox claims running on the database every 20 ms until stopped. */
-function claimSampler(databaseUrl: string) {
+/**
+ * Samples the database's active sessions every 20 ms until stopped: the outbox claims running
+ * (`SKIP LOCKED`), and the sessions waiting on a lock, by the start of their statement.
+ */
+function lockSampler(databaseUrl: string) {
   const client = new pg.Client({ connectionString: databaseUrl });
   let samples = 0;
-  let running = 0;
-  let waiting = 0;
+  let claims = 0;
+  let active = 0;
+  const waiting = new Map<string, number>();
   let stopped = false;
   const done = (async () => {
     await client.connect();
     while (!stopped) {
-      const { rows } = await client.query<{ wait: string | null }>(
-        `select wait_event_type as wait from pg_stat_activity
-          where state = 'active' and query ilike '%skip locked%' and query ilike '%outbox%' and pid <> pg_backend_pid()`,
+      const { rows } = await client.query<{ wait: string | null; query: string }>(
+        `select wait_event_type as wait, query from pg_stat_activity
+          where state = 'active' and datname = current_database() and pid <> pg_backend_pid()`,
       );
       samples++;
-      running += rows.length;
-      waiting += rows.filter((r) => r.wait === 'Lock').length;
+      active += rows.length;
+      for (const row of rows) {
+        if (/skip locked/i.test(row.query) && /outbox/i.test(row.query)) claims++;
+        if (row.wait !== 'Lock') continue;
+        const statement = row.query.replace(/\s+/g, ' ').trim().slice(0, 70);
+        waiting.set(statement, (waiting.get(statement) ?? 0) + 1);
+      }
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
     await client.end();
@@ -101,7 +110,14 @@ function claimSampler(databaseUrl: string) {
     async stop() {
       stopped = true;
       await done;
-      return { meanRunning: running / Math.max(1, samples), waitingShare: running ? waiting / running : 0 };
+      const waits = [...waiting.values()].reduce((a, b) => a + b, 0);
+      const top = [...waiting.entries()].sort((a, b) => b[1] - a[1]).slice(0, 2);
+      return {
+        meanActive: active / Math.max(1, samples),
+        meanClaims: claims / Math.max(1, samples),
+        meanWaitingOnLock: waits / Math.max(1, samples),
+        top: top.map(([statement, n]) => `${(n / Math.max(1, samples)).toFixed(2)} ${statement}`),
+      };
     },
   };
 }
@@ -125,9 +141,11 @@ async function run(processes: number, graph: FakeGraphApi) {
     // Inbound: a new sender every 4 messages.
     const senders = (i: number) => phoneOf(1_000_000 + Math.floor(i / 4));
     const inboundCpu = new CpuMeter(backends).start();
+    const inboundLocks = lockSampler(storage.env.DATABASE_URL);
     const load1 = loadavg()[0];
     const inbound = await closedLoop(services, (i) => inboundRequests(channel, [senders(i)])[0], durationMs);
     const inboundPgSec = inboundCpu.seconds();
+    const inboundWaits = await inboundLocks.stop();
 
     // Sends to the inbound senders (their window is open), then until the fake has them all.
     graph.reset();
@@ -139,7 +157,7 @@ async function run(processes: number, graph: FakeGraphApi) {
     };
     const recipients = Math.max(1, Math.floor(inbound.accepted.length / 4));
     const sendCpu = new CpuMeter(backends).start();
-    const claims = claimSampler(storage.env.DATABASE_URL);
+    const sendLocks = lockSampler(storage.env.DATABASE_URL);
     const load2 = loadavg()[0];
     const sends = await closedLoop(
       services,
@@ -149,7 +167,7 @@ async function run(processes: number, graph: FakeGraphApi) {
     const deadline = performance.now() + 120_000;
     while (arrivals.length < sends.accepted.length && performance.now() < deadline)
       await new Promise((resolve) => setTimeout(resolve, 100));
-    const contention = await claims.stop();
+    const sendWaits = await sendLocks.stop();
     const sendPgSec = sendCpu.seconds();
     const deliveredSec = (arrivals.at(-1)! - arrivals[0]) / 1000;
     const duplicates = new Set(
@@ -165,6 +183,9 @@ async function run(processes: number, graph: FakeGraphApi) {
         p99: inbound.latency.p99.toFixed(1),
         failures: inbound.failures,
         pgCpuMsPerMessage: ((inboundPgSec * 1000) / inbound.accepted.length).toFixed(2),
+        sessionsActive: inboundWaits.meanActive.toFixed(2),
+        waitingOnLock: inboundWaits.meanWaitingOnLock.toFixed(2),
+        topWaits: inboundWaits.top,
       },
       sends: {
         acceptedPerSec: sends.perSec.toFixed(0),
@@ -172,8 +193,10 @@ async function run(processes: number, graph: FakeGraphApi) {
         delivered: `${arrivals.length}/${sends.accepted.length}`,
         repeated: graph.requests.length - duplicates.size,
         pgCpuMsPerSend: ((sendPgSec * 1000) / sends.accepted.length).toFixed(2),
-        claimsRunning: contention.meanRunning.toFixed(2),
-        claimsWaitingOnLock: `${(contention.waitingShare * 100).toFixed(0)} %`,
+        claimsRunning: sendWaits.meanClaims.toFixed(2),
+        sessionsActive: sendWaits.meanActive.toFixed(2),
+        waitingOnLock: sendWaits.meanWaitingOnLock.toFixed(2),
+        topWaits: sendWaits.top,
       },
     };
   } finally {
@@ -192,10 +215,10 @@ for (const n of values.processes.split(',').map(Number)) {
 await graph.close();
 
 console.log(
-  '\n| processes | load (1 min) | idle: PG CPU ms/s | inbound/s | p50 / p99 ms | PG CPU ms per inbound | sends accepted/s | delivered/s | PG CPU ms per send | claims running | waiting on a lock |',
+  '\n| processes | load (1 min) | idle: PG CPU ms/s | inbound/s | p50 / p99 ms | PG CPU ms per inbound | sessions active / waiting on a lock | sends accepted/s | delivered/s | PG CPU ms per send | claims running | sessions active / waiting on a lock |',
 );
-console.log('|---|---|---|---|---|---|---|---|---|---|---|');
+console.log('|---|---|---|---|---|---|---|---|---|---|---|---|');
 for (const r of results)
   console.log(
-    `| ${r.processes} | ${r.load} | ${r.idlePgCpuMsPerSec} | ${r.inbound.perSec} | ${r.inbound.p50} / ${r.inbound.p99} | ${r.inbound.pgCpuMsPerMessage} | ${r.sends.acceptedPerSec} | ${r.sends.deliveredPerSec} | ${r.sends.pgCpuMsPerSend} | ${r.sends.claimsRunning} | ${r.sends.claimsWaitingOnLock} |`,
+    `| ${r.processes} | ${r.load} | ${r.idlePgCpuMsPerSec} | ${r.inbound.perSec} | ${r.inbound.p50} / ${r.inbound.p99} | ${r.inbound.pgCpuMsPerMessage} | ${r.inbound.sessionsActive} / ${r.inbound.waitingOnLock} | ${r.sends.acceptedPerSec} | ${r.sends.deliveredPerSec} | ${r.sends.pgCpuMsPerSend} | ${r.sends.claimsRunning} | ${r.sends.sessionsActive} / ${r.sends.waitingOnLock} |`,
   );

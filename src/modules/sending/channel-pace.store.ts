@@ -4,7 +4,7 @@ import type { Db } from '../../db/database.ts';
 
 /** A channel's turn, as a shared store answers it. */
 export interface Turn {
-  /** Taken: the caller's turn comes in `waitMs`. Not taken (it was more than `maxWaitMs` away): nothing was reserved. */
+  /** Taken: the caller's turn comes in `waitMs`. Not taken (more than `maxWaitMs` away): nothing was reserved. */
   granted: boolean;
   /** Milliseconds until the turn (granted), or until the channel's next free turn (not granted). */
   waitMs: number;

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openDatabase, type DatabaseHandle } from '../../../src/db/database.ts';
+import type { DatabaseHandle } from '../../../src/db/database.ts';
 import {
   databasePaceStore,
   redisPaceStore,
