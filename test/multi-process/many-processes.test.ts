@@ -35,7 +35,13 @@ let apiKey: string;
 let channel: { id: string; phoneNumberId: string; identifier: string; appSecret: string };
 const phones = Array.from({ length: CONTACTS }, () => `1415${randomInt(2_000_000, 9_999_999)}`);
 
-async function call(server: ServerProcess, method: string, path: string, body?: unknown, headers = api()) {
+async function call(
+  server: ServerProcess,
+  method: string,
+  path: string,
+  body?: unknown,
+  headers: Record<string, string> = api(),
+) {
   const res = await fetch(server.url + path, {
     method,
     headers,
