@@ -8,6 +8,7 @@ import {
   startFakeGraphApi,
   type FakeGraphApi,
 } from '../helpers/fake-graph-api.ts';
+import { lastUserText, startFakeLlmApi, type FakeLlmApi } from '../helpers/fake-llm-api.ts';
 import { ADMIN_TOKEN, engine, postgresTestDatabase, type PostgresTestDatabase } from '../helpers/test-app.ts';
 import { Receiver, waitUntil } from '../modules/webhooks/webhook-harness.ts';
 import { bundleServer, startServerProcess, type ServerProcess } from './server-processes.ts';
@@ -29,6 +30,7 @@ let bundle: Awaited<ReturnType<typeof bundleServer>>;
 let servers: ServerProcess[] = [];
 let graph: FakeGraphApi;
 let receiver: Receiver;
+let llm: FakeLlmApi;
 let db: pg.Pool;
 let businessId: string;
 let apiKey: string;
@@ -92,11 +94,12 @@ const messageStatuses = async (ids: string[]) =>
 
 describe.runIf(engine === 'postgres')('many server processes on one PostgreSQL', () => {
   beforeAll(async () => {
-    [postgres, bundle, graph, receiver] = await Promise.all([
+    [postgres, bundle, graph, receiver, llm] = await Promise.all([
       postgresTestDatabase(),
       bundleServer(),
       startFakeGraphApi(),
       Receiver.start(),
+      startFakeLlmApi(),
     ]);
     if (postgres.schema) throw new Error('the processes need a database of their own (CREATE DATABASE was refused)');
     db = new pg.Pool({ connectionString: postgres.databaseUrl, max: 2 });
@@ -110,6 +113,8 @@ describe.runIf(engine === 'postgres')('many server processes on one PostgreSQL',
       // The fake Graph API and the webhook receiver listen on loopback, a private target.
       ALLOW_PRIVATE_WEBHOOK_TARGETS: 'true',
       RATE_LIMIT_EXPORTS_PER_MINUTE: String(EXPORTS_PER_WINDOW),
+      LLM_URL: llm.url,
+      LLM_API_KEY: 'sk-test-key',
       ...(process.env.TEST_REDIS_URL ? { REDIS_URL: process.env.TEST_REDIS_URL } : {}),
     };
     const t0 = performance.now();
@@ -155,7 +160,7 @@ describe.runIf(engine === 'postgres')('many server processes on one PostgreSQL',
   afterAll(async () => {
     await Promise.all(servers.map((server) => server.stop()));
     await db?.end();
-    await Promise.all([graph?.close(), receiver?.close(), bundle?.remove()]);
+    await Promise.all([graph?.close(), receiver?.close(), llm?.close(), bundle?.remove()]);
     await postgres?.drop();
   });
 
@@ -256,6 +261,69 @@ describe.runIf(engine === 'postgres')('many server processes on one PostgreSQL',
       expect(texts).toEqual([...inboundTexts(c), ...sentTexts(c)]);
     }
     expect(new Set(receiver.calls.map((call) => call.headers['webhook-id'])).size).toBe(expected);
+  });
+
+  it("runs an AI agent's answer once per customer message, whichever processes the notification reached", async () => {
+    // Another business, whose channel's default agent answers: its sends and messages stay apart.
+    const other = await call(servers[1], 'POST', '/admin/v1/businesses', { name: 'Agents' }, admin);
+    const otherId = other.json.business.id as string;
+    const agent = await call(
+      servers[2],
+      'POST',
+      `/admin/v1/businesses/${otherId}/agents`,
+      { name: 'Helper', activation_rules: { debounce_seconds: 0.2 } },
+      admin,
+    );
+    expect(agent.status, JSON.stringify(agent.json)).toBe(201);
+    const phoneNumberId = String(randomInt(100_000_000, 999_999_999));
+    const appSecret = randomBytes(16).toString('hex');
+    const created = await call(
+      servers[0],
+      'POST',
+      `/admin/v1/businesses/${otherId}/channels`,
+      {
+        type: 'whatsapp',
+        identifier: `1555${randomInt(1_000_000, 9_999_999)}`,
+        provider: {
+          kind: 'whatsapp_cloud',
+          phone_number_id: phoneNumberId,
+          access_token: graph.accessToken,
+          app_secret: appSecret,
+          verify_token: 'verify-many-processes-agents',
+          api_base_url: graph.baseUrl,
+        },
+        agent_id: agent.json.agent.id,
+      },
+      admin,
+    );
+    expect(created.status, JSON.stringify(created.json)).toBe(201);
+    const customers = Array.from({ length: 3 }, (_, i) => ({
+      phone: `1416${randomInt(2_000_000, 9_999_999)}`,
+      text: `question ${i} ${randomBytes(4).toString('hex')}`,
+    }));
+    await Promise.all(
+      customers.map(async ({ phone, text }, i) => {
+        const body = metaNotification({
+          phoneNumberId,
+          contacts: [{ waId: phone, name: `Customer ${phone}` }],
+          messages: [inboundMessage(phone, 'text', { body: text })],
+        });
+        const { payload, headers } = signedNotification(body, appSecret);
+        const post = (server: ServerProcess) =>
+          fetch(`${server.url}/channels/whatsapp/webhook`, { method: 'POST', headers, body: payload });
+        const answers = await Promise.all([post(servers[i % 3]), post(servers[(i + 1) % 3])]);
+        expect(answers.map((a) => a.status)).toEqual([200, 200]);
+      }),
+    );
+    const repliesTo = (phone: string) =>
+      graph.sends().filter((r) => r.path.includes(`/${phoneNumberId}/`) && (r.body as { to?: string }).to === phone);
+    await waitUntil(() => customers.every((c) => repliesTo(c.phone).length > 0), 15_000, 'the agent did not answer');
+    // Anything late would be a second run: give it a moment to show.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    for (const { phone, text } of customers) {
+      expect(llm.requests.filter((r) => lastUserText(r).includes(text))).toHaveLength(1);
+      expect(repliesTo(phone)).toHaveLength(1);
+    }
   });
 
   it('shares the rate limits: one budget per business across the processes', async () => {
