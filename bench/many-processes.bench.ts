@@ -17,6 +17,10 @@
  *   npx tsx bench/many-processes.bench.ts [--processes 1,2,4] [--duration 10] [--concurrency 32]
  *     [--port 4850] [--db bench_many] [--redis redis://127.0.0.1:6379]
  *
+ * First, the cost of a channel's turn in the shared pace (channel-pace.store.ts): --turns turns taken
+ * one after another in `channel_paces` (and in Redis with --redis), their median round trip and, for
+ * PostgreSQL, its backends' CPU per turn.
+ *
  * PG_URL (default postgres://postgres@127.0.0.1:5432); the database --db is dropped and created anew
  * for each count of processes. The load average is printed with each figure: on a shared machine it
  * says how much of the cores the figures had.
@@ -25,6 +29,10 @@ import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { Pool } from 'undici';
+import { Redis } from 'ioredis';
+import { openDatabase } from '../src/db/database.ts';
+import { migrateToLatest } from '../src/db/migrate.ts';
+import { databasePaceStore, redisPaceStore, type ChannelPaceStore } from '../src/modules/sending/channel-pace.store.ts';
 import { startFakeGraphApi, type FakeGraphApi } from '../test/helpers/fake-graph-api.ts';
 import { phoneOf } from './lib/generate.ts';
 import { CpuMeter, postgresBackends } from './lib/measure.ts';
@@ -40,6 +48,7 @@ const { values } = parseArgs({
     port: { type: 'string', default: '4850' },
     db: { type: 'string', default: 'bench_many' },
     redis: { type: 'string' },
+    turns: { type: 'string', default: '2000' },
   },
 });
 const durationMs = Number(values.duration) * 1000;
@@ -205,9 +214,48 @@ async function run(processes: number, graph: FakeGraphApi) {
   }
 }
 
+/** `count` turns on one channel taken one after another: median round trip (ms) and PostgreSQL CPU (µs) per turn. */
+async function paceTurns(store: ChannelPaceStore, count: number, database?: string) {
+  const channelId = '00000000-0000-7000-8000-000000000001';
+  const times: number[] = [];
+  const cpu = new CpuMeter(() => (database ? postgresBackends(database) : [])).start();
+  for (let i = 0; i < count; i++) {
+    const t0 = performance.now();
+    // A pace no caller reaches: every turn is taken at once, none waited for.
+    await store.take(channelId, 0.001, 1, 1000);
+    times.push(performance.now() - t0);
+  }
+  const pgUs = (cpu.seconds() * 1e6) / count;
+  return {
+    medianMs: percentiles(times).p50.toFixed(2),
+    p99Ms: percentiles(times).p99.toFixed(2),
+    pgCpuUsPerTurn: pgUs.toFixed(0),
+  };
+}
+
+{
+  const storage = await freshStorage('postgres', values.db);
+  const database = await openDatabase({ databaseUrl: storage.env.DATABASE_URL, poolSize: 1 });
+  await migrateToLatest(database.db);
+  const turns = Number(values.turns);
+  console.log(
+    JSON.stringify({
+      pace: 'postgres',
+      load: loadavg()[0].toFixed(1),
+      ...(await paceTurns(databasePaceStore(database.db), turns, values.db)),
+    }),
+  );
+  await database.close();
+  if (values.redis) {
+    const store = redisPaceStore(new Redis(values.redis));
+    console.log(JSON.stringify({ pace: 'redis', load: loadavg()[0].toFixed(1), ...(await paceTurns(store, turns)) }));
+    await store.close();
+  }
+}
+
 const graph = await startFakeGraphApi({ accessToken: 'bench-graph-token' });
 const results = [];
-for (const n of values.processes.split(',').map(Number)) {
+for (const n of values.processes.split(',').filter(Boolean).map(Number)) {
   const result = await run(n, graph);
   console.log(JSON.stringify(result));
   results.push(result);
