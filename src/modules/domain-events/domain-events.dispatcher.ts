@@ -20,6 +20,8 @@ const CLEANUP_BATCH = 5000;
 class SubscriberRunner {
   private running: Promise<void> | undefined;
   private next: Promise<void> | undefined;
+  /** Whether the running pass holds the subscriber's lock, so may have read before a caller's commit. */
+  private locked = false;
 
   constructor(
     private readonly db: Db,
@@ -31,9 +33,15 @@ class SubscriberRunner {
   /** Resolves once a pass that started after this call has handed over every pending event. */
   run(): Promise<void> {
     if (!this.running) {
-      this.running = this.pass().finally(() => (this.running = undefined));
+      this.running = this.pass().finally(() => {
+        this.running = undefined;
+        this.locked = false;
+      });
       return this.running;
     }
+    // A pass still waiting for the lock (another process hands over) reads after the caller's
+    // commit: the caller waits for it rather than for one more pass behind it.
+    if (!this.locked) return this.running;
     // The running pass may have read before the caller's commit: another one follows it.
     this.next ??= this.running.then(() => {
       this.next = undefined;
@@ -49,7 +57,9 @@ class SubscriberRunner {
       while (!this.stopped()) {
         const { count, after } = await this.db.transaction().execute(async (trx) => {
           // Waits while another process hands this subscriber's events over, then reads what it left.
-          if (!(await domainEventsRepository.lock(trx, name))) return { count: 0, after: undefined };
+          const found = await domainEventsRepository.lock(trx, name);
+          this.locked = true;
+          if (!found) return { count: 0, after: undefined };
           const events = await domainEventsRepository.pending(trx, name, size);
           if (events.length === 0) return { count: 0, after: undefined };
           const after = await this.subscriber.handle(events, trx);

@@ -1,4 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Db } from '../../../src/db/database.ts';
 import type { DomainEvent, Subscriber } from '../../../src/modules/domain-events/domain-events.types.ts';
 import { contactsChanged, conversationsChanged } from '../../../src/modules/domain-events/domain-events.writer.ts';
@@ -26,10 +27,10 @@ const db = () => t.database.db;
 const dispatcher = () => t.app.services.domainEvents;
 
 /** A subscriber that records what it is handed (and may fail), registered under a fresh name. */
-async function recorder(options: { batchSize?: number; fail?: () => boolean } = {}) {
+async function recorder(options: { batchSize?: number; fail?: () => boolean; name?: string } = {}) {
   const seen: DomainEvent[] = [];
   const subscriber: Subscriber = {
-    name: `recorder-${Math.random().toString(36).slice(2)}`,
+    name: options.name ?? `recorder-${Math.random().toString(36).slice(2)}`,
     types: ['conversation_changed'],
     batchSize: options.batchSize,
     async handle(events) {
@@ -152,6 +153,49 @@ describe('the dispatcher', () => {
       expect(seen[1].id).toBeLessThan(seen[0].id);
       await dispatcher().dispatch();
       expect(seen).toHaveLength(2);
+    },
+  );
+
+  it.skipIf(engine !== 'postgres')(
+    'lets a commit made while a pass waits for the lock (another process handing over) be handed over by that pass',
+    async () => {
+      const name = `recorder-${Math.random().toString(36).slice(2)}`;
+      const seen = await recorder({ name });
+      const [first, second] = [await conversation(), await conversation()];
+      await db()
+        .transaction()
+        .execute((trx) => change(trx, first.id, 1));
+      const locks = vi.spyOn(domainEventsRepository, 'lock');
+      let locked!: () => void;
+      let release!: () => void;
+      const taken = new Promise<void>((resolve) => (locked = resolve));
+      const held = new Promise<void>((resolve) => (release = resolve));
+      // Another process's pass holds the subscriber's row...
+      const other = db()
+        .transaction()
+        .execute(async (trx) => {
+          await sql`select name from domain_event_subscribers where name = ${name} for update`.execute(trx);
+          locked();
+          await held;
+        });
+      await taken;
+      try {
+        // ...while this process's pass waits for the lock, and a second commit asks for a pass.
+        const waiting = dispatcher().dispatch();
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        await db()
+          .transaction()
+          .execute((trx) => change(trx, second.id, 2));
+        const joined = dispatcher().dispatch();
+        release();
+        await other;
+        await Promise.all([waiting, joined]);
+        expect(seen.map((e) => e.data.n)).toEqual([1, 2]);
+        // One pass: the second dispatch waited for the pass under way rather than for one more.
+        expect(locks.mock.calls.filter(([, n]) => n === name)).toHaveLength(1);
+      } finally {
+        locks.mockRestore();
+      }
     },
   );
 });
