@@ -216,13 +216,13 @@ async function run(processes: number, graph: FakeGraphApi) {
 
 /** `count` turns on one channel taken one after another: median round trip (ms) and PostgreSQL CPU (µs) per turn. */
 async function paceTurns(store: ChannelPaceStore, count: number, database?: string) {
-  const channelId = '00000000-0000-7000-8000-000000000001';
+  const channel = { businessId: '00000000-0000-7000-8000-000000000001', id: '00000000-0000-7000-8000-000000000002' };
   const times: number[] = [];
   const cpu = new CpuMeter(() => (database ? postgresBackends(database) : [])).start();
   for (let i = 0; i < count; i++) {
     const t0 = performance.now();
     // A pace no caller reaches: every turn is taken at once, none waited for.
-    await store.take(channelId, 0.001, 1, 1000);
+    await store.take(channel, 0.001, 1, 1000);
     times.push(performance.now() - t0);
   }
   const pgUs = (cpu.seconds() * 1e6) / count;

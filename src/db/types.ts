@@ -245,6 +245,7 @@ export interface RateLimitCountersTable {
 }
 
 export interface ChannelPacesTable {
+  business_id: string;
   channel_id: string;
   next_at: Timestamp;
   granted: boolean;

@@ -12,6 +12,12 @@ export interface Turn {
   at: number;
 }
 
+/** A channel as the stores key its turns: by its business first, as every tenant table (SCALING.md). */
+export interface PacedChannel {
+  businessId: string;
+  id: string;
+}
+
 /**
  * Turns on each channel shared by every server process: a GCRA (generic cell rate algorithm), where
  * a channel's state is one time, its next free turn. A caller takes the turn at max(next, now) and
@@ -25,8 +31,8 @@ export interface Turn {
  * the migrations.
  */
 export interface ChannelPaceStore {
-  /** The caller's turn on `channelId`, turns `intervalMs` apart, at most `burst` at once; none beyond `maxWaitMs`. */
-  take(channelId: string, intervalMs: number, burst: number, maxWaitMs: number): Promise<Turn>;
+  /** The caller's turn on the channel, turns `intervalMs` apart, at most `burst` at once; none beyond `maxWaitMs`. */
+  take(channel: PacedChannel, intervalMs: number, burst: number, maxWaitMs: number): Promise<Turn>;
   close(): Promise<void>;
 }
 
@@ -37,15 +43,15 @@ export interface ChannelPaceStore {
  */
 export function databasePaceStore(db: Db): ChannelPaceStore {
   return {
-    async take(channelId, intervalMs, burst, maxWaitMs) {
+    async take(channel, intervalMs, burst, maxWaitMs) {
       const interval = sql`${intervalMs}::float8 * interval '1 millisecond'`;
       // Where the next free turn would move to if taken: one interval after max(next, now).
       const moved = sql`greatest(p.next_at + ${interval}, excluded.next_at)`;
       const fits = sql`${moved} - ${burst}::int * ${interval} <= excluded.next_at - ${interval} + ${maxWaitMs}::float8 * interval '1 millisecond'`;
       const { rows } = await sql<{ granted: boolean; next_at: number; now: number }>`
-        insert into channel_paces as p (channel_id, next_at, granted)
-        values (${channelId}::uuid, clock_timestamp() + ${interval}, true)
-        on conflict (channel_id) do update set
+        insert into channel_paces as p (business_id, channel_id, next_at, granted)
+        values (${channel.businessId}::uuid, ${channel.id}::uuid, clock_timestamp() + ${interval}, true)
+        on conflict (business_id, channel_id) do update set
           granted = ${fits},
           next_at = case when ${fits} then ${moved} else p.next_at end
         returning granted, extract(epoch from next_at) * 1000 as next_at,
@@ -77,11 +83,11 @@ return {1, tostring(wait), tostring(math.max(now, now + wait))}`;
 /** Turns in Redis: one script per turn, so concurrent processes never take the same one. */
 export function redisPaceStore(redis: Redis, prefix = 'pace:'): ChannelPaceStore {
   return {
-    async take(channelId, intervalMs, burst, maxWaitMs) {
+    async take(channel, intervalMs, burst, maxWaitMs) {
       const [granted, wait, at] = (await redis.eval(
         REDIS_TAKE,
         1,
-        prefix + channelId,
+        `${prefix}${channel.businessId}:${channel.id}`,
         intervalMs,
         burst,
         maxWaitMs,

@@ -1,4 +1,4 @@
-import type { ChannelPaceStore } from './channel-pace.store.ts';
+import type { ChannelPaceStore, PacedChannel } from './channel-pace.store.ts';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -62,9 +62,16 @@ export class ChannelPacer {
   /**
    * Resolves when it is the caller's turn to prepare one call on the channel, to 0; or, when the
    * shared store's turn is over `maxWaitMs` away, at once to how far away it is (nothing taken).
+   * The store keys the channel by its business too (`businessId`, given with a store).
    */
-  async acquire(channelId: string, perSecond: number, maxWaitMs = 3_600_000): Promise<number> {
+  async acquire(
+    channelId: string,
+    perSecond: number,
+    shared: { businessId?: string; maxWaitMs?: number } = {},
+  ): Promise<number> {
     const lane = this.lane(channelId, perSecond);
+    const paced: PacedChannel = { businessId: shared.businessId ?? '', id: channelId };
+    const maxWaitMs = shared.maxWaitMs ?? 3_600_000;
     lane.waiting++;
     let wait = 0;
     let refused: number | undefined;
@@ -72,7 +79,7 @@ export class ChannelPacer {
       await this.inTurn(lane.grants, async () => {
         await this.take(lane.grants, perSecond);
         if (!this.shared) return;
-        const turn = await this.shared.take(channelId, 1000 / rateOf(perSecond), capacity(perSecond), maxWaitMs);
+        const turn = await this.shared.take(paced, 1000 / rateOf(perSecond), capacity(perSecond), maxWaitMs);
         if (turn.granted) wait = turn.waitMs;
         else {
           // The local token goes back: this caller makes no call now.

@@ -181,7 +181,10 @@ export class SendJobHandler implements JobHandler {
     if (backlog > this.options.maxPaceWaitMs)
       return { retryInSeconds: backlog / 1000, error: 'waiting for the channel pace' };
     // The channel's turn shared with other processes is not taken when it is as far away.
-    const refused = await this.pacer.acquire(channel.id, channel.pace_per_second, this.options.maxPaceWaitMs);
+    const refused = await this.pacer.acquire(channel.id, channel.pace_per_second, {
+      businessId: channel.business_id,
+      maxWaitMs: this.options.maxPaceWaitMs,
+    });
     if (refused > 0) return { retryInSeconds: refused / 1000, error: 'waiting for the channel pace' };
 
     // The mark is committed in `beforeSend`, which the adapter calls once its connection is open and

@@ -20,6 +20,7 @@ const mostWithin = (times: number[], ms: number) =>
 
 /** `count` calls through each pacer at `pace`, all at once; their start times (ms) and the store's time per turn. */
 async function drive(pacers: ChannelPacer[], channelId: string, pace: number, count: number) {
+  const businessId = randomUUID();
   const starts: number[] = [];
   const t0 = performance.now();
   await Promise.all(
@@ -27,7 +28,7 @@ async function drive(pacers: ChannelPacer[], channelId: string, pace: number, co
       Array.from({ length: count }, async () => {
         for (;;) {
           // As the send job: a turn too far away is not taken, and the job comes back later.
-          const refused = await pacer.acquire(channelId, pace, 1000);
+          const refused = await pacer.acquire(channelId, pace, { businessId, maxWaitMs: 1000 });
           if (refused === 0) break;
           await new Promise((resolve) => setTimeout(resolve, refused));
         }
