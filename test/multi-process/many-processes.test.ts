@@ -341,7 +341,11 @@ describe.runIf(engine === 'postgres')('many server processes on one PostgreSQL',
     expect(statuses.filter((s) => s === 429)).toHaveLength(10);
   });
 
-  it('a key revoked on one process is refused by the others at their next request', async () => {
+  it('a key revoked on one process is refused by the others as soon as they hear of it', async () => {
+    // The others forget the key when PostgreSQL delivers the revocation's NOTIFY, about a millisecond
+    // after its commit: a request that reaches another process before that is still served. Each
+    // process is asked until it refuses; the cache alone would serve the key for a minute.
+    const lateMs: number[] = [];
     for (let round = 0; round < 3; round++) {
       const created = await call(servers[0], 'POST', `/admin/v1/businesses/${businessId}/api-keys`, {}, admin);
       const key = created.json.key as string;
@@ -357,9 +361,18 @@ describe.runIf(engine === 'postgres')('many server processes on one PostgreSQL',
         { authorization: admin.authorization },
       );
       expect(revoked.status).toBe(200);
-      const after = await Promise.all(servers.map((server) => call(server, 'GET', lookup, undefined, api(key))));
-      expect(after.map((a) => a.status)).toEqual([401, 401, 401]);
+      const answered = performance.now();
+      await Promise.all(
+        servers.map(async (server) => {
+          while ((await call(server, 'GET', lookup, undefined, api(key))).status !== 401) {
+            expect(performance.now() - answered).toBeLessThan(1_000);
+            await new Promise((resolve) => setTimeout(resolve, 5));
+          }
+          lateMs.push(performance.now() - answered);
+        }),
+      );
     }
+    console.info(`revoked keys refused by every process within ${Math.max(...lateMs).toFixed(0)} ms`);
   });
 
   it("a channel's credentials rotated on one process are used by the others at their next send", async () => {
