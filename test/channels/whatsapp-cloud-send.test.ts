@@ -44,7 +44,7 @@ describe('WhatsApp Cloud send: the exact Graph API request', () => {
       type: 'text',
       text: { body: 'Hola Ana', preview_url: false },
     });
-    expect(result.providerMessageId).toMatch(/^wamid\.[A-Za-z0-9_-]+$/);
+    expect(result.providerMessageId).toMatch(/^wamid\.[A-Za-z0-9+/=]+$/);
     expect(result.recipientId).toBe('5491155550000');
     expect(result.providerStatus).toBeUndefined();
   });
