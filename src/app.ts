@@ -95,7 +95,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     engine: deps.database.engine,
     apiKeyCache,
     clock: deps.clock,
-    webhookWorker: deps.webhookWorker,
+    webhookWorker: { session, ...deps.webhookWorker },
     live: deps.live,
   });
   app.decorate('services', services);

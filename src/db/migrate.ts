@@ -40,6 +40,7 @@ import * as tokenLookups from './migrations/0046-token-lookups.ts';
 import * as whatsappMessageKeys from './migrations/0048-whatsapp-message-keys.ts';
 import * as businessTimeZone from './migrations/0049-business-time-zone.ts';
 import * as reportsIndexes from './migrations/0050-reports-indexes.ts';
+import * as webhookDeliveryOwners from './migrations/0051-webhook-delivery-owners.ts';
 
 /** Migrations are imported statically so they run the same under tsx, Vitest and a bundle. */
 const migrations: Record<string, Migration> = {
@@ -84,6 +85,7 @@ const migrations: Record<string, Migration> = {
   '0048-whatsapp-message-keys': whatsappMessageKeys,
   '0049-business-time-zone': businessTimeZone,
   '0050-reports-indexes': reportsIndexes,
+  '0051-webhook-delivery-owners': webhookDeliveryOwners,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

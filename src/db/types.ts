@@ -444,6 +444,8 @@ export interface WebhookDeliveriesTable {
   schedule_base: Generated<number>;
   next_attempt_at: Timestamp;
   locked_until: Timestamp | null;
+  /** The worker session it was claimed under (migration 0051; worker-session.ts); null: none. */
+  locked_by?: number | null;
   last_error: string | null;
   /** Queued behind an earlier pending or running delivery of the same webhook and conversation. */
   held: Generated<boolean>;

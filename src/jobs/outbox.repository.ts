@@ -1,7 +1,7 @@
-import { sql, type ExpressionBuilder, type RawBuilder, type Selectable, type SelectQueryBuilder } from 'kysely';
+import { sql, type ExpressionBuilder, type Selectable, type SelectQueryBuilder } from 'kysely';
 import type { Db } from '../db/database.ts';
 import { jsonRows } from '../db/json-rows.ts';
-import { WORKER_LOCK_CLASS } from './worker-session.ts';
+import { sessionAlive } from './worker-session.ts';
 import type { Database, OutboxTable } from '../db/types.ts';
 
 export type OutboxJob = Selectable<OutboxTable>;
@@ -244,15 +244,6 @@ function newClaim(
     )
     .returningAll()
     .execute();
-}
-
-/** Whether the worker session `owner` still holds its lock in this database (worker-session.ts). */
-function sessionAlive(owner: RawBuilder<unknown>) {
-  return sql<boolean>`exists (
-    select 1 from pg_locks l
-    where l.locktype = 'advisory' and l.classid = ${WORKER_LOCK_CLASS}::oid and l.objid = ${owner}::oid
-      and l.objsubid = 2 and l.granted
-      and l.database = (select oid from pg_database where datname = current_database()))`;
 }
 
 /**

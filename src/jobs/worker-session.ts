@@ -1,3 +1,4 @@
+import { sql, type RawBuilder } from 'kysely';
 import type pg from 'pg';
 
 /**
@@ -6,6 +7,15 @@ import type pg from 'pg';
  * of the session that holds it.
  */
 export const WORKER_LOCK_CLASS = 0x6f62_7801;
+
+/** Whether the worker session `owner` still holds its lock in this database (the claims' take-over). */
+export function sessionAlive(owner: RawBuilder<unknown>) {
+  return sql<boolean>`exists (
+    select 1 from pg_locks l
+    where l.locktype = 'advisory' and l.classid = ${WORKER_LOCK_CLASS}::oid and l.objid = ${owner}::oid
+      and l.objsubid = 2 and l.granted
+      and l.database = (select oid from pg_database where datname = current_database()))`;
+}
 
 type Log = { warn(obj: object, msg: string): void; info(obj: object, msg: string): void };
 

@@ -21,6 +21,13 @@ export interface WebhookWorkerOptions {
   releaseStrandedMs?: number;
   /** Source of the retry jitter. */
   random?: () => number;
+  /**
+   * This process's worker session (PostgreSQL): claims record its id, and deliveries claimed under
+   * a session that ended are sent again at once rather than when their leases run out.
+   */
+  session?: { id(): number | undefined };
+  /** How often deliveries of ended sessions are looked for (default 5 s, as the outbox's sweep). */
+  sweepMs?: number;
 }
 
 interface Deps {
@@ -39,7 +46,8 @@ interface Deps {
  * Sends webhook deliveries: claims due ones (SKIP LOCKED, per-conversation order: see the
  * repository), makes one signed call each, and has the AttemptRecorder write the attempt and what
  * follows (delivered, retry on the schedule, given up, webhook disabled). At least once: a delivery
- * whose worker died is claimed again when its lease runs out, under the same webhook-id.
+ * whose worker died is claimed again, under the same webhook-id: at once when its worker session
+ * ended (PostgreSQL), else when its lease runs out.
  */
 export class WebhookDeliveryWorker {
   private running = false;
@@ -50,6 +58,7 @@ export class WebhookDeliveryWorker {
   private readonly concurrency: number;
   private readonly recorder: AttemptRecorder;
   private releaseStrandedAt = 0;
+  private sweepAt = 0;
 
   constructor(
     private readonly deps: Deps,
@@ -98,12 +107,19 @@ export class WebhookDeliveryWorker {
             .releaseStranded(this.deps.db)
             .catch((err: unknown) => this.deps.log.error({ err }, 'releasing held webhook deliveries failed'));
         }
+        if (this.options.session && performance.now() >= this.sweepAt) {
+          this.sweepAt = performance.now() + (this.options.sweepMs ?? 5_000);
+          await deliveries
+            .endLeasesOfEndedSessions(this.deps.db)
+            .catch((err: unknown) => this.deps.log.error({ err }, 'taking over webhook deliveries failed'));
+        }
         try {
           claimed = await deliveries.claim(
             this.deps.db,
             isoAt(now),
             isoAt(now + (this.options.leaseMs ?? 60_000)),
             free,
+            this.options.session?.id() ?? null,
           );
         } catch (err) {
           this.deps.log.error({ err }, 'webhook delivery claim failed');
