@@ -17,6 +17,7 @@ import type {
   ProviderDeliveryStatus,
   StatusUpdate,
 } from '../channel.types.ts';
+import { storableText } from '../../lib/json-check.ts';
 
 /** Seconds since the epoch (a number, or protobuf's Long) as ISO 8601 with microseconds; now when absent. */
 export function isoFromSeconds(value: unknown): string {
@@ -155,6 +156,21 @@ function mediaOf(content: proto.IMessage): { kind: MediaKind; media: InboundMedi
  * the business's own phone (`fromMe`) is an echo: the person it went to is `from`.
  */
 export function inboundOf(message: WAMessage, account: string): InboundMessage | null {
+  const inbound = readInbound(message, account);
+  // A webhook body is stored without NUL characters and lone surrogates (PostgreSQL holds neither);
+  // an event of the socket is no body, so its strings are made storable here, else the store fails.
+  return inbound && storable(inbound);
+}
+
+/** The value with each of its strings made storable, objects and arrays walked; anything else as it is. */
+function storable<T>(value: T): T {
+  if (typeof value === 'string') return storableText(value) as T;
+  if (Array.isArray(value)) return value.map(storable) as T;
+  if (value === null || typeof value !== 'object' || Object.getPrototypeOf(value) !== Object.prototype) return value;
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, storable(v)])) as T;
+}
+
+function readInbound(message: WAMessage, account: string): InboundMessage | null {
   const { key } = message;
   if (!key.id || !isPersonChat(key.remoteJid)) return null;
   const from = addressOf(key.remoteJid, [key.remoteJidAlt, (key as { senderPn?: string }).senderPn]);

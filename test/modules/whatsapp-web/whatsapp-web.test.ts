@@ -6,7 +6,7 @@ import { DisconnectReason, getMediaKeys, proto, type UserFacingSocketConfig, typ
 import { MockAgent } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ChannelLink } from '../../../src/channels/channel.types.ts';
-import { mediaIdOf } from '../../../src/channels/whatsapp-web/whatsapp-web.inbound.ts';
+import { inboundOf, mediaIdOf } from '../../../src/channels/whatsapp-web/whatsapp-web.inbound.ts';
 import { WhatsAppWebProvider } from '../../../src/channels/whatsapp-web/whatsapp-web.provider.ts';
 import { InboundPoller } from '../../../src/modules/inbound/inbound.poller.ts';
 import { whatsAppWebTransport } from '../../../src/channels/whatsapp-web/whatsapp-web.socket.ts';
@@ -535,6 +535,22 @@ describe('the adapter alone', () => {
       requests: async () => ({ state: 'unlinked', requested: true, pairingPhone: null }),
     };
   };
+
+  it('reads a message with a NUL or a lone surrogate as one the database can store', () => {
+    const read = inboundOf(
+      {
+        key: { remoteJid: '14155550123@s.whatsapp.net', fromMe: false, id: 'IN-UNSTORABLE-1' },
+        pushName: 'A\u0000na',
+        message: { extendedTextMessage: { text: 'broken \ud800 text\u0000' } },
+      },
+      NUMBER,
+    );
+    expect(read).toMatchObject({
+      text: 'broken \ufffd text',
+      profileName: 'Ana',
+      providerMessageId: 'IN-UNSTORABLE-1',
+    });
+  });
 
   it('refuses a send, writing nothing, while the link is not connected in this process', async () => {
     const provider = new WhatsAppWebProvider({ kind: 'whatsapp_web', phone_number: NUMBER });
