@@ -108,7 +108,19 @@ const text = fc.oneof(
   { weight: 1, arbitrary: anything },
 );
 const event = fc.record({
-  kind: fc.constantFrom('reply', 'reply', 'reply', 'reply', 'reply', 'reply', 'incoming', 'other_type', 'no_event', 'bad_id', 'forged'),
+  kind: fc.constantFrom(
+    'reply',
+    'reply',
+    'reply',
+    'reply',
+    'reply',
+    'reply',
+    'incoming',
+    'other_type',
+    'no_event',
+    'bad_id',
+    'forged',
+  ),
   // A HubSpot message belongs to one thread: the id decides it, so a repeated id is a redelivery.
   id: fc.integer({ min: 0, max: 7 }),
   text,
