@@ -165,7 +165,7 @@ async function relayed(prefix: string) {
     .where('direction', '=', 'outbound')
     .where('business_id', 'in', [tenant.businessId, other.businessId])
     .execute();
-  return rows.filter((r) => String((r.metadata as { relay_key?: unknown }).relay_key ?? '').startsWith(`${prefix}-`));
+  return rows.filter((r) => ((r.metadata as { relay_key?: string }).relay_key ?? '').startsWith(`${prefix}-`));
 }
 
 describe('HubSpot replies, generated', () => {

@@ -91,7 +91,6 @@ const callback = fc.record({
   recording: fc.integer({ min: 0, max: 1 }),
   recordingStatus: fc.constantFrom('completed', 'completed', 'in-progress', 'absent'),
 });
-type Callback = typeof callback extends fc.Arbitrary<infer T> ? T : never;
 
 const numberQuery = (event: string) => `?event=${event}&number=${encodeURIComponent(number)}`;
 
@@ -161,7 +160,7 @@ describe('Twilio Voice callbacks, generated', () => {
         expect(rows.map((r) => r.provider_message_id).sort()).toEqual([...model.keys()].sort());
         for (const row of rows) {
           const call = model.get(row.provider_message_id!)!;
-          const metadata = row.metadata as Record<string, unknown>;
+          const metadata = row.metadata;
           expect(row).toMatchObject({ type: 'voice', direction: 'inbound', status: call.status });
           expect(metadata.call_status).toBe(call.callStatus);
           expect(metadata.duration_seconds).toBe(call.duration);

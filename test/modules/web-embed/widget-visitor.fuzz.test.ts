@@ -46,7 +46,6 @@ const call = fc.record({
   text,
   junk: fc.dictionary(fc.string({ maxLength: 8 }), anything, { maxKeys: 3 }),
 });
-type Call = typeof call extends fc.Arbitrary<infer T> ? T : never;
 
 /** A client id of a visitor's browser (a random UUID there): the same for the same visitor and index. */
 const clientId = (seed: string) => {

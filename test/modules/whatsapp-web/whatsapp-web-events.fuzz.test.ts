@@ -114,7 +114,7 @@ function message(e: Generated, prefix: string): WAMessage {
     messageTimestamp: e.at ?? undefined,
     pushName: e.text,
     message: e.kind === 'no_content' ? null : (content[e.kind] as WAMessage['message']),
-  } as WAMessage;
+  };
 }
 
 const stored = (prefix: string) =>
@@ -151,7 +151,7 @@ describe('WhatsApp Web events, generated', () => {
             ).not.toThrow();
             const kept = !['protocol', 'no_content', 'no_id'].includes(e.kind) && chat.address !== null;
             if (kept && !model.has(key.id))
-              model.set(key.id, { direction: e.fromMe ? 'outbound' : 'inbound', address: chat.address! });
+              model.set(key.id, { direction: e.fromMe ? 'outbound' : 'inbound', address: chat.address });
           }
         }
         // A last message, stored after all the others (the adapter hands them over in order).
