@@ -30,6 +30,9 @@ const settingsPage = (name: keyof typeof import('./pages/settings/settings-pages
   return { Component: pages[name] };
 };
 
+/** The reports page, with its charts, loaded when first opened. */
+const reportsPage = async () => ({ Component: (await import('./pages/reports/reports-page')).ReportsPage });
+
 const router = createBrowserRouter(
   [
     { path: '/login', element: <LoginPage />, errorElement: <RouteErrorPage /> },
@@ -55,6 +58,10 @@ const router = createBrowserRouter(
           path: 'contacts/:contactId',
           lazy: async () => ({ Component: (await import('./pages/contact-page')).ContactPage }),
         },
+        // Every signed-in user may open the reports page; the service answers 403 to those it does not
+        // let read them, which the page says.
+        { path: 'reports', lazy: reportsPage },
+        { path: 'reports/:report', lazy: reportsPage },
         {
           element: <RequireManager />,
           children: [

@@ -95,6 +95,7 @@ export function Sidebar() {
           <ul className={styles.list}>
             <Item to="/" icon="inbox" label="Inbox" alsoAt="/conversations/:conversationId" badge={unread} />
             <Item to="/contacts" icon="contacts" label="Contacts" alsoAt="/contacts/:contactId" />
+            {manager && <Item to="/reports" icon="reports" label="Reports" alsoAt="/reports/:report" />}
             {manager && <Item to="/dev-tools" icon="code" label="Dev Tools" />}
           </ul>
           {manager && (
