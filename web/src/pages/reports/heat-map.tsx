@@ -19,7 +19,7 @@ export function HeatMap({ table, valueKey, caption }: { table: ReportTable; valu
   const shade = (count: number) =>
     count === 0 || max === 0 ? 0 : Math.max(1, Math.round((count / max) * (SCALE.length - 1)));
   return (
-    <div className={styles.tableScroll}>
+    <div className={styles.tableScroll} tabIndex={0} role="region" aria-label={caption}>
       <table className={styles.heatMap}>
         <caption>{caption}</caption>
         <thead>

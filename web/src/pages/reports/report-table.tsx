@@ -17,7 +17,8 @@ export function CsvLink({ href, caption }: { href: string; caption: string }) {
  */
 export function DataTable({ table, caption }: { table: ReportTable; caption: string }) {
   return (
-    <div className={styles.tableScroll}>
+    // A long table scrolls in its box, which a keyboard can focus to scroll it.
+    <div className={styles.tableScroll} tabIndex={0} role="region" aria-label={caption}>
       <table className={styles.table}>
         <caption>{caption}</caption>
         <thead>

@@ -109,7 +109,7 @@ function Filters({
     );
 
   return (
-    <form className={styles.filters} onSubmit={apply} aria-label="Period and filters">
+    <form className={styles.filters} onSubmit={apply} aria-label="Filters">
       <label className="field">
         <span className="field-label">Period</span>
         <select value={period} onChange={(event) => setPeriod(event.target.value)}>
