@@ -113,7 +113,7 @@ test('a period without conversations says so', async ({ page }) => {
   await signIn(page, owner);
   await expect(page.getByRole('heading', { name: 'Inbox' })).toBeVisible();
   await page.goto('/dashboard/reports/volume?since=2020-01-01&until=2020-01-07');
-  await expect(page.getByText('No conversations in this period.')).toBeVisible();
+  await expect(page.getByText('Nothing to report in this period.')).toBeVisible();
   await expect(page.getByLabel('From')).toHaveValue('2020-01-01');
   await expect(page.getByLabel('Period')).toHaveValue('custom');
 });

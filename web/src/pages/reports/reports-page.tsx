@@ -1,7 +1,7 @@
 // The Reports page: one report at a time (its name in the path), for a period and filters kept in the
 // address's query, so a report can be shared and survives a reload.
 import { useState, type FormEvent } from 'react';
-import { NavLink, useParams, useSearchParams } from 'react-router';
+import { Link, useParams, useSearchParams } from 'react-router';
 import { useLoad } from '../../api/use-load';
 import { useAssignees } from '../../inbox/use-assignees';
 import { useDocumentTitle } from '../../shell/document-title';
@@ -39,9 +39,14 @@ function ReportPage({ name }: { name: ReportName }) {
       <h1>Reports</h1>
       <nav aria-label="Reports" className={styles.tabs}>
         {REPORTS.map((report) => (
-          <NavLink key={report} to={{ pathname: `/reports/${report}`, search }} className={styles.tab} end>
+          <Link
+            key={report}
+            to={{ pathname: `/reports/${report}`, search }}
+            className={styles.tab}
+            aria-current={report === name ? 'page' : undefined}
+          >
             {REPORT_TITLES[report]}
-          </NavLink>
+          </Link>
         ))}
       </nav>
       <Filters key={search} period={period} query={query} onApply={setParams} />
@@ -59,7 +64,7 @@ function ReportPage({ name }: { name: ReportName }) {
             {REPORT_TITLES[name]} from {data.since} to {data.until} ({data.time_zone})
           </p>
           {isEmpty(data) ? (
-            <p className={page.notice}>No conversations in this period. Choose a longer period or fewer filters.</p>
+            <p className={page.notice}>Nothing to report in this period. Choose a longer period or fewer filters.</p>
           ) : (
             <ReportView name={name} report={data} csv={(table) => csvHref(name, query, table)} />
           )}
