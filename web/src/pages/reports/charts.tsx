@@ -36,6 +36,10 @@ interface ChartProps {
 }
 
 const HEIGHT = 260;
+// The series' names in the text colour: some of the palette's colours are too light for text, and
+// the swatch beside each name carries the colour.
+const legendText = (name: string) => <span className={styles.legendText}>{name}</span>;
+const tooltipItem = { color: '#18181b' };
 const axisTick = { fontSize: 12, fill: '#52525b' };
 
 /** A bar chart: stacked series (parts of one whole) or grouped ones; horizontal bars for long names. */
@@ -77,8 +81,9 @@ export function Bars({
         <Tooltip
           formatter={(value) => byValue(value as Value)}
           labelFormatter={(value) => byCategory(value as Value)}
+          itemStyle={tooltipItem}
         />
-        <Legend />
+        <Legend formatter={legendText} />
         {series.map((item, index) => (
           <Bar
             key={item.key}
@@ -115,8 +120,9 @@ export function Lines({ data, category, categoryUnit = 'date', series, unit, lab
         <Tooltip
           formatter={(value) => byValue(value as Value)}
           labelFormatter={(value) => byCategory(value as Value)}
+          itemStyle={tooltipItem}
         />
-        <Legend />
+        <Legend formatter={legendText} />
         {series.map((item, index) => (
           <Line
             key={item.key}
