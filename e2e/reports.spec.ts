@@ -85,6 +85,13 @@ test('an owner reads the volume report, filters it by channel, and downloads its
   // The heat map counts the two messages received at 10 two days ago in their cell.
   await expect(page.getByTitle(`${weekdayOf(at(2, '10:00'))} 10:00: 2`)).toHaveText('2');
   await expectAccessible(page);
+  // On a phone the charts and tables fit its width, the wide ones scrolling in their own box.
+  await page.setViewportSize({ width: 390, height: 844 });
+  await expect
+    .poll(() => page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth))
+    .toBeLessThanOrEqual(0);
+  await expectAccessible(page);
+  await page.setViewportSize({ width: 1280, height: 800 });
 
   // Only email: the filter goes into the address and survives a reload.
   await page.getByText('All channels').click();
@@ -107,6 +114,7 @@ test('an owner reads the volume report, filters it by channel, and downloads its
   await page.getByRole('navigation', { name: 'Reports' }).getByRole('link', { name: 'Response times' }).click();
   await expect(page).toHaveURL(/\/dashboard\/reports\/speed\?.*channel=email/);
   await expect(page.getByRole('heading', { name: 'Response and resolution times' })).toBeVisible();
+  await expectAccessible(page);
 });
 
 test('a period without conversations says so', async ({ page }) => {
