@@ -118,7 +118,7 @@ test('an owner reads the volume report, filters it by channel, and downloads its
   await expectAccessible(page);
 });
 
-test('a period without conversations says so', async ({ page }) => {
+test('a period with nothing to report says so', async ({ page }) => {
   await signIn(page, owner);
   await expect(page.getByRole('heading', { name: 'Inbox' })).toBeVisible();
   await page.goto('/dashboard/reports/volume?since=2020-01-01&until=2020-01-07');
