@@ -35,7 +35,10 @@ export function HeatMap({ table, valueKey, caption }: { table: ReportTable; valu
         <tbody>
           {WEEKDAYS.map((weekday) => (
             <tr key={weekday}>
-              <th scope="row">{weekdayName(weekday).slice(0, 3)}</th>
+              <th scope="row">
+                <span aria-hidden="true">{weekdayName(weekday).slice(0, 3)}</span>
+                <span className="visually-hidden">{weekdayName(weekday)}</span>
+              </th>
               {HOURS.map((hour) => {
                 const count = counts.get(`${weekday}-${hour}`) ?? 0;
                 const level = shade(count);
