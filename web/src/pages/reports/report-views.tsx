@@ -18,13 +18,14 @@ function Figure({
   table,
   csv,
   chart,
-  showTable = true,
+  split = true,
 }: {
   title: string;
   table: string;
   csv: CsvFor;
   chart: ReactNode;
-  showTable?: boolean;
+  /** A chart and its table side by side; false for what is its own table (the heat map, tiles). */
+  split?: boolean;
 }) {
   const id = useId();
   return (
@@ -33,7 +34,7 @@ function Figure({
         <h2 id={id}>{title}</h2>
         <CsvLink href={csv(table)} caption={title} />
       </div>
-      <div className={showTable ? styles.figureBody : undefined}>{chart}</div>
+      <div className={split ? styles.figureBody : undefined}>{chart}</div>
     </section>
   );
 }
@@ -142,7 +143,7 @@ function VolumeReport({ tables, csv }: { tables: Report['tables']; csv: CsvFor }
           title="Busiest hours"
           table="busiest_hours"
           csv={csv}
-          showTable={false}
+          split={false}
           chart={
             <HeatMap
               table={busiest}
@@ -248,7 +249,7 @@ function AiReport({ tables, csv }: { tables: Report['tables']; csv: CsvFor }) {
           title="AI agents at a glance"
           table="summary"
           csv={csv}
-          showTable={false}
+          split={false}
           chart={<Tiles table={summary} />}
         />
       )}
