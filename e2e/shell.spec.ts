@@ -76,6 +76,7 @@ test('an owner sees every page in the sidebar, and each opens, with nothing logg
   await screenshot(page, 'inbox-1280');
   for (const [link, heading, path] of [
     ['Contacts', 'Contacts', '/dashboard/contacts'],
+    ['Reports', 'Reports', '/dashboard/reports'],
     ['Dev Tools', 'Dev Tools', '/dashboard/dev-tools'],
     ['Channels', 'Channels', '/dashboard/settings/channels'],
     ['Templates', 'Templates', '/dashboard/settings/templates'],
