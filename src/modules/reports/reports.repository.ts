@@ -3,9 +3,9 @@ import type { Db } from '../../db/database.ts';
 
 /**
  * The reports' SQL (docs/REPORTS.md). Each statement reads one business's rows of the period through
- * an index leading with (business_id, created_at): messages_reports (index-only) and events_export, whose
- * partial predicates are the exclusions every report applies, and conversations_created; per
- * conversation it reaches only by messages_conversation and events_conversation_time.
+ * an index leading with (business_id, created_at): messages_export and events_export, whose partial
+ * predicates are the exclusions every report applies, and conversations_created; per conversation
+ * it reaches only by messages_conversation and events_conversation_time.
  */
 
 /** The period and filters every statement takes, already checked by the service. */

@@ -1,5 +1,6 @@
 import { Type, type Static } from 'typebox';
 import { Nullable, Timestamp, Uuid } from '../../http/common.schemas.ts';
+import { TEXT_MAX_CHARS } from './sending.schemas.ts';
 
 export const ConversationParams = Type.Object({ id: Uuid }, { additionalProperties: false });
 
@@ -10,7 +11,10 @@ const replyTo = Type.Optional(
 export const ReplyBody = Type.Union(
   [
     Type.Object(
-      { text: Type.String({ minLength: 1, maxLength: 4096, description: 'a free-form text' }), reply_to: replyTo },
+      {
+        text: Type.String({ minLength: 1, maxLength: TEXT_MAX_CHARS, description: 'a free-form text' }),
+        reply_to: replyTo,
+      },
       { additionalProperties: false },
     ),
     Type.Object(

@@ -1,7 +1,7 @@
 import type { ChannelCapabilities, ChannelKind } from '../../channels/channel-kind.ts';
 import type { MediaKind, OutboundContent } from '../../channels/provider.ts';
 import { DomainError, invalid } from '../../lib/domain-errors.ts';
-import type { SendBody } from './sending.schemas.ts';
+import { CAPTION_MAX_CHARS, TEXT_MAX_CHARS, type SendBody } from './sending.schemas.ts';
 
 /** What a free-form send delivers, and the text stored with the message. */
 export interface FreeFormContent {
@@ -23,6 +23,19 @@ export function freeFormContent(
   kind: { capabilities: Pick<ChannelCapabilities, 'mediaKinds'>; textRefusal?: ChannelKind['textRefusal'] },
 ): FreeFormContent {
   const { capabilities } = kind;
+  // The API's schema bounds what a client sends; a reply relayed from a helpdesk comes unbounded.
+  for (const [name, max] of [
+    ['text', TEXT_MAX_CHARS],
+    ['caption', CAPTION_MAX_CHARS],
+  ] as const) {
+    if ((content[name]?.length ?? 0) > max)
+      throw new DomainError(
+        'invalid',
+        'text_too_long',
+        `content.${name} holds more than ${max} characters`,
+        field(name),
+      );
+  }
   for (const name of ['text', 'caption'] as const) {
     const refusal = content[name] === undefined ? null : (kind.textRefusal?.(content[name]) ?? null);
     if (refusal !== null) throw new DomainError('invalid', 'text_too_long', refusal, field(name));

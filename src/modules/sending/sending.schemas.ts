@@ -11,11 +11,19 @@ const Url = Type.String({
   description: 'public http(s) address the provider downloads the file from',
 });
 
+/** The longest text and caption a send takes, whoever writes it (the API, the dashboard, a relayed reply). */
+export const TEXT_MAX_CHARS = 4096;
+export const CAPTION_MAX_CHARS = 1024;
+
 export const MessageContent = Type.Object(
   {
-    text: Type.Optional(Type.String({ minLength: 1, maxLength: 4096, description: 'the text of a `text` message' })),
+    text: Type.Optional(
+      Type.String({ minLength: 1, maxLength: TEXT_MAX_CHARS, description: 'the text of a `text` message' }),
+    ),
     url: Type.Optional(Url),
-    caption: Type.Optional(Type.String({ maxLength: 1024, description: 'image, video and document only' })),
+    caption: Type.Optional(
+      Type.String({ maxLength: CAPTION_MAX_CHARS, description: 'image, video and document only' }),
+    ),
     filename: Type.Optional(Type.String({ minLength: 1, maxLength: 240, description: 'document only' })),
   },
   {

@@ -235,6 +235,18 @@ describe('HubSpot channel: replies written in HubSpot', () => {
     expect(String(hubspot.reports().find((r) => r.messageId === key)?.errorMessage)).toMatch(/131026|undeliverable/i);
   });
 
+  it('reports FAILED to HubSpot, sending nothing, for a reply longer than a message may be', async () => {
+    const inbound = await customerWrites(whatsapp, newPhone(), 'Tell me everything');
+    const before = graph.sends().length;
+    const event = reply(inbound.conversation_id, 'x'.repeat(4097));
+    expect((await postReply(event)).statusCode).toBe(200);
+    const key = (event.message as { id: string }).id;
+    await until(() => hubspot.reports().some((r) => r.messageId === key));
+    expect(hubspot.reports().find((r) => r.messageId === key)).toMatchObject({ statusType: 'FAILED' });
+    expect(String(hubspot.reports().find((r) => r.messageId === key)?.errorMessage)).toMatch(/4096/);
+    expect(graph.sends().length).toBe(before);
+  });
+
   it('refuses a wrong signature, another secret, a stale timestamp or a missing header with 401, sending nothing', async () => {
     const inbound = await customerWrites(whatsapp, newPhone(), 'Hi');
     const event = reply(inbound.conversation_id, 'forged');

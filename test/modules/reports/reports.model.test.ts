@@ -187,7 +187,7 @@ function expectRows(actual: Record<string, unknown>[], expected: Record<string, 
     for (const [key, value] of Object.entries(expected[i])) {
       if (typeof value === 'number' && typeof row[key] === 'number')
         expect(
-          Math.abs((row[key]) - value),
+          Math.abs(row[key] - value),
           `${what}[${i}].${key}: ${JSON.stringify(row)} vs ${JSON.stringify(expected[i])}`,
         ).toBeLessThan(0.0011);
       else
