@@ -28,7 +28,7 @@ import { createChannel, newPhone, until, type TestChannel } from '../sending/sen
  * message through the conversation's channel; nothing else is. fast-check is seeded.
  */
 
-const FUZZ = fuzzOptions(30);
+const FUZZ = fuzzOptions(16);
 const WEBHOOK = '/channels/hubspot/webhook';
 const CLIENT_SECRET = 'hubspot-client-secret-0123456789';
 const hub = { channelId: '4242', accountId: '91001' };

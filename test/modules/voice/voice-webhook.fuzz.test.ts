@@ -24,7 +24,7 @@ import { newNumber } from '../sms/sms-helpers.ts';
  * applied; each completed recording is one media row. fast-check is seeded.
  */
 
-const FUZZ = fuzzOptions(30);
+const FUZZ = fuzzOptions(16);
 const WEBHOOK = '/channels/twilio_voice/webhook';
 
 let t: TestApp;

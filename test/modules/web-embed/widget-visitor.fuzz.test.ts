@@ -15,7 +15,7 @@ import { createWidgetChannel, identityHash, SITE, type WidgetChannel } from './w
  * across its browsers' sessions. fast-check is seeded.
  */
 
-const FUZZ = fuzzOptions(25);
+const FUZZ = fuzzOptions(14);
 const SECRET = 'identity-secret-0123456789';
 
 let t: TestApp;

@@ -18,7 +18,7 @@ import { until } from '../sending/sending.fixtures.ts';
  * deciding, under the phone number when WhatsApp gave one; nothing else is stored. fast-check is seeded.
  */
 
-const FUZZ = fuzzOptions(30);
+const FUZZ = fuzzOptions(16);
 const NUMBER = '15550002222';
 const sockets: FakeSocket[] = [];
 const latest = () => sockets[sockets.length - 1];
