@@ -76,7 +76,7 @@ export interface DatabaseOptions {
  * PostgreSQL settings of the embedded engine. PGlite's buffers live in its WebAssembly memory, which
  * grows and never shrinks, so they count in full against the service's resident memory. With the
  * default shared_buffers of 128 MB that memory held 169 MB through an import of 1 000 000 messages;
- * with 16 MB it held 47 MB, at the same import speed (docs/PERFORMANCE.md#pglite-memory). The data
+ * with 16 MB it held 47 MB, at the same import speed (docs/PERFORMANCE-CHOICES.md#pglite-memory). The data
  * files stay in the operating system's page cache, which is not the service's memory.
  */
 const PGLITE_SETTINGS = { shared_buffers: '16MB' };
@@ -187,7 +187,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHa
   // node-postgres speaks to PGlite in this process, over a socket that hands its bytes to PGlite
   // (pglite-socket.ts): the same driver, type parsers and named statements as on PostgreSQL. Named,
   // a shared lookup statement of five calls runs in 0.37 ms instead of 1.52 ms through PGlite's
-  // query(), which parses and plans every statement (docs/PERFORMANCE.md#pglite-through-node-postgres).
+  // query(), which parses and plans every statement (docs/PERFORMANCE-CHOICES.md#pglite-through-node-postgres).
   // PGlite is a single session, so the pool holds one client: a transaction owns it until it ends,
   // and other queries wait their turn. The client is never closed for idleness.
   const pool = new pg.Pool({

@@ -8,7 +8,7 @@ import { sql, type RawBuilder } from 'kysely';
  *
  * The statement's text is the same whatever the number of rows, so it is parsed once per connection
  * and its plan is kept (prepared-statements.ts): a VALUES list, whose text changes with its length,
- * was parsed and planned again for nearly every batch (docs/PERFORMANCE.md#batch-rows-as-one-json-value).
+ * was parsed and planned again for nearly every batch (docs/PERFORMANCE-CHOICES.md#batch-rows-as-one-json-value).
  * A kept plan is costed from the table's size when it was made and from the planner's guess of the
  * rows: batch_rows tells it 10 (migration 0010), so a table of more than a hundred pages or so is
  * joined by primary-key probes, and the statistics keeper (statistics.ts) analyses a table at every

@@ -8,7 +8,7 @@ import { promisify } from 'node:util';
  * instance of its own. WebAssembly memory never shrinks, and the memory of that instance stays with
  * the process until V8 happens to collect it: 675 MB two seconds after creating a directory in a
  * bare process, 270 MB after a forced collection, and a service on a new DATA_DIR ran at 920-1 030 MB
- * (docs/PERFORMANCE.md#pglite-memory). So the directory is created by a short-lived child process, and
+ * (docs/PERFORMANCE-CHOICES.md#pglite-memory). So the directory is created by a short-lived child process, and
  * the service only ever opens an initialised one. A worker thread that exits was measured too: it
  * left ~200 MB behind.
  */

@@ -11,7 +11,7 @@ import type { PGlite } from '@electric-sql/pglite';
  * own and parses the answer with PGlite's JavaScript copy of the protocol parser before
  * node-postgres sees it. Here the messages written in one turn of the event loop (a whole query:
  * node-postgres writes them together) go in one call, and the answer is parsed once, by
- * node-postgres (docs/PERFORMANCE.md#pglite-through-node-postgres). No library offers this:
+ * node-postgres (docs/PERFORMANCE-CHOICES.md#pglite-through-node-postgres). No library offers this:
  * `@electric-sql/pglite-socket` serves PGlite over a TCP port, which would add the kernel's round
  * trip this avoids.
  *

@@ -33,7 +33,7 @@ async function executeOne<R>({ query, slots }: Compiled<R>, db: Db, args: Args):
 /**
  * Builds a Kysely query once and reuses its compiled SQL, so a hot path does not pay for building
  * and compiling the same query on every request (measured ~50 µs for the phone lookup's query,
- * a fifth of the server's CPU per lookup, docs/PERFORMANCE.md#queries-compiled-once).
+ * a fifth of the server's CPU per lookup, docs/PERFORMANCE-CHOICES.md#queries-compiled-once).
  *
  * The first call builds the query with `placeholders` (values that cannot occur as constants in
  * it) and records which parameter slot holds which argument; later calls put their own arguments
@@ -76,7 +76,7 @@ const BATCH_COLUMN = '__batch';
  *
  * Per statement the service pays a write to the database (on PostgreSQL a socket write that wakes
  * a backend, on PGlite a crossing into WebAssembly), and the database a protocol round (bind,
- * execute, sync, ready): most of a lookup's CPU (docs/PERFORMANCE.md#shared-lookup-statements). A statement for k calls
+ * execute, sync, ready): most of a lookup's CPU (docs/PERFORMANCE-CHOICES.md#shared-lookup-statements). A statement for k calls
  * pays them once. A call waits at most one turn of the event loop when nothing else is running; a
  * call inside a transaction runs alone, at once, on the transaction's connection.
  *
@@ -86,7 +86,7 @@ const BATCH_COLUMN = '__batch';
  * (`unnest`), PostgreSQL estimated the rows from the arrays it was given, found a statement of few
  * calls cheaper planned for its own arguments than with the kept plan, and planned it again every
  * time, which cost more than running it (5 calls: 1.5 ms a statement against 0.6 ms;
- * docs/PERFORMANCE.md#shared-lookup-statements). `types` gives the PostgreSQL type of each argument.
+ * docs/PERFORMANCE-CHOICES.md#shared-lookup-statements). `types` gives the PostgreSQL type of each argument.
  *
  * The rows of a call keep the query's order: a LATERAL subquery is run by a nested loop over `b`,
  * once per row, and each run returns its rows in its own ORDER BY (tested). The query's text must

@@ -71,7 +71,7 @@ function schedule(): void {
  * setImmediate (prepared-queries.ts), and a request read in a turn's poll phase runs them in its check
  * phase, which comes before the next turn's timers. When nothing else waits, this costs the timer's
  * millisecond. (Every PGlite call deferred to the next turn made the short lookups slower:
- * docs/PERFORMANCE.md#tried-and-not-kept.)
+ * docs/PERFORMANCE-CHOICES.md#tried-and-not-kept.)
  */
 export function nextTurn(): Promise<void> {
   return new Promise((resolve) => {

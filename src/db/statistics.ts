@@ -10,7 +10,7 @@ export const PGLITE_STATISTICS_TARGET = 10;
  * and every request waits for it, so it is sized like a slice of long work (slices.ts): a table of
  * 200 000 messages took 211 ms with PostgreSQL's default sample (300 x default_statistics_target
  * rows), 60-78 ms with a third of it and 27-31 ms with a tenth, most of which is reading the sample
- * (docs/PERFORMANCE.md#statistics-on-pglite). The plans of the service are index probes, which need
+ * (docs/PERFORMANCE-CHOICES.md#statistics-on-pglite). The plans of the service are index probes, which need
  * row counts more than fine histograms. PostgreSQL analyses on a connection of its own, beside the
  * others, with the server's own target.
  */

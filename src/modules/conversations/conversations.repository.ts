@@ -61,7 +61,7 @@ const iso = (column: string) => sql.raw(isoTimestampSql(column));
  *
  * The database writes it so the service can send it as it is: decoding the rows of a lookup and
  * serialising them again was most of the service's work per request, and most of its garbage
- * collection (docs/PERFORMANCE.md#answers-written-by-the-database). The parts are joined as text: nesting
+ * collection (docs/PERFORMANCE-CHOICES.md#answers-written-by-the-database). The parts are joined as text: nesting
  * the messages as a `json` value made PostgreSQL parse the 2 KB it had just written, about a tenth
  * of the statement's CPU. The conversation's object is written without its closing brace, which
  * follows the messages. `string_agg` rather than `json_agg`, which puts a space after each comma.

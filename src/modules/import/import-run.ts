@@ -19,7 +19,7 @@ import type { ImportResult } from './import.schemas.ts';
  * enough to amortise a statement, small enough to keep memory flat. Messages are most of any file,
  * but 5 000 a statement made the embedded engine's memory peak past 300 MB (301 MB through 1 200 000
  * records, 277 MB at 1 000: its heap keeps its largest size), for 10% more records/s on PostgreSQL
- * (29 249 against 26 173/s; docs/PERFORMANCE.md#import-batches-and-statistics). On the embedded
+ * (29 249 against 26 173/s; docs/PERFORMANCE-CHOICES.md#import-batches-and-statistics). On the embedded
  * engine a statement holds the only connection, so there the slice is smaller.
  */
 export const DEFAULT_BATCH_ROWS = 1000;
@@ -30,7 +30,7 @@ export const MAX_ERRORS_KEPT = 1000;
  * as many. Plans kept per connection (the foreign-key checks, most likely) treat a table that was
  * empty when they were made as empty until its statistics change, and then every batch costs more
  * than the one before (measured: 10 000 records/s falling to 2 500/s within 700 000 records, back
- * to 18 000/s after one ANALYZE; docs/PERFORMANCE.md#import-batches-and-statistics). Autovacuum does not
+ * to 18 000/s after one ANALYZE; docs/PERFORMANCE-CHOICES.md#import-batches-and-statistics). Autovacuum does not
  * keep up during a load.
  */
 const FIRST_ANALYZE_ROWS = 2000;

@@ -48,7 +48,7 @@ export interface SendJobOptions {
    * Sends in flight at once in this process (default 128). A send is in hand for its read, its turn
    * on the channel, two marks that gather for MARK_GATHER_MS and the provider call. At 1 000
    * sends/s on 2 cores that averaged about 67 ms, so 64 slots held a channel paced at 1 000/s to
-   * 950-956/s (docs/PERFORMANCE.md#sends-in-hand).
+   * 950-956/s (docs/PERFORMANCE-CHOICES.md#sends-in-hand).
    */
   concurrency?: number;
   /**
