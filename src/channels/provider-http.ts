@@ -106,6 +106,29 @@ export async function downloadSentFile(
   return boundedMedia(response, options.maxMediaBytes ?? DEFAULT_MAX_MEDIA_BYTES);
 }
 
+/**
+ * Downloads a signed file URL a vendor gave (no credential goes with it: the signature is the
+ * permission), within the media time limit and cut at the media limit; a non-2xx answer is the error
+ * `refused` makes of its status and body.
+ */
+export async function downloadSigned(
+  url: string,
+  options: ProviderHttpOptions,
+  refused: (status: number, text: string) => ProviderError,
+): Promise<{ bytes: Buffer; contentType: string | null }> {
+  const timeout = options.mediaTimeoutMs ?? DEFAULT_MEDIA_TIMEOUT_MS;
+  const response = await request(url, {
+    method: 'GET',
+    dispatcher: options.dispatcher,
+    signal: AbortSignal.timeout(timeout),
+    headersTimeout: timeout,
+    bodyTimeout: timeout,
+  });
+  if (response.statusCode < 200 || response.statusCode >= 300)
+    throw refused(response.statusCode, await response.body.text());
+  return boundedMedia(response, options.maxMediaBytes ?? DEFAULT_MAX_MEDIA_BYTES);
+}
+
 /** A media download's body, refused with `media_too_large` as soon as it passes `limit` bytes. */
 export async function boundedMedia(
   response: Dispatcher.ResponseData,

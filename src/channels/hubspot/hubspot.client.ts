@@ -4,7 +4,7 @@ import { classifyNetworkError } from '../network-errors.ts';
 import { ProviderError } from '../provider-error.ts';
 import { FormData, request } from 'undici';
 import {
-  boundedMedia,
+  downloadSigned,
   callProvider,
   DEFAULT_MAX_MEDIA_BYTES,
   DEFAULT_MEDIA_TIMEOUT_MS,
@@ -61,20 +61,8 @@ export class HubSpotClient {
    * Downloads a file's signed URL (HubSpot's answer; the signature is the permission, so no token
    * goes with it), refusing a body over the media limit.
    */
-  async download(url: string): Promise<{ bytes: Buffer; contentType: string | null }> {
-    const timeout = this.options.mediaTimeoutMs ?? DEFAULT_MEDIA_TIMEOUT_MS;
-    const response = await request(url, {
-      method: 'GET',
-      dispatcher: this.options.dispatcher,
-      signal: AbortSignal.timeout(timeout),
-      headersTimeout: timeout,
-      bodyTimeout: timeout,
-    });
-    if (response.statusCode < 200 || response.statusCode >= 300) {
-      const text = await response.body.text();
-      throw hubSpotError(response.statusCode, jsonOrUndefined(text) ?? text);
-    }
-    return boundedMedia(response, this.maxMediaBytes);
+  download(url: string): Promise<{ bytes: Buffer; contentType: string | null }> {
+    return downloadSigned(url, this.options, (status, text) => hubSpotError(status, jsonOrUndefined(text) ?? text));
   }
 
   /** The largest file uploaded or downloaded (the core's media limit). */

@@ -2,9 +2,8 @@ import { FormData, request } from 'undici';
 import type { ProviderHttpOptions } from '../http-deps.ts';
 import { ProviderError } from '../provider-error.ts';
 import {
-  boundedMedia,
+  downloadSigned,
   callProvider,
-  DEFAULT_MAX_MEDIA_BYTES,
   DEFAULT_MEDIA_TIMEOUT_MS,
   jsonOrUndefined,
 } from '../provider-http.ts';
@@ -63,26 +62,19 @@ export class TikTokClient {
   }
 
   /** Download an absolute URL (no token: the URLs are signed, or a client's), refusing bodies over the limit. */
-  async bytes(url: string): Promise<{ bytes: Buffer; contentType: string | null }> {
-    const timeout = this.options.mediaTimeoutMs ?? DEFAULT_MEDIA_TIMEOUT_MS;
-    const response = await request(url, {
-      method: 'GET',
-      dispatcher: this.options.dispatcher,
-      signal: AbortSignal.timeout(timeout),
-      headersTimeout: timeout,
-      bodyTimeout: timeout,
-    });
-    if (response.statusCode < 200 || response.statusCode >= 300) {
-      const text = await response.body.text();
-      throw new ProviderError(
-        `http_${response.statusCode}`,
-        `the media download answered HTTP ${response.statusCode}`,
-        response.statusCode >= 500 || response.statusCode === 429,
-        response.statusCode,
-        text,
-      );
-    }
-    return boundedMedia(response, this.options.maxMediaBytes ?? DEFAULT_MAX_MEDIA_BYTES);
+  bytes(url: string): Promise<{ bytes: Buffer; contentType: string | null }> {
+    return downloadSigned(
+      url,
+      this.options,
+      (status, text) =>
+        new ProviderError(
+          `http_${status}`,
+          `the media download answered HTTP ${status}`,
+          status >= 500 || status === 429,
+          status,
+          text,
+        ),
+    );
   }
 }
 
