@@ -158,7 +158,7 @@ describe('HubSpot attachments: mirroring a customer file', () => {
         .where('kind', '=', 'mirror')
         .executeTakeFirst();
     const publishes = () => hubspot.publishes().filter((r) => r.body.integrationIdempotencyId === row.id);
-    await until(() => publishes().length === 1);
+    await until(() => publishes().length >= 1);
     // The job's own retry may come first on a slow machine; else the test runs it now.
     await until(async () => ['pending', 'done'].includes((await job())?.state ?? ''));
     if ((await job())?.state === 'pending') await runAgain('mirror', row.id);
