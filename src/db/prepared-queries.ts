@@ -76,9 +76,10 @@ const BATCH_COLUMN = '__batch';
  *
  * Per statement the service pays a write to the database (on PostgreSQL a socket write that wakes
  * a backend, on PGlite a crossing into WebAssembly), and the database a protocol round (bind,
- * execute, sync, ready): most of a lookup's CPU (docs/PERFORMANCE-CHOICES.md#shared-lookup-statements). A statement for k calls
- * pays them once. A call waits at most one turn of the event loop when nothing else is running; a
- * call inside a transaction runs alone, at once, on the transaction's connection.
+ * execute, sync, ready): most of a lookup's CPU
+ * (docs/PERFORMANCE-CHOICES.md#shared-lookup-statements). A statement for k calls pays them once. A
+ * call waits at most one turn of the event loop when nothing else is running; a call inside a
+ * transaction runs alone, at once, on the transaction's connection.
  *
  * The text never changes with the number of calls (the arguments travel in one JSON value), so on
  * both engines it is one named statement (prepared-statements.ts), and its plan is kept: the rows of

@@ -10,8 +10,8 @@ import type pg from 'pg';
  *
  * An unnamed query is parsed and planned by PostgreSQL on every execution; for the short indexed
  * lookups of the public API planning costs more than executing (0.22 ms against 0.08 ms for the
- * phone lookup, docs/PERFORMANCE-CHOICES.md#named-statements). node-postgres prepares a statement once per connection when
- * the query carries a `name`, and PostgreSQL then reuses the parse tree and, after five runs, a
+ * phone lookup, docs/PERFORMANCE-CHOICES.md#named-statements). node-postgres prepares a statement once
+ * per connection when the query carries a `name`, and PostgreSQL then reuses the parse tree and, after five runs, a
  * generic plan. The name is a hash of the SQL text, so the same text always gets the same name and
  * two texts never share one.
  *

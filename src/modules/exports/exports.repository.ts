@@ -114,9 +114,9 @@ export function eventExportColumns<O>(q: SelectQueryBuilder<Database, 'events', 
  * the answer as they are, instead of decoding ~20 columns a record and serialising them again. On
  * PostgreSQL that moves the work from the service to the database at about the same total cost; on
  * PGlite, where every field crosses from WebAssembly to JavaScript, a page is produced 1.8 times
- * faster (docs/PERFORMANCE-CHOICES.md#answers-written-by-the-database). The records are then joined into the page by the
- * database too (joinedPage), with string_agg over the record texts (an earlier trial that built the
- * page with json_agg over the rows cost more than joining them in the service).
+ * faster (docs/PERFORMANCE-CHOICES.md#answers-written-by-the-database). The records are then joined
+ * into the page by the database too (joinedPage), with string_agg over the record texts (an earlier
+ * trial that built the page with json_agg over the rows cost more than joining them in the service).
  */
 
 /** Timestamps as the API prints them everywhere (src/db/timestamps.ts): UTC, six fraction digits, 'Z'. */
