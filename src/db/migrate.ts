@@ -41,6 +41,7 @@ import * as whatsappMessageKeys from './migrations/0048-whatsapp-message-keys.ts
 import * as businessTimeZone from './migrations/0049-business-time-zone.ts';
 import * as reportsIndexes from './migrations/0050-reports-indexes.ts';
 import * as webhookDeliveryOwners from './migrations/0051-webhook-delivery-owners.ts';
+import * as reportQuarters from './migrations/0052-report-quarters.ts';
 
 /** Migrations are imported statically so they run the same under tsx, Vitest and a bundle. */
 const migrations: Record<string, Migration> = {
@@ -86,6 +87,7 @@ const migrations: Record<string, Migration> = {
   '0049-business-time-zone': businessTimeZone,
   '0050-reports-indexes': reportsIndexes,
   '0051-webhook-delivery-owners': webhookDeliveryOwners,
+  '0052-report-quarters': reportQuarters,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

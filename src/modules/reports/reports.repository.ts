@@ -2,10 +2,11 @@ import { sql, type RawBuilder } from 'kysely';
 import type { Db } from '../../db/database.ts';
 
 /**
- * The reports' SQL (docs/REPORTS.md). Each statement reads one business's rows of the period through
- * an index leading with (business_id, created_at): messages_export and events_export, whose partial
- * predicates are the exclusions every report applies, and conversations_created; per conversation
- * it reaches only by messages_conversation and events_conversation_time.
+ * The reports' SQL (docs/REPORTS.md). The messages of a period are read from their quarter-hour
+ * figures (message_quarters, user_reply_quarters: migration 0052), a row per conversation and quarter;
+ * events through events_reports (business, type, time) and conversations through
+ * conversations_created. Per conversation only what the quarters cannot tell is probed:
+ * messages_conversation and events_conversation_time.
  */
 
 /** The period and filters every statement takes, already checked by the service. */
@@ -61,43 +62,68 @@ const counted = (alias: string) => sql`not ${sql.ref(`${alias}.excluded`)} and n
 const RESPONDERS = sql`('ai_agent', 'human', 'api')`;
 const HANDOFFS = sql`('manual_control_activated', 'transfer_accepted')`;
 
+/** The period's quarters (alias `q`) of the conversations the filters select. */
+const quarters = (s: ReportScope, table: 'message_quarters' | 'user_reply_quarters') => sql`
+  ${sql.table(table)} q
+  where q.business_id = ${s.businessId} and q.quarter >= ${start(s)} and q.quarter < ${end(s)} ${ofConversations(s, 'q')}`;
+
 /**
  * Each conversation's first contact message in the period, the first answer after it by the AI or a
  * person (whoever and whenever) and its first resolution after it; the base of the speed and team
- * figures.
+ * figures. The quarters give the first answer unless it came after the period, or in the first
+ * message's own quarter after an earlier answer there; only then are the messages probed.
  */
 const firstResponses = (s: ReportScope) => sql`
+  period as (
+    select q.conversation_id, q.first_in_at, q.first_reply_at, q.first_reply, q.last_reply_at
+    from ${quarters(s, 'message_quarters')}
+  ),
   firsts as (
-    select m.conversation_id, min(m.created_at) as asked_at
-    from messages m
-    where m.business_id = ${s.businessId} and ${within(s, 'm')} and ${counted('m')}
-      and m.direction = 'inbound' and m.sender_type = 'contact' ${ofConversations(s, 'm')}
-    group by m.conversation_id
+    select conversation_id, min(first_in_at) as asked_at from period
+    group by conversation_id having min(first_in_at) is not null
+  ),
+  known as (
+    select f.conversation_id, f.asked_at,
+      min(p.first_reply) filter (where p.first_reply_at > f.asked_at) as reply,
+      coalesce(bool_or(p.first_reply_at <= f.asked_at and p.last_reply_at > f.asked_at), false) as unsure
+    from firsts f join period p using (conversation_id)
+    group by f.conversation_id, f.asked_at
+  ),
+  resolved as (
+    select f.conversation_id, min(z.created_at) as resolved_at
+    from firsts f join events z on z.business_id = ${s.businessId} and z.conversation_id = f.conversation_id
+    where z.type = 'conversation_resolved' and not z.excluded and ${within(s, 'z')} and z.created_at > f.asked_at
+    group by f.conversation_id
   ),
   answered as (
-    select f.conversation_id, ${dayOf(s, 'f')} as day,
-      case when r.sender_type is null then null when r.sender_type = 'ai_agent' then 'ai' else 'person' end as answered_first_by,
+    select k.conversation_id, ${dayOf(s, 'k')} as day,
+      case when r.sender_type is null then null when r.sender_type = 'ai_agent' then 'ai' else 'person' end
+        as answered_first_by,
       r.sender_type, r.user_id,
-      extract(epoch from r.created_at - f.asked_at)::float8 as first_response,
-      extract(epoch from z.created_at - f.asked_at)::float8 as resolution
-    from (select conversation_id, asked_at, asked_at as created_at from firsts) f
+      extract(epoch from r.created_at - k.asked_at)::float8 as first_response,
+      extract(epoch from coalesce(v.resolved_at, z.created_at) - k.asked_at)::float8 as resolution
+    from (select conversation_id, asked_at, asked_at as created_at, reply, unsure from known) k
     left join lateral (
-      select r.sender_type, r.user_id, r.created_at from messages r
-      where r.business_id = ${s.businessId} and r.conversation_id = f.conversation_id
-        and r.created_at > f.asked_at and r.direction = 'outbound' and r.sender_type in ${RESPONDERS}
-        and ${counted('r')}
-      order by r.created_at limit 1) r on true
+      select k.reply[3] as sender_type, k.reply[4]::uuid as user_id, (k.reply[1]::timestamp at time zone 'UTC') as created_at
+      where k.reply is not null and not k.unsure
+      union all
+      (select r.sender_type, r.user_id, r.created_at from messages r
+       where (k.unsure or k.reply is null) and r.business_id = ${s.businessId} and r.conversation_id = k.conversation_id
+         and r.created_at > k.asked_at and (k.unsure or r.created_at >= ${end(s)})
+         and r.direction = 'outbound' and r.sender_type in ${RESPONDERS} and ${counted('r')}
+       order by r.created_at, r.id limit 1)) r on true
+    left join resolved v using (conversation_id)
     left join lateral (
       select z.created_at from events z
-      where z.business_id = ${s.businessId} and z.conversation_id = f.conversation_id
-        and z.created_at > f.asked_at and z.type = 'conversation_resolved'
+      where v.resolved_at is null and z.business_id = ${s.businessId} and z.conversation_id = k.conversation_id
+        and z.created_at >= ${end(s)} and z.type = 'conversation_resolved' and not z.excluded
       order by z.created_at limit 1) z on true
   )`;
 
 export const reportsRepository = {
   /**
    * Conversations opened per day and channel, and messages in and out per day and channel and per
-   * weekday and hour (one scan of the period's messages, two groupings).
+   * weekday and hour (one scan of the period's quarters, two groupings).
    */
   async volume(db: Db, s: ReportScope) {
     const opened = await sql<{ day: string; channel: string; n: number }>`
@@ -120,13 +146,11 @@ export const reportsRepository = {
         select (h.local::date)::text as day, h.channel, extract(isodow from h.local)::int as weekday,
           extract(hour from h.local)::int as hour, h.messages_in, h.messages_out
         from (
-          -- Local hours first: one zone conversion per message and a hash of at most 24 groups a day and
-          -- channel, rather than sorting every message by its day.
-          select date_trunc('hour', m.created_at at time zone ${s.timeZone}) as local, m.channel,
-            count(*) filter (where m.direction = 'inbound') as messages_in,
-            count(*) filter (where m.direction = 'outbound') as messages_out
-          from messages m
-          where m.business_id = ${s.businessId} and ${within(s, 'm')} and ${counted('m')} ${ofConversations(s, 'm')}
+          -- Local hours first: one zone conversion per quarter and a hash of at most 24 groups a day and
+          -- channel, rather than sorting every quarter by its day.
+          select date_trunc('hour', q.quarter at time zone ${s.timeZone}) as local, q.channel,
+            sum(q.messages_in) as messages_in, sum(q.messages_out) as messages_out
+          from ${quarters(s, 'message_quarters')}
           group by 1, 2
         ) h
       ) m
@@ -172,18 +196,17 @@ export const reportsRepository = {
       follow_ups_sent: number;
     }>`
       with replies as (
-        select m.conversation_id,
-          bool_or(m.sender_type = 'ai_agent') as ai,
-          bool_or(m.sender_type in ('human', 'api')) as person,
-          -- One probe of ai_runs_reply per AI message of the period, rather than a join that could read
-          -- every run of the business.
-          count(*) filter (where m.sender_type = 'ai_agent' and exists (
-            select 1 from ai_runs fu
-            where fu.business_id = m.business_id and fu.reply_message_id = m.id and fu.kind = 'follow_up')) as follow_ups
-        from messages m
-        where m.business_id = ${s.businessId} and ${within(s, 'm')} and ${counted('m')}
-          and m.direction = 'outbound' ${ofConversations(s, 'm')}
-        group by m.conversation_id
+        select q.conversation_id, bool_or(q.ai_replies > 0) as ai, bool_or(q.person_replies > 0) as person
+        from ${quarters(s, 'message_quarters')}
+        group by q.conversation_id
+      ),
+      follow_ups as (
+        -- Every follow-up the business's AI sent, each probed for its message's time: they are a few of
+        -- its runs, and a run's own time is not its message's.
+        select count(*)::int as n from ai_runs fu
+        join messages m on m.business_id = fu.business_id and m.id = fu.reply_message_id
+        where fu.business_id = ${s.businessId} and fu.kind = 'follow_up' and fu.status = 'replied'
+          and ${within(s, 'm')} and ${counted('m')} ${ofConversations(s, 'm')}
       ),
       ev as (
         select e.conversation_id, e.type from events e
@@ -206,7 +229,7 @@ export const reportsRepository = {
         (select count(*) from ev where type = 'transfer_accepted')::int as transfers_accepted,
         (select count(*) from ev where type = 'transfer_rejected')::int as transfers_rejected,
         (select count(*) from ev where type = 'transfer_fallback_required')::int as transfers_without_target,
-        (select coalesce(sum(follow_ups), 0) from replies)::int as follow_ups_sent`.execute(db);
+        (select n from follow_ups) as follow_ups_sent`.execute(db);
     return rows[0];
   },
 
@@ -231,11 +254,9 @@ export const reportsRepository = {
   /** Each person's replies, conversations replied in, first responses and time under their manual control. */
   async team(db: Db, s: ReportScope) {
     const replies = await sql<{ user_id: string; replies_sent: number; conversations_handled: number }>`
-      select m.user_id, count(*)::int as replies_sent, count(distinct m.conversation_id)::int as conversations_handled
-      from messages m
-      where m.business_id = ${s.businessId} and ${within(s, 'm')} and ${counted('m')}
-        and m.sender_type = 'human' and m.direction = 'outbound' and m.user_id is not null ${ofConversations(s, 'm')}
-      group by m.user_id`.execute(db);
+      select q.user_id, sum(q.replies)::int as replies_sent, count(distinct q.conversation_id)::int as conversations_handled
+      from ${quarters(s, 'user_reply_quarters')}
+      group by q.user_id`.execute(db);
     const firsts = await sql<{ user_id: string; first_response_median: number }>`
       with ${firstResponses(s)}
       select user_id, percentile_cont(0.5) within group (order by first_response) as first_response_median

@@ -1,0 +1,173 @@
+import { sql } from 'kysely';
+import { v7 } from 'uuid';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { insertContact, insertConversation, insertMessage } from '../../helpers/factories.ts';
+import { movesEnded } from '../../helpers/merges.ts';
+import { createTenant, type Tenant } from '../../helpers/tenants.ts';
+import { buildTestApp, type TestApp } from '../../helpers/test-app.ts';
+import { postImport } from '../import/import-helpers.ts';
+import { getReport } from './report-helpers.ts';
+
+/**
+ * The reports' quarter-hour figures (message_quarters, user_reply_quarters) stay what counting the
+ * stored messages afresh gives, whatever wrote or changed them: the import, a merge, a contact made a
+ * test contact, a message found to be a copy, a deletion.
+ */
+
+let t: TestApp;
+let tenant: Tenant;
+
+beforeAll(async () => {
+  t = await buildTestApp();
+  tenant = await createTenant(t.app);
+});
+afterAll(() => t.close());
+
+type Row = Record<string, unknown>;
+const snapshot = async (businessId: string) => {
+  const db = t.database.db;
+  const quarters = await sql<Row>`
+    select conversation_id, quarter, channel, messages_in, messages_out, ai_replies, person_replies,
+      first_in_at, first_reply_at, first_reply, last_reply_at
+    from message_quarters where business_id = ${businessId} order by 1, 2, 3`.execute(db);
+  const users = await sql<Row>`
+    select conversation_id, quarter, user_id, replies from user_reply_quarters
+    where business_id = ${businessId} order by 1, 2, 3`.execute(db);
+  return { quarters: quarters.rows, users: users.rows };
+};
+
+/** The kept figures, and the figures of every quarter counted afresh from the messages. */
+async function keptAndRecounted(businessId: string) {
+  const kept = await snapshot(businessId);
+  await sql`
+    select message_quarters_recount(k.business_id, k.conversation_id, k.quarter) from (
+      select business_id, conversation_id, report_quarter(created_at) as quarter from messages
+      where business_id = ${businessId}
+      union
+      select business_id, conversation_id, quarter from message_quarters where business_id = ${businessId}
+      union
+      select business_id, conversation_id, quarter from user_reply_quarters where business_id = ${businessId}) k
+  `.execute(t.database.db);
+  return { kept, recounted: await snapshot(businessId) };
+}
+
+const messagesIn = async (businessId: string) =>
+  (await getReport(t.app, businessId, 'volume', 'since=2026-08-04&until=2026-08-04')).json().tables.by_channel.rows;
+
+describe('the quarter-hour figures of the reports', () => {
+  it('count an import, out of order and sent twice, as the messages it stored', async () => {
+    const b = (await createTenant(t.app, 'Import')).businessId;
+    const contactId = v7();
+    const conversationId = v7();
+    const at = (minute: number, second: number) =>
+      `2026-08-04T10:${String(minute).padStart(2, '0')}:${String(second).padStart(2, '0')}.000000Z`;
+    const message = (minute: number, second: number, sender: 'contact' | 'ai_agent' | 'api') => ({
+      type: 'message',
+      id: v7(),
+      conversation_id: conversationId,
+      direction: sender === 'contact' ? 'inbound' : 'outbound',
+      sender_type: sender,
+      text: 'x',
+      status: sender === 'contact' ? 'RECEIVED' : 'SENT',
+      created_at: at(minute, second),
+    });
+    // Replies before and after the contact's first message of a quarter, across three quarters, shuffled.
+    const messages = [
+      message(31, 0, 'api'),
+      message(0, 30, 'api'),
+      message(14, 59, 'contact'),
+      message(2, 0, 'ai_agent'),
+      message(5, 0, 'contact'),
+      message(20, 0, 'ai_agent'),
+      message(1, 0, 'contact'),
+      message(7, 30, 'api'),
+    ];
+    const records = [
+      { type: 'contact', id: contactId, first_name: 'Ana', created_at: at(0, 0) },
+      { type: 'conversation', id: conversationId, contact_id: contactId, channel: 'whatsapp', created_at: at(0, 1) },
+      ...messages,
+    ];
+    for (let i = 0; i < 2; i++) expect((await postImport(t.app, b, records)).statusCode).toBe(200);
+
+    const { kept, recounted } = await keptAndRecounted(b);
+    expect(kept).toEqual(recounted);
+    expect(kept.quarters.map((q) => [q.messages_in, q.messages_out, q.ai_replies, q.person_replies])).toEqual([
+      [3, 3, 1, 2], // 10:00-10:15: the contact at :01, :05 and :14:59; the API at :00:30 and :07:30, the AI at :02
+      [0, 1, 1, 0],
+      [0, 1, 0, 1],
+    ]);
+    expect((kept.quarters[0].first_reply as string[]).slice(2)).toEqual(['api', null]);
+    expect(await messagesIn(b)).toEqual([
+      { channel: 'whatsapp', conversations_opened: 1, messages_in: 3, messages_out: 5 },
+    ]);
+    // The first answer after the contact's first message is the AI's at 10:02, though the quarter's first
+    // reply was the API's before it.
+    const speed = (await getReport(t.app, b, 'speed', 'since=2026-08-04&until=2026-08-04')).json().tables.summary.rows;
+    expect(speed.find((r: Row) => r.answered_first_by === 'all')).toMatchObject({
+      conversations: 1,
+      first_response_median: 60,
+    });
+    expect(speed.find((r: Row) => r.answered_first_by === 'ai')).toMatchObject({ conversations: 1 });
+  });
+
+  it('follow a merge, a contact made a test contact, a copy found, and deletions', async () => {
+    const db = t.database.db;
+    const b = tenant.businessId;
+    const [ana, ann, tess] = [await insertContact(db, b), await insertContact(db, b), await insertContact(db, b)];
+    const talk = async (contactId: string, minute: number) => {
+      const conversation = await insertConversation(db, b, contactId, {
+        created_at: `2026-08-04T11:${minute}:00.000000Z`,
+      });
+      const inbound = await insertMessage(db, b, conversation, { created_at: `2026-08-04T11:${minute}:01.000000Z` });
+      const reply = await insertMessage(db, b, conversation, {
+        direction: 'outbound',
+        sender_type: 'ai_agent',
+        status: 'SENT',
+        created_at: `2026-08-04T11:${minute}:02.000000Z`,
+      });
+      return { conversation, inbound, reply };
+    };
+    await talk(ana.id, 10);
+    const second = await talk(ann.id, 20);
+    await talk(tess.id, 30);
+    const before = await messagesIn(b);
+    expect(before).toEqual([{ channel: 'whatsapp', conversations_opened: 3, messages_in: 3, messages_out: 3 }]);
+
+    const merged = await t.app.inject({
+      method: 'POST',
+      url: '/external/v2/contacts/merge',
+      headers: tenant.headers,
+      payload: { survivor_id: ana.id, loser_id: ann.id },
+    });
+    expect(merged.statusCode, merged.body).toBe(200);
+    await movesEnded(db);
+    expect(await messagesIn(b)).toEqual(before);
+
+    // A contact made a test contact leaves the figures; its messages are flagged by the export triggers.
+    await db
+      .updateTable('contacts')
+      .set({ is_test: true })
+      .where('business_id', '=', b)
+      .where('id', '=', tess.id)
+      .execute();
+    expect(await messagesIn(b)).toEqual([
+      { channel: 'whatsapp', conversations_opened: 2, messages_in: 2, messages_out: 2 },
+    ]);
+
+    // A message found to be another channel's copy stops counting; deleted messages too.
+    await db
+      .updateTable('messages')
+      .set({ duplicate: true })
+      .where('business_id', '=', b)
+      .where('id', '=', second.reply.id)
+      .execute();
+    await db.deleteFrom('messages').where('business_id', '=', b).where('id', '=', second.inbound.id).execute();
+    expect(await messagesIn(b)).toEqual([
+      { channel: 'whatsapp', conversations_opened: 2, messages_in: 1, messages_out: 1 },
+    ]);
+
+    const { kept, recounted } = await keptAndRecounted(b);
+    expect(kept).toEqual(recounted);
+    expect(kept.quarters).toHaveLength(1);
+  });
+});
