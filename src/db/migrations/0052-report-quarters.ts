@@ -55,7 +55,6 @@ const statements = [
     last_reply_at timestamptz,
     PRIMARY KEY (business_id, quarter, conversation_id, channel)
   )`,
-  `CREATE INDEX message_quarters_conversation ON message_quarters (business_id, conversation_id, quarter)`,
   `CREATE TABLE user_reply_quarters (
     business_id uuid NOT NULL,
     quarter timestamptz NOT NULL,
