@@ -121,6 +121,13 @@ const firstResponses = (s: ReportScope) => sql`
   )`;
 
 export const reportsRepository = {
+  /** The business's current day, `YYYY-MM-DD`, in its zone. */
+  async today(db: Db, timeZone: string) {
+    const { rows } = await sql<{ today: string }>`
+      select ((now() at time zone ${timeZone})::date)::text as today`.execute(db);
+    return rows[0].today;
+  },
+
   /**
    * Conversations opened per day and channel, and messages in and out per day and channel and per
    * weekday and hour (one scan of the period's quarters, two groupings).

@@ -30,8 +30,18 @@ export const BusinessReportParams = Type.Object(
 
 export const ReportQuery = Type.Object(
   {
-    since: Date,
-    until: { ...Date, description: 'YYYY-MM-DD, the last day counted (inclusive); at most 366 days from since' },
+    since: Type.Optional({ ...Date, description: 'YYYY-MM-DD, the first day counted, in the business time zone' }),
+    until: Type.Optional({
+      ...Date,
+      description: 'YYYY-MM-DD, the last day counted (inclusive); at most 366 days from since',
+    }),
+    last_days: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: 366,
+        description: "instead of since and until: the last N days, today (the business's, in its zone) included",
+      }),
+    ),
     channel: Type.Optional(
       Type.String({ maxLength: 200, description: `comma-separated channels (${CHANNELS.join(', ')}); default all` }),
     ),
@@ -86,8 +96,10 @@ export type ReportTable = ReportBody['tables'][string];
 /** What both surfaces say of the reports. */
 export const reportsDescription =
   'The figures of one report for the days `since` to `until` (inclusive, at most 366, in the business time ' +
-  'zone), for the conversations the filters select (channel, assigned team, assigned person, AI agent). ' +
+  "zone), or for the last `last_days` days up to the business's today in its zone (the body names the days), " +
+  'for the conversations the filters select (channel, assigned team, assigned person, AI agent). ' +
   'Reports: `volume` (tables daily, by_channel, busiest_hours), `speed` (summary, daily), `ai` (summary, ' +
   'handoff_reasons, tokens), `team` (users), `sentiment` (daily, by_agent); every figure is defined in ' +
   'docs/REPORTS.md. `format=csv&table=<name>` answers one table as text/csv (a header row of the column keys, ' +
-  'RFC 4180 quoting). An unknown report, a bad date or range, an unknown channel or table answers 400.';
+  'RFC 4180 quoting). An unknown report, a bad date or range, both period forms or neither, an unknown ' +
+  'channel or table answers 400.';

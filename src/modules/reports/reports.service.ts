@@ -83,7 +83,7 @@ export class ReportsService {
   async report(businessId: string, report: ReportName, query: ReportQuery): Promise<ReportBody> {
     const business = await businessesRepository.find(this.db, businessId);
     if (!business) throw notFound('business');
-    const scope = this.scope(businessId, business.time_zone, query);
+    const scope = this.scope(businessId, business.time_zone, query, await this.period(business.time_zone, query));
     const days = daysOf(scope.since, scope.until);
     const tables =
       report === 'volume'
@@ -110,10 +110,35 @@ export class ReportsService {
     };
   }
 
+  /**
+   * The days asked for: `since` and `until`, or the last `last_days` days up to the business's today,
+   * which the database tells in the business's zone (the zone names are PostgreSQL's).
+   */
+  private async period(timeZone: string, query: ReportQuery): Promise<{ since: string; until: string }> {
+    if (query.last_days !== undefined) {
+      if (query.since !== undefined || query.until !== undefined)
+        throw invalid('send either last_days or since and until, not both', [
+          { location: 'querystring', path: query.since !== undefined ? '/since' : '/until' },
+        ]);
+      const until = await reportsRepository.today(this.db, timeZone);
+      const since = new Date(dayMs(until)! - (query.last_days - 1) * DAY_MS).toISOString().slice(0, 10);
+      return { since, until };
+    }
+    for (const field of ['since', 'until'] as const)
+      if (query[field] === undefined)
+        throw invalid('a report needs since and until, or last_days', [{ location: 'querystring', path: `/${field}` }]);
+    return { since: query.since!, until: query.until! };
+  }
+
   /** The checked period and filters: real days, since not after until, at most MAX_DAYS, known channels. */
-  private scope(businessId: string, timeZone: string, query: ReportQuery): ReportScope {
-    const since = dayMs(query.since);
-    const until = dayMs(query.until);
+  private scope(
+    businessId: string,
+    timeZone: string,
+    query: ReportQuery,
+    period: { since: string; until: string },
+  ): ReportScope {
+    const since = dayMs(period.since);
+    const until = dayMs(period.until);
     for (const [field, ms] of [
       ['since', since],
       ['until', until],
@@ -126,8 +151,8 @@ export class ReportsService {
     return {
       businessId,
       timeZone,
-      since: query.since,
-      until: query.until,
+      since: period.since,
+      until: period.until,
       channels: parseList(query.channel, CHANNELS, 'channel'),
       teamId: query.team_id,
       userId: query.user_id,

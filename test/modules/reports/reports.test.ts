@@ -325,11 +325,84 @@ describe('CSV', () => {
   });
 });
 
+describe('the last days', () => {
+  /** The day at `hours` from UTC now, `YYYY-MM-DD`. */
+  const dayAt = (hours: number) => new Date(Date.now() + hours * 3_600_000).toISOString().slice(0, 10);
+  /** The day `n` days before `day`. */
+  const before = (day: string, n: number) =>
+    new Date(Date.parse(`${day}T00:00:00Z`) - n * 86_400_000).toISOString().slice(0, 10);
+  /** An answer's body, its `until` checked to be the local day (at `hours` from UTC) before or after asking. */
+  const endingToday = async (ask: () => Promise<{ statusCode: number; body: string }>, hours: number) => {
+    const first = dayAt(hours);
+    const res = await ask();
+    expect(res.statusCode, res.body).toBe(200);
+    const body = JSON.parse(res.body) as {
+      since: string;
+      until: string;
+      time_zone: string;
+      tables: Record<string, { rows: unknown[] }>;
+    };
+    // A local midnight between the two readings makes either day right.
+    expect([first, dayAt(hours)]).toContain(body.until);
+    return body;
+  };
+
+  it("end today in the business's zone, whatever the UTC day", async () => {
+    // Twelve hours behind UTC in its morning, fourteen ahead in its afternoon: another day than UTC's.
+    const { zone, hours } =
+      new Date().getUTCHours() < 12 ? { zone: 'Etc/GMT+12', hours: -12 } : { zone: 'Etc/GMT-14', hours: 14 };
+    const far = await createTenant(t.app, 'Far');
+    await setTimeZone(t.app, far.businessId, zone);
+    expect(dayAt(hours)).not.toBe(dayAt(0));
+    const ask = (report: string, query: string) =>
+      endingToday(() => getReport(t.app, far.businessId, report, query), hours);
+    const week = await ask('volume', 'last_days=7');
+    expect(week).toMatchObject({ since: before(week.until, 6), time_zone: zone });
+    const one = await ask('sentiment', 'last_days=1');
+    expect(one.since).toBe(one.until);
+    expect(one.tables.daily.rows).toEqual([{ date: one.until, positive: 0, neutral: 0, negative: 0 }]);
+    const year = await ask('speed', 'last_days=366');
+    expect(year.since).toBe(before(year.until, 365));
+    expect(year.tables.daily.rows).toHaveLength(366 * 3);
+  });
+
+  it('name the CSV file by the days they resolve to, and serve the dashboard alike', async () => {
+    // São Paulo: three hours behind UTC all year.
+    const body = await endingToday(() => getReport(t.app, acme.businessId, 'team', 'last_days=2'), -3);
+    expect(body).toMatchObject({ since: before(body.until, 1), time_zone: 'America/Sao_Paulo' });
+    const first = dayAt(-3);
+    const csv = await getReport(t.app, acme.businessId, 'team', 'last_days=2&format=csv&table=users');
+    expect(csv.statusCode, csv.body).toBe(200);
+    expect(
+      [first, dayAt(-3)].map((today) => `attachment; filename=team-users-${before(today, 1)}-${today}.csv`),
+    ).toContain(csv.headers['content-disposition']);
+    const admin = await signIn(t.app, 'una@acme.test', 'correct horse 1');
+    const dashboard = await endingToday(
+      () => call(t.app, admin, 'GET', '/reports/volume?last_days=30&channel=email'),
+      -3,
+    );
+    expect(dashboard).toMatchObject({ since: before(dashboard.until, 29), filters: { channel: ['email'] } });
+  });
+});
+
 describe('bad input', () => {
   it.each([
     ['volume', 'since=2026-02-30&until=2026-03-03'],
     ['volume', 'since=2026-3-02&until=2026-03-03'],
     ['volume', 'until=2026-03-03'],
+    ['volume', 'since=2026-03-02'],
+    ['volume', ''],
+    ['volume', 'channel=email'],
+    ['volume', `${PERIOD}&last_days=7`],
+    ['volume', 'since=2026-03-02&last_days=7'],
+    ['volume', 'until=2026-03-03&last_days=7'],
+    ['volume', 'last_days=0'],
+    ['volume', 'last_days=367'],
+    ['volume', 'last_days=1.5'],
+    ['volume', 'last_days=seven'],
+    ['volume', 'last_days='],
+    ['volume', 'last_days=7&last_days=8'],
+    ['volume', 'last_days=7&colour=red'],
     ['volume', 'since=2026-03-04&until=2026-03-03'],
     ['volume', 'since=2025-03-01&until=2026-03-02'],
     ['volume', `${PERIOD}&channel=fax`],
