@@ -127,6 +127,33 @@ test('a period with nothing to report says so', async ({ page }) => {
   await expect(page.getByLabel('Period')).toHaveValue('custom');
 });
 
+test.describe("in a browser whose day is not the business's", () => {
+  // Fourteen hours ahead of UTC from 10:00 UTC, eleven behind before: another day than the business's (UTC).
+  test.use({ timezoneId: new Date().getUTCHours() >= 10 ? 'Pacific/Kiritimati' : 'Pacific/Pago_Pago' });
+
+  test("a preset counts the business's days, which custom dates start from", async ({ page }) => {
+    const dayBefore = (day: string, n: number) =>
+      new Date(Date.parse(`${day}T00:00:00Z`) - n * 86_400_000).toISOString().slice(0, 10);
+    await signIn(page, owner);
+    await expect(page.getByRole('heading', { name: 'Inbox' })).toBeVisible();
+    expect(await page.evaluate(() => new Date().toLocaleDateString('sv'))).not.toBe(
+      new Date().toISOString().slice(0, 10),
+    );
+    const first = new Date().toISOString().slice(0, 10);
+    await page.goto('/dashboard/reports/volume?period=7');
+    const period = page.getByRole('status').filter({ hasText: 'Volume from' });
+    await expect(period).toHaveText(/^Volume from \d{4}-\d\d-\d\d to \d{4}-\d\d-\d\d \(UTC\)$/);
+    // The business's today, UTC's (either side of a midnight passed meanwhile).
+    const [, since, until] = /from (\S+) to (\S+)/.exec((await period.textContent()) ?? '')!;
+    expect([first, new Date().toISOString().slice(0, 10)]).toContain(until);
+    expect(since).toBe(dayBefore(until, 6));
+    await expect(page).toHaveURL(/[?&]period=7(&|$)/);
+    await page.getByLabel('Period').selectOption('custom');
+    await expect(page.getByLabel('From')).toHaveValue(since);
+    await expect(page.getByLabel('To', { exact: true })).toHaveValue(until);
+  });
+});
+
 test('an agent has no Reports entry and is told they lack access', async ({ page }) => {
   await signIn(page, agent);
   await expect(page.getByRole('heading', { name: 'Inbox' })).toBeVisible();

@@ -38,12 +38,23 @@ export interface Report {
 
 /** The query of a report: its period and filters, as the page's address and the API both carry them. */
 export interface ReportQuery {
-  since: string;
-  until: string;
+  /** Custom dates, both or neither. */
+  since?: string;
+  until?: string;
+  /** Else a preset: the last N days up to the business's today, which the service counts in the business's zone. */
+  last_days?: number;
   channel?: string;
   team_id?: string;
   user_id?: string;
   agent_id?: string;
+}
+
+/** A query as the address of a request carries it, without its empty fields. */
+export function reportParams(query: ReportQuery): URLSearchParams {
+  const params = new URLSearchParams();
+  for (const [key, value] of Object.entries(query) as [string, string | number | undefined][])
+    if (value) params.set(key, String(value));
+  return params;
 }
 
 export function readReport(report: ReportName, query: ReportQuery) {
@@ -55,8 +66,7 @@ export function readReport(report: ReportName, query: ReportQuery) {
  * same-origin GET, and reads need no CSRF token.
  */
 export function csvHref(report: ReportName, query: ReportQuery, table: string): string {
-  const params = new URLSearchParams();
-  for (const [key, value] of Object.entries(query) as [string, string | undefined][]) if (value) params.set(key, value);
+  const params = reportParams(query);
   params.set('format', 'csv');
   params.set('table', table);
   return `/dashboard/api/reports/${report}?${params.toString()}`;

@@ -10,7 +10,16 @@ import { Loading } from '../../shell/loading';
 import { NotFoundPage } from '../status-pages';
 import page from '../page.module.css';
 import { channelName, CHANNELS } from './format';
-import { csvHref, readReport, REPORT_TITLES, REPORTS, type Report, type ReportName } from './report-api';
+import {
+  csvHref,
+  readReport,
+  reportParams,
+  REPORT_TITLES,
+  REPORTS,
+  type Report,
+  type ReportName,
+  type ReportQuery,
+} from './report-api';
 import { PRESETS, readSelection, writeSelection } from './report-query';
 import { isEmpty, ReportView } from './report-views';
 import styles from './reports.module.css';
@@ -27,7 +36,7 @@ function ReportPage({ name }: { name: ReportName }) {
   useDocumentTitle(`Reports: ${REPORT_TITLES[name]}`);
   const [params, setParams] = useSearchParams();
   const { period, query } = readSelection(params);
-  const key = `${name}?${new URLSearchParams({ ...query }).toString()}`;
+  const key = `${name}?${reportParams(query).toString()}`;
   const { data, error, status, loading } = useLoad(async () => {
     const answer = await readReport(name, query);
     return { ...answer, data: answer.data as Report | undefined };
@@ -49,7 +58,7 @@ function ReportPage({ name }: { name: ReportName }) {
           </Link>
         ))}
       </nav>
-      <Filters key={search} period={period} query={query} onApply={setParams} />
+      <Filters key={search} period={period} query={query} shown={data} onApply={setParams} />
       {status === 403 ? (
         <p className={page.notice} role="alert">
           You lack access to reports: only admins and owners can read them.
@@ -66,7 +75,14 @@ function ReportPage({ name }: { name: ReportName }) {
           {isEmpty(data) ? (
             <p className={page.notice}>Nothing to report in this period. Choose a longer period or fewer filters.</p>
           ) : (
-            <ReportView name={name} report={data} csv={(table) => csvHref(name, query, table)} />
+            <ReportView
+              name={name}
+              report={data}
+              // The days shown, as the service resolved a preset: the file holds these rows even after midnight.
+              csv={(table) =>
+                csvHref(name, { ...query, last_days: undefined, since: data.since, until: data.until }, table)
+              }
+            />
           )}
         </div>
       )}
@@ -78,16 +94,19 @@ function ReportPage({ name }: { name: ReportName }) {
 function Filters({
   period: shownPeriod,
   query,
+  shown,
   onApply,
 }: {
   period: string;
-  query: ReturnType<typeof readSelection>['query'];
+  query: ReportQuery;
+  /** The days of the report shown, which custom dates start from. */
+  shown?: { since: string; until: string };
   onApply: (params: URLSearchParams) => void;
 }) {
   const { users, teams, agents } = useAssignees();
   const [period, setPeriod] = useState(shownPeriod);
-  const [since, setSince] = useState(query.since);
-  const [until, setUntil] = useState(query.until);
+  const [since, setSince] = useState(query.since ?? '');
+  const [until, setUntil] = useState(query.until ?? '');
   const [channels, setChannels] = useState(query.channel ? query.channel.split(',') : []);
   const [teamId, setTeamId] = useState(query.team_id ?? '');
   const [userId, setUserId] = useState(query.user_id ?? '');
@@ -106,6 +125,14 @@ function Filters({
       }),
     );
   };
+  const choosePeriod = (chosen: string) => {
+    setPeriod(chosen);
+    // A preset's days are the service's (the business's today): custom dates start from those shown.
+    if (chosen === 'custom' && !since && !until && shown) {
+      setSince(shown.since);
+      setUntil(shown.until);
+    }
+  };
   const toggle = (channel: string, on: boolean) =>
     setChannels(
       on
@@ -117,7 +144,7 @@ function Filters({
     <form className={styles.filters} onSubmit={apply} aria-label="Filters">
       <label className="field">
         <span className="field-label">Period</span>
-        <select value={period} onChange={(event) => setPeriod(event.target.value)}>
+        <select value={period} onChange={(event) => choosePeriod(event.target.value)}>
           {PRESETS.map((days) => (
             <option key={days} value={days}>
               Last {days} days
