@@ -89,10 +89,14 @@ const firstResponses = (s: ReportScope) => sql`
     from firsts f join period p using (conversation_id)
     group by f.conversation_id, f.asked_at
   ),
+  -- The period's resolutions in one range of events_reports, rather than a probe per conversation.
+  resolutions as materialized (
+    select z.conversation_id, z.created_at from events z
+    where z.business_id = ${s.businessId} and z.type = 'conversation_resolved' and not z.excluded and ${within(s, 'z')}
+  ),
   resolved as (
     select f.conversation_id, min(z.created_at) as resolved_at
-    from firsts f join events z on z.business_id = ${s.businessId} and z.conversation_id = f.conversation_id
-    where z.type = 'conversation_resolved' and not z.excluded and ${within(s, 'z')} and z.created_at > f.asked_at
+    from firsts f join resolutions z on z.conversation_id = f.conversation_id and z.created_at > f.asked_at
     group by f.conversation_id
   ),
   answered as (
