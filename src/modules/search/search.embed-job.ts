@@ -1,5 +1,5 @@
 import type { Db } from '../../db/database.ts';
-import type { OutboxJob } from '../../jobs/outbox.repository.ts';
+import { outboxRepository, type OutboxJob } from '../../jobs/outbox.repository.ts';
 import { repeatableTries, type JobHandler, type JobOutcome } from '../../jobs/outbox.worker.ts';
 import { EmbeddingError, embeddingText, type EmbeddingProvider } from './embeddings.client.ts';
 import { searchRepository } from './search.repository.ts';
@@ -21,8 +21,16 @@ export function searchEmbedJobHandler(db: Db, provider: EmbeddingProvider): JobH
     if (!item) return { done: true };
     try {
       const { vector, model } = await provider.embed(embeddingText(item.embedding_json));
-      await searchRepository.recordEmbedding(db, job.business_id, job.ref_id, item.embedding_json, { vector, model });
-      return { done: true };
+      // The embedding and the job's end are one commit (docs/ARCHITECTURE.md#the-outbox): a reader
+      // that sees the one sees the other.
+      await db.transaction().execute(async (trx) => {
+        await searchRepository.recordEmbedding(trx, job.business_id, job.ref_id, item.embedding_json, {
+          vector,
+          model,
+        });
+        await outboxRepository.complete(trx, job);
+      });
+      return { done: true, recorded: true };
     } catch (err) {
       const retryable = err instanceof EmbeddingError ? err.retryable : true;
       const detail = (err as Error).message;

@@ -284,6 +284,53 @@ describe('rule 5: one number on the Cloud API and the web client', () => {
     void [a1, b1, e1];
   });
 
+  it('stores a Cloud API message whatever its wamid, inserted or set by a send: one that holds no readable key has none', async () => {
+    const tenant = await createTenant(t.app, 'Rule5unreadable');
+    const db = t.database.db;
+    const b = tenant.businessId;
+    const { cloud } = await channels(b);
+    const viaCloud = await contactWithConversation(db, b, 'whatsapp', {}, { channel_id: cloud.id });
+    // Each reads as a binary whose length passes the int range (a varint's fifth byte), the first of
+    // each pair sending the reader to a negative offset, the second taking a negative length, the
+    // third passing the range in its sum.
+    const inserted = [
+      'wamid.01a1a5a5-3a40-7291-b484-90677ad21886',
+      'wamid.OID/gP8PExgPHAEP',
+      'wamid.GP////8HARUU//84ARQU',
+    ];
+    const sent = ['wamid.01a21a3e-3048-7731-a59a-9e646b41749c', 'wamid.OIPw4YkIhJlVMvjm', 'wamid.GP////8HAAAA'];
+    const { sql } = await import('kysely');
+    const keys = await sql<{ key: string | null }>`select whatsapp_message_key(id) as key
+      from unnest(${[...inserted, ...sent]}::text[]) as u(id)`.execute(db);
+    expect(keys.rows).toEqual([...inserted, ...sent].map(() => ({ key: null })));
+    for (const [i, pid] of inserted.entries()) {
+      await insertMessage(db, b, viaCloud.conversation, {
+        channel_id: cloud.id,
+        provider_message_id: pid,
+        created_at: aug(2 * i),
+      });
+      const send = await insertMessage(db, b, viaCloud.conversation, {
+        channel_id: cloud.id,
+        provider_message_id: null,
+        created_at: aug(2 * i + 1),
+      });
+      // Set as a send's answer sets it: the trigger of web copies reads it then.
+      await db
+        .updateTable('messages')
+        .set({ provider_message_id: sent[i] })
+        .where('business_id', '=', b)
+        .where('id', '=', send.id)
+        .execute();
+    }
+    const stored = await db
+      .selectFrom('messages')
+      .select('provider_message_id')
+      .where('business_id', '=', b)
+      .where('channel_id', '=', cloud.id)
+      .execute();
+    expect(stored.map((m) => m.provider_message_id).sort()).toEqual([...inserted, ...sent].sort());
+  });
+
   it('leaves web messages of another number alone', async () => {
     const tenant = await createTenant(t.app, 'Rule5b');
     const db = t.database.db;

@@ -222,6 +222,15 @@ describe('receipts found by the echoed reference (biz_opaque_callback_data)', ()
     expect((await stored(id)).status).toBe('READ');
   });
 
+  it('records the provider id a receipt names, whatever its bytes', async () => {
+    // A wamid whose bytes read as a binary of a length past the int range once made reading its
+    // key, in the update that records it, fail the notification.
+    const id = await unanswered('ERROR');
+    const wamid = 'wamid.01a1a5a5-3a40-7291-b484-90677ad21886';
+    await receipts(statusReceipt(wamid, 'delivered', recipient, { biz_opaque_callback_data: id }));
+    expect(await withProviderId(id)).toEqual({ status: 'DELIVERED', error: null, provider_message_id: wamid });
+  });
+
   it("applies a receipt that arrives before the send's answer is stored", async () => {
     const id = await unanswered('PENDING');
     const wamid = `wamid.${newId()}`;

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../src/config.ts';
+import { newId } from '../../../src/lib/ids.ts';
 import { EmbeddingError, embeddingText, openAiEmbeddings } from '../../../src/modules/search/embeddings.client.ts';
 import { searchEmbedJobHandler, SEARCH_EMBED_JOB } from '../../../src/modules/search/search.embed-job.ts';
 import { searchRepository } from '../../../src/modules/search/search.repository.ts';
@@ -129,21 +130,31 @@ describe('search item embeddings', () => {
     const item = (await upsert('sku-4', { title: 'Belt' })).json();
     await embedded(item.id);
     const handler = searchEmbedJobHandler(t.database.db, provider);
-    const job = {
-      business_id: tenant.businessId,
-      id: 'job',
-      kind: SEARCH_EMBED_JOB,
-      ref_id: item.id,
-      attempts: 1,
-    } as never;
+    // A job as a worker holds it: running under a lease no sweep takes over.
+    const job = await t.database.db
+      .insertInto('outbox')
+      .values({
+        business_id: tenant.businessId,
+        id: newId(),
+        kind: SEARCH_EMBED_JOB,
+        ref_id: item.id,
+        state: 'running',
+        attempts: 1,
+        locked_until: new Date(Date.now() + 3600_000).toISOString(),
+      })
+      .returningAll()
+      .executeTakeFirstOrThrow();
     own.failNext(1, 503);
     expect(await handler.handle(job)).toMatchObject({ retryInSeconds: 30 });
     own.failNext(1, 400);
     expect(await handler.handle(job)).toMatchObject({ failed: expect.stringContaining('400') });
-    expect(await handler.handle(job)).toEqual({ done: true });
+    // Success ends the job in the commit that stores the embedding: no moment shows the one without the other.
+    expect(await handler.handle(job)).toEqual({ done: true, recorded: true });
+    const ended = await t.database.db.selectFrom('outbox').select('state').where('id', '=', job.id).executeTakeFirst();
+    expect(ended?.state).toBe('done');
     // A job that keeps stopping its worker ends.
-    expect(await handler.onAbandoned({ ...(job as object), attempts: 3 } as never, t.database.db)).toBe('retry');
-    expect(await handler.onAbandoned({ ...(job as object), attempts: 12 } as never, t.database.db)).toBe('give_up');
+    expect(await handler.onAbandoned({ ...job, attempts: 3 }, t.database.db)).toBe('retry');
+    expect(await handler.onAbandoned({ ...job, attempts: 12 }, t.database.db)).toBe('give_up');
     await own.close();
   });
 
