@@ -19,6 +19,8 @@ export interface RecordedRequest {
   /** Parsed JSON body, or null when there was none or it was not JSON. */
   body: unknown;
   rawBody: string;
+  /** When its headers arrived, on the test process's clock (performance.now(), ms). */
+  at: number;
 }
 
 /** A Graph error to answer with: HTTP status plus the fields of `{error: {...}}`. */
@@ -189,6 +191,7 @@ export async function startFakeGraphApi(options: Options = {}): Promise<FakeGrap
   };
 
   const server = createServer((req, res) => {
+    const at = performance.now();
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
@@ -201,6 +204,7 @@ export async function startFakeGraphApi(options: Options = {}): Promise<FakeGrap
         headers: req.headers,
         body: parseJson(rawBody),
         rawBody,
+        at,
       };
       requests.push(recorded);
       if (delayMs <= 0) return handle(req, res, recorded);

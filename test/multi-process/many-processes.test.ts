@@ -11,6 +11,7 @@ import {
 import { lastUserText, startFakeLlmApi, type FakeLlmApi } from '../helpers/fake-llm-api.ts';
 import { ADMIN_TOKEN, engine, postgresTestDatabase, type PostgresTestDatabase } from '../helpers/test-app.ts';
 import { Receiver, waitUntil } from '../modules/webhooks/webhook-harness.ts';
+import { expectPaceKeptAcross, processName } from './paced-sends.ts';
 import { bundleServer, startServerProcess, type ServerProcess } from './server-processes.ts';
 
 // Three server processes on one PostgreSQL database (and one Redis when TEST_REDIS_URL is set),
@@ -118,7 +119,9 @@ describe.runIf(engine === 'postgres')('many server processes on one PostgreSQL',
       ...(process.env.TEST_REDIS_URL ? { REDIS_URL: process.env.TEST_REDIS_URL } : {}),
     };
     const t0 = performance.now();
-    servers = await Promise.all([0, 1, 2].map(() => startServerProcess(bundle.entry, env)));
+    servers = await Promise.all(
+      [0, 1, 2].map((i) => startServerProcess(bundle.entry, { ...env, PGAPPNAME: processName(i) })),
+    );
     console.info(`3 processes started in ${Math.round(performance.now() - t0)} ms`);
 
     const business = await call(servers[0], 'POST', '/admin/v1/businesses', { name: 'Acme' }, admin);
@@ -391,6 +394,11 @@ describe.runIf(engine === 'postgres')('many server processes on one PostgreSQL',
     );
     await waitUntil(async () => (await messageStatuses(ids)).every((m) => m.status === 'SENT'), 10_000);
     for (const id of ids) expect(sendsOf(id).map((r) => r.headers.authorization)).toEqual([`Bearer ${rotated}`]);
+  });
+
+  it("keeps a channel's pace across the processes sending from it", async () => {
+    // In Redis with TEST_REDIS_URL, else in PostgreSQL (which channel-pace.test.ts checks otherwise).
+    await expectPaceKeptAcross(servers.slice(0, 2), db, graph);
   });
 
   it('a process killed while holding claimed jobs has them taken over by the others', async () => {

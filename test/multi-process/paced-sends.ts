@@ -1,0 +1,162 @@
+import { randomBytes, randomInt } from 'node:crypto';
+import type pg from 'pg';
+import { expect } from 'vitest';
+import { inboundMessage, metaNotification, signedNotification, type FakeGraphApi } from '../helpers/fake-graph-api.ts';
+import { ADMIN_TOKEN } from '../helpers/test-app.ts';
+import { waitUntil } from '../modules/webhooks/webhook-harness.ts';
+import type { ServerProcess } from './server-processes.ts';
+
+// A burst of sends from one slowly paced channel, accepted by several server processes at once: the
+// calls that reach the fake provider (on the test's one clock) keep to the channel's pace together.
+
+/** The name each server process's connections carry (PGAPPNAME), which the marks below record. */
+export const processName = (index: number) => `server-${index}`;
+
+/**
+ * The channel's pace (messages per second): low, so that what delays a call after its turn (its
+ * timer, connecting, committing the mark) stays within one interval (500 ms) on a loaded machine,
+ * where it was seen to reach a third of a second.
+ */
+const PACE = 2;
+
+/** The most times within any window of `ms`. */
+const mostWithin = (times: number[], ms: number) =>
+  Math.max(0, ...times.map((start) => times.filter((x) => x >= start && x < start + ms).length));
+
+/**
+ * Records, for each message whose provider call is marked as started, the connection's application
+ * name: the process that made the call (the mark is written by the sending process, right before it).
+ */
+async function recordCallers(db: pg.Pool): Promise<void> {
+  await db.query(`
+    create table if not exists test_call_starts (message_id uuid not null, caller text not null);
+    create or replace function test_record_caller() returns trigger language plpgsql as $$
+    begin
+      insert into test_call_starts values (new.id, current_setting('application_name'));
+      return null;
+    end $$;
+    create or replace trigger test_record_caller after update of provider_call_at on messages for each row
+      when (old.provider_call_at is null and new.provider_call_at is not null) execute function test_record_caller();
+  `);
+}
+
+/**
+ * Creates a business with a channel paced at `pace` messages per second, opens one customer's
+ * service window, and accepts 3 × `pace` sends to that customer, alternately through each of
+ * `servers`, all at once; then checks that no second at the provider held more than `pace` calls
+ * (the pacer's promise: at most `pace` start within one second and one interval, so a call that
+ * arrives up to one interval early or late keeps it within any second), that every message was
+ * sent once, and that the calls came from more than one process.
+ */
+export async function expectPaceKeptAcross(
+  servers: ServerProcess[],
+  db: pg.Pool,
+  graph: FakeGraphApi,
+  pace = PACE,
+): Promise<void> {
+  await recordCallers(db);
+  const admin = { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' };
+  const post = async (server: ServerProcess, path: string, body: unknown, headers: Record<string, string> = admin) => {
+    const res = await fetch(server.url + path, { method: 'POST', headers, body: JSON.stringify(body) });
+    // The answers of several routes, read field by field.
+    const json: any = await res.json();
+    expect(res.status, JSON.stringify(json)).toBeLessThan(300);
+    return json;
+  };
+  const businessId = (await post(servers[0], '/admin/v1/businesses', { name: 'Paced' })).business.id as string;
+  const api = {
+    'x-api-key': (await post(servers[0], `/admin/v1/businesses/${businessId}/api-keys`, {})).key as string,
+    'content-type': 'application/json',
+  };
+  const phoneNumberId = String(randomInt(100_000_000, 999_999_999));
+  const appSecret = randomBytes(16).toString('hex');
+  const created = await post(servers[0], `/admin/v1/businesses/${businessId}/channels`, {
+    type: 'whatsapp',
+    identifier: `1555${randomInt(1_000_000, 9_999_999)}`,
+    pace_per_second: pace,
+    provider: {
+      kind: 'whatsapp_cloud',
+      phone_number_id: phoneNumberId,
+      access_token: graph.accessToken,
+      app_secret: appSecret,
+      verify_token: 'verify-paced',
+      api_base_url: graph.baseUrl,
+    },
+  });
+  const channelId = created.channel.id as string;
+  // The customer writes first: free-form messages go within the service window.
+  const customer = `1417${randomInt(2_000_000, 9_999_999)}`;
+  const { payload, headers } = signedNotification(
+    metaNotification({
+      phoneNumberId,
+      contacts: [{ waId: customer, name: 'Paced customer' }],
+      messages: [inboundMessage(customer, 'text', { body: 'hello' })],
+    }),
+    appSecret,
+  );
+  const notified = await fetch(`${servers[0].url}/channels/whatsapp/webhook`, {
+    method: 'POST',
+    headers,
+    body: payload,
+  });
+  expect(notified.status).toBe(200);
+
+  const count = 3 * pace;
+  const accepted = await Promise.all(
+    Array.from({ length: count }, (_, i) =>
+      post(
+        servers[i % servers.length],
+        '/external/v2/messages/send',
+        {
+          to: `+${customer}`,
+          from: 'whatsapp',
+          type: 'text',
+          content: { text: `paced ${i}` },
+          channel_uuid: channelId,
+        },
+        api,
+      ),
+    ),
+  );
+  const ids = accepted.map((answer) => answer.message.uuid as string);
+  const calls = () => graph.sends().filter((r) => r.path.includes(`/${phoneNumberId}/`));
+  await waitUntil(() => calls().length >= count, 20_000, `${calls().length} of ${count} paced sends made`);
+  await waitUntil(
+    async () =>
+      (await db.query(`select 1 from messages where id = any($1) and status = 'PENDING'`, [ids])).rowCount === 0,
+    5_000,
+    'paced sends still pending',
+  );
+
+  const { rows: statuses } = await db.query<{ status: string }>('select status from messages where id = any($1)', [
+    ids,
+  ]);
+  expect(statuses.filter((m) => m.status !== 'SENT')).toEqual([]);
+  const callsOf = (id: string) =>
+    calls().filter((r) => (r.body as { biz_opaque_callback_data?: string }).biz_opaque_callback_data === id);
+  expect(ids.filter((id) => callsOf(id).length !== 1)).toEqual([]);
+  expect(calls()).toHaveLength(count);
+
+  const arrivals = calls().map((r) => r.at);
+  const first = Math.min(...arrivals);
+  const shown = arrivals.map((at) => Math.round(at - first)).join(' ');
+  expect(mostWithin(arrivals, 1000), `arrivals (ms): ${shown}`).toBeLessThanOrEqual(pace);
+
+  const { rows: callers } = await db.query<{ caller: string; calls: number }>(
+    'select caller, count(*)::int as calls from test_call_starts where message_id = any($1) group by caller',
+    [ids],
+  );
+  expect(callers.reduce((sum, c) => sum + c.calls, 0)).toBe(count);
+  expect(callers.length, JSON.stringify(callers)).toBeGreaterThanOrEqual(2);
+  // How much closer than their turns (1/pace s and one interval apart) any calls came.
+  const sorted = [...arrivals].sort((a, b) => a - b);
+  const spacing = (1000 + 1000 / pace) / pace;
+  let closer = 0;
+  for (let i = 0; i < sorted.length; i++)
+    for (let j = i + 1; j < sorted.length; j++) closer = Math.max(closer, (j - i) * spacing - (sorted[j] - sorted[i]));
+  console.info(
+    `${count} sends at ${pace}/s over ${Math.round(sorted.at(-1)! - first)} ms, at most ` +
+      `${mostWithin(arrivals, 1000)} within a second, up to ${Math.round(closer)} ms closer than their turns, ` +
+      `by ${callers.map((c) => `${c.caller}: ${c.calls}`).join(', ')}`,
+  );
+}
