@@ -46,14 +46,16 @@ async function recordCallers(db: pg.Pool): Promise<void> {
  * `servers`, all at once; then checks that no second at the provider held more than `pace` calls
  * (the pacer's promise: at most `pace` start within one second and one interval, so a call that
  * arrives up to one interval early or late keeps it within any second), that every message was
- * sent once, and that the calls came from more than one process.
+ * sent once, and that the calls came from more than one process. `warmUp`: processes that have
+ * not sent yet each send one message first.
  */
 export async function expectPaceKeptAcross(
   servers: ServerProcess[],
   db: pg.Pool,
   graph: FakeGraphApi,
-  pace = PACE,
+  options: { pace?: number; warmUp?: boolean } = {},
 ): Promise<void> {
+  const pace = options.pace ?? PACE;
   await recordCallers(db);
   const admin = { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' };
   const post = async (server: ServerProcess, path: string, body: unknown, headers: Record<string, string> = admin) => {
@@ -101,25 +103,30 @@ export async function expectPaceKeptAcross(
   });
   expect(notified.status).toBe(200);
 
+  const send = (server: ServerProcess, text: string) =>
+    post(
+      server,
+      '/external/v2/messages/send',
+      { to: `+${customer}`, from: 'whatsapp', type: 'text', content: { text }, channel_uuid: channelId },
+      api,
+    );
+  const callsOf = (ids: Set<string>) =>
+    graph.sends().filter((r) => ids.has((r.body as { biz_opaque_callback_data?: string }).biz_opaque_callback_data!));
+  if (options.warmUp) {
+    // A process's first send (its code not yet optimised, its connection to the provider not yet
+    // open) can come more than one interval after its turn: one send each first, made by the
+    // process that accepted it (its own commit wakes its worker before the others look).
+    const warm = await Promise.all(servers.map((server) => send(server, 'first')));
+    const ids = new Set(warm.map((answer) => answer.message.uuid as string));
+    await waitUntil(() => callsOf(ids).length === ids.size, 10_000, 'the first sends were not made');
+  }
+
   const count = 3 * pace;
   const accepted = await Promise.all(
-    Array.from({ length: count }, (_, i) =>
-      post(
-        servers[i % servers.length],
-        '/external/v2/messages/send',
-        {
-          to: `+${customer}`,
-          from: 'whatsapp',
-          type: 'text',
-          content: { text: `paced ${i}` },
-          channel_uuid: channelId,
-        },
-        api,
-      ),
-    ),
+    Array.from({ length: count }, (_, i) => send(servers[i % servers.length], `paced ${i}`)),
   );
   const ids = accepted.map((answer) => answer.message.uuid as string);
-  const calls = () => graph.sends().filter((r) => r.path.includes(`/${phoneNumberId}/`));
+  const calls = () => callsOf(new Set(ids));
   await waitUntil(() => calls().length >= count, 20_000, `${calls().length} of ${count} paced sends made`);
   await waitUntil(
     async () =>
@@ -132,10 +139,7 @@ export async function expectPaceKeptAcross(
     ids,
   ]);
   expect(statuses.filter((m) => m.status !== 'SENT')).toEqual([]);
-  const callsOf = (id: string) =>
-    calls().filter((r) => (r.body as { biz_opaque_callback_data?: string }).biz_opaque_callback_data === id);
-  expect(ids.filter((id) => callsOf(id).length !== 1)).toEqual([]);
-  expect(calls()).toHaveLength(count);
+  expect(ids.filter((id) => callsOf(new Set([id])).length !== 1)).toEqual([]);
 
   const arrivals = calls().map((r) => r.at);
   const first = Math.min(...arrivals);
@@ -157,6 +161,6 @@ export async function expectPaceKeptAcross(
   console.info(
     `${count} sends at ${pace}/s over ${Math.round(sorted.at(-1)! - first)} ms, at most ` +
       `${mostWithin(arrivals, 1000)} within a second, up to ${Math.round(closer)} ms closer than their turns, ` +
-      `by ${callers.map((c) => `${c.caller}: ${c.calls}`).join(', ')}`,
+      `by ${callers.map((c) => `${c.caller}: ${c.calls}`).join(', ')}; arrivals (ms): ${shown}`,
   );
 }
