@@ -44,7 +44,7 @@ describe.runIf(engine === 'postgres' && Boolean(process.env.TEST_REDIS_URL))(
     });
 
     it('keeps the pace across both processes', async () => {
-      await expectPaceKeptAcross(servers, db, graph, { warmUp: true });
+      await expectPaceKeptAcross(servers, db, graph);
     });
   },
 );
