@@ -21,7 +21,7 @@ export const processName = (index: number) => `server-${index}`;
 /**
  * The channel's pace (messages per second): low, so that what delays a call after its turn (its
  * timer, connecting, committing the mark) stays within one interval (500 ms) on a loaded machine,
- * where it was seen to reach a third of a second.
+ * where it was seen to reach 0.4 s.
  */
 const PACE = 2;
 
