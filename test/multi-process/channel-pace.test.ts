@@ -43,7 +43,8 @@ describe.runIf(engine === 'postgres' && Boolean(process.env.TEST_REDIS_URL))(
       await postgres?.drop();
     });
 
-    it('keeps the pace across both processes', async () => {
+    // One try more, as in many-processes.test.ts: a starved machine may release two turns' calls together.
+    it('keeps the pace across both processes', { retry: 1 }, async () => {
       await expectPaceKeptAcross(servers, db, graph);
     });
   },
