@@ -13,6 +13,7 @@
  * times: median and slowest, in ms.
  *
  *   npx tsx bench/reports.bench.ts [--engine postgres|pglite] [--messages 10000000] [--runs 5] [--fresh]
+ *     [--periods month,year]
  *     [--db bench_reports (PostgreSQL database, or PGlite directory under /tmp)]
  */
 import { existsSync } from 'node:fs';
@@ -33,6 +34,7 @@ const { values } = parseArgs({
     runs: { type: 'string', default: '5' },
     fresh: { type: 'boolean', default: false },
     db: { type: 'string', default: 'bench_reports' },
+    periods: { type: 'string', default: 'month,year' },
   },
 });
 const engine = values.engine as 'postgres' | 'pglite';
@@ -158,7 +160,7 @@ const service = new ReportsService(database.db, 0);
 const periods = [
   { label: 'month', since: '2025-06-01', until: '2025-06-30' },
   { label: 'year', since: '2025-01-01', until: '2025-12-31' },
-];
+].filter((p) => values.periods.split(',').includes(p.label));
 const loadBefore = loadavg()[0];
 const rows: string[] = [];
 for (const period of periods)
