@@ -45,6 +45,8 @@ export const TABLE_OWNERS = {
   channel_accounts: 'modules/channels',
   rate_limit_counters: 'http',
   channel_paces: 'modules/sending',
+  message_quarters: 'modules/reports',
+  user_reply_quarters: 'modules/reports',
 };
 
 /** Kysely's write builders, whose first argument names the table. */

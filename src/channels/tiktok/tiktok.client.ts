@@ -1,12 +1,7 @@
 import { FormData, request } from 'undici';
 import type { ProviderHttpOptions } from '../http-deps.ts';
 import { ProviderError } from '../provider-error.ts';
-import {
-  downloadSigned,
-  callProvider,
-  DEFAULT_MEDIA_TIMEOUT_MS,
-  jsonOrUndefined,
-} from '../provider-http.ts';
+import { downloadSigned, callProvider, DEFAULT_MEDIA_TIMEOUT_MS, jsonOrUndefined } from '../provider-http.ts';
 import { tiktokError } from './tiktok.errors.ts';
 
 /** The Business API's version the adapter speaks. */
