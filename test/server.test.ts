@@ -29,7 +29,8 @@ describe.runIf(engine === 'pglite')('npm start', () => {
     npm.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
     npm.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
     const exited = once(npm, 'exit');
-    const deadline = Date.now() + 90_000;
+    // A fresh embedded database: initdb and every migration, which a loaded 2-core machine takes minutes over.
+    const deadline = Date.now() + 150_000;
     while (!/Server listening at (http:\/\/[\d.:]+)/.test(output) && Date.now() < deadline && npm.exitCode === null)
       await new Promise((resolve) => setTimeout(resolve, 100));
     const url = /Server listening at (http:\/\/[\d.:]+)/.exec(output)?.[1];
@@ -49,5 +50,5 @@ describe.runIf(engine === 'pglite')('npm start', () => {
     expect(code).toBe(0);
     expect(output).toContain('"msg":"shutting down"');
     expect(alive(server)).toBe(false);
-  }, 120_000);
+  }, 180_000);
 });
