@@ -338,7 +338,8 @@ describe('send worker: crash recovery', () => {
 
   it('never resends a message whose process stopped during the provider call', async () => {
     const { phone } = await inboundContact(t, tenant, channel, 1);
-    fake.setDelay(2_500);
+    // Longer than a second app takes to start and take the job over, even on a loaded machine.
+    fake.setDelay(8_000);
     const id = (await send(t.app, phone)).json().message.uuid as string;
     await until(() => sendsTo(phone).length === 1);
     expect((await messageRow(t, id)).provider_call_at).not.toBeNull();
