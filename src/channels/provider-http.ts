@@ -81,6 +81,18 @@ export function jsonOrUndefined(text: string): unknown {
   }
 }
 
+/** A GET of a file through the core's dispatcher, within the media time limit. */
+function getFile(url: string, options: ProviderHttpOptions) {
+  const timeout = options.mediaTimeoutMs ?? DEFAULT_MEDIA_TIMEOUT_MS;
+  return request(url, {
+    method: 'GET',
+    dispatcher: options.dispatcher,
+    signal: AbortSignal.timeout(timeout),
+    headersTimeout: timeout,
+    bodyTimeout: timeout,
+  });
+}
+
 /**
  * A file a send names by URL (the business's), downloaded through the core's dispatcher within the
  * media limits, for a provider that takes the bytes rather than the URL. A refusal by that URL is
@@ -90,10 +102,7 @@ export async function downloadSentFile(
   url: string,
   options: ProviderHttpOptions,
 ): Promise<{ bytes: Buffer; contentType: string | null }> {
-  const response = await request(url, {
-    dispatcher: options.dispatcher,
-    signal: AbortSignal.timeout(options.mediaTimeoutMs ?? DEFAULT_MEDIA_TIMEOUT_MS),
-  });
+  const response = await getFile(url, options);
   if (response.statusCode < 200 || response.statusCode >= 300) {
     await response.body.dump();
     throw new ProviderError(
@@ -116,14 +125,7 @@ export async function downloadSigned(
   options: ProviderHttpOptions,
   refused: (status: number, text: string) => ProviderError,
 ): Promise<{ bytes: Buffer; contentType: string | null }> {
-  const timeout = options.mediaTimeoutMs ?? DEFAULT_MEDIA_TIMEOUT_MS;
-  const response = await request(url, {
-    method: 'GET',
-    dispatcher: options.dispatcher,
-    signal: AbortSignal.timeout(timeout),
-    headersTimeout: timeout,
-    bodyTimeout: timeout,
-  });
+  const response = await getFile(url, options);
   if (response.statusCode < 200 || response.statusCode >= 300)
     throw refused(response.statusCode, await response.body.text());
   return boundedMedia(response, options.maxMediaBytes ?? DEFAULT_MAX_MEDIA_BYTES);

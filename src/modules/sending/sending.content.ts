@@ -35,8 +35,6 @@ export function freeFormContent(
         `content.${name} holds more than ${max} characters`,
         field(name),
       );
-  }
-  for (const name of ['text', 'caption'] as const) {
     const refusal = content[name] === undefined ? null : (kind.textRefusal?.(content[name]) ?? null);
     if (refusal !== null) throw new DomainError('invalid', 'text_too_long', refusal, field(name));
   }
