@@ -41,6 +41,20 @@ const HEIGHT = 260;
 const legendText = (name: string) => <span className={styles.legendText}>{name}</span>;
 const tooltipItem = { color: '#18181b' };
 const axisTick = { fontSize: 12, fill: '#52525b' };
+const margin = { top: 8, right: 16, bottom: 8, left: 8 };
+const grid = { strokeDasharray: '3 3', stroke: '#e4e4e7' };
+
+/** A chart's values and categories as its axes and tooltip show them. */
+function formatters(unit: string, categoryUnit: string, category: string) {
+  const byValue = (value: Value) => formatValue(value, unit);
+  const byCategory = (value: Value) => formatValue(value, categoryUnit, category);
+  const tooltip = {
+    formatter: (value: unknown) => byValue(value as Value),
+    labelFormatter: (value: unknown) => byCategory(value as Value),
+    itemStyle: tooltipItem,
+  };
+  return { byValue, byCategory, tooltip };
+}
 
 /** A bar chart: stacked series (parts of one whole) or grouped ones; horizontal bars for long names. */
 export function Bars({
@@ -53,8 +67,7 @@ export function Bars({
   stacked = false,
   horizontal = false,
 }: ChartProps & { stacked?: boolean; horizontal?: boolean }) {
-  const byValue = (value: Value) => formatValue(value, unit);
-  const byCategory = (value: Value) => formatValue(value, categoryUnit, category);
+  const { byValue, byCategory, tooltip } = formatters(unit, categoryUnit, category);
   const height = horizontal ? Math.max(HEIGHT, data.length * 36 + 60) : HEIGHT;
   return (
     <div className={styles.chart}>
@@ -64,9 +77,9 @@ export function Bars({
         data={data}
         layout={horizontal ? 'vertical' : 'horizontal'}
         title={label}
-        margin={{ top: 8, right: 16, bottom: 8, left: 8 }}
+        margin={margin}
       >
-        <CartesianGrid strokeDasharray="3 3" stroke="#e4e4e7" />
+        <CartesianGrid {...grid} />
         {horizontal ? (
           <>
             <XAxis type="number" tick={axisTick} tickFormatter={byValue} allowDecimals={false} />
@@ -78,11 +91,7 @@ export function Bars({
             <YAxis tick={axisTick} tickFormatter={byValue} allowDecimals={false} width={64} />
           </>
         )}
-        <Tooltip
-          formatter={(value) => byValue(value as Value)}
-          labelFormatter={(value) => byCategory(value as Value)}
-          itemStyle={tooltipItem}
-        />
+        <Tooltip {...tooltip} />
         <Legend formatter={legendText} />
         {series.map((item, index) => (
           <Bar
@@ -103,25 +112,14 @@ export function Bars({
 
 /** A line chart over days; a dashed series reads as a limit (a budget). */
 export function Lines({ data, category, categoryUnit = 'date', series, unit, label }: ChartProps) {
-  const byValue = (value: Value) => formatValue(value, unit);
-  const byCategory = (value: Value) => formatValue(value, categoryUnit, category);
+  const { byValue, byCategory, tooltip } = formatters(unit, categoryUnit, category);
   return (
     <div className={styles.chart}>
-      <LineChart
-        responsive
-        style={{ width: '100%', height: HEIGHT }}
-        data={data}
-        title={label}
-        margin={{ top: 8, right: 16, bottom: 8, left: 8 }}
-      >
-        <CartesianGrid strokeDasharray="3 3" stroke="#e4e4e7" />
+      <LineChart responsive style={{ width: '100%', height: HEIGHT }} data={data} title={label} margin={margin}>
+        <CartesianGrid {...grid} />
         <XAxis dataKey={category} tick={axisTick} tickFormatter={byCategory} />
         <YAxis tick={axisTick} tickFormatter={byValue} width={72} />
-        <Tooltip
-          formatter={(value) => byValue(value as Value)}
-          labelFormatter={(value) => byCategory(value as Value)}
-          itemStyle={tooltipItem}
-        />
+        <Tooltip {...tooltip} />
         <Legend formatter={legendText} />
         {series.map((item, index) => (
           <Line

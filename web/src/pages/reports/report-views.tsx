@@ -12,18 +12,25 @@ import styles from './reports.module.css';
 /** A table's link as CSV. */
 type CsvFor = (table: string) => string;
 
-/** A chart (or tiles) with the same rows as a table beside it and its CSV. */
+/**
+ * A chart (or tiles) with its CSV; with `data`, the chart beside the table of the same rows (or a
+ * note that the period has none) under `caption`.
+ */
 function Figure({
   title,
   table,
   csv,
   chart,
+  data,
+  caption,
   split = true,
 }: {
   title: string;
   table: string;
   csv: CsvFor;
   chart: ReactNode;
+  data?: ReportTable;
+  caption?: string;
   /** A chart and its table side by side; false for what is its own table (the heat map, tiles). */
   split?: boolean;
 }) {
@@ -34,7 +41,16 @@ function Figure({
         <h2 id={id}>{title}</h2>
         <CsvLink href={csv(table)} caption={title} />
       </div>
-      <div className={split ? styles.figureBody : undefined}>{chart}</div>
+      <div className={split ? styles.figureBody : undefined}>
+        {data ? (
+          <>
+            {data.rows.length > 0 ? chart : <p className={styles.muted}>No data in this period.</p>}
+            <DataTable table={data} caption={caption ?? title} />
+          </>
+        ) : (
+          chart
+        )}
+      </div>
     </section>
   );
 }
@@ -75,16 +91,6 @@ function column(table: ReportTable, key: string) {
   return table.columns.find((item) => item.key === key);
 }
 
-/** A chart beside the table of the same rows. */
-function ChartAndTable({ chart, table, caption }: { chart: ReactNode; table: ReportTable; caption: string }) {
-  return (
-    <>
-      {table.rows.length > 0 ? chart : <p className={styles.muted}>No data in this period.</p>}
-      <DataTable table={table} caption={caption} />
-    </>
-  );
-}
-
 function VolumeReport({ tables, csv }: { tables: Report['tables']; csv: CsvFor }) {
   const { daily, by_channel: byChannel, busiest_hours: busiest } = tables;
   const perDay =
@@ -97,21 +103,17 @@ function VolumeReport({ tables, csv }: { tables: Report['tables']; csv: CsvFor }
           title="Messages per day, by channel"
           table="daily"
           csv={csv}
+          caption="Conversations and messages per day and channel"
+          data={daily}
           chart={
-            <ChartAndTable
-              caption="Conversations and messages per day and channel"
-              table={daily}
-              chart={
-                <Bars
-                  label="Messages received and sent per day, stacked by channel"
-                  data={perDay.points}
-                  category="date"
-                  categoryUnit="date"
-                  unit="count"
-                  stacked
-                  series={perDay.groups.map((group) => ({ key: group, name: formatValue(group, 'text', 'channel') }))}
-                />
-              }
+            <Bars
+              label="Messages received and sent per day, stacked by channel"
+              data={perDay.points}
+              category="date"
+              categoryUnit="date"
+              unit="count"
+              stacked
+              series={perDay.groups.map((group) => ({ key: group, name: formatValue(group, 'text', 'channel') }))}
             />
           }
         />
@@ -121,19 +123,15 @@ function VolumeReport({ tables, csv }: { tables: Report['tables']; csv: CsvFor }
           title="By channel"
           table="by_channel"
           csv={csv}
+          caption="Conversations and messages per channel"
+          data={byChannel}
           chart={
-            <ChartAndTable
-              caption="Conversations and messages per channel"
-              table={byChannel}
-              chart={
-                <Bars
-                  label="Conversations and messages per channel"
-                  data={byChannel.rows}
-                  category="channel"
-                  unit="count"
-                  series={figureSeries(byChannel)}
-                />
-              }
+            <Bars
+              label="Conversations and messages per channel"
+              data={byChannel.rows}
+              category="channel"
+              unit="count"
+              series={figureSeries(byChannel)}
             />
           }
         />
@@ -179,19 +177,15 @@ function SpeedReport({ tables, csv }: { tables: Report['tables']; csv: CsvFor })
           title="Response and resolution times"
           table="summary"
           csv={csv}
+          caption="Response and resolution times, by who answered first"
+          data={summary}
           chart={
-            <ChartAndTable
-              caption="Response and resolution times, by who answered first"
-              table={summary}
-              chart={
-                <Bars
-                  label="Median and 90th percentile of first response and resolution times, AI and people"
-                  data={summary.rows}
-                  category="answered_first_by"
-                  unit="seconds"
-                  series={figureSeries(summary, (unit) => unit === 'seconds')}
-                />
-              }
+            <Bars
+              label="Median and 90th percentile of first response and resolution times, AI and people"
+              data={summary.rows}
+              category="answered_first_by"
+              unit="seconds"
+              series={figureSeries(summary, (unit) => unit === 'seconds')}
             />
           }
         />
@@ -201,22 +195,18 @@ function SpeedReport({ tables, csv }: { tables: Report['tables']; csv: CsvFor })
           title="First response time per day"
           table="daily"
           csv={csv}
+          caption="First response time per day, by who answered first"
+          data={daily}
           chart={
-            <ChartAndTable
-              caption="First response time per day, by who answered first"
-              table={daily}
-              chart={
-                <Lines
-                  label="Median (solid) and 90th percentile (dashed) of the first response time per day"
-                  data={points}
-                  category="date"
-                  unit="seconds"
-                  series={groups.flatMap((group, index) => [
-                    { key: `${group}_median`, name: `${groupName(group)} median`, color: PALETTE[index] },
-                    { key: `${group}_p90`, name: `${groupName(group)} p90`, color: PALETTE[index], dashed: true },
-                  ])}
-                />
-              }
+            <Lines
+              label="Median (solid) and 90th percentile (dashed) of the first response time per day"
+              data={points}
+              category="date"
+              unit="seconds"
+              series={groups.flatMap((group, index) => [
+                { key: `${group}_median`, name: `${groupName(group)} median`, color: PALETTE[index] },
+                { key: `${group}_p90`, name: `${groupName(group)} p90`, color: PALETTE[index], dashed: true },
+              ])}
             />
           }
         />
@@ -258,20 +248,16 @@ function AiReport({ tables, csv }: { tables: Report['tables']; csv: CsvFor }) {
           title="Handoff reasons"
           table="handoff_reasons"
           csv={csv}
+          caption="Handoffs to a person, by reason"
+          data={reasons}
           chart={
-            <ChartAndTable
-              caption="Handoffs to a person, by reason"
-              table={reasons}
-              chart={
-                <Bars
-                  label="Handoffs to a person, by reason"
-                  data={reasons.rows}
-                  category="reason"
-                  unit="count"
-                  horizontal
-                  series={figureSeries(reasons)}
-                />
-              }
+            <Bars
+              label="Handoffs to a person, by reason"
+              data={reasons.rows}
+              category="reason"
+              unit="count"
+              horizontal
+              series={figureSeries(reasons)}
             />
           }
         />
@@ -281,19 +267,15 @@ function AiReport({ tables, csv }: { tables: Report['tables']; csv: CsvFor }) {
           title="Tokens per day"
           table="tokens"
           csv={csv}
+          caption="Tokens used per day, and the daily budget"
+          data={tokens}
           chart={
-            <ChartAndTable
-              caption="Tokens used per day, and the daily budget"
-              table={tokens}
-              chart={
-                <Lines
-                  label="Tokens used per day (solid) against the daily budget (dashed)"
-                  data={tokens.rows}
-                  category="date"
-                  unit="tokens"
-                  series={figureSeries(tokens).map((series) => ({ ...series, dashed: series.key === 'budget' }))}
-                />
-              }
+            <Lines
+              label="Tokens used per day (solid) against the daily budget (dashed)"
+              data={tokens.rows}
+              category="date"
+              unit="tokens"
+              series={figureSeries(tokens).map((series) => ({ ...series, dashed: series.key === 'budget' }))}
             />
           }
         />
@@ -310,20 +292,16 @@ function TeamReport({ tables, csv }: { tables: Report['tables']; csv: CsvFor }) 
       title="Team members"
       table="users"
       csv={csv}
+      caption="Conversations, replies and response times per team member"
+      data={users}
       chart={
-        <ChartAndTable
-          caption="Conversations, replies and response times per team member"
-          table={users}
-          chart={
-            <Bars
-              label="Conversations handled and replies sent per team member"
-              data={users.rows}
-              category="name"
-              unit="count"
-              horizontal
-              series={figureSeries(users, (unit) => unit === 'count')}
-            />
-          }
+        <Bars
+          label="Conversations handled and replies sent per team member"
+          data={users.rows}
+          category="name"
+          unit="count"
+          horizontal
+          series={figureSeries(users, (unit) => unit === 'count')}
         />
       }
     />
@@ -346,21 +324,17 @@ function SentimentReport({ tables, csv }: { tables: Report['tables']; csv: CsvFo
           title="Sentiment per day"
           table="daily"
           csv={csv}
+          caption="Conversations by sentiment per day"
+          data={daily}
           chart={
-            <ChartAndTable
-              caption="Conversations by sentiment per day"
-              table={daily}
-              chart={
-                <Bars
-                  label="Conversations by sentiment per day, stacked"
-                  data={daily.rows}
-                  category="date"
-                  categoryUnit="date"
-                  unit="count"
-                  stacked
-                  series={sentimentSeries(daily)}
-                />
-              }
+            <Bars
+              label="Conversations by sentiment per day, stacked"
+              data={daily.rows}
+              category="date"
+              categoryUnit="date"
+              unit="count"
+              stacked
+              series={sentimentSeries(daily)}
             />
           }
         />
@@ -370,21 +344,17 @@ function SentimentReport({ tables, csv }: { tables: Report['tables']; csv: CsvFo
           title="Sentiment per AI agent"
           table="by_agent"
           csv={csv}
+          caption="Conversations by sentiment per AI agent"
+          data={byAgent}
           chart={
-            <ChartAndTable
-              caption="Conversations by sentiment per AI agent"
-              table={byAgent}
-              chart={
-                <Bars
-                  label="Conversations by sentiment per AI agent, stacked"
-                  data={byAgent.rows}
-                  category={column(byAgent, 'agent_name') ? 'agent_name' : 'agent_id'}
-                  unit="count"
-                  stacked
-                  horizontal
-                  series={sentimentSeries(byAgent)}
-                />
-              }
+            <Bars
+              label="Conversations by sentiment per AI agent, stacked"
+              data={byAgent.rows}
+              category={column(byAgent, 'agent_name') ? 'agent_name' : 'agent_id'}
+              unit="count"
+              stacked
+              horizontal
+              series={sentimentSeries(byAgent)}
             />
           }
         />
