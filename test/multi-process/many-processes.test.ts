@@ -11,6 +11,7 @@ import {
 import { lastUserText, startFakeLlmApi, type FakeLlmApi } from '../helpers/fake-llm-api.ts';
 import { ADMIN_TOKEN, engine, postgresTestDatabase, type PostgresTestDatabase } from '../helpers/test-app.ts';
 import { Receiver, waitUntil } from '../modules/webhooks/webhook-harness.ts';
+import { adminHeaders, createCloudChannel, type CloudChannel } from './cloud-channels.ts';
 import { expectPaceKeptAcross, processName } from './paced-sends.ts';
 import { bundleServer, startServerProcess, type ServerProcess } from './server-processes.ts';
 
@@ -21,7 +22,7 @@ import { bundleServer, startServerProcess, type ServerProcess } from './server-p
 // killing one of them.
 
 const SECRET_KEY = 'test-secret-key-0123456789-0123456789';
-const admin = { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' };
+const admin = adminHeaders;
 const CONTACTS = 9;
 const INBOUND_PER_CONTACT = 4;
 const EXPORTS_PER_WINDOW = 20;
@@ -35,7 +36,7 @@ let llm: FakeLlmApi;
 let db: pg.Pool;
 let businessId: string;
 let apiKey: string;
-let channel: { id: string; phoneNumberId: string; identifier: string; appSecret: string };
+let channel: CloudChannel;
 const phones = Array.from({ length: CONTACTS }, () => `1415${randomInt(2_000_000, 9_999_999)}`);
 
 async function call(
@@ -127,29 +128,7 @@ describe.runIf(engine === 'postgres')('many server processes on one PostgreSQL',
     const business = await call(servers[0], 'POST', '/admin/v1/businesses', { name: 'Acme' }, admin);
     businessId = business.json.business.id;
     apiKey = (await call(servers[1], 'POST', `/admin/v1/businesses/${businessId}/api-keys`, {}, admin)).json.key;
-    const appSecret = randomBytes(16).toString('hex');
-    const phoneNumberId = String(randomInt(100_000_000, 999_999_999));
-    const identifier = `1555${randomInt(1_000_000, 9_999_999)}`;
-    const created = await call(
-      servers[2],
-      'POST',
-      `/admin/v1/businesses/${businessId}/channels`,
-      {
-        type: 'whatsapp',
-        identifier,
-        provider: {
-          kind: 'whatsapp_cloud',
-          phone_number_id: phoneNumberId,
-          access_token: graph.accessToken,
-          app_secret: appSecret,
-          verify_token: 'verify-many-processes',
-          api_base_url: graph.baseUrl,
-        },
-      },
-      admin,
-    );
-    expect(created.status, JSON.stringify(created.json)).toBe(201);
-    channel = { id: created.json.channel.id, phoneNumberId, identifier, appSecret };
+    channel = await createCloudChannel(servers[2], businessId, graph);
     const webhook = await call(
       servers[0],
       'POST',
@@ -278,28 +257,9 @@ describe.runIf(engine === 'postgres')('many server processes on one PostgreSQL',
       admin,
     );
     expect(agent.status, JSON.stringify(agent.json)).toBe(201);
-    const phoneNumberId = String(randomInt(100_000_000, 999_999_999));
-    const appSecret = randomBytes(16).toString('hex');
-    const created = await call(
-      servers[0],
-      'POST',
-      `/admin/v1/businesses/${otherId}/channels`,
-      {
-        type: 'whatsapp',
-        identifier: `1555${randomInt(1_000_000, 9_999_999)}`,
-        provider: {
-          kind: 'whatsapp_cloud',
-          phone_number_id: phoneNumberId,
-          access_token: graph.accessToken,
-          app_secret: appSecret,
-          verify_token: 'verify-many-processes-agents',
-          api_base_url: graph.baseUrl,
-        },
-        agent_id: agent.json.agent.id,
-      },
-      admin,
-    );
-    expect(created.status, JSON.stringify(created.json)).toBe(201);
+    const { phoneNumberId, appSecret } = await createCloudChannel(servers[0], otherId, graph, {
+      agent_id: agent.json.agent.id,
+    });
     const customers = Array.from({ length: 3 }, (_, i) => ({
       phone: `1416${randomInt(2_000_000, 9_999_999)}`,
       text: `question ${i} ${randomBytes(4).toString('hex')}`,

@@ -1,4 +1,4 @@
-import { randomBytes, randomInt } from 'node:crypto';
+import { randomInt } from 'node:crypto';
 import type pg from 'pg';
 import { expect } from 'vitest';
 import {
@@ -8,8 +8,8 @@ import {
   type FakeGraphApi,
   type RecordedRequest,
 } from '../helpers/fake-graph-api.ts';
-import { ADMIN_TOKEN } from '../helpers/test-app.ts';
 import { waitUntil } from '../modules/webhooks/webhook-harness.ts';
+import { adminHeaders, createCloudChannel } from './cloud-channels.ts';
 import type { ServerProcess } from './server-processes.ts';
 
 // A burst of sends from one slowly paced channel, accepted by several server processes at once: the
@@ -61,8 +61,12 @@ export async function expectPaceKeptAcross(
   pace = PACE,
 ): Promise<void> {
   await recordCallers(db);
-  const admin = { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' };
-  const post = async (server: ServerProcess, path: string, body: unknown, headers: Record<string, string> = admin) => {
+  const post = async (
+    server: ServerProcess,
+    path: string,
+    body: unknown,
+    headers: Record<string, string> = adminHeaders,
+  ) => {
     const res = await fetch(server.url + path, { method: 'POST', headers, body: JSON.stringify(body) });
     // The answers of several routes, read field by field.
     const json: any = await res.json();
@@ -74,22 +78,13 @@ export async function expectPaceKeptAcross(
     'x-api-key': (await post(servers[0], `/admin/v1/businesses/${businessId}/api-keys`, {})).key as string,
     'content-type': 'application/json',
   };
-  const phoneNumberId = String(randomInt(100_000_000, 999_999_999));
-  const appSecret = randomBytes(16).toString('hex');
-  const created = await post(servers[0], `/admin/v1/businesses/${businessId}/channels`, {
-    type: 'whatsapp',
-    identifier: `1555${randomInt(1_000_000, 9_999_999)}`,
+  const {
+    id: channelId,
+    phoneNumberId,
+    appSecret,
+  } = await createCloudChannel(servers[0], businessId, graph, {
     pace_per_second: pace,
-    provider: {
-      kind: 'whatsapp_cloud',
-      phone_number_id: phoneNumberId,
-      access_token: graph.accessToken,
-      app_secret: appSecret,
-      verify_token: 'verify-paced',
-      api_base_url: graph.baseUrl,
-    },
   });
-  const channelId = created.channel.id as string;
   // The customer writes first: free-form messages go within the service window.
   const customer = `1417${randomInt(2_000_000, 9_999_999)}`;
   const { payload, headers } = signedNotification(
