@@ -34,6 +34,22 @@ const QUARTER_FIGURES = `
 
 const COLUMNS = `business_id, quarter, conversation_id, channel, messages_in, messages_out, ai_replies,
   person_replies, first_in_at, first_reply_at, first_reply, last_reply_at`;
+const USER_COLUMNS = 'business_id, quarter, conversation_id, user_id, replies';
+
+/** The rows of message_quarters that the counted messages of `source` (as `m`) matching `where` make. */
+const quarterRows = (source: string, where = 'TRUE') => `
+  SELECT m.business_id, report_quarter(m.created_at), m.conversation_id, m.channel, ${QUARTER_FIGURES}
+  FROM ${source} m WHERE ${COUNTED} AND ${where}
+  GROUP BY 1, 2, 3, 4`;
+/** The rows of user_reply_quarters: the replies people sent from the dashboard. */
+const userReplyRows = (source: string, where = 'TRUE') => `
+  SELECT m.business_id, report_quarter(m.created_at), m.conversation_id, m.user_id, count(*)
+  FROM ${source} m
+  WHERE ${COUNTED} AND m.direction = 'outbound' AND m.sender_type = 'human' AND m.user_id IS NOT NULL AND ${where}
+  GROUP BY 1, 2, 3, 4`;
+/** The messages of conversation `c` of business `b` in quarter `q`, through messages_conversation. */
+const IN_QUARTER = `m.business_id = b AND m.conversation_id = c AND m.created_at >= q
+  AND m.created_at < q + interval '15 minutes'`;
 
 const statements = [
   `CREATE FUNCTION report_quarter(t timestamptz) RETURNS timestamptz LANGUAGE sql IMMUTABLE PARALLEL SAFE
@@ -69,9 +85,7 @@ const statements = [
   `CREATE FUNCTION message_quarters_add() RETURNS trigger LANGUAGE plpgsql AS $$
    BEGIN
      INSERT INTO message_quarters AS q (${COLUMNS})
-     SELECT m.business_id, report_quarter(m.created_at), m.conversation_id, m.channel, ${QUARTER_FIGURES}
-     FROM new_messages m WHERE ${COUNTED}
-     GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4
+     ${quarterRows('new_messages')} ORDER BY 1, 2, 3, 4
      ON CONFLICT (business_id, quarter, conversation_id, channel) DO UPDATE SET
        messages_in = q.messages_in + excluded.messages_in,
        messages_out = q.messages_out + excluded.messages_out,
@@ -81,11 +95,8 @@ const statements = [
        first_reply_at = least(q.first_reply_at, excluded.first_reply_at),
        first_reply = least(q.first_reply, excluded.first_reply),
        last_reply_at = greatest(q.last_reply_at, excluded.last_reply_at);
-     INSERT INTO user_reply_quarters AS u (business_id, quarter, conversation_id, user_id, replies)
-     SELECT m.business_id, report_quarter(m.created_at), m.conversation_id, m.user_id, count(*)
-     FROM new_messages m
-     WHERE ${COUNTED} AND m.direction = 'outbound' AND m.sender_type = 'human' AND m.user_id IS NOT NULL
-     GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4
+     INSERT INTO user_reply_quarters AS u (${USER_COLUMNS})
+     ${userReplyRows('new_messages')} ORDER BY 1, 2, 3, 4
      ON CONFLICT (business_id, quarter, conversation_id, user_id) DO UPDATE SET replies = u.replies + excluded.replies;
      RETURN NULL;
    END $$`,
@@ -94,18 +105,8 @@ const statements = [
    BEGIN
      DELETE FROM message_quarters WHERE business_id = b AND quarter = q AND conversation_id = c;
      DELETE FROM user_reply_quarters WHERE business_id = b AND quarter = q AND conversation_id = c;
-     INSERT INTO message_quarters (${COLUMNS})
-     SELECT b, q, c, m.channel, ${QUARTER_FIGURES}
-     FROM messages m
-     WHERE m.business_id = b AND m.conversation_id = c AND m.created_at >= q AND m.created_at < q + interval '15 minutes'
-       AND ${COUNTED}
-     GROUP BY m.channel;
-     INSERT INTO user_reply_quarters (business_id, quarter, conversation_id, user_id, replies)
-     SELECT b, q, c, m.user_id, count(*)
-     FROM messages m
-     WHERE m.business_id = b AND m.conversation_id = c AND m.created_at >= q AND m.created_at < q + interval '15 minutes'
-       AND ${COUNTED} AND m.direction = 'outbound' AND m.sender_type = 'human' AND m.user_id IS NOT NULL
-     GROUP BY m.user_id;
+     INSERT INTO message_quarters (${COLUMNS}) ${quarterRows('messages', IN_QUARTER)};
+     INSERT INTO user_reply_quarters (${USER_COLUMNS}) ${userReplyRows('messages', IN_QUARTER)};
    END $$`,
   `CREATE FUNCTION message_quarters_flag_changed() RETURNS trigger LANGUAGE plpgsql AS $$
    BEGIN
@@ -128,14 +129,8 @@ const statements = [
    FOR EACH STATEMENT EXECUTE FUNCTION message_quarters_removed()`,
 
   // The messages stored before.
-  `INSERT INTO message_quarters (${COLUMNS})
-   SELECT m.business_id, report_quarter(m.created_at), m.conversation_id, m.channel, ${QUARTER_FIGURES}
-   FROM messages m WHERE ${COUNTED} GROUP BY 1, 2, 3, 4`,
-  `INSERT INTO user_reply_quarters (business_id, quarter, conversation_id, user_id, replies)
-   SELECT m.business_id, report_quarter(m.created_at), m.conversation_id, m.user_id, count(*)
-   FROM messages m
-   WHERE ${COUNTED} AND m.direction = 'outbound' AND m.sender_type = 'human' AND m.user_id IS NOT NULL
-   GROUP BY 1, 2, 3, 4`,
+  `INSERT INTO message_quarters (${COLUMNS}) ${quarterRows('messages')}`,
+  `INSERT INTO user_reply_quarters (${USER_COLUMNS}) ${userReplyRows('messages')}`,
 
   // The events the reports count, read by type: a period's handoffs, transfers, sentiments and
   // resolutions without the business's other events, with their conversations (an index-only scan).
