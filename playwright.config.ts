@@ -5,9 +5,9 @@ import { defineConfig } from '@playwright/test';
 export default defineConfig({
   testDir: 'e2e',
   globalSetup: './e2e/global-setup.ts',
-  // The tests share one service and the machine's two cores with the rest of `npm test`.
+  // The tests share one service, and in `npm test` a core with the type-check and the lint.
   workers: 1,
-  // Generous: beside the rest of `npm test`, both cores are busy.
+  // Generous: beside the type-check and the lint, the machine is busy.
   timeout: 60_000,
   expect: { timeout: 15_000 },
   forbidOnly: !!process.env.CI,

@@ -96,12 +96,16 @@ export async function sendAttempt(
         body,
       ),
     };
+    const timeout = AbortSignal.timeout(options.timeoutMs ?? ATTEMPT_TIMEOUT_MS);
+    // Node keeps a timeout signal alive only while it has a listener: one that only a composite follows
+    // can be collected before it fires, and the call would then never end (nodejs/node#57736).
+    timeout.addEventListener('abort', () => undefined, { once: true });
     const response = await request(url, {
       method: delivery.method,
       headers,
       body,
       dispatcher: options.dispatcher,
-      signal: AbortSignal.any([options.signal, AbortSignal.timeout(options.timeoutMs ?? ATTEMPT_TIMEOUT_MS)]),
+      signal: AbortSignal.any([options.signal, timeout]),
     });
     const responseBody = await readBeginning(response.body);
     const status = response.statusCode;

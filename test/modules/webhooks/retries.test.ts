@@ -1,3 +1,5 @@
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { Webhook } from 'standardwebhooks';
 import { SecretBox } from '../../../src/lib/secret-box.ts';
@@ -122,6 +124,18 @@ describe('retry rules', () => {
     expect(log[3].error).toMatch(/^timeout/);
     expect(log[4].error).toMatch(/^network error/);
     expect((await webhookRecord(webhook.id)).failing_since).toBeNull();
+  });
+
+  it('ends a hanging attempt at its timeout, a garbage collection during the call notwithstanding', async () => {
+    receiver.respond = () => 'hang';
+    const { webhook } = await createWebhook(t.app, tenant.businessId, { url: receiver.url });
+    await storeMessage(t, tenant.businessId);
+    await receiver.waitFor(1);
+    // The collector the process exposes on request (as --expose-gc would).
+    setFlagsFromString('--expose-gc');
+    (runInNewContext('gc') as () => void)();
+    const [attempt] = await logOf(t.app, tenant.businessId, webhook.id, 1);
+    expect(attempt.error).toMatch(/^timeout/);
   });
 
   it('treats other 4xx and redirects as final, without following the redirect', async () => {
