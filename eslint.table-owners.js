@@ -47,6 +47,7 @@ export const TABLE_OWNERS = {
   channel_paces: 'modules/sending',
   message_quarters: 'modules/reports',
   user_reply_quarters: 'modules/reports',
+  conversation_days: 'modules/reports',
 };
 
 /** Kysely's write builders, whose first argument names the table. */

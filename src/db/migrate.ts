@@ -43,6 +43,7 @@ import * as reportsIndexes from './migrations/0050-reports-indexes.ts';
 import * as webhookDeliveryOwners from './migrations/0051-webhook-delivery-owners.ts';
 import * as reportQuarters from './migrations/0052-report-quarters.ts';
 import * as whatsappMessageKeyBounds from './migrations/0053-whatsapp-message-key-bounds.ts';
+import * as reportConversationDays from './migrations/0054-report-conversation-days.ts';
 
 /** Migrations are imported statically so they run the same under tsx, Vitest and a bundle. */
 const migrations: Record<string, Migration> = {
@@ -90,6 +91,7 @@ const migrations: Record<string, Migration> = {
   '0051-webhook-delivery-owners': webhookDeliveryOwners,
   '0052-report-quarters': reportQuarters,
   '0053-whatsapp-message-key-bounds': whatsappMessageKeyBounds,
+  '0054-report-conversation-days': reportConversationDays,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

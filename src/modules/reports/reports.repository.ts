@@ -4,9 +4,9 @@ import type { Db } from '../../db/database.ts';
 /**
  * The reports' SQL (docs/REPORTS.md). The messages of a period are read from their quarter-hour
  * figures (message_quarters, user_reply_quarters: migration 0052), a row per conversation and quarter;
- * events through events_reports (business, type, time) and conversations through
- * conversations_created. Per conversation only what the quarters cannot tell is probed:
- * messages_conversation and events_conversation_time.
+ * first responses and resolutions from conversation_days (migration 0054), a row per conversation and
+ * day; events through events_reports (business, type, time) and conversations through
+ * conversations_created.
  */
 
 /** The period and filters every statement takes, already checked by the service. */
@@ -58,8 +58,6 @@ function ofConversations(s: ReportScope, alias: string) {
 /** A message the reports count: as the exports, no test contact, internal or group chat, or web-client copy. */
 const counted = (alias: string) => sql`not ${sql.ref(`${alias}.excluded`)} and not ${sql.ref(`${alias}.duplicate`)}`;
 
-/** Senders whose message answers a contact: the AI agent, a person in the dashboard, the business's API. */
-const RESPONDERS = sql`('ai_agent', 'human', 'api')`;
 const HANDOFFS = sql`('manual_control_activated', 'transfer_accepted')`;
 
 /** The period's quarters (alias `q`) of the conversations the filters select. */
@@ -70,58 +68,23 @@ const quarters = (s: ReportScope, table: 'message_quarters' | 'user_reply_quarte
 /**
  * Each conversation's first contact message in the period, the first answer after it by the AI or a
  * person (whoever and whenever) and its first resolution after it; the base of the speed and team
- * figures. The quarters give the first answer unless it came after the period, or in the first
- * message's own quarter after an earlier answer there; only then are the messages probed.
+ * figures. Kept per conversation and day in conversation_days: the period's earliest day of each.
  */
 const firstResponses = (s: ReportScope) => sql`
-  period as (
-    select q.conversation_id, q.first_in_at, q.first_reply_at, q.first_reply, q.last_reply_at
-    from ${quarters(s, 'message_quarters')}
-  ),
   firsts as (
-    select conversation_id, min(first_in_at) as asked_at from period
-    group by conversation_id having min(first_in_at) is not null
-  ),
-  known as (
-    select f.conversation_id, f.asked_at,
-      min(p.first_reply) filter (where p.first_reply_at > f.asked_at) as reply,
-      coalesce(bool_or(p.first_reply_at <= f.asked_at and p.last_reply_at > f.asked_at), false) as unsure
-    from firsts f join period p using (conversation_id)
-    group by f.conversation_id, f.asked_at
-  ),
-  -- The period's resolutions in one range of events_reports, rather than a probe per conversation.
-  resolutions as materialized (
-    select z.conversation_id, z.created_at from events z
-    where z.business_id = ${s.businessId} and z.type = 'conversation_resolved' and not z.excluded and ${within(s, 'z')}
-  ),
-  resolved as (
-    select f.conversation_id, min(z.created_at) as resolved_at
-    from firsts f join resolutions z on z.conversation_id = f.conversation_id and z.created_at > f.asked_at
-    group by f.conversation_id
+    select distinct on (d.conversation_id) d.conversation_id, d.day, d.asked_at, d.reply_at, d.reply, d.resolved_at
+    from conversation_days d
+    where d.business_id = ${s.businessId} and d.day between ${s.since}::date and ${s.until}::date
+      ${ofConversations(s, 'd')}
+    order by d.conversation_id, d.day
   ),
   answered as (
-    select k.conversation_id, ${dayOf(s, 'k')} as day,
-      case when r.sender_type is null then null when r.sender_type = 'ai_agent' then 'ai' else 'person' end
-        as answered_first_by,
-      r.sender_type, r.user_id,
-      extract(epoch from r.created_at - k.asked_at)::float8 as first_response,
-      extract(epoch from coalesce(v.resolved_at, z.created_at) - k.asked_at)::float8 as resolution
-    from (select conversation_id, asked_at, asked_at as created_at, reply, unsure from known) k
-    left join lateral (
-      select k.reply[3] as sender_type, k.reply[4]::uuid as user_id, (k.reply[1]::timestamp at time zone 'UTC') as created_at
-      where k.reply is not null and not k.unsure
-      union all
-      (select r.sender_type, r.user_id, r.created_at from messages r
-       where (k.unsure or k.reply is null) and r.business_id = ${s.businessId} and r.conversation_id = k.conversation_id
-         and r.created_at > k.asked_at and (k.unsure or r.created_at >= ${end(s)})
-         and r.direction = 'outbound' and r.sender_type in ${RESPONDERS} and ${counted('r')}
-       order by r.created_at, r.id limit 1)) r on true
-    left join resolved v using (conversation_id)
-    left join lateral (
-      select z.created_at from events z
-      where v.resolved_at is null and z.business_id = ${s.businessId} and z.conversation_id = k.conversation_id
-        and z.created_at >= ${end(s)} and z.type = 'conversation_resolved' and not z.excluded
-      order by z.created_at limit 1) z on true
+    select f.conversation_id, f.day::text as day,
+      case when f.reply is null then null when f.reply[3] = 'ai_agent' then 'ai' else 'person' end as answered_first_by,
+      f.reply[3] as sender_type, f.reply[4]::uuid as user_id,
+      extract(epoch from f.reply_at - f.asked_at)::float8 as first_response,
+      extract(epoch from f.resolved_at - f.asked_at)::float8 as resolution
+    from firsts f
   )`;
 
 export const reportsRepository = {

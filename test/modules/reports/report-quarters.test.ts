@@ -6,12 +6,13 @@ import { movesEnded } from '../../helpers/merges.ts';
 import { createTenant, type Tenant } from '../../helpers/tenants.ts';
 import { buildTestApp, type TestApp } from '../../helpers/test-app.ts';
 import { postImport } from '../import/import-helpers.ts';
-import { getReport } from './report-helpers.ts';
+import { getReport, insertEvent, setTimeZone } from './report-helpers.ts';
 
 /**
- * The reports' quarter-hour figures (message_quarters, user_reply_quarters) stay what counting the
- * stored messages afresh gives, whatever wrote or changed them: the import, a merge, a contact made a
- * test contact, a message found to be a copy, a deletion.
+ * The reports' kept figures (the quarter hours of message_quarters and user_reply_quarters, the
+ * conversation days of conversation_days) stay what counting the stored messages and events afresh
+ * gives, whatever wrote or changed them: the import, a merge, a contact made a test contact, a message
+ * found to be a copy, a deletion, a new time zone.
  */
 
 let t: TestApp;
@@ -33,7 +34,10 @@ const snapshot = async (businessId: string) => {
   const users = await sql<Row>`
     select conversation_id, quarter, user_id, replies from user_reply_quarters
     where business_id = ${businessId} order by 1, 2, 3`.execute(db);
-  return { quarters: quarters.rows, users: users.rows };
+  const days = await sql<Row>`
+    select conversation_id, day::text as day, asked_at, reply_at, reply, resolved_at from conversation_days
+    where business_id = ${businessId} order by 1, 2`.execute(db);
+  return { quarters: quarters.rows, users: users.rows, days: days.rows };
 };
 
 /** The kept figures, and the figures of every quarter counted afresh from the messages. */
@@ -47,6 +51,9 @@ async function keptAndRecounted(businessId: string) {
       select business_id, conversation_id, quarter from message_quarters where business_id = ${businessId}
       union
       select business_id, conversation_id, quarter from user_reply_quarters where business_id = ${businessId}) k
+  `.execute(t.database.db);
+  await sql`
+    select conversation_days_recount(business_id, id) from conversations where business_id = ${businessId}
   `.execute(t.database.db);
   return { kept, recounted: await snapshot(businessId) };
 }
@@ -87,6 +94,17 @@ describe('the quarter-hour figures of the reports', () => {
       { type: 'conversation', id: conversationId, contact_id: contactId, channel: 'whatsapp', created_at: at(0, 1) },
       ...messages,
     ];
+    const resolved = {
+      type: 'event',
+      id: v7(),
+      conversation_id: conversationId,
+      contact_id: contactId,
+      event_type: 'conversation_resolved',
+      actor_type: 'api',
+      created_at: at(40, 0),
+    };
+    // The resolution first, in a batch of its own, before the messages it follows.
+    expect((await postImport(t.app, b, [...records.slice(0, 2), resolved])).statusCode).toBe(200);
     for (let i = 0; i < 2; i++) expect((await postImport(t.app, b, records)).statusCode).toBe(200);
 
     const { kept, recounted } = await keptAndRecounted(b);
@@ -97,6 +115,9 @@ describe('the quarter-hour figures of the reports', () => {
       [0, 1, 0, 1],
     ]);
     expect((kept.quarters[0].first_reply as string[]).slice(2)).toEqual(['api', null]);
+    expect(kept.days).toMatchObject([
+      { day: '2026-08-04', reply: [expect.any(String), expect.any(String), 'ai_agent', null] },
+    ]);
     expect(await messagesIn(b)).toEqual([
       { channel: 'whatsapp', conversations_opened: 1, messages_in: 3, messages_out: 5 },
     ]);
@@ -106,6 +127,7 @@ describe('the quarter-hour figures of the reports', () => {
     expect(speed.find((r: Row) => r.answered_first_by === 'all')).toMatchObject({
       conversations: 1,
       first_response_median: 60,
+      resolution_median: 39 * 60,
     });
     expect(speed.find((r: Row) => r.answered_first_by === 'ai')).toMatchObject({ conversations: 1 });
   });
@@ -125,7 +147,11 @@ describe('the quarter-hour figures of the reports', () => {
         status: 'SENT',
         created_at: `2026-08-04T11:${minute}:02.000000Z`,
       });
-      return { conversation, inbound, reply };
+      const resolution = await insertEvent(db, b, conversation, {
+        type: 'conversation_resolved',
+        created_at: `2026-08-04T11:${minute}:30.000000Z`,
+      });
+      return { conversation, inbound, reply, resolution };
     };
     await talk(ana.id, 10);
     const second = await talk(ann.id, 20);
@@ -162,6 +188,15 @@ describe('the quarter-hour figures of the reports', () => {
       .where('id', '=', second.reply.id)
       .execute();
     await db.deleteFrom('messages').where('business_id', '=', b).where('id', '=', second.inbound.id).execute();
+    // A resolution removed: the wait it ended is open again.
+    const first = await db
+      .selectFrom('conversations')
+      .select('id')
+      .where('business_id', '=', b)
+      .where('contact_id', '=', ana.id)
+      .orderBy('created_at')
+      .executeTakeFirstOrThrow();
+    await db.deleteFrom('events').where('business_id', '=', b).where('conversation_id', '=', first.id).execute();
     expect(await messagesIn(b)).toEqual([
       { channel: 'whatsapp', conversations_opened: 2, messages_in: 1, messages_out: 1 },
     ]);
@@ -169,5 +204,30 @@ describe('the quarter-hour figures of the reports', () => {
     const { kept, recounted } = await keptAndRecounted(b);
     expect(kept).toEqual(recounted);
     expect(kept.quarters).toHaveLength(1);
+    expect(kept.days).toMatchObject([{ conversation_id: first.id, resolved_at: null }]);
+  });
+
+  it("count the days again in the business's new time zone", async () => {
+    const db = t.database.db;
+    const b = (await createTenant(t.app, 'Zones')).businessId;
+    const contact = await insertContact(db, b);
+    const conversation = await insertConversation(db, b, contact.id, { created_at: '2026-08-04T23:00:00.000000Z' });
+    await insertMessage(db, b, conversation, { created_at: '2026-08-04T23:30:00.000000Z' });
+    await insertMessage(db, b, conversation, {
+      direction: 'outbound',
+      sender_type: 'human',
+      status: 'SENT',
+      created_at: '2026-08-04T23:31:00.000000Z',
+    });
+    expect((await snapshot(b)).days).toMatchObject([{ day: '2026-08-04' }]);
+    await setTimeZone(t.app, b, 'Asia/Tokyo');
+    const { kept, recounted } = await keptAndRecounted(b);
+    expect(kept).toEqual(recounted);
+    expect(kept.days).toMatchObject([{ day: '2026-08-05' }]);
+    const speed = (await getReport(t.app, b, 'speed', 'since=2026-08-05&until=2026-08-05')).json().tables.summary.rows;
+    expect(speed.find((r: Row) => r.answered_first_by === 'person')).toMatchObject({
+      conversations: 1,
+      first_response_median: 60,
+    });
   });
 });
