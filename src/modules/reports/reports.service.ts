@@ -225,16 +225,16 @@ export class ReportsService {
       const by = row.by_responder ? 'all' : row.answered_first_by;
       if (by === null) continue;
       const figures = {
-        first_response_median: seconds(row.first_response_median),
-        first_response_p90: seconds(row.first_response_p90),
+        first_response_median: seconds(row.first_response?.[0]),
+        first_response_p90: seconds(row.first_response?.[1]),
       };
       if (row.by_day)
         summary.set(by, {
           answered_first_by: by,
           conversations: row.conversations,
           ...figures,
-          resolution_median: seconds(row.resolution_median),
-          resolution_p90: seconds(row.resolution_p90),
+          resolution_median: seconds(row.resolution?.[0]),
+          resolution_p90: seconds(row.resolution?.[1]),
         });
       else daily.set(`${row.day} ${by}`, { date: row.day, answered_first_by: by, ...figures });
     }
