@@ -5,35 +5,29 @@ import { sql, type Kysely } from 'kysely';
  * report reads a row per conversation and quarter instead of every message of its period.
  *
  * - `message_quarters`: per business, quarter (UTC), conversation and channel, the counted messages
- *   in and out, the AI's and people's replies, the contact's first message and the first and last
- *   reply (with who wrote the first). Quarter hours, because every time zone's offset is a whole
- *   number of them: a quarter always lies within one local hour and day, whatever the business's zone.
+ *   in and out, the AI's and people's replies. Quarter hours, because every time zone's offset is a
+ *   whole number of them: a quarter always lies within one local hour and day, whatever the business's
+ *   zone.
  * - `user_reply_quarters`: per person, the replies they sent from the dashboard.
  *
  * Triggers keep both from the messages themselves, so every writer (inbound, sending, the import, a
- * merge, a deletion) counts without knowing: a statement's new messages are added as sums, minimums
- * and maximums, which commute, so concurrent writers need no lock beyond the row's; a message that
+ * merge, a deletion) counts without knowing: a statement's new messages are added as sums, which
+ * commute, so concurrent writers need no lock beyond the row's; a message that
  * stops or starts being counted (its `excluded` or `duplicate` flag changes) or is deleted has its
  * quarter counted again from the messages. The insert trigger is named to run before
  * messages_mark_web_copies, whose marking of a copy then recounts its quarter.
  */
 const COUNTED = `NOT m.excluded AND NOT m.duplicate`;
-const RESPONDER = `m.direction = 'outbound' AND m.sender_type IN ('ai_agent', 'human', 'api')`;
 
 /** The columns of message_quarters computed from messages `m` grouped by quarter, conversation and channel. */
 const QUARTER_FIGURES = `
   count(*) FILTER (WHERE m.direction = 'inbound'),
   count(*) FILTER (WHERE m.direction = 'outbound'),
   count(*) FILTER (WHERE m.direction = 'outbound' AND m.sender_type = 'ai_agent'),
-  count(*) FILTER (WHERE m.direction = 'outbound' AND m.sender_type IN ('human', 'api')),
-  min(m.created_at) FILTER (WHERE m.direction = 'inbound' AND m.sender_type = 'contact'),
-  min(m.created_at) FILTER (WHERE ${RESPONDER}),
-  min(ARRAY[to_char(m.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS.US'), m.id::text, m.sender_type,
-    m.user_id::text]) FILTER (WHERE ${RESPONDER}),
-  max(m.created_at) FILTER (WHERE ${RESPONDER})`;
+  count(*) FILTER (WHERE m.direction = 'outbound' AND m.sender_type IN ('human', 'api'))`;
 
 const COLUMNS = `business_id, quarter, conversation_id, channel, messages_in, messages_out, ai_replies,
-  person_replies, first_in_at, first_reply_at, first_reply, last_reply_at`;
+  person_replies`;
 const USER_COLUMNS = 'business_id, quarter, conversation_id, user_id, replies';
 
 /** The rows of message_quarters that the counted messages of `source` (as `m`) matching `where` make. */
@@ -54,8 +48,6 @@ const IN_QUARTER = `m.business_id = b AND m.conversation_id = c AND m.created_at
 const statements = [
   `CREATE FUNCTION report_quarter(t timestamptz) RETURNS timestamptz LANGUAGE sql IMMUTABLE PARALLEL SAFE
    AS $$ SELECT date_bin('15 minutes', t, timestamptz '2000-01-01 00:00:00+00') $$`,
-  // first_reply: the earliest reply as (UTC time, id, sender type, user id), whose least of two is the
-  // earlier and keeps who wrote it; the time's text has one width, so it sorts as the time does.
   `CREATE TABLE message_quarters (
     business_id uuid NOT NULL,
     quarter timestamptz NOT NULL,
@@ -65,10 +57,6 @@ const statements = [
     messages_out integer NOT NULL,
     ai_replies integer NOT NULL,
     person_replies integer NOT NULL,
-    first_in_at timestamptz,
-    first_reply_at timestamptz,
-    first_reply text[],
-    last_reply_at timestamptz,
     PRIMARY KEY (business_id, quarter, conversation_id, channel)
   )`,
   `CREATE TABLE user_reply_quarters (
@@ -90,11 +78,7 @@ const statements = [
        messages_in = q.messages_in + excluded.messages_in,
        messages_out = q.messages_out + excluded.messages_out,
        ai_replies = q.ai_replies + excluded.ai_replies,
-       person_replies = q.person_replies + excluded.person_replies,
-       first_in_at = least(q.first_in_at, excluded.first_in_at),
-       first_reply_at = least(q.first_reply_at, excluded.first_reply_at),
-       first_reply = least(q.first_reply, excluded.first_reply),
-       last_reply_at = greatest(q.last_reply_at, excluded.last_reply_at);
+       person_replies = q.person_replies + excluded.person_replies;
      INSERT INTO user_reply_quarters AS u (${USER_COLUMNS})
      ${userReplyRows('new_messages')} ORDER BY 1, 2, 3, 4
      ON CONFLICT (business_id, quarter, conversation_id, user_id) DO UPDATE SET replies = u.replies + excluded.replies;
@@ -132,12 +116,12 @@ const statements = [
   `INSERT INTO message_quarters (${COLUMNS}) ${quarterRows('messages')}`,
   `INSERT INTO user_reply_quarters (${USER_COLUMNS}) ${userReplyRows('messages')}`,
 
-  // The events the reports count, read by type: a period's handoffs, transfers, sentiments and
-  // resolutions without the business's other events, with their conversations (an index-only scan).
-  // Only those types, so an export of other types keeps walking events_export in order.
+  // The events the reports count, read by type: a period's handoffs, transfers and sentiments without
+  // the business's other events, with their conversations (an index-only scan). Only those types, so an
+  // export of other types keeps walking events_export in order.
   `CREATE INDEX events_reports ON events (business_id, type, created_at) INCLUDE (conversation_id) WHERE NOT excluded
-   AND type IN ('conversation_resolved', 'manual_control_activated', 'sentiment_analyzed', 'transfer_accepted',
-    'transfer_fallback_required', 'transfer_rejected')`,
+   AND type IN ('manual_control_activated', 'sentiment_analyzed', 'transfer_accepted', 'transfer_fallback_required',
+    'transfer_rejected')`,
   // The AI's follow-ups, without its other runs.
   `CREATE INDEX ai_runs_follow_ups ON ai_runs (business_id, reply_message_id)
    WHERE kind = 'follow_up' AND status = 'replied'`,
