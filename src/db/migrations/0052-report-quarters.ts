@@ -112,16 +112,16 @@ const statements = [
   `CREATE TRIGGER messages_count_quarters_removed AFTER DELETE ON messages REFERENCING OLD TABLE AS old_messages
    FOR EACH STATEMENT EXECUTE FUNCTION message_quarters_removed()`,
 
-  // The messages stored before.
-  `INSERT INTO message_quarters (${COLUMNS}) ${quarterRows('messages')}`,
-  `INSERT INTO user_reply_quarters (${USER_COLUMNS}) ${userReplyRows('messages')}`,
+  // The messages stored before, written in the order a period is read: a month's rows on few pages.
+  `INSERT INTO message_quarters (${COLUMNS}) ${quarterRows('messages')} ORDER BY 1, 2`,
+  `INSERT INTO user_reply_quarters (${USER_COLUMNS}) ${userReplyRows('messages')} ORDER BY 1, 2`,
 
-  // The events the reports count, read by type: a period's handoffs, transfers and sentiments without
-  // the business's other events, with their conversations (an index-only scan). Only those types, so an
-  // export of other types keeps walking events_export in order.
+  // The events the reports count, read by type: a period's handoffs, manual control, transfers and
+  // sentiments without the business's other events, with their conversations (an index-only scan). Only
+  // those types, so an export of other types keeps walking events_export in order.
   `CREATE INDEX events_reports ON events (business_id, type, created_at) INCLUDE (conversation_id) WHERE NOT excluded
-   AND type IN ('manual_control_activated', 'sentiment_analyzed', 'transfer_accepted', 'transfer_fallback_required',
-    'transfer_rejected')`,
+   AND type IN ('manual_control_activated', 'manual_control_released', 'sentiment_analyzed', 'transfer_accepted',
+    'transfer_fallback_required', 'transfer_rejected')`,
   // The AI's follow-ups, without its other runs.
   `CREATE INDEX ai_runs_follow_ups ON ai_runs (business_id, reply_message_id)
    WHERE kind = 'follow_up' AND status = 'replied'`,

@@ -3,8 +3,9 @@ import { sql, type Kysely } from 'kysely';
 /**
  * `conversation_days`: per business, day (in the business's zone) and conversation, the contact's
  * first message of that day, the first answer after it (whenever it came, and who gave it) and the
- * first resolution after it. A period's first response and resolution are then read from a row per
- * conversation and day (the earliest of the period) instead of from its quarter hours and messages
+ * first resolution after it, and the conversation's previous such day. A period's first response and
+ * resolution of a conversation are those of its row in the period whose previous day is before the
+ * period (or none): read without sorting, instead of from its quarter hours and messages
  * (docs/REPORTS.md#speed-at-scale).
  *
  * Triggers keep it from the messages and events themselves, as they keep message_quarters:
@@ -19,19 +20,18 @@ const COUNTED = (m: string) => `NOT ${m}.excluded AND NOT ${m}.duplicate`;
 const ASK = (m: string) => `${m}.direction = 'inbound' AND ${m}.sender_type = 'contact' AND ${COUNTED(m)}`;
 const RESPONDER = (m: string) =>
   `${m}.direction = 'outbound' AND ${m}.sender_type IN ('ai_agent', 'human', 'api') AND ${COUNTED(m)}`;
-/** A reply as (UTC time, id, sender type, user id), whose least of two is the earlier and keeps who wrote it. */
-const REPLY = (m: string) => `ARRAY[to_char(${m}.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS.US'),
-  ${m}.id::text, ${m}.sender_type, ${m}.user_id::text]`;
 const RESOLUTION = (e: string) => `${e}.type = 'conversation_resolved' AND NOT ${e}.excluded`;
 
-const COLUMNS = 'business_id, day, conversation_id, asked_at, reply_at, reply, resolved_at';
+const FIGURES = 'asked_at, reply_at, reply_id, reply_sender, reply_user, resolved_at';
+const COLUMNS = `business_id, day, conversation_id, ${FIGURES}`;
 
 /**
  * The rows the contact messages of `source` (as `m`) matching `where` make, each with its answer and
  * resolution probed through messages_conversation and events_conversation_time.
  */
 const dayRows = (source: string, where = 'TRUE') => `
-  SELECT a.business_id, a.day, a.conversation_id, a.asked_at, r.created_at, r.reply, v.resolved_at
+  SELECT a.business_id, a.day, a.conversation_id, a.asked_at, r.created_at, r.id, r.sender_type, r.user_id,
+    v.resolved_at
   FROM (
     SELECT m.business_id, (m.created_at AT TIME ZONE z.time_zone)::date AS day, m.conversation_id,
       min(m.created_at) AS asked_at
@@ -40,7 +40,7 @@ const dayRows = (source: string, where = 'TRUE') => `
     GROUP BY 1, 2, 3
   ) a
   LEFT JOIN LATERAL (
-    SELECT r.created_at, ${REPLY('r')} AS reply FROM messages r
+    SELECT r.created_at, r.id, r.sender_type, r.user_id FROM messages r
     WHERE r.business_id = a.business_id AND r.conversation_id = a.conversation_id AND r.created_at > a.asked_at
       AND ${RESPONDER('r')}
     ORDER BY r.created_at, r.id LIMIT 1
@@ -51,6 +51,19 @@ const dayRows = (source: string, where = 'TRUE') => `
       AND ${RESOLUTION('e')}
   ) v ON TRUE`;
 
+/** Those rows with the previous day of their conversation, when they are all of its days. */
+const withPreviousDays = (rows: string) => `
+  SELECT k.*, lag(k.day) OVER (PARTITION BY k.business_id, k.conversation_id ORDER BY k.day) FROM (${rows}) k`;
+
+/**
+ * Locks the kept days of the conversations of `source` in key order, so two statements writing days
+ * of the same conversations wait for each other instead of deadlocking.
+ */
+const lockDays = (source: string) => `
+  PERFORM 1 FROM conversation_days k
+  WHERE (k.business_id, k.conversation_id) IN (SELECT business_id, conversation_id FROM ${source})
+  ORDER BY k.business_id, k.day, k.conversation_id FOR UPDATE`;
+
 const statements = [
   `CREATE TABLE conversation_days (
     business_id uuid NOT NULL,
@@ -58,42 +71,58 @@ const statements = [
     conversation_id uuid NOT NULL,
     asked_at timestamptz NOT NULL,
     reply_at timestamptz,
-    reply text[],
+    reply_id uuid,
+    reply_sender text,
+    reply_user uuid,
     resolved_at timestamptz,
+    previous_day date,
     PRIMARY KEY (business_id, day, conversation_id)
   )`,
-  // A conversation's days, for the triggers that follow its replies and resolutions.
-  `CREATE INDEX conversation_days_conversation ON conversation_days (business_id, conversation_id)`,
+  // A conversation's days, for the triggers that follow its replies, resolutions and previous days.
+  `CREATE INDEX conversation_days_conversation ON conversation_days (business_id, conversation_id, day)`,
 
   // Adds a statement's new messages: contact messages first (their answers probed among the messages,
-  // this statement's included), then replies that answer a kept day sooner. Rows are written in key
-  // order, so two statements touching the same days lock them in the same order.
+  // this statement's included), the previous days of their conversations, then replies that answer a
+  // kept day sooner.
   `CREATE FUNCTION conversation_days_add() RETURNS trigger LANGUAGE plpgsql AS $$
    BEGIN
+     ${lockDays('new_messages')};
      INSERT INTO conversation_days AS d (${COLUMNS})
      ${dayRows('new_messages')} ORDER BY 1, 2, 3
      ON CONFLICT (business_id, day, conversation_id) DO UPDATE SET asked_at = excluded.asked_at,
-       reply_at = excluded.reply_at, reply = excluded.reply, resolved_at = excluded.resolved_at
+       reply_at = excluded.reply_at, reply_id = excluded.reply_id, reply_sender = excluded.reply_sender,
+       reply_user = excluded.reply_user, resolved_at = excluded.resolved_at
      WHERE excluded.asked_at < d.asked_at;
-     UPDATE conversation_days d SET reply_at = n.reply_at, reply = n.reply
+     UPDATE conversation_days d SET previous_day = p.previous_day
      FROM (
-       SELECT k.business_id, k.day, k.conversation_id, min(m.created_at) AS reply_at, min(${REPLY('m')}) AS reply
+       SELECT k.business_id, k.day, k.conversation_id,
+         lag(k.day) OVER (PARTITION BY k.business_id, k.conversation_id ORDER BY k.day) AS previous_day
+       FROM conversation_days k
+       WHERE (k.business_id, k.conversation_id) IN (SELECT business_id, conversation_id FROM new_messages m WHERE ${ASK('m')})
+     ) p
+     WHERE d.business_id = p.business_id AND d.day = p.day AND d.conversation_id = p.conversation_id
+       AND d.previous_day IS DISTINCT FROM p.previous_day;
+     UPDATE conversation_days d
+     SET reply_at = n.created_at, reply_id = n.id, reply_sender = n.sender_type, reply_user = n.user_id
+     FROM (
+       SELECT DISTINCT ON (k.business_id, k.day, k.conversation_id) k.business_id, k.day, k.conversation_id,
+         m.created_at, m.id, m.sender_type, m.user_id
        FROM conversation_days k
        JOIN new_messages m ON m.business_id = k.business_id AND m.conversation_id = k.conversation_id
          AND m.created_at > k.asked_at
        WHERE ${RESPONDER('m')}
-       GROUP BY 1, 2, 3
-       ORDER BY 1, 2, 3
+       ORDER BY k.business_id, k.day, k.conversation_id, m.created_at, m.id
      ) n
      WHERE d.business_id = n.business_id AND d.day = n.day AND d.conversation_id = n.conversation_id
-       AND (d.reply IS NULL OR n.reply < d.reply);
+       AND (d.reply_at IS NULL OR (n.created_at, n.id) < (d.reply_at, d.reply_id));
      RETURN NULL;
    END $$`,
   // Counts one conversation's days again from its messages and events.
   `CREATE FUNCTION conversation_days_recount(b uuid, c uuid) RETURNS void LANGUAGE plpgsql AS $$
    BEGIN
      DELETE FROM conversation_days WHERE business_id = b AND conversation_id = c;
-     INSERT INTO conversation_days (${COLUMNS}) ${dayRows('messages', 'm.business_id = b AND m.conversation_id = c')};
+     INSERT INTO conversation_days (${COLUMNS}, previous_day)
+     ${withPreviousDays(dayRows('messages', 'm.business_id = b AND m.conversation_id = c'))};
    END $$`,
   `CREATE FUNCTION conversation_days_message_flagged() RETURNS trigger LANGUAGE plpgsql AS $$
    BEGIN
@@ -117,6 +146,7 @@ const statements = [
   // New resolutions end the waits they end sooner.
   `CREATE FUNCTION conversation_days_resolved() RETURNS trigger LANGUAGE plpgsql AS $$
    BEGIN
+     ${lockDays(`new_events e WHERE ${RESOLUTION('e')}`)};
      UPDATE conversation_days d SET resolved_at = n.resolved_at
      FROM (
        SELECT k.business_id, k.day, k.conversation_id, min(e.created_at) AS resolved_at
@@ -156,14 +186,14 @@ const statements = [
   `CREATE FUNCTION conversation_days_zone_changed() RETURNS trigger LANGUAGE plpgsql AS $$
    BEGIN
      DELETE FROM conversation_days WHERE business_id = NEW.id;
-     INSERT INTO conversation_days (${COLUMNS}) ${dayRows('messages', 'm.business_id = NEW.id')};
+     INSERT INTO conversation_days (${COLUMNS}, previous_day) ${withPreviousDays(dayRows('messages', 'm.business_id = NEW.id'))};
      RETURN NULL;
    END $$`,
   `CREATE TRIGGER businesses_count_days AFTER UPDATE OF time_zone ON businesses FOR EACH ROW
    WHEN (OLD.time_zone IS DISTINCT FROM NEW.time_zone) EXECUTE FUNCTION conversation_days_zone_changed()`,
 
-  // The messages stored before.
-  `INSERT INTO conversation_days (${COLUMNS}) ${dayRows('messages')}`,
+  // The messages stored before, written in the order a period is read: a month's rows on few pages.
+  `INSERT INTO conversation_days (${COLUMNS}, previous_day) ${withPreviousDays(dayRows('messages'))} ORDER BY 1, 2`,
 ];
 
 export async function up(db: Kysely<unknown>): Promise<void> {

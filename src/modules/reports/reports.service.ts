@@ -85,16 +85,18 @@ export class ReportsService {
     if (!business) throw notFound('business');
     const scope = this.scope(businessId, business.time_zone, query, await this.period(business.time_zone, query));
     const days = daysOf(scope.since, scope.until);
-    const tables =
-      report === 'volume'
-        ? await this.volume(scope, days)
+    const tables = await this.db.transaction().execute(async (db) => {
+      await reportsRepository.planForPeriod(db);
+      return report === 'volume'
+        ? await this.volume(db, scope, days)
         : report === 'speed'
-          ? await this.speed(scope, days)
+          ? await this.speed(db, scope, days)
           : report === 'ai'
-            ? await this.ai(scope, days, business.ai_daily_token_budget)
+            ? await this.ai(db, scope, days, business.ai_daily_token_budget)
             : report === 'team'
-              ? await this.team(scope)
-              : await this.sentiment(scope, days);
+              ? await this.team(db, scope)
+              : await this.sentiment(db, scope, days);
+    });
     return {
       report,
       since: scope.since,
@@ -160,8 +162,8 @@ export class ReportsService {
     };
   }
 
-  private async volume(scope: ReportScope, days: string[]) {
-    const { opened, messages } = await reportsRepository.volume(this.db, scope);
+  private async volume(db: Db, scope: ReportScope, days: string[]) {
+    const { opened, messages } = await reportsRepository.volume(db, scope);
     const key = (day: string, channel: string) => `${day} ${channel}`;
     const cells = new Map<string, { conversations_opened: number; messages_in: number; messages_out: number }>();
     const cell = (day: string, channel: string) => {
@@ -216,8 +218,8 @@ export class ReportsService {
     };
   }
 
-  private async speed(scope: ReportScope, days: string[]) {
-    const rows = await reportsRepository.speed(this.db, scope);
+  private async speed(db: Db, scope: ReportScope, days: string[]) {
+    const rows = await reportsRepository.speed(db, scope);
     const summary = new Map<string, Row>();
     const daily = new Map<string, Row>();
     for (const row of rows) {
@@ -272,12 +274,10 @@ export class ReportsService {
     };
   }
 
-  private async ai(scope: ReportScope, days: string[], ownBudget: number | null) {
-    const [summary, reasons, tokens] = await Promise.all([
-      reportsRepository.ai(this.db, scope),
-      reportsRepository.handoffReasons(this.db, scope),
-      reportsRepository.tokens(this.db, scope),
-    ]);
+  private async ai(db: Db, scope: ReportScope, days: string[], ownBudget: number | null) {
+    const summary = await reportsRepository.ai(db, scope);
+    const reasons = await reportsRepository.handoffReasons(db, scope);
+    const tokens = await reportsRepository.tokens(db, scope);
     const budget = ownBudget ?? this.defaultDailyTokens;
     const used = new Map(tokens.map((t) => [t.day, t.tokens]));
     return {
@@ -326,8 +326,8 @@ export class ReportsService {
     };
   }
 
-  private async team(scope: ReportScope) {
-    const { replies, firsts, control, users } = await reportsRepository.team(this.db, scope);
+  private async team(db: Db, scope: ReportScope) {
+    const { replies, firsts, control, users } = await reportsRepository.team(db, scope);
     const rows = new Map<string, Row>();
     const row = (userId: string) => {
       let found = rows.get(userId);
@@ -370,8 +370,8 @@ export class ReportsService {
     };
   }
 
-  private async sentiment(scope: ReportScope, days: string[]) {
-    const rows = await reportsRepository.sentiment(this.db, scope);
+  private async sentiment(db: Db, scope: ReportScope, days: string[]) {
+    const rows = await reportsRepository.sentiment(db, scope);
     const zero = () => ({ positive: 0, neutral: 0, negative: 0 });
     const daily = new Map(days.map((d) => [d, zero()]));
     const byAgent = new Map<string | null, { agent_name: string | null } & ReturnType<typeof zero>>();

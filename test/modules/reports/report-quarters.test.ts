@@ -34,7 +34,9 @@ const snapshot = async (businessId: string) => {
     select conversation_id, quarter, user_id, replies from user_reply_quarters
     where business_id = ${businessId} order by 1, 2, 3`.execute(db);
   const days = await sql<Row>`
-    select conversation_id, day::text as day, asked_at, reply_at, reply, resolved_at from conversation_days
+    select conversation_id, day::text as day, asked_at, reply_at, reply_id, reply_sender, reply_user, resolved_at,
+      previous_day::text as previous_day
+    from conversation_days
     where business_id = ${businessId} order by 1, 2`.execute(db);
   return { quarters: quarters.rows, users: users.rows, days: days.rows };
 };
@@ -114,7 +116,7 @@ describe('the quarter-hour figures of the reports', () => {
       [0, 1, 0, 1],
     ]);
     expect(kept.days).toMatchObject([
-      { day: '2026-08-04', reply: [expect.any(String), expect.any(String), 'ai_agent', null] },
+      { day: '2026-08-04', reply_sender: 'ai_agent', reply_user: null, previous_day: null },
     ]);
     expect(await messagesIn(b)).toEqual([
       { channel: 'whatsapp', conversations_opened: 1, messages_in: 3, messages_out: 5 },
@@ -217,11 +219,30 @@ describe('the quarter-hour figures of the reports', () => {
       status: 'SENT',
       created_at: '2026-08-04T23:31:00.000000Z',
     });
-    expect((await snapshot(b)).days).toMatchObject([{ day: '2026-08-04' }]);
+    expect((await snapshot(b)).days).toMatchObject([{ day: '2026-08-04', previous_day: null }]);
+    // Days written out of order: the 6th, then the 2nd, each links to the day before it.
+    await insertMessage(db, b, conversation, { created_at: '2026-08-06T12:00:00.000000Z' });
+    await insertMessage(db, b, conversation, { created_at: '2026-08-02T12:00:00.000000Z' });
+    expect((await snapshot(b)).days.map((d) => [d.day, d.previous_day])).toEqual([
+      ['2026-08-02', null],
+      ['2026-08-04', '2026-08-02'],
+      ['2026-08-06', '2026-08-04'],
+    ]);
+    // A period from the 3rd starts the conversation at the 4th's message, answered in 60 s.
+    const fromThird = (await getReport(t.app, b, 'speed', 'since=2026-08-03&until=2026-08-06')).json().tables.summary
+      .rows;
+    expect(fromThird.find((r: Row) => r.answered_first_by === 'person')).toMatchObject({
+      conversations: 1,
+      first_response_median: 60,
+    });
     await setTimeZone(t.app, b, 'Asia/Tokyo');
     const { kept, recounted } = await keptAndRecounted(b);
     expect(kept).toEqual(recounted);
-    expect(kept.days).toMatchObject([{ day: '2026-08-05' }]);
+    expect(kept.days.map((d) => [d.day, d.previous_day])).toEqual([
+      ['2026-08-02', null],
+      ['2026-08-05', '2026-08-02'],
+      ['2026-08-06', '2026-08-05'],
+    ]);
     const speed = (await getReport(t.app, b, 'speed', 'since=2026-08-05&until=2026-08-05')).json().tables.summary.rows;
     expect(speed.find((r: Row) => r.answered_first_by === 'person')).toMatchObject({
       conversations: 1,
