@@ -6,7 +6,7 @@ import type { Db } from '../../db/database.ts';
  * figures (message_quarters, user_reply_quarters: migration 0052), a row per conversation and quarter;
  * first responses and resolutions from conversation_days (migration 0054), a row per conversation and
  * day; events through events_reports (business, type, time) and conversations through
- * conversations_created.
+ * conversations_opened.
  */
 
 /** The period and filters every statement takes, already checked by the service. */
