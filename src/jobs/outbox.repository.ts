@@ -121,7 +121,8 @@ export const outboxRepository = {
         locked_until: null,
         locked_by: null,
         last_error: error,
-        run_at: sql`now() + make_interval(secs => ${delaySeconds})`,
+        // Woken while it ran (runNow moved its run_at): what it waited for may have come after it looked.
+        run_at: sql`case when run_at > ${job.run_at} then now() else now() + make_interval(secs => ${delaySeconds}) end`,
       })
       .where((eb) => heldBy(eb, job))
       .execute();
@@ -129,7 +130,9 @@ export const outboxRepository = {
 
   /**
    * Makes the waiting jobs of a kind about one record due now (a job that waited for something
-   * another job just finished); whether there was one.
+   * another job just finished); whether there was one. One running now is marked too: if it asks to
+   * be retried, it comes again at once (retryAt), since it may have looked before the thing it
+   * waited for was there.
    */
   async runNow(db: Db, businessId: string, kind: string, refId: string): Promise<boolean> {
     const rows = await db
@@ -138,8 +141,12 @@ export const outboxRepository = {
       .where('business_id', '=', businessId)
       .where('kind', '=', kind)
       .where('ref_id', '=', refId)
-      .where('state', '=', 'pending')
-      .where('run_at', '>', sql<string>`now()`)
+      .where((eb) =>
+        eb.or([
+          eb.and([eb('state', '=', 'pending'), eb('run_at', '>', sql<string>`now()`)]),
+          eb('state', '=', 'running'),
+        ]),
+      )
       .returning('id')
       .execute();
     return rows.length > 0;

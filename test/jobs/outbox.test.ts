@@ -100,6 +100,26 @@ describe('outbox worker', () => {
     expect(rows.find((r) => r.ref_id === bad)).toMatchObject({ state: 'failed', attempts: 1, last_error: 'final' });
   });
 
+  it('runs a waiting job again at once when woken while it was running, not after its delay', async () => {
+    const ref = newId();
+    let tries = 0;
+    const h = handler('waiter', async (job) => {
+      tries += 1;
+      // What it waits for arrives while it runs, after it looked: the other job wakes it then.
+      if (tries === 1) {
+        await outboxRepository.runNow(t.database.db, job.business_id, 'waiter', job.ref_id);
+        return { retryInSeconds: 3600, error: 'waiting' };
+      }
+      return { done: true };
+    });
+    await enqueueJob(t.database.db, { businessId: tenant.businessId, kind: 'waiter', refId: ref });
+    const w = new OutboxWorker(t.database.db, silent, { pollMs: 20 }).register(h);
+    w.start();
+    await until(async () => (await states('waiter')).every((s) => s.state === 'done'));
+    await w.stop();
+    expect(tries).toBe(2);
+  });
+
   it('hands a job abandoned by a stopped worker to its handler rule', async () => {
     const retried = newId();
     const givenUp = newId();

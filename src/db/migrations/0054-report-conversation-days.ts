@@ -126,7 +126,8 @@ const statements = [
      INSERT INTO conversation_days (${COLUMNS}, previous_day)
      ${withPreviousDays(dayRows('messages', 'm.business_id = b AND m.conversation_id = c'))};
    END $$`,
-  `CREATE FUNCTION conversation_days_message_flagged() RETURNS trigger LANGUAGE plpgsql AS $$
+  // A message or resolution that starts or stops being counted: its conversation counted again.
+  `CREATE FUNCTION conversation_days_flagged() RETURNS trigger LANGUAGE plpgsql AS $$
    BEGIN
      PERFORM conversation_days_recount(NEW.business_id, NEW.conversation_id);
      RETURN NULL;
@@ -141,7 +142,7 @@ const statements = [
    FOR EACH STATEMENT EXECUTE FUNCTION conversation_days_add()`,
   `CREATE TRIGGER messages_count_days_flags AFTER UPDATE OF excluded, duplicate ON messages FOR EACH ROW
    WHEN (OLD.excluded IS DISTINCT FROM NEW.excluded OR OLD.duplicate IS DISTINCT FROM NEW.duplicate)
-   EXECUTE FUNCTION conversation_days_message_flagged()`,
+   EXECUTE FUNCTION conversation_days_flagged()`,
   `CREATE TRIGGER messages_count_days_removed AFTER DELETE ON messages REFERENCING OLD TABLE AS old_messages
    FOR EACH STATEMENT EXECUTE FUNCTION conversation_days_messages_removed()`,
 
@@ -163,11 +164,6 @@ const statements = [
        AND (d.resolved_at IS NULL OR n.resolved_at < d.resolved_at);
      RETURN NULL;
    END $$`,
-  `CREATE FUNCTION conversation_days_resolution_flagged() RETURNS trigger LANGUAGE plpgsql AS $$
-   BEGIN
-     PERFORM conversation_days_recount(NEW.business_id, NEW.conversation_id);
-     RETURN NULL;
-   END $$`,
   `CREATE FUNCTION conversation_days_resolutions_removed() RETURNS trigger LANGUAGE plpgsql AS $$
    BEGIN
      PERFORM conversation_days_recount(k.business_id, k.conversation_id)
@@ -180,7 +176,7 @@ const statements = [
   `CREATE TRIGGER events_count_days_flags AFTER UPDATE OF excluded ON events FOR EACH ROW
    WHEN (OLD.excluded IS DISTINCT FROM NEW.excluded AND NEW.type = 'conversation_resolved'
      AND NEW.conversation_id IS NOT NULL)
-   EXECUTE FUNCTION conversation_days_resolution_flagged()`,
+   EXECUTE FUNCTION conversation_days_flagged()`,
   `CREATE TRIGGER events_count_days_removed AFTER DELETE ON events REFERENCING OLD TABLE AS old_events
    FOR EACH STATEMENT EXECUTE FUNCTION conversation_days_resolutions_removed()`,
 
@@ -223,10 +219,9 @@ export async function down(db: Kysely<unknown>): Promise<void> {
     'DROP TRIGGER IF EXISTS messages_count_days ON messages',
     'DROP FUNCTION IF EXISTS conversation_days_zone_changed()',
     'DROP FUNCTION IF EXISTS conversation_days_resolutions_removed()',
-    'DROP FUNCTION IF EXISTS conversation_days_resolution_flagged()',
     'DROP FUNCTION IF EXISTS conversation_days_resolved()',
     'DROP FUNCTION IF EXISTS conversation_days_messages_removed()',
-    'DROP FUNCTION IF EXISTS conversation_days_message_flagged()',
+    'DROP FUNCTION IF EXISTS conversation_days_flagged()',
     'DROP FUNCTION IF EXISTS conversation_days_recount(uuid, uuid)',
     'DROP FUNCTION IF EXISTS conversation_days_add()',
     'DROP TABLE IF EXISTS conversation_days',
