@@ -1,16 +1,20 @@
 import { sql, type Kysely } from 'kysely';
 
 /**
- * `conversation_days`: per business, day (in the business's zone) and conversation, the contact's
- * first message of that day, the first answer after it (whenever it came, and who gave it) and the
- * first resolution after it, and the conversation's previous such day. A period's first response and
- * resolution of a conversation are those of its row in the period whose previous day is before the
- * period (or none): read without sorting, instead of from its quarter hours and messages
- * (docs/REPORTS.md#speed-at-scale).
+ * `conversation_days`: per business, day (in the business's zone) and conversation with a counted
+ * message from the contact or a reply: the contact's first message of that day, the first answer
+ * after it (whenever it came, and who gave it) and the first resolution after it; whether the AI and
+ * whether a person replied that day; and the conversation's previous day of each of the three (a
+ * contact's message, an AI reply, a person's reply). A period's first response and resolution of a
+ * conversation are those of its day in the period whose previous day with a contact's message is
+ * before the period (or none), and the conversations the AI replied in are its days whose previous
+ * AI day is: one row per conversation, read without sorting or grouping, instead of from its quarter
+ * hours and messages (docs/REPORTS.md#speed-at-scale).
  *
  * Triggers keep it from the messages and events themselves, as they keep message_quarters:
  * - a statement's new contact messages add or move their day's first message, its answer and
- *   resolution probed then; its new replies and resolutions shorten the waits they end sooner;
+ *   resolution probed then; its new replies mark their day and shorten the waits they end sooner;
+ *   the previous days of the conversations it wrote are linked again; new resolutions shorten waits;
  * - a message that stops or starts being counted, or is deleted, has its conversation counted again,
  *   and so does a resolution whose `excluded` flag changes or that is deleted;
  * - a change of the business's time zone counts its days again (every conversation of the business,
@@ -24,38 +28,52 @@ const RESPONDER = (m: string) =>
   `${m}.direction = 'outbound' AND ${m}.sender_type IN ('ai_agent', 'human', 'api') AND ${COUNTED(m)}`;
 const RESOLUTION = (e: string) => `${e}.type = 'conversation_resolved' AND NOT ${e}.excluded`;
 
-const FIGURES = 'asked_at, reply_at, reply_id, reply_sender, reply_user, resolved_at';
-const COLUMNS = `business_id, day, conversation_id, ${FIGURES}`;
+const COLUMNS = `business_id, day, conversation_id, asked_at, ai_replied, person_replied, reply_at, reply_id,
+  reply_sender, reply_user, resolved_at`;
+const PREVIOUS_DAYS = 'previous_day, previous_ai_day, previous_person_day';
+/** A day's contact message and what it waited for, which move together when an earlier one comes. */
+const ASKED = ['asked_at', 'reply_at', 'reply_id', 'reply_sender', 'reply_user', 'resolved_at'];
+/** In an upsert (`d` the kept row), the new rows' first contact message of the day came earlier. */
+const EARLIER = `excluded.asked_at < coalesce(d.asked_at, 'infinity')`;
 
 /**
- * The rows the contact messages of `source` (as `m`) matching `where` make, each with its answer and
- * resolution probed through messages_conversation and events_conversation_time.
+ * The rows the contact messages and replies of `source` (as `m`) matching `where` make, each day's
+ * first contact message with its answer and resolution probed through messages_conversation and
+ * events_conversation_time.
  */
 const dayRows = (source: string, where = 'TRUE') => `
-  SELECT a.business_id, a.day, a.conversation_id, a.asked_at, r.created_at, r.id, r.sender_type, r.user_id,
-    v.resolved_at
+  SELECT a.business_id, a.day, a.conversation_id, a.asked_at, a.ai_replied, a.person_replied, r.created_at, r.id,
+    r.sender_type, r.user_id, v.resolved_at
   FROM (
     SELECT m.business_id, (m.created_at AT TIME ZONE z.time_zone)::date AS day, m.conversation_id,
-      min(m.created_at) AS asked_at
+      min(m.created_at) FILTER (WHERE ${ASK('m')}) AS asked_at,
+      coalesce(bool_or(${RESPONDER('m')} AND m.sender_type = 'ai_agent'), false) AS ai_replied,
+      coalesce(bool_or(${RESPONDER('m')} AND m.sender_type IN ('human', 'api')), false) AS person_replied
     FROM ${source} m JOIN businesses z ON z.id = m.business_id
-    WHERE ${ASK('m')} AND ${where}
+    WHERE (${ASK('m')} OR ${RESPONDER('m')}) AND ${where}
     GROUP BY 1, 2, 3
   ) a
   LEFT JOIN LATERAL (
     SELECT r.created_at, r.id, r.sender_type, r.user_id FROM messages r
-    WHERE r.business_id = a.business_id AND r.conversation_id = a.conversation_id AND r.created_at > a.asked_at
+    WHERE a.asked_at IS NOT NULL AND r.business_id = a.business_id AND r.conversation_id = a.conversation_id
+      AND r.created_at > a.asked_at
       AND ${RESPONDER('r')}
     ORDER BY r.created_at, r.id LIMIT 1
   ) r ON TRUE
   LEFT JOIN LATERAL (
     SELECT min(e.created_at) AS resolved_at FROM events e
-    WHERE e.business_id = a.business_id AND e.conversation_id = a.conversation_id AND e.created_at > a.asked_at
-      AND ${RESOLUTION('e')}
+    WHERE a.asked_at IS NOT NULL AND e.business_id = a.business_id AND e.conversation_id = a.conversation_id
+      AND e.created_at > a.asked_at AND ${RESOLUTION('e')}
   ) v ON TRUE`;
 
-/** Those rows with the previous day of their conversation, when they are all of its days. */
-const withPreviousDays = (rows: string) => `
-  SELECT k.*, lag(k.day) OVER (PARTITION BY k.business_id, k.conversation_id ORDER BY k.day) FROM (${rows}) k`;
+/** The previous days (PREVIOUS_DAYS) of days `k`, over a window `w` of each conversation's days in order. */
+const PREVIOUS = `max(k.day) FILTER (WHERE k.asked_at IS NOT NULL) OVER w, max(k.day) FILTER (WHERE k.ai_replied) OVER w,
+  max(k.day) FILTER (WHERE k.person_replied) OVER w`;
+const WINDOW = `WINDOW w AS (PARTITION BY k.business_id, k.conversation_id ORDER BY k.day
+  ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)`;
+
+/** Those rows with their previous days, when they are all of their conversations' days. */
+const withPreviousDays = (rows: string) => `SELECT k.*, ${PREVIOUS} FROM (${rows}) k ${WINDOW}`;
 
 /**
  * Locks the kept days of the conversations of `source` in key order, so two statements writing days
@@ -71,39 +89,46 @@ const statements = [
     business_id uuid NOT NULL,
     day date NOT NULL,
     conversation_id uuid NOT NULL,
-    asked_at timestamptz NOT NULL,
+    asked_at timestamptz,
+    ai_replied boolean NOT NULL,
+    person_replied boolean NOT NULL,
     reply_at timestamptz,
     reply_id uuid,
     reply_sender text,
     reply_user uuid,
     resolved_at timestamptz,
     previous_day date,
+    previous_ai_day date,
+    previous_person_day date,
     PRIMARY KEY (business_id, day, conversation_id)
   )`,
   // A conversation's days, for the triggers that follow its replies, resolutions and previous days.
   `CREATE INDEX conversation_days_conversation ON conversation_days (business_id, conversation_id, day)`,
 
-  // Adds a statement's new messages: contact messages first (their answers probed among the messages,
-  // this statement's included), the previous days of their conversations, then replies that answer a
-  // kept day sooner.
+  // Adds a statement's new messages: their days first (a contact's first message of the day moved
+  // earlier takes its answer and resolution probed among the messages, this statement's included; a
+  // reply marks its day), the previous days of their conversations, then replies that answer a kept
+  // day sooner.
   `CREATE FUNCTION conversation_days_add() RETURNS trigger LANGUAGE plpgsql AS $$
    BEGIN
      ${lockDays('new_messages')};
      INSERT INTO conversation_days AS d (${COLUMNS})
      ${dayRows('new_messages')} ORDER BY 1, 2, 3
-     ON CONFLICT (business_id, day, conversation_id) DO UPDATE SET asked_at = excluded.asked_at,
-       reply_at = excluded.reply_at, reply_id = excluded.reply_id, reply_sender = excluded.reply_sender,
-       reply_user = excluded.reply_user, resolved_at = excluded.resolved_at
-     WHERE excluded.asked_at < d.asked_at;
-     UPDATE conversation_days d SET previous_day = p.previous_day
+     ON CONFLICT (business_id, day, conversation_id) DO UPDATE SET
+       ai_replied = d.ai_replied OR excluded.ai_replied, person_replied = d.person_replied OR excluded.person_replied,
+       ${ASKED.map((c) => `${c} = CASE WHEN ${EARLIER} THEN excluded.${c} ELSE d.${c} END`).join(', ')}
+     WHERE ${EARLIER} OR (excluded.ai_replied AND NOT d.ai_replied)
+       OR (excluded.person_replied AND NOT d.person_replied);
+     UPDATE conversation_days d SET (${PREVIOUS_DAYS}) = (p.previous_day, p.previous_ai_day, p.previous_person_day)
      FROM (
-       SELECT k.business_id, k.day, k.conversation_id,
-         lag(k.day) OVER (PARTITION BY k.business_id, k.conversation_id ORDER BY k.day) AS previous_day
+       SELECT k.business_id, k.day, k.conversation_id, ${PREVIOUS}
        FROM conversation_days k
-       WHERE (k.business_id, k.conversation_id) IN (SELECT business_id, conversation_id FROM new_messages m WHERE ${ASK('m')})
-     ) p
+       WHERE (k.business_id, k.conversation_id) IN (SELECT business_id, conversation_id FROM new_messages)
+       ${WINDOW}
+     ) p (business_id, day, conversation_id, previous_day, previous_ai_day, previous_person_day)
      WHERE d.business_id = p.business_id AND d.day = p.day AND d.conversation_id = p.conversation_id
-       AND d.previous_day IS DISTINCT FROM p.previous_day;
+       AND (d.previous_day, d.previous_ai_day, d.previous_person_day)
+         IS DISTINCT FROM (p.previous_day, p.previous_ai_day, p.previous_person_day);
      UPDATE conversation_days d
      SET reply_at = n.created_at, reply_id = n.id, reply_sender = n.sender_type, reply_user = n.user_id
      FROM (
@@ -123,7 +148,7 @@ const statements = [
   `CREATE FUNCTION conversation_days_recount(b uuid, c uuid) RETURNS void LANGUAGE plpgsql AS $$
    BEGIN
      DELETE FROM conversation_days WHERE business_id = b AND conversation_id = c;
-     INSERT INTO conversation_days (${COLUMNS}, previous_day)
+     INSERT INTO conversation_days (${COLUMNS}, ${PREVIOUS_DAYS})
      ${withPreviousDays(dayRows('messages', 'm.business_id = b AND m.conversation_id = c'))};
    END $$`,
   // A message or resolution that starts or stops being counted: its conversation counted again.
@@ -184,7 +209,7 @@ const statements = [
   `CREATE FUNCTION conversation_days_zone_changed() RETURNS trigger LANGUAGE plpgsql AS $$
    BEGIN
      DELETE FROM conversation_days WHERE business_id = NEW.id;
-     INSERT INTO conversation_days (${COLUMNS}, previous_day) ${withPreviousDays(dayRows('messages', 'm.business_id = NEW.id'))};
+     INSERT INTO conversation_days (${COLUMNS}, ${PREVIOUS_DAYS}) ${withPreviousDays(dayRows('messages', 'm.business_id = NEW.id'))};
      RETURN NULL;
    END $$`,
   `CREATE TRIGGER businesses_count_days AFTER UPDATE OF time_zone ON businesses FOR EACH ROW
@@ -198,7 +223,7 @@ const statements = [
   `CREATE INDEX contacts_test ON contacts (business_id, id) WHERE is_test`,
 
   // The messages stored before, written in the order a period is read: a month's rows on few pages.
-  `INSERT INTO conversation_days (${COLUMNS}, previous_day) ${withPreviousDays(dayRows('messages'))} ORDER BY 1, 2`,
+  `INSERT INTO conversation_days (${COLUMNS}, ${PREVIOUS_DAYS}) ${withPreviousDays(dayRows('messages'))} ORDER BY 1, 2`,
 ];
 
 export async function up(db: Kysely<unknown>): Promise<void> {

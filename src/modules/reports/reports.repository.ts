@@ -81,7 +81,8 @@ const firstResponses = (s: ReportScope) => sql`
       extract(epoch from d.resolved_at - d.asked_at)::float8 as resolution
     from conversation_days d
     where d.business_id = ${s.businessId} and d.day between ${s.since}::date and ${s.until}::date
-      and (d.previous_day is null or d.previous_day < ${s.since}::date) ${ofConversations(s, 'd')}
+      and d.asked_at is not null and (d.previous_day is null or d.previous_day < ${s.since}::date)
+      ${ofConversations(s, 'd')}
   )`;
 
 export const reportsRepository = {
@@ -184,9 +185,17 @@ export const reportsRepository = {
       follow_ups_sent: number;
     }>`
       with replies as (
-        select q.conversation_id, bool_or(q.ai_replies > 0) as ai, bool_or(q.person_replies > 0) as person
-        from ${quarters(s, 'message_quarters')}
-        group by q.conversation_id
+        -- A conversation the AI replied in is its first AI day of the period, one a person replied in its
+        -- first person's day: a row each, from one range of conversation_days, without grouping.
+        select * from (
+          select d.conversation_id,
+            d.ai_replied and (d.previous_ai_day is null or d.previous_ai_day < ${s.since}::date) as ai,
+            d.person_replied and (d.previous_person_day is null or d.previous_person_day < ${s.since}::date) as person
+          from conversation_days d
+          where d.business_id = ${s.businessId} and d.day between ${s.since}::date and ${s.until}::date
+            ${ofConversations(s, 'd')}
+        ) r
+        where r.ai or r.person
       ),
       follow_ups as (
         -- Every follow-up the business's AI sent, each probed for its message's time: they are a few of
@@ -209,8 +218,10 @@ export const reportsRepository = {
       )
       select
         (select count(*) from replies where ai)::int as conversations,
-        (select count(*) from replies r where r.ai and not r.person and not exists (
-          select 1 from by_conversation b where b.conversation_id = r.conversation_id and b.manual))::int as handled_by_ai_only,
+        (select count(*) from replies r
+         where r.ai and not exists (select 1 from replies p where p.person and p.conversation_id = r.conversation_id)
+           and not exists (select 1 from by_conversation b where b.conversation_id = r.conversation_id and b.manual))::int
+          as handled_by_ai_only,
         (select count(*) from replies r join by_conversation b using (conversation_id) where r.ai and b.handed_off)::int
           as handed_off_conversations,
         (select count(*) from ev where type in ${HANDOFFS})::int as handoffs,

@@ -34,8 +34,9 @@ const snapshot = async (businessId: string) => {
     select conversation_id, quarter, user_id, replies from user_reply_quarters
     where business_id = ${businessId} order by 1, 2, 3`.execute(db);
   const days = await sql<Row>`
-    select conversation_id, day::text as day, asked_at, reply_at, reply_id, reply_sender, reply_user, resolved_at,
-      previous_day::text as previous_day
+    select conversation_id, day::text as day, asked_at, ai_replied, person_replied, reply_at, reply_id, reply_sender,
+      reply_user, resolved_at, previous_day::text as previous_day, previous_ai_day::text as previous_ai_day,
+      previous_person_day::text as previous_person_day
     from conversation_days
     where business_id = ${businessId} order by 1, 2`.execute(db);
   return { quarters: quarters.rows, users: users.rows, days: days.rows };
@@ -220,14 +221,27 @@ describe('the quarter-hour figures of the reports', () => {
       created_at: '2026-08-04T23:31:00.000000Z',
     });
     expect((await snapshot(b)).days).toMatchObject([{ day: '2026-08-04', previous_day: null }]);
-    // Days written out of order: the 6th, then the 2nd, each links to the day before it.
+    // Days written out of order: the AI's follow-up on the 7th, the 6th, then the 2nd; each links to the
+    // day before it with a contact's message, an AI reply, a person's reply.
+    await insertMessage(db, b, conversation, {
+      direction: 'outbound',
+      sender_type: 'ai_agent',
+      status: 'SENT',
+      created_at: '2026-08-07T12:00:00.000000Z',
+    });
     await insertMessage(db, b, conversation, { created_at: '2026-08-06T12:00:00.000000Z' });
     await insertMessage(db, b, conversation, { created_at: '2026-08-02T12:00:00.000000Z' });
-    expect((await snapshot(b)).days.map((d) => [d.day, d.previous_day])).toEqual([
-      ['2026-08-02', null],
-      ['2026-08-04', '2026-08-02'],
-      ['2026-08-06', '2026-08-04'],
+    const links = async () =>
+      (await snapshot(b)).days.map((d) => [d.day, d.previous_day, d.previous_ai_day, d.previous_person_day]);
+    expect(await links()).toEqual([
+      ['2026-08-02', null, null, null],
+      ['2026-08-04', '2026-08-02', null, null],
+      ['2026-08-06', '2026-08-04', null, '2026-08-04'],
+      ['2026-08-07', '2026-08-06', null, '2026-08-04'],
     ]);
+    const ai = async (period: string) => (await getReport(t.app, b, 'ai', period)).json().tables.summary.rows[0] as Row;
+    expect(await ai('since=2026-08-07&until=2026-08-07')).toMatchObject({ conversations: 1, handled_by_ai_only: 1 });
+    expect(await ai('since=2026-08-03&until=2026-08-07')).toMatchObject({ conversations: 1, handled_by_ai_only: 0 });
     // A period from the 3rd starts the conversation at the 4th's message, answered in 60 s.
     const fromThird = (await getReport(t.app, b, 'speed', 'since=2026-08-03&until=2026-08-06')).json().tables.summary
       .rows;
@@ -238,10 +252,11 @@ describe('the quarter-hour figures of the reports', () => {
     await setTimeZone(t.app, b, 'Asia/Tokyo');
     const { kept, recounted } = await keptAndRecounted(b);
     expect(kept).toEqual(recounted);
-    expect(kept.days.map((d) => [d.day, d.previous_day])).toEqual([
-      ['2026-08-02', null],
-      ['2026-08-05', '2026-08-02'],
-      ['2026-08-06', '2026-08-05'],
+    expect(await links()).toEqual([
+      ['2026-08-02', null, null, null],
+      ['2026-08-05', '2026-08-02', null, null],
+      ['2026-08-06', '2026-08-05', null, '2026-08-05'],
+      ['2026-08-07', '2026-08-06', null, '2026-08-05'],
     ]);
     const speed = (await getReport(t.app, b, 'speed', 'since=2026-08-05&until=2026-08-05')).json().tables.summary.rows;
     expect(speed.find((r: Row) => r.answered_first_by === 'person')).toMatchObject({
