@@ -105,19 +105,24 @@ export const reportsRepository = {
     return rows[0].today;
   },
 
-  /**
-   * Conversations opened per day and channel, and messages in and out per day and channel and per
-   * weekday and hour (one scan of the period's quarters, two groupings).
-   */
-  async volume(db: Db, s: ReportScope) {
-    const opened = await sql<{ day: string; channel: string; n: number }>`
+  /** Conversations opened per day and channel. */
+  async opened(db: Db, s: ReportScope) {
+    const { rows } = await sql<{ day: string; channel: string; n: number }>`
       select ${dayOf(s, 'c')} as day, c.channel, count(*)::int as n
       from conversations c
       where c.business_id = ${s.businessId} and ${within(s, 'c')} and not c.is_internal and not c.is_group
         and not exists (select 1 from contacts k where k.business_id = c.business_id and k.id = c.contact_id and k.is_test)
         ${conversationConditions(s).length ? sql`and ${sql.join(conversationConditions(s), sql` and `)}` : sql``}
       group by 1, 2`.execute(db);
-    const messages = await sql<{
+    return rows;
+  },
+
+  /**
+   * Messages in and out per day and channel and per weekday and hour (one scan of the period's
+   * quarters, two groupings).
+   */
+  async messages(db: Db, s: ReportScope) {
+    const { rows } = await sql<{
       day: string | null;
       channel: string | null;
       weekday: number | null;
@@ -139,7 +144,7 @@ export const reportsRepository = {
         ) h
       ) m
       group by grouping sets ((day, channel), (weekday, hour))`.execute(db);
-    return { opened: opened.rows, messages: messages.rows };
+    return rows;
   },
 
   /**
@@ -250,20 +255,31 @@ export const reportsRepository = {
     return rows;
   },
 
-  /** Each person's replies, conversations replied in, first responses and time under their manual control. */
-  async team(db: Db, s: ReportScope) {
-    const replies = await sql<{ user_id: string; replies_sent: number; conversations_handled: number }>`
+  /** Each person's replies and the conversations they replied in. */
+  async replies(db: Db, s: ReportScope) {
+    const { rows } = await sql<{ user_id: string; replies_sent: number; conversations_handled: number }>`
       select q.user_id, sum(q.replies)::int as replies_sent, count(distinct q.conversation_id)::int as conversations_handled
       from ${quarters(s, 'user_reply_quarters')}
       group by q.user_id`.execute(db);
-    const firsts = await sql<{ user_id: string; first_response_median: number }>`
+    return rows;
+  },
+
+  /** Each person's median first response, of the conversations they answered first. */
+  async firstResponsesByPerson(db: Db, s: ReportScope) {
+    const { rows } = await sql<{ user_id: string; first_response_median: number }>`
       with ${firstResponses(s)}
       select user_id, percentile_cont(0.5) within group (order by first_response) as first_response_median
       from answered where sender_type = 'human' and user_id is not null
       group by user_id`.execute(db);
-    // Time under each person's manual control, to its release or the period's end: a release after the
-    // end counts as none, so one range of the period's activations and releases gives both.
-    const control = await sql<{ user_id: string; seconds: number }>`
+    return rows;
+  },
+
+  /**
+   * Time under each person's manual control, to its release or the period's end: a release after the
+   * end counts as none, so one range of the period's activations and releases gives both.
+   */
+  async manualControl(db: Db, s: ReportScope) {
+    const { rows } = await sql<{ user_id: string; seconds: number }>`
       with spans as (
         select e.type, e.actor_type, e.user_id, e.created_at,
           min(e.created_at) filter (where e.type = 'manual_control_released') over (partition by e.conversation_id
@@ -277,9 +293,14 @@ export const reportsRepository = {
       from spans
       where type = 'manual_control_activated' and actor_type = 'human' and user_id is not null
       group by user_id`.execute(db);
-    const users = await sql<{ id: string; name: string; deleted: boolean }>`
+    return rows;
+  },
+
+  /** The business's people, removed ones included. */
+  async users(db: Db, s: ReportScope) {
+    const { rows } = await sql<{ id: string; name: string; deleted: boolean }>`
       select id, name, deleted_at is not null as deleted from users where business_id = ${s.businessId}`.execute(db);
-    return { replies: replies.rows, firsts: firsts.rows, control: control.rows, users: users.rows };
+    return rows;
   },
 
   /** Sentiments analysed in the period, per day and per AI agent. */

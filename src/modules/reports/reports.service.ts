@@ -85,18 +85,16 @@ export class ReportsService {
     if (!business) throw notFound('business');
     const scope = this.scope(businessId, business.time_zone, query, await this.period(business.time_zone, query));
     const days = daysOf(scope.since, scope.until);
-    const tables = await this.db.transaction().execute(async (db) => {
-      await reportsRepository.planForPeriod(db);
-      return report === 'volume'
-        ? await this.volume(db, scope, days)
+    const tables =
+      report === 'volume'
+        ? await this.volume(scope, days)
         : report === 'speed'
-          ? await this.speed(db, scope, days)
+          ? await this.speed(scope, days)
           : report === 'ai'
-            ? await this.ai(db, scope, days, business.ai_daily_token_budget)
+            ? await this.ai(scope, days, business.ai_daily_token_budget)
             : report === 'team'
-              ? await this.team(db, scope)
-              : await this.sentiment(db, scope, days);
-    });
+              ? await this.team(scope)
+              : await this.sentiment(scope, days);
     return {
       report,
       since: scope.since,
@@ -162,8 +160,22 @@ export class ReportsService {
     };
   }
 
-  private async volume(db: Db, scope: ReportScope, days: string[]) {
-    const { opened, messages } = await reportsRepository.volume(db, scope);
+  /**
+   * One of a report's statements, in a transaction of its own planned for the period
+   * (planForPeriod): a report's independent statements run side by side, on connections of the pool.
+   */
+  private planned<T>(statement: (db: Db, scope: ReportScope) => Promise<T>, scope: ReportScope): Promise<T> {
+    return this.db.transaction().execute(async (db) => {
+      await reportsRepository.planForPeriod(db);
+      return statement(db, scope);
+    });
+  }
+
+  private async volume(scope: ReportScope, days: string[]) {
+    const [opened, messages] = await Promise.all([
+      this.planned(reportsRepository.opened, scope),
+      this.planned(reportsRepository.messages, scope),
+    ]);
     const key = (day: string, channel: string) => `${day} ${channel}`;
     const cells = new Map<string, { conversations_opened: number; messages_in: number; messages_out: number }>();
     const cell = (day: string, channel: string) => {
@@ -218,8 +230,8 @@ export class ReportsService {
     };
   }
 
-  private async speed(db: Db, scope: ReportScope, days: string[]) {
-    const rows = await reportsRepository.speed(db, scope);
+  private async speed(scope: ReportScope, days: string[]) {
+    const rows = await this.planned(reportsRepository.speed, scope);
     const summary = new Map<string, Row>();
     const daily = new Map<string, Row>();
     for (const row of rows) {
@@ -274,10 +286,12 @@ export class ReportsService {
     };
   }
 
-  private async ai(db: Db, scope: ReportScope, days: string[], ownBudget: number | null) {
-    const summary = await reportsRepository.ai(db, scope);
-    const reasons = await reportsRepository.handoffReasons(db, scope);
-    const tokens = await reportsRepository.tokens(db, scope);
+  private async ai(scope: ReportScope, days: string[], ownBudget: number | null) {
+    const [summary, reasons, tokens] = await Promise.all([
+      this.planned(reportsRepository.ai, scope),
+      this.planned(reportsRepository.handoffReasons, scope),
+      this.planned(reportsRepository.tokens, scope),
+    ]);
     const budget = ownBudget ?? this.defaultDailyTokens;
     const used = new Map(tokens.map((t) => [t.day, t.tokens]));
     return {
@@ -326,8 +340,13 @@ export class ReportsService {
     };
   }
 
-  private async team(db: Db, scope: ReportScope) {
-    const { replies, firsts, control, users } = await reportsRepository.team(db, scope);
+  private async team(scope: ReportScope) {
+    const [replies, firsts, control, users] = await Promise.all([
+      this.planned(reportsRepository.replies, scope),
+      this.planned(reportsRepository.firstResponsesByPerson, scope),
+      this.planned(reportsRepository.manualControl, scope),
+      this.planned(reportsRepository.users, scope),
+    ]);
     const rows = new Map<string, Row>();
     const row = (userId: string) => {
       let found = rows.get(userId);
@@ -370,8 +389,8 @@ export class ReportsService {
     };
   }
 
-  private async sentiment(db: Db, scope: ReportScope, days: string[]) {
-    const rows = await reportsRepository.sentiment(db, scope);
+  private async sentiment(scope: ReportScope, days: string[]) {
+    const rows = await this.planned(reportsRepository.sentiment, scope);
     const zero = () => ({ positive: 0, neutral: 0, negative: 0 });
     const daily = new Map(days.map((d) => [d, zero()]));
     const byAgent = new Map<string | null, { agent_name: string | null } & ReturnType<typeof zero>>();
