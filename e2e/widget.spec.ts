@@ -74,8 +74,13 @@ test.afterAll(async () => {
 
 const panelLog = (page: Page) => page.getByRole('log', { name: 'Messages' });
 
-async function visit(browser: Browser, path = '/'): Promise<Page> {
+async function visit(browser: Browser, path = '/', sessionDelayMs = 0): Promise<Page> {
   const page = await (await browser.newContext()).newPage();
+  if (sessionDelayMs > 0)
+    await page.route('**/sessions', async (route) => {
+      await new Promise((resolve) => setTimeout(resolve, sessionDelayMs));
+      await route.continue();
+    });
   await page.goto(`${siteUrl}${path}`);
   return page;
 }
@@ -152,7 +157,8 @@ test('a signed-in customer keeps one history on two devices; a wrong HMAC is ref
 });
 
 test('a visitor sends a picture, and leaves an email address when leaving unanswered', async ({ browser }) => {
-  const visitor = await visit(browser);
+  // The widget's session answers late: a file chosen before it is sent once it comes.
+  const visitor = await visit(browser, '/', 1500);
   await visitor.getByRole('button', { name: 'Open chat' }).click();
   const pixel = Buffer.from(
     'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==',

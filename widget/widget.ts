@@ -223,6 +223,10 @@ async function acknowledge(): Promise<void> {
   await call('/receipts', { message_ids: ids, status }).catch(() => undefined);
 }
 
+/** What waits for the first session: a message or file sent before it would otherwise be lost. */
+const waiting: (() => void)[] = [];
+const session = (): Promise<void> => (token ? Promise.resolve() : new Promise((resolve) => waiting.push(resolve)));
+
 /** Thrown when trying again cannot help: an unknown widget, a site not allowed, a wrong identity hash. */
 class Refused extends Error {}
 
@@ -232,6 +236,7 @@ async function start(): Promise<void> {
   if (!res.ok) throw new Error(`session: ${res.status}`);
   const session = (await res.json()) as Session;
   token = session.token;
+  for (const resolve of waiting.splice(0)) resolve();
   online = session.online;
   awayMessage = session.away_message ?? AWAY;
   keep(session.verified);
@@ -282,7 +287,7 @@ async function run(): Promise<void> {
 form.addEventListener('submit', (e) => {
   e.preventDefault();
   const text = input.value.trim();
-  if (!text || !token) return;
+  if (!text) return;
   input.value = '';
   stoppedTyping();
   const clientId = crypto.randomUUID();
@@ -295,15 +300,17 @@ form.addEventListener('submit', (e) => {
     status: 'pending',
   });
   render();
-  void call('/messages', { client_id: clientId, text }).then((res) => {
-    if (!res.ok) input.value = text;
-  });
+  void session()
+    .then(() => call('/messages', { client_id: clientId, text }))
+    .then((res) => {
+      if (!res.ok) input.value = text;
+    });
 });
 
 file.addEventListener('change', () => {
   const chosen = file.files?.[0];
   file.value = '';
-  if (!chosen || !token) return;
+  if (!chosen) return;
   const clientId = crypto.randomUUID();
   const local = `local:${clientId}`;
   messages.set(local, {
@@ -316,16 +323,20 @@ file.addEventListener('change', () => {
   });
   render();
   const query = new URLSearchParams({ client_id: clientId, filename: chosen.name.slice(0, 255) });
-  void fetch(`${api}/files?${query}`, {
-    method: 'POST',
-    headers: { 'content-type': chosen.type || 'application/octet-stream', authorization: `Bearer ${token}` },
-    body: chosen,
-  }).then((res) => {
-    if (res.ok) return;
-    const refused = messages.get(local);
-    if (refused) refused.text = `${chosen.name}: ${res.status === 413 ? 'too large' : 'this file cannot be sent'}`;
-    render();
-  });
+  void session()
+    .then(() =>
+      fetch(`${api}/files?${query}`, {
+        method: 'POST',
+        headers: { 'content-type': chosen.type || 'application/octet-stream', authorization: `Bearer ${token}` },
+        body: chosen,
+      }),
+    )
+    .then((res) => {
+      if (res.ok) return;
+      const refused = messages.get(local);
+      if (refused) refused.text = `${chosen.name}: ${res.status === 413 ? 'too large' : 'this file cannot be sent'}`;
+      render();
+    });
 });
 
 ask.addEventListener('submit', (e) => {
