@@ -42,7 +42,6 @@ import * as businessTimeZone from './migrations/0049-business-time-zone.ts';
 import * as reportsIndexes from './migrations/0050-reports-indexes.ts';
 import * as webhookDeliveryOwners from './migrations/0051-webhook-delivery-owners.ts';
 import * as reportQuarters from './migrations/0052-report-quarters.ts';
-import * as whatsappMessageKeyBounds from './migrations/0053-whatsapp-message-key-bounds.ts';
 import * as reportConversationDays from './migrations/0054-report-conversation-days.ts';
 
 /** Migrations are imported statically so they run the same under tsx, Vitest and a bundle. */
@@ -90,7 +89,6 @@ const migrations: Record<string, Migration> = {
   '0050-reports-indexes': reportsIndexes,
   '0051-webhook-delivery-owners': webhookDeliveryOwners,
   '0052-report-quarters': reportQuarters,
-  '0053-whatsapp-message-key-bounds': whatsappMessageKeyBounds,
   '0054-report-conversation-days': reportConversationDays,
 };
 

@@ -13,7 +13,8 @@ import { sql, type Kysely } from 'kysely';
 
 // PL/pgSQL rather than the application: the triggers that keep `duplicate` right are the one write
 // path of the rule, and they need the key where they run. Reads the outer struct's fields, skipping
-// nested structs, and answers field 3 (a binary); null for anything that is not such a wamid.
+// nested structs, and answers field 3 (a binary); null for anything that is not such a wamid. It never
+// throws, whatever the id: it feeds an index and triggers, so an error would fail the message's write.
 const MESSAGE_KEY = `CREATE FUNCTION whatsapp_message_key(provider_id text) RETURNS text
   LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE AS $$
   DECLARE
@@ -49,7 +50,9 @@ const MESSAGE_KEY = `CREATE FUNCTION whatsapp_message_key(provider_id text) RETU
           EXIT WHEN byte < 128;
         END LOOP;
         IF kind = 8 THEN
-          IF pos + len > length(b) THEN RETURN NULL; END IF;
+          -- A fifth byte shifted by 28 may set the sign bit: such a length is no binary of this id.
+          -- Compared without adding, which could pass the int range.
+          IF len < 0 OR len > length(b) - pos THEN RETURN NULL; END IF;
           IF depth = 0 AND field = 3 THEN
             RETURN encode(substr(b, pos + 1, len), 'escape');  -- never throws; key ids are ASCII
           END IF;
