@@ -157,10 +157,13 @@ const statements = [
      PERFORM conversation_days_recount(NEW.business_id, NEW.conversation_id);
      RETURN NULL;
    END $$`,
-  `CREATE FUNCTION conversation_days_messages_removed() RETURNS trigger LANGUAGE plpgsql AS $$
+  // Deleted messages or events (`removed`): their conversations counted again. An event of any type,
+  // though only resolutions count: events are deleted with their contact or business only, whose
+  // messages go in the same statement's cascade.
+  `CREATE FUNCTION conversation_days_removed() RETURNS trigger LANGUAGE plpgsql AS $$
    BEGIN
      PERFORM conversation_days_recount(k.business_id, k.conversation_id)
-     FROM (SELECT DISTINCT business_id, conversation_id FROM old_messages ORDER BY 1, 2) k;
+     FROM (SELECT DISTINCT business_id, conversation_id FROM removed WHERE conversation_id IS NOT NULL ORDER BY 1, 2) k;
      RETURN NULL;
    END $$`,
   `CREATE TRIGGER messages_count_days AFTER INSERT ON messages REFERENCING NEW TABLE AS new_messages
@@ -168,8 +171,8 @@ const statements = [
   `CREATE TRIGGER messages_count_days_flags AFTER UPDATE OF excluded, duplicate ON messages FOR EACH ROW
    WHEN (OLD.excluded IS DISTINCT FROM NEW.excluded OR OLD.duplicate IS DISTINCT FROM NEW.duplicate)
    EXECUTE FUNCTION conversation_days_flagged()`,
-  `CREATE TRIGGER messages_count_days_removed AFTER DELETE ON messages REFERENCING OLD TABLE AS old_messages
-   FOR EACH STATEMENT EXECUTE FUNCTION conversation_days_messages_removed()`,
+  `CREATE TRIGGER messages_count_days_removed AFTER DELETE ON messages REFERENCING OLD TABLE AS removed
+   FOR EACH STATEMENT EXECUTE FUNCTION conversation_days_removed()`,
 
   // New resolutions end the waits they end sooner.
   `CREATE FUNCTION conversation_days_resolved() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -189,21 +192,14 @@ const statements = [
        AND (d.resolved_at IS NULL OR n.resolved_at < d.resolved_at);
      RETURN NULL;
    END $$`,
-  `CREATE FUNCTION conversation_days_resolutions_removed() RETURNS trigger LANGUAGE plpgsql AS $$
-   BEGIN
-     PERFORM conversation_days_recount(k.business_id, k.conversation_id)
-     FROM (SELECT DISTINCT business_id, conversation_id FROM old_events
-           WHERE type = 'conversation_resolved' AND conversation_id IS NOT NULL ORDER BY 1, 2) k;
-     RETURN NULL;
-   END $$`,
   `CREATE TRIGGER events_count_days AFTER INSERT ON events REFERENCING NEW TABLE AS new_events
    FOR EACH STATEMENT EXECUTE FUNCTION conversation_days_resolved()`,
   `CREATE TRIGGER events_count_days_flags AFTER UPDATE OF excluded ON events FOR EACH ROW
    WHEN (OLD.excluded IS DISTINCT FROM NEW.excluded AND NEW.type = 'conversation_resolved'
      AND NEW.conversation_id IS NOT NULL)
    EXECUTE FUNCTION conversation_days_flagged()`,
-  `CREATE TRIGGER events_count_days_removed AFTER DELETE ON events REFERENCING OLD TABLE AS old_events
-   FOR EACH STATEMENT EXECUTE FUNCTION conversation_days_resolutions_removed()`,
+  `CREATE TRIGGER events_count_days_removed AFTER DELETE ON events REFERENCING OLD TABLE AS removed
+   FOR EACH STATEMENT EXECUTE FUNCTION conversation_days_removed()`,
 
   // The days are the business's: a new zone counts them again.
   `CREATE FUNCTION conversation_days_zone_changed() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -243,9 +239,8 @@ export async function down(db: Kysely<unknown>): Promise<void> {
     'DROP TRIGGER IF EXISTS messages_count_days_flags ON messages',
     'DROP TRIGGER IF EXISTS messages_count_days ON messages',
     'DROP FUNCTION IF EXISTS conversation_days_zone_changed()',
-    'DROP FUNCTION IF EXISTS conversation_days_resolutions_removed()',
     'DROP FUNCTION IF EXISTS conversation_days_resolved()',
-    'DROP FUNCTION IF EXISTS conversation_days_messages_removed()',
+    'DROP FUNCTION IF EXISTS conversation_days_removed()',
     'DROP FUNCTION IF EXISTS conversation_days_flagged()',
     'DROP FUNCTION IF EXISTS conversation_days_recount(uuid, uuid)',
     'DROP FUNCTION IF EXISTS conversation_days_add()',
